@@ -1,0 +1,4 @@
+//! The subcommands, one module each.
+
+pub mod lint;
+pub mod score;

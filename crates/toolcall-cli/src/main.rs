@@ -1,0 +1,35 @@
+//! `toolcall`: the command-line face of toolcall-score.
+//!
+//! One module per subcommand under `cmd/`; each owns its clap arguments and returns an
+//! [`ExitCode`]. Exit codes are shared: 0 pass, 1 fail (a finding, a gate exceeded), 2 bad input.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+mod output;
+
+/// Gate CI on tool-call correctness: every tool call must name a tool defined in the request.
+#[derive(Debug, Parser)]
+#[command(name = "toolcall", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Score one response against a case (or a bare tools array).
+    Score(cmd::score::Args),
+    /// Lint a case for prompt drift: names the prompt tells the model to use that are not defined.
+    Lint(cmd::lint::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Score(args) => cmd::score::run(&args),
+        Command::Lint(args) => cmd::lint::run(&args),
+    }
+}

@@ -1,0 +1,162 @@
+//! A case: the request side of one model call, as a test pins it.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::errors::{parse_json, InputError, ParseError};
+use crate::{Catalog, Format, Transcript};
+
+/// What the case expects of a response beyond naming defined tools.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Expect {
+    /// Any call to a defined tool, or text, is fine.
+    #[default]
+    Any,
+    /// No tool fits the request (the obvious tool is deliberately absent): any call is a finding
+    /// of its own ([`crate::FindingKind::CallWhereNoToolFits`]), BFCL's irrelevance measure.
+    NoCall,
+}
+
+/// What was sent: system prompt, tool catalog, transcript, and the parent agent's catalog when
+/// this agent is a sub-agent.
+///
+/// A case file is a JSON object. The request part may be written in any supported provider's own
+/// request shape (`messages` / `contents` / `input`, `system` / `systemInstruction` /
+/// `instructions`, `tools` / `toolConfig.tools`); beside it sit the case's own keys:
+///
+/// | key | meaning |
+/// |---|---|
+/// | `about` | what the case is about, for humans |
+/// | `format` | the provider format of the request and of recorded responses, when not detected |
+/// | `parent_tools` | the planner's tools, when this agent is a sub-agent (any tools format) |
+/// | `expect` | `"any"` (default) or `"no_call"`: no tool fits, and any call is a finding |
+#[derive(Clone, Debug, Default)]
+pub struct Case {
+    /// What the case is about.
+    pub about: Option<String>,
+    /// The provider format named by the case, if any.
+    pub format: Option<Format>,
+    /// The system prompt, empty when there is none.
+    pub system: String,
+    /// The tools the request defined.
+    pub catalog: Catalog,
+    /// The transcript sent with the request.
+    pub transcript: Transcript,
+    /// The parent (planner) agent's tools, when this agent is a sub-agent.
+    pub parent: Option<Catalog>,
+    /// What the case expects.
+    pub expect: Expect,
+}
+
+/// Keys of the case format itself; a key one edit away from one of these is a typo, not a
+/// provider's field, and is reported rather than ignored.
+const CASE_KEYS: [&str; 4] = ["about", "format", "parent_tools", "expect"];
+
+impl Case {
+    /// A case with just a catalog: the bare membership check.
+    pub fn from_catalog(catalog: Catalog) -> Case {
+        Case {
+            catalog,
+            ..Case::default()
+        }
+    }
+
+    /// Reads a case file. Errors name the file, line and column.
+    pub fn load(path: &Path) -> Result<Case, InputError> {
+        let text = std::fs::read_to_string(path).map_err(|source| InputError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Case::parse(Some(path), &text)
+    }
+
+    /// Parses a case from JSON text. Errors name the line and column.
+    pub fn from_json_str(text: &str) -> Result<Case, InputError> {
+        Case::parse(None, text)
+    }
+
+    fn parse(path: Option<&Path>, text: &str) -> Result<Case, InputError> {
+        let value = parse_json(path, text)?;
+        Case::from_value(&value).map_err(|e| InputError::invalid(path, text, e))
+    }
+
+    /// Builds a case from a parsed JSON value.
+    pub fn from_value(value: &Value) -> Result<Case, ParseError> {
+        let Some(object) = value.as_object() else {
+            return Err(ParseError::unexpected("", "a case object", value));
+        };
+        for key in object.keys() {
+            if let Some(meant) = CASE_KEYS
+                .iter()
+                .find(|k| **k != key && crate::suggest::edit_distance(k, key) <= 1)
+            {
+                return Err(ParseError::Unexpected {
+                    pointer: format!("/{}", key.replace('~', "~0").replace('/', "~1")),
+                    expected: format!("`{meant}` (a case key)"),
+                    found: format!("`{}`", crate::escape(key)),
+                });
+            }
+        }
+        let about = match object.get("about") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => return Err(ParseError::unexpected("/about", "a string", other)),
+        };
+        let format = match object.get("format") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => {
+                Some(s.parse::<Format>().map_err(|e| ParseError::Unexpected {
+                    pointer: "/format".into(),
+                    expected: "a format name".into(),
+                    found: e.to_string(),
+                })?)
+            }
+            Some(other) => return Err(ParseError::unexpected("/format", "a format name", other)),
+        };
+        let expect = match object.get("expect") {
+            None | Some(Value::Null) => Expect::Any,
+            Some(Value::String(s)) if s == "any" => Expect::Any,
+            Some(Value::String(s)) if s == "no_call" => Expect::NoCall,
+            Some(other) => {
+                return Err(ParseError::unexpected(
+                    "/expect",
+                    "\"any\" or \"no_call\"",
+                    other,
+                ))
+            }
+        };
+        let parent = match object.get("parent_tools") {
+            None | Some(Value::Null) => None,
+            Some(tools) => Some(Catalog::new(
+                crate::provider::parse_tools(tools).map_err(|e| prefix("/parent_tools", e))?,
+            )),
+        };
+        let request = crate::provider::parse_request(value, format)?;
+        Ok(Case {
+            about,
+            format: format.or(request.format),
+            system: request.system.unwrap_or_default(),
+            catalog: request.tools,
+            transcript: request.transcript,
+            parent,
+            expect,
+        })
+    }
+}
+
+/// Re-roots an error found inside a sub-value.
+pub(crate) fn prefix(at: &str, error: ParseError) -> ParseError {
+    match error {
+        ParseError::Unexpected {
+            pointer,
+            expected,
+            found,
+        } => ParseError::Unexpected {
+            pointer: format!("{at}{pointer}"),
+            expected,
+            found,
+        },
+        other => other,
+    }
+}

@@ -1,0 +1,129 @@
+//! The tools a request defined: the set every call is checked against.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::errors::ParseError;
+
+/// One tool definition.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Tool {
+    /// The name calls must use.
+    pub name: String,
+    /// The description shown to the model (empty when there is none).
+    pub description: String,
+    /// The JSON Schema of its input, when one was given.
+    pub input_schema: Option<Value>,
+}
+
+impl Tool {
+    /// A tool with a name and description and no schema.
+    pub fn new(name: &str, description: &str) -> Tool {
+        Tool {
+            name: name.to_owned(),
+            description: description.to_owned(),
+            input_schema: None,
+        }
+    }
+}
+
+/// The set of tools a request defined, in their original order, with lookup by name.
+///
+/// A name defined twice is kept once (the first definition wins) and remembered in
+/// [`Catalog::duplicates`]: providers reject such requests, so [`crate::lint`] reports it.
+#[derive(Clone, Debug, Default)]
+pub struct Catalog {
+    tools: Vec<Tool>,
+    by_name: HashMap<String, usize>,
+    duplicates: Vec<String>,
+    #[cfg(feature = "schema")]
+    validators: crate::schema::ValidatorCache,
+}
+
+impl Catalog {
+    /// A catalog of the given tools.
+    pub fn new(tools: impl IntoIterator<Item = Tool>) -> Catalog {
+        let mut catalog = Catalog::default();
+        for tool in tools {
+            catalog.push(tool);
+        }
+        catalog
+    }
+
+    /// Reads a tools array in any supported format (Anthropic, OpenAI Chat or Responses, Gemini
+    /// `functionDeclarations`, Bedrock `toolSpec`, MCP `tools/list` output); see
+    /// [`crate::provider::parse_tools`].
+    pub fn from_json(value: &Value) -> Result<Catalog, ParseError> {
+        crate::provider::parse_tools(value).map(Catalog::new)
+    }
+
+    fn push(&mut self, tool: Tool) {
+        if self.by_name.contains_key(&tool.name) {
+            self.duplicates.push(tool.name);
+            return;
+        }
+        self.by_name.insert(tool.name.clone(), self.tools.len());
+        self.tools.push(tool);
+        #[cfg(feature = "schema")]
+        self.validators.push();
+    }
+
+    /// Whether a tool of this exact name is defined.
+    pub fn contains(&self, name: &str) -> bool {
+        self.by_name.contains_key(name)
+    }
+
+    /// The tool of this exact name.
+    pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.by_name.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// The tools, in definition order.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// The tool names, in definition order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().map(|t| t.name.as_str())
+    }
+
+    /// How many distinct tools are defined.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether no tool is defined.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// Names that were defined more than once.
+    pub fn duplicates(&self) -> &[String] {
+        &self.duplicates
+    }
+
+    /// This catalog without the named tool: how a test shows that calls to a dropped tool are
+    /// caught.
+    pub fn without(&self, name: &str) -> Catalog {
+        Catalog::new(self.tools.iter().filter(|t| t.name != name).cloned())
+    }
+
+    /// Validates arguments against the named tool's input schema; the schema is compiled once per
+    /// catalog. `Ok(())` when the tool has no schema. Each error names the failing location.
+    #[cfg(feature = "schema")]
+    pub fn validate(&self, name: &str, arguments: &Value) -> Result<(), Vec<String>> {
+        match self.by_name.get(name) {
+            Some(&i) => self.validators.validate(i, &self.tools[i], arguments),
+            None => Ok(()),
+        }
+    }
+}
+
+impl PartialEq for Catalog {
+    fn eq(&self, other: &Self) -> bool {
+        self.tools == other.tools
+    }
+}

@@ -1,0 +1,205 @@
+//! The errors of this crate: bad input is always an error that says where and what was expected.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::Format;
+
+/// What is wrong with a JSON value that was meant to be a response, a tools array or a transcript.
+///
+/// Carries a JSON pointer (`/messages/3/content/0`) to the offending value; [`InputError`] turns
+/// it into a line and column of the file it came from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParseError {
+    /// A value had the wrong type or a required key was missing.
+    #[error("at {pointer}: expected {expected}, found {found}")]
+    Unexpected {
+        /// Where, as a JSON pointer (`""` is the whole document).
+        pointer: String,
+        /// What was expected there.
+        expected: String,
+        /// What was there instead (a short, escaped rendering).
+        found: String,
+    },
+    /// The shape matches no supported format.
+    #[error("the JSON's shape matches no supported format: {why}; name the format explicitly (anthropic, openai-chat, openai-responses, gemini, bedrock, ollama, call-list)")]
+    UnknownShape {
+        /// What the shape looked like and why nothing matched.
+        why: String,
+    },
+    /// The shape matches more than one format and the format was not named.
+    #[error("the JSON's shape fits more than one format ({}); name the one it is", list(.candidates))]
+    Ambiguous {
+        /// The formats it fits.
+        candidates: Vec<Format>,
+    },
+}
+
+fn list(formats: &[Format]) -> String {
+    let names: Vec<&str> = formats.iter().map(|f| f.as_str()).collect();
+    names.join(", ")
+}
+
+impl ParseError {
+    /// A wrong-type error at `pointer`.
+    pub fn unexpected(
+        pointer: impl Into<String>,
+        expected: impl Into<String>,
+        found: &serde_json::Value,
+    ) -> ParseError {
+        ParseError::Unexpected {
+            pointer: pointer.into(),
+            expected: expected.into(),
+            found: describe(found),
+        }
+    }
+
+    /// The JSON pointer of the offending value, when there is one.
+    pub fn pointer(&self) -> Option<&str> {
+        match self {
+            ParseError::Unexpected { pointer, .. } => Some(pointer),
+            _ => None,
+        }
+    }
+}
+
+/// A short description of a JSON value for error messages: its type, and a clipped, escaped
+/// rendering of scalars.
+pub(crate) fn describe(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => format!("boolean {b}"),
+        Value::Number(n) => format!("number {n}"),
+        Value::String(s) => format!("string \"{}\"", crate::escape(&clip(s, 60))),
+        Value::Array(a) => format!("an array of {} item(s)", a.len()),
+        Value::Object(o) => {
+            let keys: Vec<String> = o
+                .keys()
+                .take(6)
+                .map(|k| crate::escape(k).to_string())
+                .collect();
+            let more = if o.len() > 6 { ", …" } else { "" };
+            format!("an object with keys [{}{more}]", keys.join(", "))
+        }
+    }
+}
+
+fn clip(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &s[..at]),
+        None => s.to_owned(),
+    }
+}
+
+/// Where in an input file something is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// The file, when the input came from one.
+    pub path: Option<PathBuf>,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.path {
+            Some(path) => write!(f, "{}:{}:{}", path.display(), self.line, self.column),
+            None => write!(f, "line {}, column {}", self.line, self.column),
+        }
+    }
+}
+
+/// A case, response or tools file that could not be read or understood.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum InputError {
+    /// The file could not be read.
+    #[error("{}: cannot read: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not valid JSON.
+    #[error("{location}: not valid JSON: {message}")]
+    Syntax {
+        /// Where the parser stopped.
+        location: Location,
+        /// What the parser said.
+        message: String,
+    },
+    /// The JSON is valid but not what was expected.
+    #[error("{location}: {error}")]
+    Invalid {
+        /// Where the offending value starts.
+        location: Location,
+        /// What is wrong with it.
+        #[source]
+        error: ParseError,
+    },
+}
+
+impl InputError {
+    /// The location of the problem, when it is inside the file.
+    pub fn location(&self) -> Option<&Location> {
+        match self {
+            InputError::Read { .. } => None,
+            InputError::Syntax { location, .. } | InputError::Invalid { location, .. } => {
+                Some(location)
+            }
+        }
+    }
+
+    /// The file, when the input came from one.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            InputError::Read { path, .. } => Some(path),
+            InputError::Syntax { location, .. } | InputError::Invalid { location, .. } => {
+                location.path.as_deref()
+            }
+        }
+    }
+
+    pub(crate) fn syntax(path: Option<&Path>, error: &serde_json::Error) -> InputError {
+        let message = error.to_string();
+        // serde_json appends " at line L column C"; the location says that already.
+        let message = match message.rfind(" at line ") {
+            Some(at) => message[..at].to_owned(),
+            None => message,
+        };
+        InputError::Syntax {
+            location: Location {
+                path: path.map(Path::to_path_buf),
+                line: error.line().max(1),
+                column: error.column().max(1),
+            },
+            message,
+        }
+    }
+
+    pub(crate) fn invalid(path: Option<&Path>, text: &str, error: ParseError) -> InputError {
+        let (line, column) = error
+            .pointer()
+            .and_then(|p| crate::locate(text, p))
+            .unwrap_or((1, 1));
+        InputError::Invalid {
+            location: Location {
+                path: path.map(Path::to_path_buf),
+                line,
+                column,
+            },
+            error,
+        }
+    }
+}
+
+/// Parses JSON text, reporting syntax errors with their line and column.
+pub(crate) fn parse_json(path: Option<&Path>, text: &str) -> Result<serde_json::Value, InputError> {
+    serde_json::from_str(text).map_err(|e| InputError::syntax(path, &e))
+}

@@ -1,0 +1,1 @@
+//! Finding tool-like names mentioned in text.

@@ -1,0 +1,237 @@
+//! The provider-neutral model every wire format is parsed into.
+//!
+//! Parsers in [`crate::provider`] turn a provider's JSON into these types; everything downstream
+//! (scoring, the loop guard, the rate report) sees only these, never a provider's shapes.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::{Catalog, Format};
+
+/// One tool call, in the order the response carried it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolCall {
+    /// The call id, when the format has one (Gemini and Ollama ids are optional).
+    pub id: Option<String>,
+    /// The tool name exactly as the model wrote it.
+    pub name: String,
+    /// The OpenAI Responses API `namespace`, when present.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// The arguments.
+    pub arguments: Arguments,
+}
+
+impl ToolCall {
+    /// A call with parsed arguments, mostly for tests and scripted transports.
+    pub fn new(id: Option<&str>, name: &str, arguments: Value) -> ToolCall {
+        ToolCall {
+            id: id.map(str::to_owned),
+            name: name.to_owned(),
+            namespace: None,
+            arguments: Arguments::Parsed(arguments),
+        }
+    }
+}
+
+/// A call's arguments. OpenAI-style formats send them as a JSON *string*, which a model can get
+/// wrong; that is a finding, not a parse error.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Arguments {
+    /// Arguments that are JSON (not necessarily an object: see [`crate::FindingKind`]).
+    Parsed(Value),
+    /// An arguments string that is not valid JSON.
+    Invalid {
+        /// The string as the model sent it.
+        raw: String,
+        /// What the JSON parser said.
+        error: String,
+    },
+}
+
+impl Arguments {
+    /// The parsed value, if the arguments were valid JSON.
+    pub fn value(&self) -> Option<&Value> {
+        match self {
+            Arguments::Parsed(value) => Some(value),
+            Arguments::Invalid { .. } => None,
+        }
+    }
+}
+
+/// Something about a response, other than its calls, that makes it wrong on its face.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Anomaly {
+    /// What kind of anomaly.
+    pub kind: AnomalyKind,
+    /// A human-readable explanation, with the provider's own words where it gave any.
+    pub detail: String,
+}
+
+/// The kinds of [`Anomaly`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum AnomalyKind {
+    /// The provider itself says a call was malformed (Gemini `MALFORMED_FUNCTION_CALL`).
+    MalformedCall,
+    /// The provider says the model called a tool it was not offered (Gemini `UNEXPECTED_TOOL_CALL`).
+    UnexpectedToolCall,
+    /// A legacy field (OpenAI `function_call`) disagrees with `tool_calls`.
+    LegacyMismatch,
+}
+
+/// A provider's response, parsed: the calls, the text, the stop reason.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Response {
+    /// The format it was parsed as.
+    pub format: Format,
+    /// The tool calls, in order.
+    pub calls: Vec<ToolCall>,
+    /// The text parts, in order.
+    pub text: Vec<String>,
+    /// The stop or finish reason, as the provider spelled it.
+    pub stop_reason: Option<String>,
+    /// Provider-reported problems that are not calls.
+    pub anomalies: Vec<Anomaly>,
+}
+
+impl Response {
+    /// An empty response of the given format, to fill in.
+    pub fn empty(format: Format) -> Response {
+        Response {
+            format,
+            calls: Vec::new(),
+            text: Vec::new(),
+            stop_reason: None,
+            anomalies: Vec::new(),
+        }
+    }
+}
+
+/// Who wrote a transcript message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// A system or developer message.
+    System,
+    /// The user (Anthropic and Gemini also carry tool results here).
+    User,
+    /// The model.
+    Assistant,
+    /// A tool result message (OpenAI `tool` role, Gemini `function` role).
+    Tool,
+}
+
+/// The answer to one earlier tool call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ToolResult {
+    /// The id of the call it answers, when the format carries one.
+    pub call_id: Option<String>,
+    /// The tool name, when the format carries one (Gemini `functionResponse.name`).
+    pub name: Option<String>,
+    /// Whether it was marked as an error the provider's way.
+    pub is_error: bool,
+    /// The result's text content (JSON content is kept as its JSON text).
+    pub content: String,
+}
+
+/// One transcript message, reduced to what scoring needs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Message {
+    /// Who wrote it.
+    pub role: Role,
+    /// Its text parts.
+    pub text: Vec<String>,
+    /// The tool calls it made (assistant messages).
+    pub calls: Vec<ToolCall>,
+    /// The tool results it carried.
+    pub results: Vec<ToolResult>,
+}
+
+impl Message {
+    /// A message with no parts yet.
+    pub fn new(role: Role) -> Message {
+        Message {
+            role,
+            text: Vec::new(),
+            calls: Vec::new(),
+            results: Vec::new(),
+        }
+    }
+}
+
+/// The conversation sent with a request, oldest message first.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Transcript {
+    /// The messages.
+    pub messages: Vec<Message>,
+}
+
+impl Transcript {
+    /// Every tool call made in the transcript, oldest first.
+    pub fn calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.messages.iter().flat_map(|m| m.calls.iter())
+    }
+
+    /// Every tool result in the transcript, oldest first.
+    pub fn results(&self) -> impl Iterator<Item = &ToolResult> {
+        self.messages.iter().flat_map(|m| m.results.iter())
+    }
+}
+
+/// The request side of one provider call, parsed: system prompt, tools, transcript.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// The format it was read as, when it could be told from the shape.
+    pub format: Option<Format>,
+    /// The system prompt (several system parts joined by blank lines).
+    pub system: Option<String>,
+    /// The tools the request defined.
+    pub tools: Catalog,
+    /// The transcript.
+    pub transcript: Transcript,
+}
+
+impl Response {
+    /// Parses a provider's response from JSON text; `format` `None` detects it from the shape.
+    /// Errors name the line and column.
+    pub fn from_json_str(
+        text: &str,
+        format: Option<Format>,
+    ) -> Result<Response, crate::InputError> {
+        Response::parse(None, text, format)
+    }
+
+    /// Reads a provider's response file; `format` `None` detects it from the shape. Errors name
+    /// the file, line and column.
+    pub fn load(
+        path: &std::path::Path,
+        format: Option<Format>,
+    ) -> Result<Response, crate::InputError> {
+        let text = std::fs::read_to_string(path).map_err(|source| crate::InputError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Response::parse(Some(path), &text, format)
+    }
+
+    pub(crate) fn parse(
+        path: Option<&std::path::Path>,
+        text: &str,
+        format: Option<Format>,
+    ) -> Result<Response, crate::InputError> {
+        let value = crate::errors::parse_json(path, text)?;
+        crate::provider::parse_response(&value, format)
+            .map_err(|e| crate::InputError::invalid(path, text, e))
+    }
+
+    /// Parses a response from an already-parsed JSON value.
+    pub fn from_value(
+        value: &Value,
+        format: Option<Format>,
+    ) -> Result<Response, crate::ParseError> {
+        crate::provider::parse_response(value, format)
+    }
+}

@@ -1,0 +1,1 @@
+//! The loop guard: a sans-IO agent loop that survives unknown tool names.
