@@ -89,7 +89,9 @@ fn fits(format: Format, body: &Object) -> bool {
                     && (str_of("role") == Some("assistant") || body.contains_key("stop_reason")))
         }
         Format::OpenaiChat => {
-            str_of("object") == Some("chat.completion") || body.contains_key("choices")
+            str_of("object") == Some("chat.completion")
+                || (body.contains_key("choices")
+                    && str_of("object") != Some("chat.completion.chunk"))
         }
         Format::OpenaiResponses => str_of("object") == Some("response") || is_array("output"),
         Format::Gemini => body.contains_key("candidates"),
