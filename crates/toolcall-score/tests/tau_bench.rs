@@ -1,32 +1,25 @@
-//! The provider parsers over real data: 200 gpt-4o airline conversations from tau-bench (OpenAI
-//! Chat message lists) and the 14 tools they were given.
+//! Real data: 200 gpt-4o airline conversations from tau-bench (1,164 tool calls, 14 tools, every
+//! call valid). The scorer must report nothing on them, and exactly the calls to a tool once that
+//! tool is removed from the catalog.
 //!
-//! CI-only (feature `external-data`): the data lives outside the repository. Its directory is
-//! `ATP_TAU_BENCH_DIR`, or `../shared/external/tau-bench-airline` beside the workspace; a wrong
-//! or missing directory fails the run, it never skips it.
+//! CI-only tier: `ATP_TAU_BENCH_DIR` names the data folder; unset or wrong is a failure, never a
+//! skip. Run with `cargo test -p toolcall-score --features external-data,schema --test tau_bench`.
 
-use std::fs;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde_json::{json, Value};
-use toolcall_score::provider::{parse_request, parse_tools};
-use toolcall_score::{Arguments, Case, Catalog, Format, Role};
-
-const VAR: &str = "ATP_TAU_BENCH_DIR";
+use toolcall_score::{score, Case, Catalog, FindingKind, Response, Verdict};
 
 fn data_dir() -> PathBuf {
-    let (dir, source) = match std::env::var_os(VAR) {
-        Some(dir) => (PathBuf::from(dir), format!("{VAR} is set to")),
-        None => (
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../../../shared/external/tau-bench-airline"),
-            format!("{VAR} is not set; the default is"),
-        ),
-    };
+    let dir = std::env::var_os("ATP_TAU_BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            panic!("ATP_TAU_BENCH_DIR is not set: point it at shared/external/tau-bench-airline")
+        });
     assert!(
-        dir.join("tools.json").is_file() && dir.join("trajectories.json").is_file(),
-        "{source} {}, which holds no tools.json and trajectories.json: set {VAR} to the \
-         tau-bench-airline data directory",
+        dir.join("trajectories.json").is_file() && dir.join("tools.json").is_file(),
+        "ATP_TAU_BENCH_DIR={} does not hold trajectories.json and tools.json",
         dir.display()
     );
     dir
@@ -34,92 +27,79 @@ fn data_dir() -> PathBuf {
 
 fn read(name: &str) -> Value {
     let path = data_dir().join(name);
-    let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-#[test]
-fn the_tools_file_gives_14_tools_with_schemas() {
-    let tools = parse_tools(&read("tools.json")).expect("tools.json parses");
-    assert_eq!(tools.len(), 14);
-    assert!(tools
-        .iter()
-        .all(|t| t.input_schema.is_some() && !t.description.is_empty()));
-    assert!(tools.iter().any(|t| t.name == "book_reservation"));
-}
-
-#[test]
-fn every_transcript_parses_with_all_1164_calls_answered() {
-    let tools = read("tools.json");
-    let catalog = Catalog::from_json(&tools).expect("tools.json parses");
+/// Every assistant turn that made tool calls, as (case, response): the request up to that turn,
+/// with the tools that were sent, and the turn itself as a Chat Completions response.
+fn turns(tools: &Value) -> Vec<(Case, Response)> {
     let trajectories = read("trajectories.json");
-    let trajectories = trajectories.as_array().expect("an array of trajectories");
-    assert_eq!(trajectories.len(), 200);
-
-    let (mut calls, mut results, mut assistant_messages) = (0, 0, 0);
-    for (i, trajectory) in trajectories.iter().enumerate() {
-        let request = json!({"messages": trajectory["traj"].clone(), "tools": tools.clone()});
-        let parsed =
-            parse_request(&request, None).unwrap_or_else(|e| panic!("trajectory {i}: {e}"));
-        // Only string arguments tell OpenAI Chat from Ollama: a conversation without calls has
-        // nothing that names one format.
-        let has_calls = parsed.transcript.calls().next().is_some();
-        let format = has_calls.then_some(Format::OpenaiChat);
-        assert_eq!(parsed.format, format, "trajectory {i}");
-        assert_eq!(parsed.tools, catalog);
-        assert!(parsed
-            .system
-            .as_deref()
-            .is_some_and(|s| s.contains("Airline Agent Policy")));
-        let transcript = &parsed.transcript;
-        assistant_messages += transcript
-            .messages
-            .iter()
-            .filter(|m| m.role == Role::Assistant)
-            .count();
-        for call in transcript.calls() {
-            calls += 1;
-            assert!(
-                catalog.contains(&call.name),
-                "trajectory {i}: {}",
-                call.name
-            );
-            assert!(call.id.as_deref().is_some_and(|id| id.starts_with("call_")));
-            assert!(
-                matches!(&call.arguments, Arguments::Parsed(Value::Object(_))),
-                "trajectory {i}: {:?}",
-                call.arguments
-            );
+    let mut turns = Vec::new();
+    for trajectory in trajectories.as_array().expect("a list of conversations") {
+        let messages = trajectory["traj"]
+            .as_array()
+            .expect("each conversation has `traj`");
+        for (i, message) in messages.iter().enumerate() {
+            if message["role"] != "assistant"
+                || message.get("tool_calls").is_none_or(Value::is_null)
+            {
+                continue;
+            }
+            let case = Case::from_value(&json!({"tools": tools, "messages": &messages[..i]}))
+                .expect("the request parses");
+            let body = json!({"object": "chat.completion", "model": "gpt-4o",
+                "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]});
+            let response = Response::from_value(&body, None).expect("the response parses");
+            turns.push((case, response));
         }
-        // Every call is answered by a tool message echoing its id and name.
-        let answered: Vec<(&str, &str)> = transcript
-            .results()
-            .map(|r| {
-                (
-                    r.call_id.as_deref().unwrap_or(""),
-                    r.name.as_deref().unwrap_or(""),
-                )
-            })
-            .collect();
-        let asked: Vec<(&str, &str)> = transcript
-            .calls()
-            .map(|c| (c.id.as_deref().unwrap_or(""), c.name.as_str()))
-            .collect();
-        assert_eq!(answered, asked, "trajectory {i}");
-        results += answered.len();
     }
-    assert_eq!(calls, 1164);
-    assert_eq!(results, 1164);
-    assert_eq!(assistant_messages, 2454);
+    turns
 }
 
 #[test]
-fn a_trajectory_loads_as_a_case() {
-    let trajectories = read("trajectories.json");
-    let case = json!({"about": "tau-bench airline, task 0", "messages": trajectories[0]["traj"],
-                      "tools": read("tools.json")});
-    let case = Case::from_json_str(&case.to_string()).expect("loads");
-    assert_eq!(case.format, Some(Format::OpenaiChat));
-    assert_eq!(case.catalog.len(), 14);
-    assert!(case.transcript.calls().count() > 0);
+fn every_real_call_passes() {
+    let tools = read("tools.json");
+    assert_eq!(Catalog::from_json(&tools).expect("tools parse").len(), 14);
+    let turns = turns(&tools);
+    let calls: usize = turns.iter().map(|(_, r)| r.calls.len()).sum();
+    assert_eq!(calls, 1164);
+    for (case, response) in &turns {
+        let verdict = score(case, response);
+        assert!(verdict.is_pass(), "{:#?}", verdict.findings());
+    }
+}
+
+#[test]
+fn removing_a_tool_reports_exactly_the_calls_to_it() {
+    let tools = read("tools.json");
+    let catalog = Catalog::from_json(&tools).expect("tools parse");
+    let turns = turns(&tools);
+    // The most-called tool, counted from the parsed calls.
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for (_, response) in &turns {
+        for call in &response.calls {
+            *counts.entry(call.name.as_str()).or_default() += 1;
+        }
+    }
+    let (&removed, &expected) = counts.iter().max_by_key(|(_, n)| **n).expect("calls");
+
+    let reduced = catalog.without(removed);
+    assert_eq!(reduced.len(), 13);
+    let mut unknown = BTreeMap::<String, usize>::new();
+    for (case, response) in &turns {
+        let case = Case {
+            catalog: reduced.clone(),
+            ..case.clone()
+        };
+        let verdict: Verdict = score(&case, response);
+        for finding in verdict.findings() {
+            assert_eq!(finding.kind, FindingKind::UnknownTool, "{finding}");
+            assert!(finding.location.starts_with("response call"), "{finding}");
+            *unknown
+                .entry(finding.name.clone().expect("a name"))
+                .or_default() += 1;
+        }
+    }
+    assert_eq!(unknown, BTreeMap::from([(removed.to_owned(), expected)]));
 }
