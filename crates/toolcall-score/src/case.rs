@@ -135,7 +135,9 @@ impl Case {
         let request = crate::provider::parse_request(value, format)?;
         Ok(Case {
             about,
-            format: format.or(request.format),
+            // Only a named format: one told from the request's shapes (Anthropic-style tools in a
+            // provider-neutral case) says nothing about the format of the recorded responses.
+            format,
             system: request.system.unwrap_or_default(),
             catalog: request.tools,
             transcript: request.transcript,
