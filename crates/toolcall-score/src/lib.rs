@@ -29,7 +29,7 @@
 //! let finding = &verdict.findings()[0];
 //! assert_eq!(finding.name.as_deref(), Some("get_invoices"));
 //! assert_eq!(finding.cause, Some(Cause::Invented));
-//! assert_eq!(finding.suggestions, ["get_invoice"]);
+//! assert_eq!(finding.suggestions(), ["get_invoice"]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
