@@ -13,6 +13,8 @@ pub(super) struct Answer<'a> {
     pub id: Option<&'a str>,
     pub name: &'a str,
     pub output: &'a Result<Value, String>,
+    /// `text_of(output)`, computed once by the caller.
+    pub text: &'a str,
 }
 
 /// The text form of a result: strings as they are, other JSON as compact JSON text.
@@ -66,7 +68,7 @@ fn anthropic(answer: &Answer<'_>) -> Value {
     object([
         ("type", Some("tool_result".into())),
         ("tool_use_id", id(answer)),
-        ("content", Some(text_of(answer.output).into())),
+        ("content", Some(answer.text.into())),
         (
             "is_error",
             answer.output.is_err().then_some(Value::Bool(true)),
@@ -80,7 +82,7 @@ fn openai_chat(answer: &Answer<'_>) -> Value {
     object([
         ("role", Some("tool".into())),
         ("tool_call_id", id(answer)),
-        ("content", Some(text_of(answer.output).into())),
+        ("content", Some(answer.text.into())),
     ])
 }
 
@@ -89,7 +91,7 @@ fn openai_responses(answer: &Answer<'_>) -> Value {
     object([
         ("type", Some("function_call_output".into())),
         ("call_id", id(answer)),
-        ("output", Some(text_of(answer.output).into())),
+        ("output", Some(answer.text.into())),
     ])
 }
 
@@ -113,7 +115,7 @@ fn gemini(answer: &Answer<'_>) -> Value {
 fn bedrock(answer: &Answer<'_>) -> Value {
     let content = match answer.output {
         Ok(value @ Value::Object(_)) => json!({ "json": value }),
-        other => json!({ "text": text_of(other) }),
+        _ => json!({ "text": answer.text }),
     };
     json!({
         "toolResult": object([
@@ -130,7 +132,7 @@ fn ollama(answer: &Answer<'_>) -> Value {
     json!({
         "role": "tool",
         "tool_name": answer.name,
-        "content": text_of(answer.output),
+        "content": answer.text,
     })
 }
 
@@ -141,7 +143,7 @@ fn call_list(answer: &Answer<'_>) -> Value {
         ("id", id(answer)),
         (
             "content",
-            Some(json!([{ "type": "text", "text": text_of(answer.output) }])),
+            Some(json!([{ "type": "text", "text": answer.text }])),
         ),
         ("isError", Some(answer.output.is_err().into())),
     ])
@@ -151,7 +153,7 @@ fn call_list(answer: &Answer<'_>) -> Value {
 mod tests {
     use serde_json::{json, Value};
 
-    use super::{encode, Answer};
+    use super::{encode, text_of, Answer};
     use crate::Format;
 
     fn two_answers(format: Format) -> Vec<Value> {
@@ -164,11 +166,13 @@ mod tests {
                     id: Some("c1"),
                     name: "get_balance",
                     output: &ok,
+                    text: &text_of(&ok),
                 },
                 Answer {
                     id: None,
                     name: "nope",
                     output: &err,
+                    text: &text_of(&err),
                 },
             ],
         )

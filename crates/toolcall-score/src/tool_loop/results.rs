@@ -141,23 +141,29 @@ pub struct ToolResults {
 
 impl ToolResults {
     pub(super) fn new(format: Format, calls: &[ToolCall], outputs: &[ToolOutput]) -> ToolResults {
+        let texts: Vec<String> = outputs.iter().map(text_of).collect();
         let answers: Vec<Answer<'_>> = calls
             .iter()
             .zip(outputs)
-            .map(|(call, output)| Answer {
+            .zip(&texts)
+            .map(|((call, output), text)| Answer {
                 id: call.id.as_deref(),
                 name: &call.name,
                 output,
+                text,
             })
             .collect();
         let messages = encode(format, &answers);
-        let results = answers
+        drop(answers);
+        let results = calls
             .iter()
-            .map(|a| ToolResult {
-                call_id: a.id.map(str::to_owned),
-                name: Some(a.name.to_owned()),
-                is_error: a.output.is_err(),
-                content: text_of(a.output),
+            .zip(outputs)
+            .zip(texts)
+            .map(|((call, output), content)| ToolResult {
+                call_id: call.id.clone(),
+                name: Some(call.name.clone()),
+                is_error: output.is_err(),
+                content,
             })
             .collect();
         ToolResults {
