@@ -333,7 +333,7 @@ impl ToolLoop {
             self.metrics.begin_turn();
             self.in_turn = true;
         }
-        let response = match reply.into() {
+        let mut response = match reply.into() {
             Reply::Parsed(response) => response,
             Reply::Json { body, format } => match Response::from_value(&body, format) {
                 Ok(response) => response,
@@ -353,7 +353,7 @@ impl ToolLoop {
             return self.end(Outcome::Finished, Some(response), None);
         }
 
-        let (slots, unknown_here) = self.classify(&response.calls);
+        let (slots, unknown_here) = self.classify(&mut response.calls);
         if unknown_here > 0
             && self.metrics.turn().unknown_calls() >= self.policy.max_unknown_per_turn
         {
@@ -369,12 +369,20 @@ impl ToolLoop {
 
     /// Decides how each call is answered, counting unknown names, bad arguments and repeated ids.
     /// Returns the slots and how many calls of this response named unknown tools.
-    fn classify(&mut self, calls: &[ToolCall]) -> (Vec<Slot>, usize) {
+    ///
+    /// A Responses API call whose `name` is defined only with its `namespace` prefixed (as the
+    /// scorer resolves it) is renamed to the defined name, so handlers are found by catalog name.
+    fn classify(&mut self, calls: &mut [ToolCall]) -> (Vec<Slot>, usize) {
+        for call in calls.iter_mut() {
+            if let Some(defined) = resolve_namespaced(&self.catalog, call) {
+                call.name = defined;
+            }
+        }
         let mut texts: HashMap<&str, String> = HashMap::new();
         let mut ids = HashSet::with_capacity(calls.len());
         let mut unknown = 0;
         let mut slots = Vec::with_capacity(calls.len());
-        for call in calls {
+        for call in calls.iter() {
             if let Some(id) = call.id.as_deref() {
                 if !ids.insert(id) {
                     self.metrics.duplicate_id();
@@ -452,6 +460,21 @@ impl ToolLoop {
             closing,
         })
     }
+}
+
+/// The defined name of a call that names a tool only together with its Responses API
+/// `namespace` (`billing` + `get_balance` → `billing__get_balance`, `billing.get_balance` or
+/// `billing/get_balance`), the way the scorer resolves it. `None` when the name is defined as it
+/// is, or not at all.
+fn resolve_namespaced(catalog: &Catalog, call: &ToolCall) -> Option<String> {
+    let namespace = call.namespace.as_deref()?;
+    if catalog.contains(&call.name) {
+        return None;
+    }
+    ["__", ".", "/"]
+        .iter()
+        .map(|sep| format!("{namespace}{sep}{}", call.name))
+        .find(|name| catalog.contains(name))
 }
 
 /// Why a response cannot be acted on, if it cannot.

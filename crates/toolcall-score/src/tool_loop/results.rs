@@ -58,7 +58,9 @@ impl PendingResults {
     }
 
     /// The calls the caller must run, in order: calls to defined tools whose arguments are JSON
-    /// (their [`ToolCall::arguments`] is always [`crate::Arguments::Parsed`]).
+    /// (their [`ToolCall::arguments`] is always [`crate::Arguments::Parsed`]). Each carries the
+    /// catalog's name of its tool: a Responses API call defined only with its `namespace`
+    /// prefixed (`billing` + `get_balance`) comes as `billing__get_balance` (or `.`, `/`).
     pub fn execute(&self) -> impl ExactSizeIterator<Item = &ToolCall> + '_ {
         self.execute.iter().map(|&i| &self.calls[i])
     }

@@ -326,3 +326,24 @@ fn huge_catalogs_are_listed_with_a_cut() {
     assert!(content.contains("tool_049 and 70 more."), "{content}");
     assert!(!content.contains("tool_050"), "{content}");
 }
+
+#[test]
+fn namespaced_responses_calls_resolve_like_the_scorer() {
+    let catalog = Catalog::new([Tool::new("billing__get_balance", "")]);
+    let mut guard = ToolLoop::new(catalog, LoopPolicy::default());
+    let mut response = calls(
+        Format::OpenaiResponses,
+        &[(Some("fc_1"), "get_balance"), (Some("fc_2"), "get_balance")],
+    );
+    response.calls[0].namespace = Some("billing".into());
+    let pending = expect_continue(guard.step(response));
+    let executed: Vec<_> = pending.execute().map(|c| c.name.as_str()).collect();
+    assert_eq!(executed, ["billing__get_balance"]);
+    let results = pending.answer_with(|_| Ok(json!("12")));
+    assert_eq!(results.messages()[0]["call_id"], "fc_1");
+    assert_eq!(results.messages()[0]["output"], "12");
+    // Without the namespace, the bare name is unknown.
+    assert_eq!(results.messages()[1]["call_id"], "fc_2");
+    assert!(results.results()[1].is_error);
+    assert_eq!(guard.metrics().turn().unknown_calls(), 1);
+}
