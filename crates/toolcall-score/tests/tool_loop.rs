@@ -606,3 +606,193 @@ mod runner {
         assert_eq!(end.response, None);
     }
 }
+
+mod wire {
+    //! The same loop, fed the providers' own JSON bodies instead of hand-built responses.
+
+    use super::*;
+    use toolcall_score::tool_loop::Reply;
+
+    fn run(
+        script: Vec<Reply>,
+    ) -> (
+        ToolLoop,
+        ScriptedTransport,
+        toolcall_score::tool_loop::TurnEnd,
+    ) {
+        let mut guard = ToolLoop::new(catalog(), LoopPolicy::default());
+        let mut transport = ScriptedTransport::new(script);
+        let log = RefCell::new(Vec::new());
+        let end = guard
+            .run_turn(&mut transport, &mut handlers(&log))
+            .expect("the turn runs");
+        (guard, transport, end)
+    }
+
+    #[test]
+    fn anthropic_canonical_from_json() {
+        let (guard, transport, end) = run(vec![
+            json!({
+                "id": "msg_01", "type": "message", "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": [
+                    {"type": "text", "text": "Let me look up the invoices."},
+                    {"type": "tool_use", "id": "toolu_01A", "name": "get_invoices",
+                     "input": {"account_id": "acc_771"}}
+                ],
+                "stop_reason": "tool_use", "stop_sequence": null,
+                "usage": {"input_tokens": 310, "output_tokens": 54}
+            })
+            .into(),
+            json!({
+                "id": "msg_02", "type": "message", "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": "I can only fetch one invoice by id."}],
+                "stop_reason": "end_turn", "stop_sequence": null,
+                "usage": {"input_tokens": 402, "output_tokens": 12}
+            })
+            .into(),
+        ]);
+        assert_eq!(end.outcome, Outcome::Finished);
+        assert_eq!(end.text(), "I can only fetch one invoice by id.");
+        let block = &results(&transport, 1).messages()[0]["content"][0];
+        assert_eq!(block["tool_use_id"], "toolu_01A");
+        assert_eq!(block["is_error"], true);
+        assert_eq!(guard.metrics().turn().unknown_calls(), 1);
+    }
+
+    #[test]
+    fn openai_chat_canonical_from_json() {
+        let (guard, transport, end) = run(vec![
+            json!({
+                "id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o",
+                "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                    "role": "assistant", "content": null, "refusal": null,
+                    "tool_calls": [{"id": "call_Xy1", "type": "function", "function": {
+                        "name": "get_invoices", "arguments": "{\"account_id\":\"acc_771\"}"}}]
+                }}]
+            })
+            .into(),
+            json!({
+                "id": "chatcmpl-2", "object": "chat.completion", "model": "gpt-4o",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                    "role": "assistant", "content": "I can only fetch one invoice by id."
+                }}]
+            })
+            .into(),
+        ]);
+        assert_eq!(end.outcome, Outcome::Finished);
+        let sent = results(&transport, 1).messages();
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0]["role"], "tool");
+        assert_eq!(sent[0]["tool_call_id"], "call_Xy1");
+        assert!(sent[0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Error: no tool named `get_invoices` exists."));
+        assert_eq!(guard.metrics().turn().unknown_calls(), 1);
+    }
+
+    #[test]
+    fn openai_chat_arguments_that_are_not_json_are_answered_not_run() {
+        let (guard, transport, end) = run(vec![
+            json!({"object": "chat.completion", "choices": [{"index": 0,
+                "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+                "tool_calls": [{"id": "call_1", "type": "function", "function": {
+                    "name": "get_balance", "arguments": "{\"account_id\": \"acc_"}}]}}]})
+            .into(),
+            json!({"object": "chat.completion", "choices": [{"index": 0,
+                "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}]})
+            .into(),
+        ]);
+        assert_eq!(end.outcome, Outcome::Finished);
+        let sent = &results(&transport, 1).messages()[0];
+        assert_eq!(sent["tool_call_id"], "call_1");
+        assert!(sent["content"].as_str().unwrap().contains("not valid JSON"));
+        assert_eq!(guard.metrics().turn().invalid_arguments(), 1);
+    }
+
+    #[test]
+    fn gemini_parallel_calls_without_ids_from_json() {
+        let (_, transport, end) = run(vec![
+            json!({"candidates": [{"index": 0, "finishReason": "STOP", "content": {
+            "role": "model", "parts": [
+                {"functionCall": {"name": "get_balance", "args": {"account_id": "acc_771"}}},
+                {"functionCall": {"name": "getBalance", "args": {"account_id": "acc_771"}}}
+            ]}}]})
+            .into(),
+            json!({"candidates": [{"index": 0, "finishReason": "STOP", "content": {
+                "role": "model", "parts": [{"text": "12.00 EUR"}]}}]})
+            .into(),
+        ]);
+        assert_eq!(end.outcome, Outcome::Finished);
+        assert_eq!(
+            results(&transport, 1).messages(),
+            [json!({"role": "user", "parts": [
+                {"functionResponse": {"name": "get_balance",
+                                      "response": {"output": {"balance": 12}}}},
+                {"functionResponse": {"name": "getBalance", "response": {"error":
+                    "Error: no tool named `getBalance` exists. Did you mean `get_balance`? \
+                     Available tools: get_balance, get_invoice."}}}
+            ]})]
+        );
+    }
+
+    #[test]
+    fn gemini_malformed_function_call_ends_the_turn() {
+        let (_, transport, end) = run(vec![json!({"candidates": [{"index": 0,
+            "content": {}, "finishReason": "MALFORMED_FUNCTION_CALL",
+            "finishMessage": "Malformed function call: print(default_api.get_balance(account_id=\"acc_771\"))"
+        }]})
+        .into()]);
+        match end.outcome {
+            Outcome::MalformedResponse { reason } => {
+                assert!(reason.contains("malformed call"), "{reason}")
+            }
+            other => panic!("unexpected outcome {other}"),
+        }
+        assert_eq!(transport.sent().len(), 1);
+    }
+
+    #[test]
+    fn responses_bedrock_and_ollama_from_json() {
+        let (_, transport, _) = run(vec![
+            json!({"object": "response", "status": "completed", "output": [
+                {"type": "function_call", "id": "fc_1", "call_id": "call_R1",
+                 "name": "get_invoices", "arguments": "{}", "status": "completed"}]})
+            .into(),
+            json!({"object": "response", "status": "completed", "output": [
+                {"type": "message", "role": "assistant", "content": [
+                    {"type": "output_text", "text": "done", "annotations": []}]}]})
+            .into(),
+        ]);
+        assert_eq!(results(&transport, 1).messages()[0]["call_id"], "call_R1");
+
+        let (_, transport, _) = run(vec![
+            json!({"output": {"message": {"role": "assistant", "content": [
+                {"toolUse": {"toolUseId": "tooluse_B1", "name": "get_invoices", "input": {}}}]}},
+                "stopReason": "tool_use"})
+            .into(),
+            json!({"output": {"message": {"role": "assistant", "content": [{"text": "done"}]}},
+                   "stopReason": "end_turn"})
+            .into(),
+        ]);
+        let result = &results(&transport, 1).messages()[0]["content"][0]["toolResult"];
+        assert_eq!(result["toolUseId"], "tooluse_B1");
+        assert_eq!(result["status"], "error");
+
+        let (_, transport, _) = run(vec![
+            json!({"model": "qwen3", "done": true, "message": {"role": "assistant",
+                "content": "", "tool_calls": [{"function": {"name": "get_invoices",
+                "arguments": {}}}]}})
+            .into(),
+            json!({"model": "qwen3", "done": true, "message": {"role": "assistant",
+                "content": "done"}})
+            .into(),
+        ]);
+        assert_eq!(
+            results(&transport, 1).messages()[0]["tool_name"],
+            "get_invoices"
+        );
+    }
+}
