@@ -74,4 +74,5 @@ pub use model::{
 pub use score::score;
 pub use span::locate;
 pub use suggest::suggest;
+pub use tool_loop::{LoopPolicy, ToolLoop};
 pub use verdict::{Cause, Finding, FindingKind, Verdict};
