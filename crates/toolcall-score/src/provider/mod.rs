@@ -1,5 +1,5 @@
 //! One module per wire format: responses, tools arrays and transcripts in, the provider-neutral
-//! [`crate::model`] out.
+//! model ([`crate::Response`], [`crate::Transcript`], [`crate::Tool`]) out.
 //!
 //! Each provider's JSON is read straight from the `serde_json::Value` it was parsed into, without
 //! deserializing into per-provider structs: only what scoring needs is copied out (names, ids,
@@ -9,9 +9,10 @@
 //! **Invariant:** parsing never panics, whatever the input; a shape that fits no format, or
 //! several, is an error, never a silently empty response.
 //!
-//! What each format reads and deliberately skips is documented on its module:
-//! [`anthropic`], [`openai_chat`], [`openai_responses`], [`gemini`], [`bedrock`], [`ollama`],
-//! [`call_list`]. Request `messages` arrays, which four formats share, are read by [`messages`].
+//! What each format reads and deliberately skips is documented on its (private) module:
+//! `anthropic.rs`, `openai_chat.rs`, `openai_responses.rs`, `gemini.rs`, `bedrock.rs`,
+//! `ollama.rs`, `call_list.rs`. Request `messages` arrays, which four formats share, are read by
+//! `messages.rs`.
 //!
 //! # Tools
 //!
