@@ -7,9 +7,8 @@
 //!   `stop_reason`, `anomalies` (`kind` and a `detail_contains` substring); or an `error` with
 //!   its JSON `pointer`, `line`, `column` and a substring of its message; or `unknown_shape` (a
 //!   substring of the reason) or `ambiguous` (the candidate formats).
-//! - `"kind": "request"`: a case file, parsed by `Case::from_json_str`. Expected: `format` (as
-//!   told from the shapes by `parse_request`),
-//!   `system`, the tool names, and the transcript summarized one line per message (see
+//! - `"kind": "request"`: a case file, parsed by `Case::from_json_str`. Expected: `format` (the
+//!   named one, else the one told from the shapes), `system`, the tool names, and the transcript summarized one line per message (see
 //!   [`summarize`]); or an `error`.
 //! - `"kind": "tools"`: a tools array for `Catalog::from_json`: the names, and how many carry a
 //!   schema.
@@ -178,11 +177,8 @@ fn check_request(text: &str, expect: &Value) -> Result<(), String> {
         return check_error(parsed.err(), Case::from_value(&value).err(), error);
     }
     let case = parsed.map_err(|e| format!("did not parse: {e}"))?;
-    // The format told from the request's shapes (a case's own `format` is only what it names).
-    let value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    let request = parse_request(&value, case.format).map_err(|e| e.to_string())?;
     let got = json!({
-        "format": request.format,
+        "format": case.format.or(case.request_format),
         "system": case.system,
         "tools": case.catalog.names().collect::<Vec<_>>(),
         "transcript": case.transcript.messages.iter().map(summarize).collect::<Vec<_>>(),

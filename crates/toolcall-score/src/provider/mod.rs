@@ -1,5 +1,5 @@
 //! One module per wire format: responses, tools arrays and transcripts in, the provider-neutral
-//! model ([`Response`], [`Request`], [`Tool`]) out.
+//! model ([`crate::Response`], [`crate::Transcript`], [`crate::Tool`]) out.
 //!
 //! Each provider's JSON is read straight from the `serde_json::Value` it was parsed into, without
 //! deserializing into per-provider structs: only what scoring needs is copied out (names, ids,
