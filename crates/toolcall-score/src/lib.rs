@@ -51,6 +51,7 @@ mod format;
 mod lint;
 mod mention;
 mod model;
+mod namespace;
 pub mod provider;
 #[cfg(feature = "schema")]
 mod schema;
