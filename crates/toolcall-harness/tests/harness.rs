@@ -22,12 +22,16 @@ use toolcall_harness::{Harness, Outcome, Report};
 
 const CHILD: &str = "ATP_HARNESS_SELF_TEST";
 
+type Test = fn() -> Result<(), Failed>;
+/// Arguments, extra environment, and the reason the refusal must give.
+type Refusal<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+
 fn main() -> ExitCode {
     if std::env::var_os(CHILD).is_some() {
         return Harness::new().run();
     }
     let args = Arguments::from_args();
-    let tests: Vec<(&str, fn() -> Result<(), Failed>)> = vec![
+    let tests: Vec<(&str, Test)> = vec![
         ("report::each_baseline_outcome", each_baseline_outcome),
         (
             "report::messages_name_the_tool_cause_and_suggestion",
@@ -628,7 +632,7 @@ fn write_refuses_partial_runs() -> Result<(), Failed> {
     let tree = scratch("red", "write-refused");
     let file = tree.join("baselines/claude.json");
     let before = fs::read(&file).unwrap();
-    let cases: [(&[&str], &[(&str, &str)], &str); 5] = [
+    let cases: [Refusal; 5] = [
         (&["billing"], &[], "a test name filter"),
         (&["--exact", "claude::billing/clean"], &[], "--exact"),
         (&["--skip", "billing"], &[], "--skip"),
