@@ -94,7 +94,13 @@ impl CaseReport {
         self.samples.iter().flat_map(|s| s.verdict.findings())
     }
 
-    /// Whether any sample failed to score clean (an error counts as failing).
+    /// The file and line a failure points at: the case file, or the recording when that is
+    /// what could not be read (for GitHub annotations and editors).
+    pub fn location(&self) -> (&Path, Option<usize>) {
+        (&self.annotate.0, self.annotate.1)
+    }
+
+    /// Whether any sample has findings.
     pub fn has_findings(&self) -> bool {
         self.samples.iter().any(|s| !s.verdict.is_pass())
     }

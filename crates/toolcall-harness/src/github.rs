@@ -25,7 +25,7 @@ pub fn annotation(file: &str, line: Option<usize>, title: &str, message: &str) -
 
 /// `path` as GitHub wants it in an annotation: relative to the repository checkout
 /// (`GITHUB_WORKSPACE`, else the working directory), with `/` separators.
-pub(crate) fn repo_relative(path: &Path) -> String {
+pub fn repo_relative(path: &Path) -> String {
     let base = std::env::var_os("GITHUB_WORKSPACE")
         .map(PathBuf::from)
         .or_else(|| std::env::current_dir().ok());
