@@ -178,7 +178,7 @@ fn check_request(text: &str, expect: &Value) -> Result<(), String> {
     }
     let case = parsed.map_err(|e| format!("did not parse: {e}"))?;
     let got = json!({
-        "format": case.format,
+        "format": case.format.or(case.request_format),
         "system": case.system,
         "tools": case.catalog.names().collect::<Vec<_>>(),
         "transcript": case.transcript.messages.iter().map(summarize).collect::<Vec<_>>(),

@@ -119,7 +119,7 @@ fn a_trajectory_loads_as_a_case() {
     let case = json!({"about": "tau-bench airline, task 0", "messages": trajectories[0]["traj"],
                       "tools": read("tools.json")});
     let case = Case::from_json_str(&case.to_string()).expect("loads");
-    assert_eq!(case.format, Some(Format::OpenaiChat));
+    assert_eq!(case.request_format, Some(Format::OpenaiChat));
     assert_eq!(case.catalog.len(), 14);
     assert!(case.transcript.calls().count() > 0);
 }
