@@ -68,6 +68,10 @@ fn main() -> ExitCode {
             write_rewrites_from_a_full_run,
         ),
         ("write::is_idempotent", write_is_idempotent),
+        (
+            "write::empties_the_baseline_of_a_vanished_agent",
+            write_empties_a_vanished_agent,
+        ),
         ("write::refuses_partial_runs", write_refuses_partial_runs),
         (
             "write::rejects_invalid_values",
@@ -568,7 +572,13 @@ fn snapshot_catches_a_changed_verdict() -> Result<(), Failed> {
 
 fn write_rewrites_from_a_full_run() -> Result<(), Failed> {
     let tree = scratch("red", "write-full");
+    let list = |tree: &Path| harness(tree, &["--list"], &[]).stdout;
+    let listed_before = list(&tree);
     let output = harness(&tree, &[], &[("ATP_BASELINE_WRITE", "1")]);
+    ensure!(
+        list(&tree) == listed_before,
+        "test names do not depend on baseline status"
+    );
     let (stdout, stderr) = text(&output);
     let written = fs::read_to_string(tree.join("baselines/claude.json")).unwrap();
     let expected = r#"{
@@ -690,6 +700,29 @@ fn write_rejects_invalid_values() -> Result<(), Failed> {
         output.status.success(),
         "`0` is allowed: {:?}",
         text(&output)
+    );
+    Ok(())
+}
+
+fn write_empties_a_vanished_agent() -> Result<(), Failed> {
+    let tree = scratch("green", "write-vanished-agent");
+    let ghost = tree.join("baselines/ghost.json");
+    fs::write(
+        &ghost,
+        "{\"billing/clean\": {\"fingerprint\": [\"x (invented)\"]}}\n",
+    )
+    .unwrap();
+    let output = harness(&tree, &[], &[]);
+    let (stdout, _) = text(&output);
+    ensure!(failed(&stdout) == names(&["ghost::[baseline]"]), "{stdout}");
+    ensure!(stdout.contains("which has no recordings"), "{stdout}");
+    let output = harness(&tree, &[], &[("ATP_BASELINE_WRITE", "1")]);
+    let (stdout, stderr) = text(&output);
+    ensure!(output.status.success(), "{stdout}\n{stderr}");
+    ensure!(fs::read_to_string(&ghost).unwrap() == "{}\n", "emptied");
+    ensure!(
+        stderr.contains("ghost.json: 0 added, 1 removed"),
+        "{stderr}"
     );
     Ok(())
 }
