@@ -7,8 +7,8 @@
 //!   `stop_reason`, `anomalies` (`kind` and a `detail_contains` substring); or an `error` with
 //!   its JSON `pointer`, `line`, `column` and a substring of its message; or `unknown_shape` (a
 //!   substring of the reason) or `ambiguous` (the candidate formats).
-//! - `"kind": "request"`: a case file, parsed by `Case::from_json_str`. Expected: `format`,
-//!   `system`, the tool names, and the transcript summarized one line per message (see
+//! - `"kind": "request"`: a case file, parsed by `Case::from_json_str`. Expected: `format` (the
+//!   named one, else the one told from the shapes), `system`, the tool names, and the transcript summarized one line per message (see
 //!   [`summarize`]); or an `error`.
 //! - `"kind": "tools"`: a tools array for `Catalog::from_json`: the names, and how many carry a
 //!   schema.

@@ -9,10 +9,24 @@
 //! **Invariant:** parsing never panics, whatever the input; a shape that fits no format, or
 //! several, is an error, never a silently empty response.
 //!
-//! What each format reads and deliberately skips is documented on its (private) module:
-//! `anthropic.rs`, `openai_chat.rs`, `openai_responses.rs`, `gemini.rs`, `bedrock.rs`,
-//! `ollama.rs`, `call_list.rs`. Request `messages` arrays, which four formats share, are read by
-//! `messages.rs`.
+//! # What is read, per format
+//!
+//! | format | calls | deliberately not calls |
+//! |---|---|---|
+//! | anthropic | `tool_use` blocks | `server_tool_use` / `mcp_tool_use` (run by the API itself, never seen by the caller's loop); thinking blocks are not text |
+//! | openai-chat | `choices[0].message.tool_calls` (arguments: a JSON string; not JSON is [`crate::Arguments::Invalid`]); the legacy `function_call` when there are no `tool_calls` | other choices (`n > 1` asks for alternatives; the loop acts on choice 0); `custom` tool calls (free-text input) |
+//! | openai-responses | `function_call` items (id: `call_id`; `namespace` kept) | `custom_tool_call`, hosted tool items (`web_search_call`, `mcp_call`, …), `reasoning` |
+//! | gemini | `candidates[0]` `functionCall` parts (no `args` reads as `{}`) | `thought` text parts |
+//! | bedrock | `toolUse` blocks | |
+//! | ollama | `message.tool_calls` (arguments: an object; no ids) | |
+//! | call-list | each `{name, input \| arguments, id?}` or JSON-RPC `tools/call` request (no arguments reads as `{}`) | |
+//!
+//! Anomalies: OpenAI Chat's legacy `function_call` disagreeing with `tool_calls` (only
+//! `tool_calls` are scored), Gemini's `UNEXPECTED_TOOL_CALL` and `MALFORMED_FUNCTION_CALL` finish
+//! reasons (with `finishMessage`), Bedrock's `malformed_tool_use` stop reason. The stop reason is
+//! the provider's own field (`stop_reason`, `finish_reason`, `incomplete_details.reason` or
+//! `status`, `finishReason`, `stopReason`, `done_reason`). Gemini keys are read in camelCase (REST)
+//! and snake_case (Python SDK dumps).
 //!
 //! # Tools
 //!
