@@ -24,6 +24,8 @@ enum Command {
     Score(cmd::score::Args),
     /// Lint a case for prompt drift: names the prompt tells the model to use that are not defined.
     Lint(cmd::lint::Args),
+    /// Run every case for every recorded agent against the baselines, as a report.
+    Check(cmd::check::Args),
 }
 
 fn main() -> ExitCode {
@@ -31,5 +33,6 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Score(args) => cmd::score::run(&args),
         Command::Lint(args) => cmd::lint::run(&args),
+        Command::Check(args) => cmd::check::run(&args),
     }
 }

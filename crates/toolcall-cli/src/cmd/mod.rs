@@ -1,4 +1,5 @@
 //! The subcommands, one module each.
 
+pub mod check;
 pub mod lint;
 pub mod score;
