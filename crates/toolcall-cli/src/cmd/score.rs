@@ -65,7 +65,12 @@ pub fn run(args: &Args) -> ExitCode {
         for finding in verdict.findings() {
             eprintln!(
                 "{}",
-                output::annotation(&shown, None, finding.kind.as_str(), &finding.to_string())
+                output::annotation(
+                    &output::repo_relative(&args.response),
+                    None,
+                    finding.kind.as_str(),
+                    &finding.to_string()
+                )
             );
         }
     }
