@@ -62,9 +62,12 @@ pub fn run(args: &Args) -> ExitCode {
     }
     if output::in_github_actions() {
         for (case, drift) in &found {
+            let line = line_of(case, drift);
+            let file = output::repo_relative(case.as_ref());
+            let message = drift.to_string();
             eprintln!(
                 "{}",
-                output::annotation(case, None, "prompt drift", &drift.to_string())
+                output::annotation(&file, line, "prompt drift", &message)
             );
         }
     }
@@ -76,4 +79,18 @@ pub fn run(args: &Args) -> ExitCode {
         output::FAIL
     };
     ExitCode::from(code)
+}
+
+/// The line of the case file where the drift is written: the first line holding both the name
+/// and the start of the sentence it was found in, else the first holding the name.
+fn line_of(case: &str, drift: &toolcall_score::Drift) -> Option<usize> {
+    let text = std::fs::read_to_string(case).ok()?;
+    // The sentence as it appears inside a JSON string (quotes and newlines escaped).
+    let quoted = serde_json::to_string(&drift.context).ok()?;
+    let snippet: String = quoted.trim_matches('"').chars().take(30).collect();
+    let lines = || text.lines().enumerate();
+    lines()
+        .find(|(_, l)| l.contains(&drift.name) && l.contains(&snippet))
+        .or_else(|| lines().find(|(_, l)| l.contains(&drift.name)))
+        .map(|(i, _)| i + 1)
 }
