@@ -24,6 +24,10 @@ enum Command {
     Score(cmd::score::Args),
     /// Lint a case for prompt drift: names the prompt tells the model to use that are not defined.
     Lint(cmd::lint::Args),
+    /// The rate of unknown tool names over recorded responses, JSONL logs or a live model.
+    Rate(cmd::rate::Args),
+    /// Turn logged conversations into cases and recorded responses.
+    Import(cmd::import::Args),
 }
 
 fn main() -> ExitCode {
@@ -31,5 +35,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Score(args) => cmd::score::run(&args),
         Command::Lint(args) => cmd::lint::run(&args),
+        Command::Rate(args) => cmd::rate::run(&args),
+        Command::Import(args) => cmd::import::run(&args),
     }
 }

@@ -1,4 +1,6 @@
 //! The subcommands, one module each.
 
+pub mod import;
 pub mod lint;
+pub mod rate;
 pub mod score;
