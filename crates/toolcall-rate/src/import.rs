@@ -254,15 +254,17 @@ fn calls_of(message: &Value, dialect: Dialect) -> usize {
             .get("tool_calls")
             .and_then(Value::as_array)
             .map_or(0, Vec::len),
-        Dialect::Anthropic => message
-            .get("content")
-            .and_then(Value::as_array)
-            .map_or(0, |blocks| {
-                blocks
-                    .iter()
-                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
-                    .count()
-            }),
+        Dialect::Anthropic => {
+            message
+                .get("content")
+                .and_then(Value::as_array)
+                .map_or(0, |blocks| {
+                    blocks
+                        .iter()
+                        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+                        .count()
+                })
+        }
     }
 }
 
@@ -418,14 +420,21 @@ pub fn import(input: &Path, options: &ImportOptions) -> Result<ImportSummary, Ra
         });
         let mut existing = Vec::new();
         let mut count = 0usize;
-        for_each_turn(file, &value, &prefix, options, tools_override.as_ref(), |agent, turn| {
-            for path in outputs(&options.out, agent, &turn.id) {
-                if path.exists() {
-                    existing.push(path);
+        for_each_turn(
+            file,
+            &value,
+            &prefix,
+            options,
+            tools_override.as_ref(),
+            |agent, turn| {
+                for path in outputs(&options.out, agent, &turn.id) {
+                    if path.exists() {
+                        existing.push(path);
+                    }
                 }
-            }
-            count += 1;
-        })?;
+                count += 1;
+            },
+        )?;
         if !options.force && !existing.is_empty() {
             return Err(RateError::WouldOverwrite {
                 count: existing.len(),
@@ -473,7 +482,8 @@ pub fn import(input: &Path, options: &ImportOptions) -> Result<ImportSummary, Ra
 }
 
 fn pretty(value: &Value) -> Result<Vec<u8>, RateError> {
-    let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| RateError::Config(e.to_string()))?;
+    let mut bytes =
+        serde_json::to_vec_pretty(value).map_err(|e| RateError::Config(e.to_string()))?;
     bytes.push(b'\n');
     Ok(bytes)
 }

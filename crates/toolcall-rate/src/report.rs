@@ -191,7 +191,10 @@ impl Report {
         }
         if let Some(min) = gate.min_calls {
             if tally.calls < min {
-                reasons.push(format!("{} call(s) scored < --min-calls {min}", tally.calls));
+                reasons.push(format!(
+                    "{} call(s) scored < --min-calls {min}",
+                    tally.calls
+                ));
             }
         }
         let mut errors = tally.errors;
@@ -359,13 +362,22 @@ mod tests {
     fn wilson_matches_published_values() {
         // Reference values: Newcombe (1998), Statistics in Medicine 17, table I, method 3.
         let (lo, hi) = wilson(81, 263).unwrap();
-        assert!((lo - 0.2553).abs() < 5e-4 && (hi - 0.3662).abs() < 5e-4, "{lo} {hi}");
+        assert!(
+            (lo - 0.2553).abs() < 5e-4 && (hi - 0.3662).abs() < 5e-4,
+            "{lo} {hi}"
+        );
         let (lo, hi) = wilson(15, 148).unwrap();
-        assert!((lo - 0.0624).abs() < 5e-4 && (hi - 0.1605).abs() < 5e-4, "{lo} {hi}");
+        assert!(
+            (lo - 0.0624).abs() < 5e-4 && (hi - 0.1605).abs() < 5e-4,
+            "{lo} {hi}"
+        );
         let (lo, hi) = wilson(0, 20).unwrap();
         assert!(lo == 0.0 && (hi - 0.1611).abs() < 5e-4, "{lo} {hi}");
         let (lo, hi) = wilson(1, 29).unwrap();
-        assert!((lo - 0.0061).abs() < 5e-4 && (hi - 0.1718).abs() < 5e-4, "{lo} {hi}");
+        assert!(
+            (lo - 0.0061).abs() < 5e-4 && (hi - 0.1718).abs() < 5e-4,
+            "{lo} {hi}"
+        );
     }
 
     #[test]

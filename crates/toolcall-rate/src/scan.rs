@@ -220,7 +220,8 @@ fn score_line(
     format: Option<Format>,
     origin: Origin,
 ) -> Result<(), String> {
-    let line: LogLine = serde_json::from_slice(bytes).map_err(|e| format!("not a log line: {e}"))?;
+    let line: LogLine =
+        serde_json::from_slice(bytes).map_err(|e| format!("not a log line: {e}"))?;
     let request =
         unwrap_string(line.request).map_err(|e| format!("`request` string is not JSON: {e}"))?;
     let response =
@@ -451,20 +452,16 @@ pub fn rate_tree(
         },
     )?;
     let mut unrecorded = 0;
-    walk(
-        cases,
-        &|p| has_extension(p, &["json"]),
-        &mut |path| {
-            if let Some(id) = case_id(cases, &path) {
-                let json = recorded.join(format!("{id}.json"));
-                let jsonl = recorded.join(format!("{id}.jsonl"));
-                if !json.is_file() && !jsonl.is_file() {
-                    unrecorded += 1;
-                }
+    walk(cases, &|p| has_extension(p, &["json"]), &mut |path| {
+        if let Some(id) = case_id(cases, &path) {
+            let json = recorded.join(format!("{id}.json"));
+            let jsonl = recorded.join(format!("{id}.jsonl"));
+            if !json.is_file() && !jsonl.is_file() {
+                unrecorded += 1;
             }
-            Ok(())
-        },
-    )?;
+        }
+        Ok(())
+    })?;
     Ok(TreeScan { tally, unrecorded })
 }
 

@@ -33,7 +33,10 @@ pub(crate) struct NameTally {
 impl NameTally {
     fn add(&mut self, cause: Option<Cause>, suggestions: &[String], origin: &Origin) {
         self.count += 1;
-        *self.causes.entry(cause.unwrap_or(Cause::Invented)).or_default() += 1;
+        *self
+            .causes
+            .entry(cause.unwrap_or(Cause::Invented))
+            .or_default() += 1;
         if self.first.as_ref().is_none_or(|f| origin < f) {
             self.first = Some(origin.clone());
             self.suggestions = suggestions.to_vec();

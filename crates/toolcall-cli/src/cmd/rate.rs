@@ -33,7 +33,12 @@ pub struct Args {
     #[arg(long, requires = "live")]
     pub base_url: Option<String>,
     /// The model name to ask.
-    #[arg(long, requires = "live", required_if_eq("live", "openai"), required_if_eq("live", "anthropic"))]
+    #[arg(
+        long,
+        requires = "live",
+        required_if_eq("live", "openai"),
+        required_if_eq("live", "anthropic")
+    )]
     pub model: Option<String>,
     /// The environment variable holding the API key (default OPENAI_API_KEY or ANTHROPIC_API_KEY;
     /// a local server needs none).

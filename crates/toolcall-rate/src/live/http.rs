@@ -55,7 +55,13 @@ pub enum CallError {
 impl CallError {
     /// Whether no other request of this run can succeed either (bad key, wrong model or path).
     pub fn is_fatal(&self) -> bool {
-        matches!(self, CallError::Status { status: 401 | 403 | 404, .. })
+        matches!(
+            self,
+            CallError::Status {
+                status: 401 | 403 | 404,
+                ..
+            }
+        )
     }
 }
 

@@ -167,7 +167,9 @@ fn usage(body: &Value) -> u64 {
     let n = |k: &str| usage[k].as_u64().unwrap_or(0);
     match usage["total_tokens"].as_u64() {
         Some(total) => total,
-        None => n("prompt_tokens") + n("completion_tokens") + n("input_tokens") + n("output_tokens"),
+        None => {
+            n("prompt_tokens") + n("completion_tokens") + n("input_tokens") + n("output_tokens")
+        }
     }
 }
 
@@ -204,7 +206,9 @@ pub fn run(options: &LiveOptions) -> Result<LiveRun, RateError> {
     let url = options.provider.endpoint(&options.base_url);
     let mut headers = Vec::new();
     match (options.provider, &options.api_key) {
-        (Provider::OpenAi, Some(key)) => headers.push(("authorization".into(), format!("Bearer {key}"))),
+        (Provider::OpenAi, Some(key)) => {
+            headers.push(("authorization".into(), format!("Bearer {key}")))
+        }
         (Provider::Anthropic, Some(key)) => headers.push(("x-api-key".into(), key.clone())),
         (_, None) => {}
     }
@@ -230,7 +234,10 @@ pub fn run(options: &LiveOptions) -> Result<LiveRun, RateError> {
                 continue;
             }
         };
-        if let Some(recorded) = recorded.as_deref().filter(|r| !options.fresh && r.is_file()) {
+        if let Some(recorded) = recorded
+            .as_deref()
+            .filter(|r| !options.fresh && r.is_file())
+        {
             run.resumed += 1;
             match Response::load(recorded, Some(format)) {
                 Ok(response) => run.tally.add(&case, &response, &origin),
@@ -263,7 +270,8 @@ pub fn run(options: &LiveOptions) -> Result<LiveRun, RateError> {
         let body = match body {
             Ok(body) => body,
             Err(e) => {
-                run.tally.bad_input(origin, format!("{}: {e}", path.display()));
+                run.tally
+                    .bad_input(origin, format!("{}: {e}", path.display()));
                 continue;
             }
         };

@@ -139,8 +139,7 @@ fn openai_from_model(case: &Case) -> Map<String, Value> {
                         "tool_call_id": result.call_id.clone().unwrap_or_default(),
                         "content": result.content}));
                 }
-                if !text.is_empty() || (message.results.is_empty() && message.role == Role::User)
-                {
+                if !text.is_empty() || (message.results.is_empty() && message.role == Role::User) {
                     messages.push(json!({"role": "user", "content": text}));
                 }
             }
