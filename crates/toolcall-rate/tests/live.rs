@@ -504,8 +504,8 @@ fn a_recorded_run_resumes_without_asking_again() {
         second.seen()[0].body["messages"][1]["content"],
         "balance of acc_2?"
     );
-    let report = report(run);
-    assert_eq!((report.responses, report.unknown), (3, 1));
+    let resumed = report(run);
+    assert_eq!((resumed.responses, resumed.unknown), (3, 1));
     // --fresh asks everything again.
     let third = Server::start(vec![ok(chat("get_balance", 10)); 3]);
     let mut opts = options(Provider::OpenAi, &third, cases, Some(record));

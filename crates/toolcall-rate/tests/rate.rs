@@ -335,7 +335,7 @@ fn import_makes_one_case_per_assistant_turn_with_calls_and_rate_reads_them() {
     let tools = dir.join("tools.json");
     write(&tools, &bare_tools());
     let out = dir.join("out");
-    let options = ImportOptions {
+    let import_options = ImportOptions {
         out: out.clone(),
         tools: Some(tools.clone()),
         agent: Some("gpt-4o".into()),
@@ -375,13 +375,13 @@ fn import_makes_one_case_per_assistant_turn_with_calls_and_rate_reads_them() {
     );
 
     // Never overwrite silently; --force does.
-    match import(&input, &options) {
+    match import(&input, &import_options) {
         Err(RateError::WouldOverwrite { count, .. }) => assert_eq!(count, 4),
         other => panic!("expected WouldOverwrite, got {other:?}"),
     }
     let forced = ImportOptions {
         force: true,
-        ..options
+        ..import_options
     };
     assert_eq!(import(&input, &forced).unwrap().cases, 2);
 }
