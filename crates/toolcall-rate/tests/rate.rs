@@ -341,7 +341,7 @@ fn import_makes_one_case_per_assistant_turn_with_calls_and_rate_reads_them() {
         agent: Some("gpt-4o".into()),
         ..ImportOptions::default()
     };
-    let summary = import(&input, &options).unwrap();
+    let summary = import(&input, &import_options).unwrap();
     assert_eq!(
         (summary.conversations, summary.cases, summary.calls),
         (2, 2, 3)
