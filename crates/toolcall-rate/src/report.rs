@@ -384,7 +384,10 @@ mod tests {
     fn wilson_is_undefined_without_trials_and_bounded_at_the_ends() {
         assert_eq!(wilson(0, 0), None);
         let (lo, hi) = wilson(10, 10).unwrap();
-        assert!((hi - 1.0).abs() < 1e-12 && (lo - 0.7225).abs() < 5e-4, "{lo} {hi}");
+        assert!(
+            (hi - 1.0).abs() < 1e-12 && (lo - 0.7225).abs() < 5e-4,
+            "{lo} {hi}"
+        );
     }
 
     #[test]

@@ -442,7 +442,7 @@ fn the_request_cap_counts_retries_and_stops_cleanly() {
         ok(chat("get_balance", 50)),
         status(503, "busy"),
         ok(chat("get_balance", 50)),
-        ok(chat("x", 1)),
+        ok(chat("x", 50)),
     ]);
     let mut options = options(Provider::OpenAi, &server, cases, None);
     options.max_requests = Some(3);

@@ -25,12 +25,58 @@ pub struct RequestSettings {
 /// The keys of the case format itself, which no provider accepts.
 const CASE_KEYS: [&str; 4] = ["about", "format", "parent_tools", "expect"];
 
-fn strip_case_keys(raw: &Value) -> Option<Map<String, Value>> {
+/// The case's raw body, when it is already a request of `target`'s shape: the case names the
+/// format, or (when it names none) its shape says so.
+fn as_written(raw: &Value, case: &Case, target: Format) -> Option<Map<String, Value>> {
+    let shape = case.format.or_else(|| shape(raw))?;
+    if shape != target {
+        return None;
+    }
     let mut object = raw.as_object()?.clone();
     for key in CASE_KEYS {
         object.remove(key);
     }
     Some(object)
+}
+
+/// The request shape told from marks only one of the two formats has: OpenAI wraps tools in
+/// `{"type": "function"}` and has `system`/`tool` role messages; Anthropic has `input_schema`,
+/// a top-level `system`, and `tool_use`/`tool_result` blocks.
+fn shape(raw: &Value) -> Option<Format> {
+    let mut openai = false;
+    let mut anthropic = raw.get("system").is_some();
+    for tool in raw
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        openai |= tool.get("function").is_some();
+        anthropic |= tool.get("input_schema").is_some();
+    }
+    for message in raw
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let role = message.get("role").and_then(Value::as_str);
+        openai |= matches!(role, Some("system" | "developer" | "tool"))
+            || message.get("tool_calls").is_some();
+        if let Some(blocks) = message.get("content").and_then(Value::as_array) {
+            anthropic |= blocks.iter().any(|b| {
+                matches!(
+                    b.get("type").and_then(Value::as_str),
+                    Some("tool_use" | "tool_result")
+                )
+            });
+        }
+    }
+    match (openai, anthropic) {
+        (true, false) => Some(Format::OpenaiChat),
+        (false, true) => Some(Format::Anthropic),
+        _ => None,
+    }
 }
 
 fn arguments_json(arguments: &Arguments) -> Value {
@@ -87,10 +133,8 @@ fn call_id(call: &ToolCall) -> String {
 
 /// The OpenAI Chat Completions body for `case`.
 pub fn openai(raw: &Value, case: &Case, settings: &RequestSettings) -> Value {
-    let mut body = match (case.format, strip_case_keys(raw)) {
-        (Some(Format::OpenaiChat), Some(object)) => object,
-        _ => openai_from_model(case),
-    };
+    let mut body =
+        as_written(raw, case, Format::OpenaiChat).unwrap_or_else(|| openai_from_model(case));
     body.insert("model".into(), json!(settings.model));
     body.insert("stream".into(), json!(false));
     let has_tools = body
@@ -111,7 +155,14 @@ pub fn openai(raw: &Value, case: &Case, settings: &RequestSettings) -> Value {
 
 fn openai_from_model(case: &Case) -> Map<String, Value> {
     let mut messages = Vec::new();
-    if !case.system.is_empty() {
+    // `case.system` already holds the text of system messages in the transcript; those are sent
+    // in place, so the prompt is prepended only when it came from elsewhere (a top-level field).
+    let in_place = case
+        .transcript
+        .messages
+        .iter()
+        .any(|m| m.role == Role::System);
+    if !case.system.is_empty() && !in_place {
         messages.push(json!({"role": "system", "content": case.system}));
     }
     for message in with_ids(&case.transcript.messages) {
@@ -165,10 +216,8 @@ fn openai_from_model(case: &Case) -> Map<String, Value> {
 
 /// The Anthropic Messages body for `case`.
 pub fn anthropic(raw: &Value, case: &Case, settings: &RequestSettings) -> Value {
-    let mut body = match (case.format, strip_case_keys(raw)) {
-        (Some(Format::Anthropic), Some(object)) => object,
-        _ => anthropic_from_model(case),
-    };
+    let mut body =
+        as_written(raw, case, Format::Anthropic).unwrap_or_else(|| anthropic_from_model(case));
     body.insert("model".into(), json!(settings.model));
     body.insert("stream".into(), json!(false));
     let has_tools = body
@@ -197,7 +246,8 @@ pub fn anthropic(raw: &Value, case: &Case, settings: &RequestSettings) -> Value 
 
 fn anthropic_from_model(case: &Case) -> Map<String, Value> {
     let mut messages: Vec<Value> = Vec::new();
-    let mut system = case.system.clone();
+    // `case.system` already holds the text of any system messages in the transcript.
+    let system = case.system.clone();
     // Anthropic takes user and assistant turns only; tool results ride in user turns, and
     // consecutive turns of one side are merged into one.
     let mut push = |role: &str, blocks: Vec<Value>| {
@@ -222,14 +272,7 @@ fn anthropic_from_model(case: &Case) -> Map<String, Value> {
             .map(|t| json!({"type": "text", "text": t}))
             .collect();
         match message.role {
-            Role::System => {
-                for t in &message.text {
-                    if !system.is_empty() {
-                        system.push_str("\n\n");
-                    }
-                    system.push_str(t);
-                }
-            }
+            Role::System => {}
             Role::Assistant => {
                 let mut blocks = text;
                 blocks.extend(message.calls.iter().map(|c| {
