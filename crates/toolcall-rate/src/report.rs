@@ -57,7 +57,18 @@ pub fn wilson(successes: u64, trials: u64) -> Option<(f64, f64)> {
     let denominator = 1.0 + z2 / n;
     let centre = (p + z2 / (2.0 * n)) / denominator;
     let half = Z95 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denominator;
-    Some(((centre - half).max(0.0), (centre + half).min(1.0)))
+    // At 0 and n successes the bound is exactly 0 (or 1); rounding would leave a 1e-19 there.
+    let lo = if successes == 0 {
+        0.0
+    } else {
+        (centre - half).max(0.0)
+    };
+    let hi = if successes == trials {
+        1.0
+    } else {
+        (centre + half).min(1.0)
+    };
+    Some((lo, hi))
 }
 
 /// The thresholds a run is gated on; `None` means not gated on that.
