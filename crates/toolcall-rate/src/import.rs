@@ -521,13 +521,14 @@ fn for_each_turn(
                     conversation.name
                 ),
             })?;
-        let agent = options
-            .agent
-            .as_deref()
-            .or(conversation.model)
-            .unwrap_or("imported");
-        for turn in turns(&source, prefix, conversation, tools, agent) {
-            each(agent, &turn);
+        // A model name like `meta-llama/Llama-3` is one directory, not two.
+        let agent = match (&options.agent, conversation.model) {
+            (Some(agent), _) => agent.clone(),
+            (None, Some(model)) => model.replace(['/', '\\', ':'], "_"),
+            (None, None) => "imported".to_owned(),
+        };
+        for turn in turns(&source, prefix, conversation, tools, &agent) {
+            each(&agent, &turn);
         }
     }
     Ok(conversations.len())

@@ -191,6 +191,9 @@ pub fn run(args: &Args) -> ExitCode {
 }
 
 fn live_report(args: &Args, provider: Provider, gate: Gate) -> Result<(Report, bool), String> {
+    let Some(model) = args.model.clone().filter(|m| !m.is_empty()) else {
+        return Err("--live needs --model NAME (the model the requests name)".to_owned());
+    };
     let variable = args
         .api_key_env
         .clone()
@@ -226,7 +229,7 @@ fn live_report(args: &Args, provider: Provider, gate: Gate) -> Result<(Report, b
         },
         timeout: seconds("--timeout", args.timeout)?,
         settings: RequestSettings {
-            model: args.model.clone().unwrap_or_default(),
+            model,
             tool_choice: args.tool_choice.clone(),
             max_output_tokens: args.max_output_tokens,
             temperature: args.temperature,
