@@ -403,9 +403,11 @@ mod tests {
 
     #[test]
     fn gate_reasons_name_each_threshold_exceeded() {
-        let mut tally = Tally::default();
-        tally.calls = 100;
-        tally.unknown = 3;
+        let tally = Tally {
+            calls: 100,
+            unknown: 3,
+            ..Tally::default()
+        };
         let report = Report::new(
             tally.clone(),
             Gate {
