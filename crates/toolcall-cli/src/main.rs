@@ -25,7 +25,7 @@ enum Command {
     /// Lint a case for prompt drift: names the prompt tells the model to use that are not defined.
     Lint(cmd::lint::Args),
     /// The rate of unknown tool names over recorded responses, JSONL logs or a live model.
-    Rate(cmd::rate::Args),
+    Rate(Box<cmd::rate::Args>),
     /// Turn logged conversations into cases and recorded responses.
     Import(cmd::import::Args),
 }
