@@ -24,6 +24,8 @@ enum Command {
     Score(cmd::score::Args),
     /// Lint a case for prompt drift: names the prompt tells the model to use that are not defined.
     Lint(cmd::lint::Args),
+    /// Run every case for every recorded agent against the baselines, as a report.
+    Check(cmd::check::Args),
     /// The rate of unknown tool names over recorded responses, JSONL logs or a live model.
     Rate(Box<cmd::rate::Args>),
     /// Turn logged conversations into cases and recorded responses.
@@ -35,6 +37,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Score(args) => cmd::score::run(&args),
         Command::Lint(args) => cmd::lint::run(&args),
+        Command::Check(args) => cmd::check::run(&args),
         Command::Rate(args) => cmd::rate::run(&args),
         Command::Import(args) => cmd::import::run(&args),
     }

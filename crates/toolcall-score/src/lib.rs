@@ -29,7 +29,7 @@
 //! let finding = &verdict.findings()[0];
 //! assert_eq!(finding.name.as_deref(), Some("get_invoices"));
 //! assert_eq!(finding.cause, Some(Cause::Invented));
-//! assert_eq!(finding.suggestions, ["get_invoice"]);
+//! assert_eq!(finding.suggestions(), ["get_invoice"]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -74,4 +74,5 @@ pub use model::{
 pub use score::score;
 pub use span::locate;
 pub use suggest::suggest;
+pub use tool_loop::{LoopPolicy, ToolLoop};
 pub use verdict::{Cause, Finding, FindingKind, Verdict};

@@ -297,10 +297,21 @@ fn collect_call_names(value: &Value, names: &mut Vec<(String, usize)>, at: usize
 
 /// The sentence (or line) around byte offset `at`, clipped to 160 characters.
 fn sentence_around(text: &str, at: usize) -> String {
-    let start = text[..at].rfind(['\n', '.', '!', '?']).map_or(0, |i| i + 1);
-    let end = text[at..]
-        .find(['\n', '!', '?'])
-        .map_or(text.len(), |i| at + i);
+    // A sentence ends at a newline, or at `.`, `!` or `?` followed by white space (not the
+    // point in `50.00` or `github.create_issue`).
+    let bytes = text.as_bytes();
+    let ends_sentence = |i: usize| {
+        bytes[i] == b'\n'
+            || (matches!(bytes[i], b'.' | b'!' | b'?')
+                && bytes.get(i + 1).is_none_or(|b| b.is_ascii_whitespace()))
+    };
+    let start = (0..at)
+        .rev()
+        .find(|&i| ends_sentence(i))
+        .map_or(0, |i| i + 1);
+    let end = (at..bytes.len())
+        .find(|&i| ends_sentence(i))
+        .unwrap_or(bytes.len());
     let sentence = text[start..end].trim();
     match sentence.char_indices().nth(160) {
         Some((cut, _)) => format!("{}…", &sentence[..cut]),
@@ -359,6 +370,12 @@ mod tests {
     fn gives_the_sentence_as_context() {
         let found = mentions("First line. Then use lookup_customer to find it! Done.");
         assert_eq!(found[0].context, "Then use lookup_customer to find it");
+        let found =
+            mentions("Refunds up to 50.00 are fine; above that, call escalate_to_human. Stop.");
+        assert_eq!(
+            found[0].context,
+            "Refunds up to 50.00 are fine; above that, call escalate_to_human"
+        );
     }
 
     #[test]

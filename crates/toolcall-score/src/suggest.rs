@@ -6,7 +6,7 @@
 //! 2. the same words spelt differently (`getBalance`, `get-balance`, `GET_BALANCE`), or a small
 //!    edit away (`get_invoices` → `get_invoice`);
 //! 3. the same subject with another verb (`lookup_customer` → `find_customer`): the names share
-//!    their non-verb words.
+//!    at least a third of their non-verb words; offered only when nothing closer is.
 //!
 //! Nothing is suggested when nothing is close: a wrong suggestion is worse than none.
 
@@ -35,13 +35,17 @@ const GENERIC_WORDS: &[&str] = &[
 /// assert!(suggest("send_fax", &catalog).is_empty());
 /// ```
 pub fn suggest(name: &str, catalog: &Catalog) -> Vec<String> {
-    let wanted = Words::of(name);
+    let wanted = Words::of(crate::namespace::base(name));
     let mut ranked: Vec<(u8, usize, &str)> = catalog
         .names()
         .filter(|defined| *defined != name)
         .filter_map(|defined| closeness(name, &wanted, defined).map(|(r, d)| (r, d, defined)))
         .collect();
     ranked.sort();
+    // A shared subject is weak evidence: offer it only when nothing closer exists.
+    if ranked.first().is_some_and(|(rank, _, _)| *rank < 2) {
+        ranked.retain(|(rank, _, _)| *rank < 2);
+    }
     ranked
         .into_iter()
         .take(MAX_SUGGESTIONS)
@@ -54,7 +58,9 @@ fn closeness(name: &str, wanted: &Words, defined: &str) -> Option<(u8, usize)> {
     if crate::namespace::relates(name, defined) {
         return Some((0, 0));
     }
-    let words = Words::of(defined);
+    // Spelling is compared without namespaces: a shared long prefix would otherwise make any
+    // two tools of one server look a few edits apart.
+    let words = Words::of(crate::namespace::base(defined));
     if words.joined == wanted.joined {
         return Some((1, 0));
     }
@@ -74,7 +80,7 @@ fn closeness(name: &str, wanted: &Words, defined: &str) -> Option<(u8, usize)> {
         .filter(|w| words.subject.contains(w))
         .count();
     let union = wanted.subject.len() + words.subject.len() - shared;
-    if shared > 0 && shared * 2 >= union {
+    if shared > 0 && shared * 3 >= union {
         return Some((2, union - shared));
     }
     None
@@ -170,8 +176,13 @@ mod tests {
 
     #[test]
     fn suggests_across_namespaces_first() {
-        let tools = catalog(&["create_issue", "create_comment", "github__close_issue"]);
-        assert_eq!(suggest("github__create_issue", &tools)[0], "create_issue");
+        let tools = catalog(&[
+            "create_issue",
+            "create_comment",
+            "github__close_issue",
+            "list_issues",
+        ]);
+        assert_eq!(suggest("github__create_issue", &tools), ["create_issue"]);
         assert_eq!(
             suggest("mcp__github__create_issue", &tools)[0],
             "create_issue"
@@ -184,6 +195,8 @@ mod tests {
         let tools = catalog(&["find_customer", "get_balance"]);
         assert_eq!(suggest("lookup_customer", &tools), ["find_customer"]);
         assert_eq!(suggest("fetch_customers", &tools), ["find_customer"]);
+        let tools = catalog(&["escalate_ticket", "close_ticket"]);
+        assert_eq!(suggest("escalate_to_human", &tools), ["escalate_ticket"]);
     }
 
     #[test]

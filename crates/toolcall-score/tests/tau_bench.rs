@@ -2,34 +2,16 @@
 //! call valid). The scorer must report nothing on them, and exactly the calls to a tool once that
 //! tool is removed from the catalog.
 //!
-//! CI-only tier: `ATP_TAU_BENCH_DIR` names the data folder; unset or wrong is a failure, never a
-//! skip. Run with `cargo test -p toolcall-score --features external-data,schema --test tau_bench`.
+//! CI-only tier (feature `external-data`); `tau_bench_data` says where the data is read from.
+//! Run with `cargo test -p toolcall-score --features external-data,schema --test tau_bench`.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+
+mod tau_bench_data;
 
 use serde_json::{json, Value};
+use tau_bench_data::read;
 use toolcall_score::{score, Case, Catalog, FindingKind, Response, Verdict};
-
-fn data_dir() -> PathBuf {
-    let dir = std::env::var_os("ATP_TAU_BENCH_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            panic!("ATP_TAU_BENCH_DIR is not set: point it at shared/external/tau-bench-airline")
-        });
-    assert!(
-        dir.join("trajectories.json").is_file() && dir.join("tools.json").is_file(),
-        "ATP_TAU_BENCH_DIR={} does not hold trajectories.json and tools.json",
-        dir.display()
-    );
-    dir
-}
-
-fn read(name: &str) -> Value {
-    let path = data_dir().join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
 
 /// Every assistant turn that made tool calls, as (case, response): the request up to that turn,
 /// with the tools that were sent, and the turn itself as a Chat Completions response.

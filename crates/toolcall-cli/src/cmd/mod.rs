@@ -1,5 +1,6 @@
 //! The subcommands, one module each.
 
+pub mod check;
 pub mod import;
 pub mod lint;
 pub mod rate;
