@@ -555,3 +555,59 @@ fn a_malformed_body_is_counted_and_not_recorded() {
         report.errors
     );
 }
+
+/// Every bundled case, in whatever format it is written, becomes a request of each provider's
+/// shape that reads back as the same catalog, transcript calls and results, and system prompt.
+#[test]
+fn every_bundled_case_converts_to_both_request_shapes_without_loss() {
+    use toolcall_rate::live::request;
+    use toolcall_score::Case;
+
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../cases");
+    let mut paths = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "json") {
+                paths.push(path);
+            }
+        }
+    }
+    assert!(
+        paths.len() >= 20,
+        "found only {} bundled cases",
+        paths.len()
+    );
+    let settings = RequestSettings {
+        model: "m".into(),
+        tool_choice: "auto".into(),
+        max_output_tokens: None,
+        temperature: None,
+    };
+    let summary = |case: &Case| {
+        let tools: Vec<String> = case.catalog.names().map(str::to_owned).collect();
+        let calls: Vec<String> = case.transcript.calls().map(|c| c.name.clone()).collect();
+        let results = case.transcript.results().count();
+        (tools, calls, results, case.system.is_empty())
+    };
+    for path in &paths {
+        let raw: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let case = Case::from_value(&raw).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for (name, body) in [
+            ("openai", request::openai(&raw, &case, &settings)),
+            ("anthropic", request::anthropic(&raw, &case, &settings)),
+        ] {
+            let back = Case::from_value(&body)
+                .unwrap_or_else(|e| panic!("{} as {name}: {e}\n{body:#}", path.display()));
+            assert_eq!(
+                summary(&back),
+                summary(&case),
+                "{} as {name}:\n{body:#}",
+                path.display()
+            );
+        }
+    }
+}
