@@ -90,14 +90,31 @@ fn peak_rss_mb() -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
+/// CPU seconds this process has used (user + system), from `/proc/self/stat` (100 ticks/s).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the `(comm)`; utime and stime are fields 14 and 15 of the whole line.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 fn child(mb: u64) {
     let path = log(mb);
     let bytes = std::fs::metadata(&path).unwrap().len() as f64;
     let before = peak_rss_mb();
 
     let start = Instant::now();
+    let cpu = cpu_seconds();
     let tally = rate_jsonl(std::slice::from_ref(&path), &ScanOptions::default()).unwrap();
     let ours = start.elapsed().as_secs_f64();
+    let busy = (cpu_seconds() - cpu) / ours;
     let peak = peak_rss_mb();
     let report = Report::new(tally, Gate::default());
     assert_eq!(report.bad_lines, 0, "{:?}", report.errors);
@@ -129,7 +146,7 @@ fn child(mb: u64) {
 
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
-        "{mb:>5} MB: {:>9} responses, {} calls, {} unknown, {} distinct | all {cores} cores: {:.1} s, {:.0} MB/s, {:.0} responses/s | 1 thread: {:.1} s ({:.2}x of all cores) | serde_json Value parse, 1 thread: {:.1} s (rate on 1 thread = {:.2}x its time) | peak RSS {:.1} MB (before the scan {:.1} MB)",
+        "{mb:>5} MB: {:>9} responses, {} calls, {} unknown, {} distinct | all {cores} cores: {:.1} s, {:.0} MB/s, {:.0} responses/s, {busy:.2} cores busy (CPU s / wall s) | 1 thread: {:.1} s ({:.2}x of all cores) | serde_json Value parse, 1 thread: {:.1} s (rate on 1 thread = {:.2}x its time) | peak RSS {:.1} MB (before the scan {:.1} MB)",
         report.responses,
         report.calls,
         report.unknown,
