@@ -485,6 +485,13 @@ fn score_recorded(tally: &mut Tally, item: &Recorded, format: Option<Format>) {
     };
     let format = format.or(case.format);
     if has_extension(&item.recorded, &["jsonl"]) {
+        if item.recorded.with_extension("json").is_file() {
+            let message = format!(
+                "{shown}: case `{}` is recorded as both .json and .jsonl; only the .json is scored",
+                item.id
+            );
+            return tally.bad_input(origin, message);
+        }
         let text = match std::fs::read_to_string(&item.recorded) {
             Ok(text) => text,
             Err(e) => return tally.bad_input(origin, format!("{shown}: cannot read: {e}")),

@@ -298,6 +298,29 @@ fn a_missing_case_file_is_counted_not_fatal() {
     assert_eq!(report.responses, 5);
 }
 
+#[test]
+fn a_case_recorded_twice_is_scored_once_and_reported() {
+    let dir = scratch("recorded-twice");
+    let (cases, recorded) = tree(&dir);
+    write(
+        &recorded.join("billing/a.jsonl"),
+        &response(&["get_invoice"]),
+    );
+    let scan = rate_tree(&cases, &recorded, &options()).unwrap();
+    let report = Report::new(scan.tally, Gate::default());
+    assert_eq!(
+        (report.responses, report.bad_lines),
+        (5, 1),
+        "{:?}",
+        report.errors
+    );
+    assert!(
+        report.errors[0].contains("both .json and .jsonl"),
+        "{:?}",
+        report.errors
+    );
+}
+
 fn openai_conversations() -> Value {
     json!([
         {"id": "c1", "traj": [
