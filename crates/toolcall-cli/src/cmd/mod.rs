@@ -1,5 +1,7 @@
 //! The subcommands, one module each.
 
 pub mod check;
+pub mod import;
 pub mod lint;
+pub mod rate;
 pub mod score;
