@@ -1,0 +1,305 @@
+//! Scoring throughput against raw JSON parsing, measured side by side.
+//!
+//! The corpus is a JSONL file of real-shaped response bodies, generated into the target
+//! directory (never committed): every recorded response under `recorded/` (in its own
+//! provider's format, scored against its case under `cases/`), and every tau-bench airline
+//! assistant turn that made tool calls, turned into a Chat Completions response body (scored
+//! against the request up to that turn: the 14 airline tools and the transcript so far). The
+//! entries repeat until the corpus reaches its size.
+//!
+//! "Ours" is what a user's loop does per line: `Response::from_json_str` (format detected, or
+//! named by the case) and `score`. The reference is `serde_json::from_slice::<IgnoredAny>` over
+//! the same bytes: the cost of merely reading the JSON. Both run over the corpus held in memory,
+//! in alternating rounds, and the median round of each is compared, on one thread and on two.
+//!
+//! `cargo bench -p toolcall-bench --bench scoring` (`-- --quick` for a smaller corpus and fewer
+//! rounds). For callgrind: `-- --profile ours|raw` makes one pass over the corpus with only that
+//! side, in the functions `pass_ours` / `pass_raw` (use `--toggle-collect='*pass_ours*'`).
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::de::IgnoredAny;
+use serde_json::{json, Value};
+use toolcall_bench::{load_average, median, quick, tau_bench_dir, timed, workspace_root, Row};
+use toolcall_score::{score, Case, Response};
+
+/// One distinct corpus line: a response body and the case it is scored against.
+struct Entry {
+    case: usize,
+    body: String,
+}
+
+struct Corpus {
+    cases: Vec<Case>,
+    /// The whole file, as read back.
+    bytes: Vec<u8>,
+    /// Per line: its byte range in `bytes` and its case.
+    lines: Vec<(std::ops::Range<usize>, usize)>,
+    distinct: usize,
+}
+
+fn recorded_entries(cases: &mut Vec<Case>, entries: &mut Vec<Entry>) {
+    let root = workspace_root();
+    let mut by_id: BTreeMap<String, usize> = BTreeMap::new();
+    let mut files = Vec::new();
+    walk(&root.join("recorded"), &mut files);
+    files.sort();
+    for file in files {
+        let relative = file
+            .strip_prefix(root.join("recorded"))
+            .expect("under recorded/");
+        let mut parts = relative.iter();
+        parts.next(); // the agent
+        let id = Path::new(parts.as_path()).with_extension("");
+        let case_path = root.join("cases").join(&id).with_extension("json");
+        let Ok(case) = Case::load(&case_path) else {
+            continue;
+        };
+        let key = id.display().to_string();
+        let case = *by_id.entry(key).or_insert_with(|| {
+            cases.push(case);
+            cases.len() - 1
+        });
+        let text = std::fs::read_to_string(&file).expect("a recording reads");
+        let bodies: Vec<&str> = if file.extension().is_some_and(|e| e == "jsonl") {
+            text.lines().filter(|l| !l.trim().is_empty()).collect()
+        } else {
+            vec![text.as_str()]
+        };
+        for body in bodies {
+            // Only responses that parse: the corpus measures scoring, not error reporting.
+            if Response::from_json_str(body, cases[case].format).is_err() {
+                continue;
+            }
+            let Ok(value) = serde_json::from_str::<Value>(body) else {
+                continue;
+            };
+            entries.push(Entry {
+                case,
+                body: value.to_string(),
+            });
+        }
+    }
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in read.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            walk(&path, out);
+        } else if path
+            .extension()
+            .is_some_and(|e| e == "json" || e == "jsonl")
+        {
+            out.push(path);
+        }
+    }
+}
+
+fn tau_entries(cases: &mut Vec<Case>, entries: &mut Vec<Entry>) {
+    let dir = tau_bench_dir();
+    let read = |name: &str| -> Value {
+        let text = std::fs::read_to_string(dir.join(name)).expect("tau-bench data reads");
+        serde_json::from_str(&text).expect("tau-bench data is JSON")
+    };
+    let tools = read("tools.json");
+    let trajectories = read("trajectories.json");
+    let mut n = 0u64;
+    for trajectory in trajectories.as_array().expect("a list of conversations") {
+        let messages = trajectory["traj"].as_array().expect("`traj` messages");
+        for (i, message) in messages.iter().enumerate() {
+            if message["role"] != "assistant"
+                || message.get("tool_calls").is_none_or(Value::is_null)
+            {
+                continue;
+            }
+            n += 1;
+            let case = Case::from_value(&json!({"tools": tools, "messages": &messages[..i]}))
+                .expect("the request parses");
+            cases.push(case);
+            // The body as the Chat Completions API returns it, usage and all.
+            let body = json!({
+                "id": format!("chatcmpl-AZ{n:016}"),
+                "object": "chat.completion",
+                "created": 1_718_000_000 + n,
+                "model": "gpt-4o-2024-08-06",
+                "choices": [{"index": 0, "message": message, "logprobs": null,
+                             "finish_reason": "tool_calls"}],
+                "usage": {"prompt_tokens": 2800 + n % 900, "completion_tokens": 40 + n % 60,
+                          "total_tokens": 2840 + n % 960,
+                          "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+                          "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
+                              "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}},
+                "system_fingerprint": "fp_a7d06e42a7"
+            });
+            entries.push(Entry {
+                case: cases.len() - 1,
+                body: body.to_string(),
+            });
+        }
+    }
+}
+
+/// Builds the corpus of at least `mb` megabytes (written to the target directory, read back).
+fn corpus(mb: usize) -> Corpus {
+    let mut cases = Vec::new();
+    let mut entries = Vec::new();
+    recorded_entries(&mut cases, &mut entries);
+    tau_entries(&mut cases, &mut entries);
+    assert!(!entries.is_empty(), "no corpus entries");
+
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("scoring-bench");
+    std::fs::create_dir_all(&dir).expect("the target dir is writable");
+    let path = dir.join(format!("corpus-{mb}MB.jsonl"));
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).expect("corpus file"));
+    let (mut written, mut i, mut order) = (0usize, 0usize, Vec::new());
+    while written < mb * 1_000_000 {
+        let entry = &entries[i % entries.len()];
+        out.write_all(entry.body.as_bytes()).expect("write");
+        out.write_all(b"\n").expect("write");
+        written += entry.body.len() + 1;
+        order.push(entry.case);
+        i += 1;
+    }
+    out.flush().expect("flush");
+    drop(out);
+
+    let bytes = std::fs::read(&path).expect("the corpus reads back");
+    let mut lines = Vec::with_capacity(order.len());
+    let mut start = 0;
+    for (end, _) in bytes.iter().enumerate().filter(|(_, b)| **b == b'\n') {
+        lines.push(start..end);
+        start = end + 1;
+    }
+    assert_eq!(lines.len(), order.len());
+    Corpus {
+        cases,
+        lines: lines.into_iter().zip(order).collect(),
+        bytes,
+        distinct: entries.len(),
+    }
+}
+
+/// One pass of the reference: parse each line into `IgnoredAny`.
+#[inline(never)]
+fn pass_raw(corpus: &Corpus, lines: &[(std::ops::Range<usize>, usize)]) -> usize {
+    let mut n = 0;
+    for (range, _) in lines {
+        let parsed: Result<IgnoredAny, _> = serde_json::from_slice(&corpus.bytes[range.clone()]);
+        n += usize::from(parsed.is_ok());
+    }
+    n
+}
+
+/// One pass of ours: parse each line as a response and score it against its case.
+#[inline(never)]
+fn pass_ours(corpus: &Corpus, lines: &[(std::ops::Range<usize>, usize)]) -> usize {
+    let mut findings = 0;
+    for (range, case) in lines {
+        let text = std::str::from_utf8(&corpus.bytes[range.clone()]).expect("the corpus is UTF-8");
+        let case = &corpus.cases[*case];
+        let response = Response::from_json_str(text, case.format).expect("corpus lines parse");
+        findings += score(case, &response).findings().len();
+    }
+    findings
+}
+
+type Pass = fn(&Corpus, &[(std::ops::Range<usize>, usize)]) -> usize;
+
+/// Wall time of one pass over the whole corpus on `threads` threads (contiguous shares).
+fn round(corpus: &Corpus, pass: Pass, threads: usize) -> f64 {
+    let share = corpus.lines.len().div_ceil(threads);
+    timed(|| {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = corpus
+                .lines
+                .chunks(share)
+                .map(|lines| scope.spawn(move || black_box(pass(corpus, lines))))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a pass"))
+                .sum::<usize>()
+        })
+    })
+    .0
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = quick();
+    let mb = if quick { 8 } else { 32 };
+    let corpus = corpus(mb);
+
+    if let Some(at) = args.iter().position(|a| a == "--profile") {
+        let pass: Pass = match args.get(at + 1).map(String::as_str) {
+            Some("ours") => pass_ours,
+            Some("raw") => pass_raw,
+            other => panic!("--profile ours|raw, not {other:?}"),
+        };
+        let n = black_box(pass(&corpus, &corpus.lines));
+        println!(
+            "{} lines, {} bytes, result {n}",
+            corpus.lines.len(),
+            corpus.bytes.len()
+        );
+        return;
+    }
+
+    let rounds = if quick { 3 } else { 9 };
+    let load = load_average();
+    // Warm up both sides (page in the corpus, grow the allocator's arenas).
+    round(&corpus, pass_raw, 1);
+    round(&corpus, pass_ours, 1);
+    let (mut raw1, mut ours1, mut raw2, mut ours2) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..rounds {
+        raw1.push(round(&corpus, pass_raw, 1));
+        ours1.push(round(&corpus, pass_ours, 1));
+        raw2.push(round(&corpus, pass_raw, 2));
+        ours2.push(round(&corpus, pass_ours, 2));
+    }
+    let load = (load + load_average()) / 2.0;
+    let (raw1, ours1, raw2, ours2) = (median(&raw1), median(&ours1), median(&raw2), median(&ours2));
+    let n = corpus.lines.len() as f64;
+    let mbs = corpus.bytes.len() as f64 / 1e6;
+
+    let ratio = raw1 / ours1;
+    Row {
+        name: "scoring, 1 core: responses/s vs serde_json IgnoredAny",
+        measured: format!("{ratio:.2}x"),
+        target: ">= 0.80x",
+        ok: ratio >= 0.8,
+        detail: format!(
+            "ours {:.0}/s ({:.0} MB/s), raw parse {:.0}/s ({:.0} MB/s); {} lines ({} distinct), {mbs:.0} MB, median of {rounds}; load {load:.1}",
+            n / ours1,
+            mbs / ours1,
+            n / raw1,
+            mbs / raw1,
+            corpus.lines.len(),
+            corpus.distinct
+        ),
+    }
+    .print();
+
+    // Near-linear on two cores, judged against how raw parsing itself scales in the same run:
+    // on a loaded machine neither may get two whole cores.
+    let (ours_speedup, raw_speedup) = (ours1 / ours2, raw1 / raw2);
+    let relative = ours_speedup / raw_speedup;
+    Row {
+        name: "scoring, 2 cores: speed-up vs raw parse's speed-up",
+        measured: format!("{relative:.2}x"),
+        target: ">= 0.90x",
+        ok: relative >= 0.9,
+        detail: format!(
+            "ours {ours_speedup:.2}x on 2 threads ({:.0}/s), raw parse {raw_speedup:.2}x; load {load:.1}",
+            n / ours2
+        ),
+    }
+    .print();
+}

@@ -1,0 +1,115 @@
+//! Shared pieces of the bench binaries behind `bench/run`: timing by median of rounds, the
+//! machine's load, peak memory, and the one-line row format `bench/run` turns into its table.
+//!
+//! Timings on the shared machine drift, so every row is a *ratio* against a reference measured
+//! in the same process, in alternating rounds: both sides see the same load.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Runs `f` once and returns its wall time in seconds, with its result.
+pub fn timed<T>(f: impl FnOnce() -> T) -> (f64, T) {
+    let start = Instant::now();
+    let out = f();
+    (start.elapsed().as_secs_f64(), out)
+}
+
+/// The median of `samples` (which must not be empty; `NaN` when it is).
+pub fn median(samples: &[f64]) -> f64 {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+/// The one-minute load average, from `/proc/loadavg` (`NaN` elsewhere).
+pub fn load_average() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(f64::NAN)
+}
+
+/// This process's peak resident set (`VmHWM`), in MB.
+pub fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// Whether `--quick` was passed (or `ATP_BENCH_QUICK=1` set, which `bench/run --quick` does).
+pub fn quick() -> bool {
+    std::env::args().any(|a| a == "--quick")
+        || std::env::var("ATP_BENCH_QUICK").is_ok_and(|v| v == "1")
+}
+
+/// The workspace root (this crate lives in `crates/toolcall-bench`).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+/// The tau-bench airline data: `ATP_TAU_BENCH_DIR`, or `../shared/external/tau-bench-airline`
+/// beside the workspace. Missing data is a failure that says where it looked, never a skip.
+pub fn tau_bench_dir() -> PathBuf {
+    let dir = std::env::var_os("ATP_TAU_BENCH_DIR").map_or_else(
+        || workspace_root().join("../shared/external/tau-bench-airline"),
+        PathBuf::from,
+    );
+    assert!(
+        dir.join("trajectories.json").is_file() && dir.join("tools.json").is_file(),
+        "no tau-bench data at {} (trajectories.json, tools.json): set ATP_TAU_BENCH_DIR",
+        dir.display()
+    );
+    dir
+}
+
+/// One row of the `bench/run` table.
+pub struct Row<'a> {
+    /// What is measured.
+    pub name: &'a str,
+    /// The measured figure, formatted (usually a ratio).
+    pub measured: String,
+    /// The target, formatted.
+    pub target: &'a str,
+    /// Whether the target is met.
+    pub ok: bool,
+    /// The absolute figures behind the ratio, and the load average while measuring.
+    pub detail: String,
+}
+
+impl Row<'_> {
+    /// Prints the row as one tab-separated `ROW` line on stdout, which `bench/run` collects.
+    pub fn print(&self) {
+        println!(
+            "ROW\t{}\t{}\t{}\t{}\t{}",
+            self.name,
+            self.measured,
+            self.target,
+            if self.ok { "✓" } else { "✗" },
+            self.detail
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert!(median(&[]).is_nan());
+    }
+}
