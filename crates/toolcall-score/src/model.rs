@@ -222,6 +222,11 @@ impl Response {
         text: &str,
         format: Option<Format>,
     ) -> Result<Response, crate::InputError> {
+        // Chat Completions bodies, the bulk of most logs, are read without building a `Value`
+        // of the whole body; anything else, and every error, takes the general path.
+        if let Some(response) = crate::provider::fast_response(text, format) {
+            return Ok(response);
+        }
         let value = crate::errors::parse_json(path, text)?;
         crate::provider::parse_response(&value, format)
             .map_err(|e| crate::InputError::invalid(path, text, e))

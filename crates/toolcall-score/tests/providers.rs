@@ -669,7 +669,7 @@ mod never_panics {
             if let Err(error) = &parsed {
                 assert_pointer_is_inside(value, error);
             }
-            let _ = Response::from_json_str(&text, format);
+            assert_text_path_agrees(&text, format);
             if let Err(error) = parse_request(value, format) {
                 assert_pointer_is_inside(value, &error);
             }
@@ -678,6 +678,15 @@ mod never_panics {
         if let Err(error) = Catalog::from_json(value) {
             assert_pointer_is_inside(value, &error);
         }
+    }
+
+    /// Parsing text (which may take the typed Chat Completions fast path) gives what the
+    /// general path gives over the `Value` of the same text, or fails where it fails.
+    fn assert_text_path_agrees(text: &str, format: Option<Format>) {
+        let general = serde_json::from_str::<Value>(text)
+            .ok()
+            .and_then(|value| parse_response(&value, format).ok());
+        assert_eq!(Response::from_json_str(text, format).ok(), general, "{text}");
     }
 
     /// An error's pointer names a value in the document, or a missing key of one.
@@ -715,7 +724,7 @@ mod never_panics {
         #[test]
         fn arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
             let text = String::from_utf8_lossy(&bytes);
-            let _ = Response::from_json_str(&text, None);
+            assert_text_path_agrees(&text, None);
             let _ = Case::from_json_str(&text);
             if let Ok(value) = serde_json::from_str::<Value>(&text) {
                 exercise(&value);
@@ -734,7 +743,9 @@ mod never_panics {
                 text[i] = byte;
             }
             let text = String::from_utf8_lossy(&text);
-            let _ = Response::from_json_str(&text, None);
+            for format in [None, Some(Format::OpenaiChat)] {
+                assert_text_path_agrees(&text, format);
+            }
             let _ = Case::from_json_str(&text);
         }
     }

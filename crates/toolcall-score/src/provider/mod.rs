@@ -41,6 +41,7 @@
 mod anthropic;
 mod bedrock;
 mod call_list;
+mod fast;
 mod gemini;
 mod messages;
 mod ollama;
@@ -164,6 +165,13 @@ pub fn parse_response(value: &Value, format: Option<Format>) -> Result<Response,
         Format::Ollama => ollama::response(value),
         Format::CallList => call_list::response(value),
     }
+}
+
+/// The response in `text` when the typed single-pass reader handles it (an OpenAI Chat
+/// Completions body), equal to what [`parse_response`] gives; `None` sends the caller to the
+/// general path.
+pub(crate) fn fast_response(text: &str, format: Option<Format>) -> Option<Response> {
+    fast::response(text, format)
 }
 
 /// Parses a tools array in any supported format; each item's format is told from its shape.

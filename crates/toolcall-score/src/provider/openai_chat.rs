@@ -65,7 +65,7 @@ pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
 }
 
 /// Why the legacy call disagrees with `tool_calls`, or `None` when one of them is the same call.
-fn mismatch(legacy: &ToolCall, calls: &[ToolCall]) -> Option<String> {
+pub(super) fn mismatch(legacy: &ToolCall, calls: &[ToolCall]) -> Option<String> {
     let same_name: Vec<&ToolCall> = calls.iter().filter(|c| c.name == legacy.name).collect();
     if same_name.iter().any(|c| c.arguments == legacy.arguments) {
         return None;
