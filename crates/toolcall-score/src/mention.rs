@@ -152,9 +152,21 @@ pub(crate) fn is_tool_like(token: &str) -> bool {
 
 struct Token<'a> {
     text: &'a str,
-    lower: String,
     start: usize,
     end: usize,
+}
+
+impl Token<'_> {
+    /// The token in lower case, for comparing with the word lists. Only the few tokens around a
+    /// tool-like one are ever compared, so this is computed on demand, and borrowed when the
+    /// token has no upper-case letter (texts are long: one allocation per word was a hot spot).
+    fn lower(&self) -> std::borrow::Cow<'_, str> {
+        if self.text.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()) {
+            std::borrow::Cow::Borrowed(self.text)
+        } else {
+            std::borrow::Cow::Owned(self.text.to_lowercase())
+        }
+    }
 }
 
 fn is_token_char(c: char) -> bool {
@@ -180,7 +192,6 @@ fn tokenize(text: &str) -> Vec<Token<'_>> {
                 let offset = s + raw.find(trimmed).unwrap_or(0);
                 tokens.push(Token {
                     text: trimmed,
-                    lower: trimmed.to_lowercase(),
                     start: offset,
                     end: offset + trimmed.len(),
                 });
@@ -201,7 +212,8 @@ fn called_by_phrase(tokens: &[Token<'_>], i: usize) -> bool {
             break;
         }
         j -= 1;
-        let word = tokens[j].lower.as_str();
+        let word = tokens[j].lower();
+        let word = word.as_ref();
         if VERBS.contains(&word) {
             anchor = Some(j);
             break;
@@ -213,7 +225,7 @@ fn called_by_phrase(tokens: &[Token<'_>], i: usize) -> bool {
     if anchor.is_none()
         && tokens
             .get(i + 1)
-            .is_some_and(|t| NOUNS.contains(&t.lower.as_str()))
+            .is_some_and(|t| NOUNS.contains(&t.lower().as_ref()))
     {
         anchor = Some(i);
     }
@@ -221,9 +233,8 @@ fn called_by_phrase(tokens: &[Token<'_>], i: usize) -> bool {
         return false;
     };
     !tokens[anchor.saturating_sub(3)..anchor].iter().any(|t| {
-        NEGATIONS.contains(&t.lower.as_str())
-            || t.lower.ends_with("n't")
-            || t.lower.ends_with("n’t")
+        let lower = t.lower();
+        NEGATIONS.contains(&lower.as_ref()) || lower.ends_with("n't") || lower.ends_with("n’t")
     })
 }
 

@@ -33,14 +33,23 @@ pub fn score(case: &Case, response: &Response) -> Verdict {
 }
 
 fn score_calls(case: &Case, response: &Response, findings: &mut Vec<Finding>) {
-    let mut seen_ids: HashSet<&str> = HashSet::with_capacity(response.calls.len());
+    // Most responses carry a handful of calls: a linear look-back beats hashing every id.
+    let mut seen_ids: Option<HashSet<&str>> =
+        (response.calls.len() > 16).then(|| HashSet::with_capacity(response.calls.len()));
     for (i, call) in response.calls.iter().enumerate() {
-        let location = format!("response call {}", i + 1);
+        // Built only when there is a finding to carry it.
+        let location = || format!("response call {}", i + 1);
         if let Some(id) = call.id.as_deref() {
-            if !seen_ids.insert(id) {
+            let repeated = match &mut seen_ids {
+                Some(seen) => !seen.insert(id),
+                None => response.calls[..i]
+                    .iter()
+                    .any(|earlier| earlier.id.as_deref() == Some(id)),
+            };
+            if repeated {
                 let mut finding = Finding::new(
                     FindingKind::DuplicateCallId,
-                    location.clone(),
+                    location(),
                     "another call in this response has the same id; results cannot be paired",
                 );
                 finding.name = Some(call.name.clone());
@@ -51,7 +60,7 @@ fn score_calls(case: &Case, response: &Response, findings: &mut Vec<Finding>) {
         if case.expect == Expect::NoCall {
             let mut finding = Finding::new(
                 FindingKind::CallWhereNoToolFits,
-                location.clone(),
+                location(),
                 "the case says no tool fits this request, but the model called one",
             );
             finding.name = Some(call.name.clone());
@@ -60,7 +69,7 @@ fn score_calls(case: &Case, response: &Response, findings: &mut Vec<Finding>) {
         }
         match resolve(case, call) {
             Some(defined) => check_arguments(case, call, defined, &location, findings),
-            None => findings.push(unknown(case, &call.name, call.id.clone(), location, false)),
+            None => findings.push(unknown(case, &call.name, call.id.clone(), location(), false)),
         }
     }
 }
@@ -143,11 +152,11 @@ fn check_arguments(
     case: &Case,
     call: &ToolCall,
     defined: &str,
-    location: &str,
+    location: &dyn Fn() -> String,
     findings: &mut Vec<Finding>,
 ) {
     let mut finding = |kind, detail: String| {
-        let mut f = Finding::new(kind, location, detail);
+        let mut f = Finding::new(kind, location(), detail);
         f.name = Some(call.name.clone());
         f.call_id = call.id.clone();
         findings.push(f);
@@ -188,14 +197,13 @@ fn score_text(case: &Case, response: &Response, findings: &mut Vec<Finding>) {
         return;
     }
     let called: HashSet<&str> = response.calls.iter().map(|c| c.name.as_str()).collect();
-    let parameters = parameter_names(case);
     let mut reported: HashSet<String> = HashSet::new();
     for (i, text) in response.text.iter().enumerate() {
         for mention in mentions(text) {
             let name = mention.name;
             if case.catalog.contains(&name)
                 || called.contains(name.as_str())
-                || parameters.contains(name.as_str())
+                || is_parameter(case, &name)
                 || reported.contains(&name)
             {
                 continue;
@@ -213,6 +221,17 @@ fn score_text(case: &Case, response: &Response, findings: &mut Vec<Finding>) {
     }
 }
 
+/// Whether `name` is a top-level property of some tool's input schema (see
+/// [`parameter_names`]); looked up per mention rather than collected per response.
+fn is_parameter(case: &Case, name: &str) -> bool {
+    case.catalog.tools().iter().any(|t| {
+        t.input_schema
+            .as_ref()
+            .and_then(|s| s.get("properties")?.as_object())
+            .is_some_and(|properties| properties.contains_key(name))
+    })
+}
+
 /// Top-level property names of every tool's input schema: words that look like tool names in
 /// prose but are arguments (`account_id`).
 pub(crate) fn parameter_names(case: &Case) -> HashSet<&str> {
@@ -228,6 +247,9 @@ pub(crate) fn parameter_names(case: &Case) -> HashSet<&str> {
 /// Calls are paired with results by id; calls without ids (Gemini, Ollama) by name, in order.
 fn check_transcript(case: &Case, findings: &mut Vec<Finding>) {
     let transcript = &case.transcript;
+    if transcript.calls().next().is_none() {
+        return;
+    }
     let answered_ids: HashSet<&str> = transcript
         .results()
         .filter_map(|r| r.call_id.as_deref())
