@@ -4,8 +4,8 @@
 //! directory (never committed): every recorded response under `recorded/` (in its own
 //! provider's format, scored against its case under `cases/`), and every tau-bench airline
 //! assistant turn that made tool calls, turned into a Chat Completions response body (scored
-//! against the request up to that turn: the 14 airline tools and the transcript so far). The
-//! entries repeat until the corpus reaches its size.
+//! against the request up to that turn: the 14 airline tools, one shared catalog, and the
+//! transcript so far). The entries repeat until the corpus reaches its size.
 //!
 //! "Ours" is what a user's loop does per line: `Response::from_json_str` (format detected, or
 //! named by the case) and `score`. The reference is `serde_json::from_slice::<IgnoredAny>` over
@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use serde::de::IgnoredAny;
 use serde_json::{json, Value};
 use toolcall_bench::{load_average, median, quick, tau_bench_dir, timed, workspace_root, Row};
-use toolcall_score::{score, Case, Response};
+use toolcall_score::{score, Case, Catalog, Response};
 
 /// One distinct corpus line: a response body and the case it is scored against.
 struct Entry {
@@ -111,6 +111,9 @@ fn tau_entries(cases: &mut Vec<Case>, entries: &mut Vec<Entry>) {
     };
     let tools = read("tools.json");
     let trajectories = read("trajectories.json");
+    // One catalog for all turns, as a suite built from one tools file has: clones share their
+    // compiled schemas.
+    let catalog = Catalog::from_json(&tools).expect("the tools parse");
     let mut n = 0u64;
     for trajectory in trajectories.as_array().expect("a list of conversations") {
         let messages = trajectory["traj"].as_array().expect("`traj` messages");
@@ -123,7 +126,11 @@ fn tau_entries(cases: &mut Vec<Case>, entries: &mut Vec<Entry>) {
             n += 1;
             let case = Case::from_value(&json!({"tools": tools, "messages": &messages[..i]}))
                 .expect("the request parses");
-            cases.push(case);
+            assert_eq!(case.catalog, catalog);
+            cases.push(Case {
+                catalog: catalog.clone(),
+                ..case
+            });
             // The body as the Chat Completions API returns it, usage and all.
             let body = json!({
                 "id": format!("chatcmpl-AZ{n:016}"),

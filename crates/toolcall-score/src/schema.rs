@@ -2,7 +2,9 @@
 //!
 //! Uses the `jsonschema` crate with its default features off (no network resolution of remote
 //! `$ref`s). Each tool's schema is compiled on first use and kept with the catalog, so scoring many
-//! responses against one case compiles each schema once.
+//! responses against one case compiles each schema once. Clones of a catalog share the compiled
+//! schemas (a catalog never changes once built), so cases built from one tools file compile
+//! each schema once between them and keep one copy in memory.
 
 use std::sync::{Arc, OnceLock};
 
@@ -14,12 +16,13 @@ type Compiled = Result<Arc<jsonschema::Validator>, String>;
 
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ValidatorCache {
-    slots: Vec<OnceLock<Compiled>>,
+    slots: Arc<Vec<OnceLock<Compiled>>>,
 }
 
 impl ValidatorCache {
+    /// A slot for the next tool; only while the catalog is built, before it can be cloned.
     pub(crate) fn push(&mut self) {
-        self.slots.push(OnceLock::new());
+        Arc::make_mut(&mut self.slots).push(OnceLock::new());
     }
 
     pub(crate) fn validate(
