@@ -161,7 +161,11 @@ impl Token<'_> {
     /// tool-like one are ever compared, so this is computed on demand, and borrowed when the
     /// token has no upper-case letter (texts are long: one allocation per word was a hot spot).
     fn lower(&self) -> std::borrow::Cow<'_, str> {
-        if self.text.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()) {
+        if self
+            .text
+            .bytes()
+            .all(|b| b.is_ascii() && !b.is_ascii_uppercase())
+        {
             std::borrow::Cow::Borrowed(self.text)
         } else {
             std::borrow::Cow::Owned(self.text.to_lowercase())

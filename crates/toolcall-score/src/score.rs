@@ -69,7 +69,13 @@ fn score_calls(case: &Case, response: &Response, findings: &mut Vec<Finding>) {
         }
         match resolve(case, call) {
             Some(defined) => check_arguments(case, call, defined, &location, findings),
-            None => findings.push(unknown(case, &call.name, call.id.clone(), location(), false)),
+            None => findings.push(unknown(
+                case,
+                &call.name,
+                call.id.clone(),
+                location(),
+                false,
+            )),
         }
     }
 }

@@ -686,7 +686,11 @@ mod never_panics {
         let general = serde_json::from_str::<Value>(text)
             .ok()
             .and_then(|value| parse_response(&value, format).ok());
-        assert_eq!(Response::from_json_str(text, format).ok(), general, "{text}");
+        assert_eq!(
+            Response::from_json_str(text, format).ok(),
+            general,
+            "{text}"
+        );
     }
 
     /// An error's pointer names a value in the document, or a missing key of one.

@@ -581,11 +581,17 @@ mod tests {
     }
 
     fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).expect("a fixture directory").flatten() {
+        for entry in std::fs::read_dir(dir)
+            .expect("a fixture directory")
+            .flatten()
+        {
             let path = entry.path();
             if path.is_dir() {
                 files(&path, out);
-            } else if path.extension().is_some_and(|e| e == "json" || e == "jsonl") {
+            } else if path
+                .extension()
+                .is_some_and(|e| e == "json" || e == "jsonl")
+            {
                 out.push(path);
             }
         }
@@ -611,7 +617,10 @@ mod tests {
             for text in texts {
                 for format in std::iter::once(None).chain(Format::ALL.map(Some)) {
                     let expected = general(text, format);
-                    if expected.as_ref().is_some_and(|r| r.format == Format::OpenaiChat) {
+                    if expected
+                        .as_ref()
+                        .is_some_and(|r| r.format == Format::OpenaiChat)
+                    {
                         chat += 1;
                     }
                     if let Some(got) = response(text, format) {
@@ -621,8 +630,14 @@ mod tests {
                 }
             }
         }
-        assert!(chat > 60, "only {chat} Chat Completions parses among the fixtures");
-        assert_eq!(fast, chat, "the fast path declined some Chat Completions bodies");
+        assert!(
+            chat > 60,
+            "only {chat} Chat Completions parses among the fixtures"
+        );
+        assert_eq!(
+            fast, chat,
+            "the fast path declined some Chat Completions bodies"
+        );
     }
 
     const BODY: &str = r#"{"object": "chat.completion", "usage": {"total_tokens": 1},
@@ -650,7 +665,10 @@ mod tests {
                 &format!(r#""x": {}1{}"#, "[".repeat(200), "]".repeat(200)),
             ),
             // A duplicated key the general path reads: it keeps the last one.
-            BODY.replace(r#""type": "function","#, r#""type": "function", "id": "c2","#),
+            BODY.replace(
+                r#""type": "function","#,
+                r#""type": "function", "id": "c2","#,
+            ),
             BODY.replace(r#""index": 0,"#, r#""finish_reason": "stop", "index": 0,"#),
             // Another format fits as well.
             BODY.replace(r#""usage""#, r#""candidates": [], "usage""#),
@@ -683,7 +701,10 @@ mod tests {
             BODY.replace(r#""{\"account_id\": \"a\"}""#, r#"{"account_id": "a"}"#),
             // Text, a refusal, escaped keys, a legacy call that disagrees.
             BODY.replace(r#""content": null"#, r#""content": "let me \u0063heck""#),
-            BODY.replace(r#""content": null"#, r#""refusal": "no", "content": [{"type": "text", "text": "a"}]"#),
+            BODY.replace(
+                r#""content": null"#,
+                r#""refusal": "no", "content": [{"type": "text", "text": "a"}]"#,
+            ),
             BODY.replace(r#""role""#, r#""r\u006fle""#),
             BODY.replace(
                 r#""content": null"#,
