@@ -93,7 +93,12 @@ impl Case {
         for key in object.keys() {
             if let Some(meant) = CASE_KEYS
                 .iter()
-                .find(|k| **k != key && crate::suggest::edit_distance(k, key) <= 1)
+                // The length check first: most keys are far longer or shorter than these.
+                .find(|k| {
+                    **k != key
+                        && k.chars().count().abs_diff(key.chars().count()) <= 1
+                        && crate::suggest::edit_distance(k, key) <= 1
+                })
             {
                 return Err(ParseError::Unexpected {
                     pointer: format!("/{}", key.replace('~', "~0").replace('/', "~1")),
