@@ -24,6 +24,8 @@ enum Command {
     Score(cmd::score::Args),
     /// Lint a case for prompt drift: names the prompt tells the model to use that are not defined.
     Lint(cmd::lint::Args),
+    /// Replay scripted tool calls against a real MCP server (stdio or streamable HTTP).
+    Replay(cmd::replay::Args),
 }
 
 fn main() -> ExitCode {
@@ -31,5 +33,6 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Score(args) => cmd::score::run(&args),
         Command::Lint(args) => cmd::lint::run(&args),
+        Command::Replay(args) => cmd::replay::run(&args),
     }
 }
