@@ -281,8 +281,17 @@ impl Flow {
                     "expected a JSON object of arguments".into(),
                 ));
             }
+            let input = expand_strings(call.input, &format!("/calls/{i}/input"), &expand)?;
             let mut expect = Vec::with_capacity(call.expect.len());
             for (pointer, value) in call.expect {
+                let value = expand_strings(
+                    value,
+                    &format!(
+                        "/calls/{i}/expect/{}",
+                        pointer.replace('~', "~0").replace('/', "~1")
+                    ),
+                    &expand,
+                )?;
                 if !(pointer.is_empty() || pointer.starts_with('/')) {
                     return Err(invalid(
                         format!("/calls/{i}/expect"),
@@ -297,7 +306,7 @@ impl Flow {
             }
             calls.push(Call {
                 name: call.name,
-                input: call.input,
+                input,
                 expect,
             });
         }
@@ -314,6 +323,33 @@ impl Flow {
             expected_failure: raw.expected_failure,
         })
     }
+}
+
+/// Expands `${VAR}` in every string inside `value` (not in object keys).
+fn expand_strings(
+    value: Value,
+    pointer: &str,
+    expand: &dyn Fn(&str, &str) -> Result<String, FlowError>,
+) -> Result<Value, FlowError> {
+    Ok(match value {
+        Value::String(s) if s.contains('$') => Value::String(expand(pointer, &s)?),
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| expand_strings(v, &format!("{pointer}/{i}"), expand))
+                .collect::<Result<_, _>>()?,
+        ),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| {
+                    let at = format!("{pointer}/{}", k.replace('~', "~0").replace('/', "~1"));
+                    Ok((k, expand_strings(v, &at, expand)?))
+                })
+                .collect::<Result<_, FlowError>>()?,
+        ),
+        other => other,
+    })
 }
 
 /// Resolves a path against the flow's directory, but only when the text *written in the flow* is
@@ -414,6 +450,30 @@ mod tests {
         };
         assert_eq!(s.command, Path::new("rel/server"));
         assert_eq!(s.env["K"], "x/opt/server$");
+    }
+
+    #[test]
+    fn variables_expand_in_inputs_and_expectations() {
+        let flow = parse(
+            r#"{"server": {"command": "node"}, "calls": [{"name": "t",
+                "input": {"path": "${SERVER}/a", "n": [1, "$$5"]},
+                "expect": {"/dir": "${SERVER}"}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            flow.calls[0].input,
+            serde_json::json!({"path": "/opt/server/a", "n": [1, "$5"]})
+        );
+        assert_eq!(
+            flow.calls[0].expect,
+            [("/dir".to_owned(), serde_json::json!("/opt/server"))]
+        );
+        let err = parse(r#"{"server": {"command": "node"}, "calls": [{"name": "t", "input": {"a": ["${NOPE_ATP_Y}"]}}]}"#)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "flows/x.json: /calls/0/input/a/0 uses ${NOPE_ATP_Y}, which is not set"
+        );
     }
 
     #[test]

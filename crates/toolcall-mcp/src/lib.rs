@@ -48,8 +48,10 @@
 //!   so a server that works here may miss a variable there.
 //! - **Paths:** a relative `command` (one with a `/`) and a relative `cwd` resolve against the
 //!   directory of the flow file; `cwd` defaults to that directory, so relative arguments do too.
-//!   A bare command (`node`) is looked up in `PATH`. `${VAR}` is replaced by the environment
-//!   variable's value (an unset one is an error); a value substituted this way is used as given.
+//!   A bare command (`node`) is looked up in `PATH`.
+//! - **Variables:** `${VAR}` in the server's fields and in the string values of `input` and
+//!   `expect` is replaced by the environment variable's value (an unset one is an error, `$$` is a
+//!   `$`); a path substituted this way is used as given, not resolved against the flow.
 //! - **stdout** is read by us line by line: a line that is not JSON-RPC, or text printed without a
 //!   newline next to a message, ends the replay with the offending text quoted (rmcp alone would
 //!   skip the first silently and lose the response in the second).

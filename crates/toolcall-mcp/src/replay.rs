@@ -636,7 +636,7 @@ fn describe_exit(status: ExitStatus) -> String {
 }
 
 fn unknown_tool(name: &str, catalog: &Catalog) -> String {
-    const SHOWN: usize = 12;
+    const SHOWN: usize = 20;
     let mut names: Vec<String> = catalog
         .names()
         .take(SHOWN)
