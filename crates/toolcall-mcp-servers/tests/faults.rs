@@ -284,3 +284,35 @@ fn the_child_gets_the_parent_environment_plus_the_flow_env_and_a_relative_cwd() 
         Some(dir.join("src").canonicalize().unwrap())
     );
 }
+
+/// Whether a process is still running (a zombie waiting for init to reap it is not).
+fn running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name in parentheses.
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn what_the_server_started_dies_with_it() {
+    let report = run(&fault_flow("grandchild", echo(1)));
+    assert_eq!(failure(&report).0, FailureKind::Timeout);
+    let pid: u32 = report
+        .stderr_tail
+        .iter()
+        .find_map(|l| l.strip_prefix("fault-server: grandchild pid "))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no grandchild pid in {:?}", report.stderr_tail));
+    // SIGKILL is delivered at once, but the state changes when the kernel gets to it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while running(pid) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !running(pid),
+        "the server's child {pid} (sleep 600) outlived the replay"
+    );
+}

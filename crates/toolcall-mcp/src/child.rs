@@ -103,6 +103,11 @@ impl ChildServer {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        // Its own process group: a wrapper (`npx`, `uv run`, a shell script) and whatever it
+        // started are killed together. It also keeps a terminal's Ctrl-C away from the server;
+        // the caller handles that (see `Options::handle_ctrl_c`).
+        #[cfg(unix)]
+        command.process_group(0);
         let mut child = command.spawn()?;
         let pid = child.id();
         let stdin = child.stdin.take().expect("stdin is piped");
@@ -163,8 +168,13 @@ impl ChildServer {
     /// when the session ended cleanly), then kills it, and always reaps it.
     pub(crate) async fn shutdown(mut self, grace: Duration) -> Ended {
         let status = match tokio::time::timeout(grace, self.child.wait()).await {
-            Ok(Ok(status)) => Some(status),
+            Ok(Ok(status)) => {
+                // The server is gone; anything it started and left behind goes too.
+                self.kill_group();
+                Some(status)
+            }
             _ => {
+                self.kill_group();
                 let _ = self.child.start_kill();
                 self.child.wait().await.ok()
             }
@@ -187,6 +197,19 @@ impl ChildServer {
             status,
             stderr_tail,
             stderr_bytes,
+        }
+    }
+}
+
+impl ChildServer {
+    /// SIGKILL to the server's process group (the server and everything it started).
+    fn kill_group(&self) {
+        #[cfg(unix)]
+        if let Some(pid) = self.pid.and_then(|p| i32::try_from(p).ok()) {
+            if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                // ESRCH (nothing left in the group) is the usual, happy answer.
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+            }
         }
     }
 }

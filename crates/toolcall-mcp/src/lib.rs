@@ -60,7 +60,10 @@
 //! - **Timeouts** bound start-up plus `initialize`, and every request after it.
 //! - **The process is reaped on every exit path**: after a clean run its stdin is closed and it
 //!   gets [`Options::shutdown_grace`] to exit; after a failure or timeout it is killed at once.
-//!   The `Command` is also `kill_on_drop`, for panics and cancelled futures.
+//!   The `Command` is also `kill_on_drop`, for panics and cancelled futures. On Unix the server
+//!   runs in its own process group, and the whole group is killed at the end, so what a wrapper
+//!   such as `npx` started goes too; a terminal's Ctrl-C therefore reaches only us, which is what
+//!   [`Options::handle_ctrl_c`] is for.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -35,6 +35,11 @@ pub struct Options {
     /// After the last call, how long the server gets to exit on its own once its stdin is
     /// closed, before it is killed.
     pub shutdown_grace: Duration,
+    /// End the replay (and kill the server) on Ctrl-C instead of dying with the server left
+    /// behind. A stdio server runs in its own process group, so a terminal's Ctrl-C does not
+    /// reach it: a command-line caller wants this on; a library caller that handles SIGINT
+    /// itself leaves it off (the default).
+    pub handle_ctrl_c: bool,
 }
 
 impl Default for Options {
@@ -45,6 +50,7 @@ impl Default for Options {
             max_message_bytes: 4 * 1024 * 1024,
             stderr_tail_bytes: 64 * 1024,
             shutdown_grace: Duration::from_secs(2),
+            handle_ctrl_c: false,
         }
     }
 }
@@ -102,6 +108,8 @@ pub enum FailureKind {
     RpcError,
     /// An `expect` assertion did not hold.
     Expectation,
+    /// Ctrl-C (with [`Options::handle_ctrl_c`]).
+    Interrupted,
 }
 
 /// What broke, where.
@@ -461,6 +469,7 @@ impl Run<'_> {
             r = op => r.map_err(Into::into),
             f = fault => Err(OpError::Stdout(f)),
             () = tokio::time::sleep(timeout) => Err(OpError::TimedOut),
+            () = ctrl_c(self.options.handle_ctrl_c) => Err(OpError::Interrupted),
         };
         match outcome {
             Ok(v) => Ok(v),
@@ -476,6 +485,10 @@ impl Run<'_> {
             return fault_failure(phase, fault);
         }
         match error {
+            OpError::Interrupted => phase.fail(
+                FailureKind::Interrupted,
+                "interrupted (Ctrl-C); the server was killed",
+            ),
             OpError::TimedOut => {
                 let waiting = if phase.step.is_some() {
                     "the tool did not answer"
@@ -536,6 +549,7 @@ impl Run<'_> {
 /// What went wrong while awaiting the server.
 pub(crate) enum OpError {
     TimedOut,
+    Interrupted,
     Stdout(StdoutFault),
     Rpc { code: i32, message: String },
     Other(String),
@@ -563,6 +577,14 @@ impl From<rmcp::service::ClientInitializeError> for OpError {
             other => OpError::Other(other.to_string()),
         }
     }
+}
+
+/// Resolves on Ctrl-C when asked to watch for it; never otherwise.
+async fn ctrl_c(watch: bool) {
+    if watch && tokio::signal::ctrl_c().await.is_ok() {
+        return;
+    }
+    std::future::pending().await
 }
 
 async fn watch_fault(faults: Option<watch::Receiver<Option<StdoutFault>>>) -> StdoutFault {

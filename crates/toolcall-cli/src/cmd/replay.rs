@@ -43,6 +43,7 @@ pub fn run(args: &Args) -> ExitCode {
             initialize_timeout: seconds("init-timeout", args.init_timeout)?,
             call_timeout: seconds("call-timeout", args.call_timeout)?,
             max_message_bytes: args.max_message_bytes,
+            handle_ctrl_c: true,
             ..Options::default()
         })
     })() {

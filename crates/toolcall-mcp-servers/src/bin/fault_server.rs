@@ -16,6 +16,7 @@
 //! | `stderr-flood` | writes 2 MiB to stderr before answering, then behaves |
 //! | `big-result` | answers `tools/call` with a 10 MB text block |
 //! | `crash-mid-flow` | exits with code 101 on the second `tools/call` |
+//! | `grandchild` | starts `sleep 600` (its pid on stderr), then hangs on every `tools/call` |
 
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
@@ -34,6 +35,7 @@ fn main() -> ExitCode {
         "stderr-flood",
         "big-result",
         "crash-mid-flow",
+        "grandchild",
     ];
     if !known.contains(&mode.as_str()) {
         eprintln!(
@@ -62,6 +64,19 @@ fn main() -> ExitCode {
             }
         }
         let _ = writeln!(err, "fault-server: flood done");
+    }
+
+    if mode == "grandchild" {
+        // Like a wrapper (npx, uv run) that started the real server: ours must die with us.
+        match std::process::Command::new("sleep")
+            .arg("600")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+        {
+            Ok(child) => eprintln!("fault-server: grandchild pid {}", child.id()),
+            Err(e) => eprintln!("fault-server: cannot start sleep: {e}"),
+        }
     }
 
     let mut calls = 0;
@@ -96,7 +111,7 @@ fn main() -> ExitCode {
             "tools/call" => {
                 calls += 1;
                 match mode.as_str() {
-                    "hang-on-call" => continue,
+                    "hang-on-call" | "grandchild" => continue,
                     "crash-mid-flow" if calls == 2 => {
                         eprintln!("fault-server: segfault in call 2 (simulated)");
                         return ExitCode::from(101);
