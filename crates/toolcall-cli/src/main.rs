@@ -26,6 +26,12 @@ enum Command {
     Lint(cmd::lint::Args),
     /// Replay scripted tool calls against a real MCP server (stdio or streamable HTTP).
     Replay(cmd::replay::Args),
+    /// Run every case for every recorded agent against the baselines, as a report.
+    Check(cmd::check::Args),
+    /// The rate of unknown tool names over recorded responses, JSONL logs or a live model.
+    Rate(Box<cmd::rate::Args>),
+    /// Turn logged conversations into cases and recorded responses.
+    Import(cmd::import::Args),
 }
 
 fn main() -> ExitCode {
@@ -34,5 +40,8 @@ fn main() -> ExitCode {
         Command::Score(args) => cmd::score::run(&args),
         Command::Lint(args) => cmd::lint::run(&args),
         Command::Replay(args) => cmd::replay::run(&args),
+        Command::Check(args) => cmd::check::run(&args),
+        Command::Rate(args) => cmd::rate::run(&args),
+        Command::Import(args) => cmd::import::run(&args),
     }
 }

@@ -20,22 +20,5 @@ pub fn in_github_actions() -> bool {
     std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true")
 }
 
-/// A GitHub Actions `::error` annotation. Property and message values are escaped as the
-/// workflow-command syntax requires (`%`, CR, LF; and `:` `,` in properties).
-pub fn annotation(file: &str, line: Option<usize>, title: &str, message: &str) -> String {
-    fn data(s: &str) -> String {
-        s.replace('%', "%25")
-            .replace('\r', "%0D")
-            .replace('\n', "%0A")
-    }
-    fn property(s: &str) -> String {
-        data(s).replace(':', "%3A").replace(',', "%2C")
-    }
-    let line = line.map(|l| format!(",line={l}")).unwrap_or_default();
-    format!(
-        "::error file={}{line},title={}::{}",
-        property(file),
-        property(title),
-        data(message)
-    )
-}
+/// GitHub Actions annotations, shared with the harness so both escape alike.
+pub use toolcall_harness::github::{annotation, repo_relative};

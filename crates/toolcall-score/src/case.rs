@@ -28,15 +28,19 @@ pub enum Expect {
 /// | key | meaning |
 /// |---|---|
 /// | `about` | what the case is about, for humans |
-/// | `format` | the provider format of the request and of recorded responses, when not detected |
+/// | `format` | the provider format of the request and of recorded responses, when they should not be detected |
 /// | `parent_tools` | the planner's tools, when this agent is a sub-agent (any tools format) |
 /// | `expect` | `"any"` (default) or `"no_call"`: no tool fits, and any call is a finding |
 #[derive(Clone, Debug, Default)]
 pub struct Case {
     /// What the case is about.
     pub about: Option<String>,
-    /// The provider format named by the case, if any.
+    /// The provider format named by the case's `format` key, if any: it applies to the request
+    /// and to every response scored against the case.
     pub format: Option<Format>,
+    /// The format the request was written in, when its shape tells. Informational: responses
+    /// come back in their agent's format, which need not be the request's.
+    pub request_format: Option<Format>,
     /// The system prompt, empty when there is none.
     pub system: String,
     /// The tools the request defined.
@@ -135,7 +139,8 @@ impl Case {
         let request = crate::provider::parse_request(value, format)?;
         Ok(Case {
             about,
-            format: format.or(request.format),
+            format,
+            request_format: request.format,
             system: request.system.unwrap_or_default(),
             catalog: request.tools,
             transcript: request.transcript,

@@ -59,6 +59,17 @@ impl Catalog {
         crate::provider::parse_tools(value).map(Catalog::new)
     }
 
+    /// Reads a tools file (a tools array in any supported format). Errors name the file, line
+    /// and column.
+    pub fn load(path: &std::path::Path) -> Result<Catalog, crate::InputError> {
+        let text = std::fs::read_to_string(path).map_err(|source| crate::InputError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let value = crate::errors::parse_json(Some(path), &text)?;
+        Catalog::from_json(&value).map_err(|e| crate::InputError::invalid(Some(path), &text, e))
+    }
+
     fn push(&mut self, tool: Tool) {
         if self.by_name.contains_key(&tool.name) {
             self.duplicates.push(tool.name);

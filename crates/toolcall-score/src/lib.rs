@@ -29,7 +29,7 @@
 //! let finding = &verdict.findings()[0];
 //! assert_eq!(finding.name.as_deref(), Some("get_invoices"));
 //! assert_eq!(finding.cause, Some(Cause::Invented));
-//! assert_eq!(finding.suggestions, ["get_invoice"]);
+//! assert_eq!(finding.suggestions(), ["get_invoice"]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -51,6 +51,7 @@ mod format;
 mod lint;
 mod mention;
 mod model;
+mod namespace;
 pub mod provider;
 #[cfg(feature = "schema")]
 mod schema;
@@ -73,4 +74,5 @@ pub use model::{
 pub use score::score;
 pub use span::locate;
 pub use suggest::suggest;
+pub use tool_loop::{LoopPolicy, ToolLoop};
 pub use verdict::{Cause, Finding, FindingKind, Verdict};

@@ -1,8 +1,17 @@
 //! Drift lint: the prompt or a tool description names a tool the catalog no longer has.
+//!
+//! A renamed tool is a one-line change in the catalog and a silent regression in the prompt:
+//! "use lookup_customer to find an account" keeps teaching the model a name that no longer
+//! exists. The lint reads the system prompt and every tool description for names written as
+//! calls (see the `mention` module for what counts) and reports those the catalog lacks.
+
+use std::fmt;
 
 use serde::Serialize;
 
-use crate::Case;
+use crate::mention::mentions;
+use crate::score::parameter_names;
+use crate::{escape, suggest, Case};
 
 /// Where a drifted name was found.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -31,8 +40,77 @@ pub struct Drift {
     pub suggestions: Vec<String>,
 }
 
-/// Lints a case for prompt drift.
+impl fmt::Display for DriftSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DriftSource::SystemPrompt => f.write_str("the system prompt"),
+            DriftSource::ToolDescription { tool } => {
+                write!(f, "the description of `{}`", escape(tool))
+            }
+        }
+    }
+}
+
+impl fmt::Display for Drift {
+    /// `` `lookup_customer` is not defined, but the system prompt says: "…"; did you mean `find_customer`? ``
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "`{}` is not defined, but {} says: \"{}\"",
+            escape(&self.name),
+            self.source,
+            escape(&self.context)
+        )?;
+        if !self.suggestions.is_empty() {
+            let names: Vec<String> = self
+                .suggestions
+                .iter()
+                .map(|n| format!("`{}`", escape(n)))
+                .collect();
+            write!(f, "; did you mean {}?", names.join(" or "))?;
+        }
+        Ok(())
+    }
+}
+
+/// Lints a case for prompt drift: every name the system prompt or a tool description tells the
+/// model to call that the catalog does not define, once per place it is found.
+///
+/// ```
+/// use toolcall_score::{lint, Case};
+///
+/// let case = Case::from_json_str(r#"{
+///     "system": "Use lookup_customer to find an account.",
+///     "tools": [{"name": "find_customer", "description": "Find a customer by email."}]
+/// }"#)?;
+/// let drifts = lint(&case);
+/// assert_eq!(drifts[0].name, "lookup_customer");
+/// assert_eq!(drifts[0].suggestions, ["find_customer"]);
+/// # Ok::<(), toolcall_score::InputError>(())
+/// ```
 pub fn lint(case: &Case) -> Vec<Drift> {
-    let _ = case;
-    Vec::new()
+    let parameters = parameter_names(case);
+    let sources = std::iter::once((DriftSource::SystemPrompt, case.system.as_str())).chain(
+        case.catalog.tools().iter().map(|tool| {
+            let source = DriftSource::ToolDescription {
+                tool: tool.name.clone(),
+            };
+            (source, tool.description.as_str())
+        }),
+    );
+    let mut drifts = Vec::new();
+    for (source, text) in sources {
+        for mention in mentions(text) {
+            if case.catalog.contains(&mention.name) || parameters.contains(mention.name.as_str()) {
+                continue;
+            }
+            drifts.push(Drift {
+                suggestions: suggest(&mention.name, &case.catalog),
+                name: mention.name,
+                source: source.clone(),
+                context: mention.context,
+            });
+        }
+    }
+    drifts
 }

@@ -146,7 +146,7 @@ mod tests {
         assert_eq!(locate(TEXT, "/tools"), Some((2, 12)));
         assert_eq!(locate(TEXT, "/tools/1"), Some((4, 5)));
         assert_eq!(locate(TEXT, "/tools/0/name"), Some((3, 14)));
-        assert_eq!(locate(TEXT, "/a~1b/x~0y"), Some((6, 19)));
+        assert_eq!(locate(TEXT, "/a~1b/x~0y"), Some((6, 18)));
     }
 
     #[test]

@@ -1,11 +1,143 @@
 //! Suggestions: which defined name an unknown name was likely meant to be.
+//!
+//! Three kinds of closeness, tried in this order, each ranked above the next:
+//! 1. the same tool behind a namespace prefix (`github__create_issue` → `create_issue`, and the
+//!    reverse), see [`crate::namespace`];
+//! 2. the same words spelt differently (`getBalance`, `get-balance`, `GET_BALANCE`), or a small
+//!    edit away (`get_invoices` → `get_invoice`);
+//! 3. the same subject with another verb (`lookup_customer` → `find_customer`): the names share
+//!    at least a third of their non-verb words; offered only when nothing closer is.
+//!
+//! Nothing is suggested when nothing is close: a wrong suggestion is worse than none.
 
 use crate::Catalog;
 
-/// The defined names closest to `name`, closest first; empty when nothing is close.
+/// How many suggestions at most.
+const MAX_SUGGESTIONS: usize = 3;
+
+/// Verbs that say little about *which* tool is meant; names that share only these are not close.
+const GENERIC_WORDS: &[&str] = &[
+    "get", "set", "list", "find", "lookup", "look", "search", "query", "fetch", "read", "write",
+    "create", "add", "new", "make", "update", "edit", "modify", "patch", "delete", "remove", "del",
+    "do", "run", "call", "invoke", "execute", "exec", "check", "show", "view", "describe", "by",
+    "for", "to", "of", "the", "a", "all", "info", "details", "data", "tool", "api", "v1", "v2",
+];
+
+/// The defined names closest to `name`, closest first, at most three; empty when nothing is
+/// close.
+///
+/// ```
+/// use toolcall_score::{suggest, Catalog, Tool};
+///
+/// let catalog = Catalog::new([Tool::new("get_invoice", ""), Tool::new("create_issue", "")]);
+/// assert_eq!(suggest("get_invoices", &catalog), ["get_invoice"]);
+/// assert_eq!(suggest("github__create_issue", &catalog), ["create_issue"]);
+/// assert!(suggest("send_fax", &catalog).is_empty());
+/// ```
 pub fn suggest(name: &str, catalog: &Catalog) -> Vec<String> {
-    let _ = (name, catalog);
-    Vec::new()
+    let wanted = Words::of(crate::namespace::base(name));
+    let mut ranked: Vec<(u8, usize, &str)> = catalog
+        .names()
+        .filter(|defined| *defined != name)
+        .filter_map(|defined| closeness(name, &wanted, defined).map(|(r, d)| (r, d, defined)))
+        .collect();
+    ranked.sort();
+    // A shared subject is weak evidence: offer it only when nothing closer exists.
+    if ranked.first().is_some_and(|(rank, _, _)| *rank < 2) {
+        ranked.retain(|(rank, _, _)| *rank < 2);
+    }
+    ranked
+        .into_iter()
+        .take(MAX_SUGGESTIONS)
+        .map(|(_, _, defined)| defined.to_owned())
+        .collect()
+}
+
+/// `(rank, distance)` when `defined` is close to `name`; lower is closer.
+fn closeness(name: &str, wanted: &Words, defined: &str) -> Option<(u8, usize)> {
+    if crate::namespace::relates(name, defined) {
+        return Some((0, 0));
+    }
+    // Spelling is compared without namespaces: a shared long prefix would otherwise make any
+    // two tools of one server look a few edits apart.
+    let words = Words::of(crate::namespace::base(defined));
+    if words.joined == wanted.joined {
+        return Some((1, 0));
+    }
+    let distance = edit_distance(&wanted.joined, &words.joined);
+    let shorter = wanted
+        .joined
+        .chars()
+        .count()
+        .min(words.joined.chars().count());
+    // One edit in a short name, about one in four in a longer one.
+    if distance <= (shorter / 4).max(1) {
+        return Some((1, distance));
+    }
+    let shared = wanted
+        .subject
+        .iter()
+        .filter(|w| words.subject.contains(w))
+        .count();
+    let union = wanted.subject.len() + words.subject.len() - shared;
+    if shared > 0 && shared * 3 >= union {
+        return Some((2, union - shared));
+    }
+    None
+}
+
+/// A name split into lower-case words (on `_ - . / :` and camelCase), with plurals folded.
+struct Words {
+    /// All words joined by `_`: the spelling-independent form of the name.
+    joined: String,
+    /// The words that are not generic verbs: what the tool is about.
+    subject: Vec<String>,
+}
+
+impl Words {
+    fn of(name: &str) -> Words {
+        let words = split_words(name);
+        let joined = words.join("_");
+        let subject = words
+            .iter()
+            .filter(|w| !GENERIC_WORDS.contains(&w.as_str()))
+            .map(|w| singular(w).to_owned())
+            .collect();
+        Words { joined, subject }
+    }
+}
+
+/// Splits an identifier into lower-case words.
+pub(crate) fn split_words(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut previous_lower = false;
+    for c in name.chars() {
+        if !c.is_alphanumeric() {
+            if !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            previous_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && previous_lower && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        previous_lower = c.is_lowercase() || c.is_ascii_digit();
+        current.extend(c.to_lowercase());
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    words
+}
+
+fn singular(word: &str) -> &str {
+    if word.len() > 3 && word.ends_with('s') && !word.ends_with("ss") {
+        &word[..word.len() - 1]
+    } else {
+        word
+    }
 }
 
 /// Levenshtein distance in characters.
@@ -22,4 +154,74 @@ pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Tool;
+
+    fn catalog(names: &[&str]) -> Catalog {
+        Catalog::new(names.iter().map(|n| Tool::new(n, "")))
+    }
+
+    #[test]
+    fn suggests_near_spellings() {
+        let tools = catalog(&["get_invoice", "get_balance", "refund_payment"]);
+        assert_eq!(suggest("get_invoices", &tools), ["get_invoice"]);
+        assert_eq!(suggest("getBalance", &tools), ["get_balance"]);
+        assert_eq!(suggest("GET-BALANCE", &tools), ["get_balance"]);
+        assert_eq!(suggest("refund_paymnet", &tools), ["refund_payment"]);
+    }
+
+    #[test]
+    fn suggests_across_namespaces_first() {
+        let tools = catalog(&[
+            "create_issue",
+            "create_comment",
+            "github__close_issue",
+            "list_issues",
+        ]);
+        assert_eq!(suggest("github__create_issue", &tools), ["create_issue"]);
+        assert_eq!(
+            suggest("mcp__github__create_issue", &tools)[0],
+            "create_issue"
+        );
+        assert_eq!(suggest("close_issue", &tools)[0], "github__close_issue");
+    }
+
+    #[test]
+    fn suggests_the_same_subject_with_another_verb() {
+        let tools = catalog(&["find_customer", "get_balance"]);
+        assert_eq!(suggest("lookup_customer", &tools), ["find_customer"]);
+        assert_eq!(suggest("fetch_customers", &tools), ["find_customer"]);
+        let tools = catalog(&["escalate_ticket", "close_ticket"]);
+        assert_eq!(suggest("escalate_to_human", &tools), ["escalate_ticket"]);
+    }
+
+    #[test]
+    fn suggests_nothing_when_nothing_is_close() {
+        let tools = catalog(&["get_balance", "get_invoice"]);
+        assert!(suggest("send_fax", &tools).is_empty());
+        assert!(suggest("get_weather", &tools).is_empty());
+        assert!(suggest("x", &tools).is_empty());
+        assert!(suggest("anything", &catalog(&[])).is_empty());
+    }
+
+    #[test]
+    fn splits_identifiers_into_words() {
+        assert_eq!(split_words("getHTTPStatus_v2"), ["get", "httpstatus", "v2"]);
+        assert_eq!(
+            split_words("mcp__github__create_issue"),
+            ["mcp", "github", "create", "issue"]
+        );
+        assert_eq!(split_words("server.tool/name"), ["server", "tool", "name"]);
+    }
+
+    #[test]
+    fn edit_distance_counts_characters() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("café", "cafe"), 1);
+    }
 }

@@ -1,7 +1,11 @@
-//! `toolcall lint`: prompt drift in a case.
+//! `toolcall lint`: prompt drift in case files.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+use toolcall_score::{lint, Case};
+
+use crate::output;
 
 /// Arguments of `toolcall lint`.
 #[derive(Debug, clap::Args)]
@@ -9,13 +13,84 @@ pub struct Args {
     /// The case files to lint.
     #[arg(required = true)]
     pub cases: Vec<PathBuf>,
-    /// Print the drifts as JSON.
+    /// Print the drifts as JSON: [{"case", "name", "source", "context", "suggestions"}].
     #[arg(long)]
     pub json: bool,
 }
 
-/// Runs `toolcall lint`.
+/// Runs `toolcall lint`: exit 0 clean, 1 drift found, 2 a case could not be read.
 pub fn run(args: &Args) -> ExitCode {
-    let _ = args;
-    ExitCode::SUCCESS
+    let mut bad_input = false;
+    let mut found = Vec::new();
+    for path in &args.cases {
+        match Case::load(path) {
+            Ok(case) => {
+                for drift in lint(&case) {
+                    found.push((path.display().to_string(), drift));
+                }
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                bad_input = true;
+            }
+        }
+    }
+    if args.json {
+        let rows: Vec<serde_json::Value> = found
+            .iter()
+            .map(|(case, drift)| {
+                let mut row = serde_json::json!({ "case": case });
+                if let (Some(row), Ok(serde_json::Value::Object(fields))) =
+                    (row.as_object_mut(), serde_json::to_value(drift))
+                {
+                    row.extend(fields);
+                }
+                row
+            })
+            .collect();
+        match serde_json::to_string_pretty(&rows) {
+            Ok(json) => println!("{json}"),
+            Err(e) => return output::bad_input(&e),
+        }
+    } else {
+        for (case, drift) in &found {
+            println!("{case}: {drift}");
+        }
+        if found.is_empty() && !bad_input {
+            println!("no drift in {} case(s)", args.cases.len());
+        }
+    }
+    if output::in_github_actions() {
+        for (case, drift) in &found {
+            let line = line_of(case, drift);
+            let file = output::repo_relative(case.as_ref());
+            let message = drift.to_string();
+            eprintln!(
+                "{}",
+                output::annotation(&file, line, "prompt drift", &message)
+            );
+        }
+    }
+    let code = if bad_input {
+        output::BAD_INPUT
+    } else if found.is_empty() {
+        output::PASS
+    } else {
+        output::FAIL
+    };
+    ExitCode::from(code)
+}
+
+/// The line of the case file where the drift is written: the first line holding both the name
+/// and the start of the sentence it was found in, else the first holding the name.
+fn line_of(case: &str, drift: &toolcall_score::Drift) -> Option<usize> {
+    let text = std::fs::read_to_string(case).ok()?;
+    // The sentence as it appears inside a JSON string (quotes and newlines escaped).
+    let quoted = serde_json::to_string(&drift.context).ok()?;
+    let snippet: String = quoted.trim_matches('"').chars().take(30).collect();
+    let lines = || text.lines().enumerate();
+    lines()
+        .find(|(_, l)| l.contains(&drift.name) && l.contains(&snippet))
+        .or_else(|| lines().find(|(_, l)| l.contains(&drift.name)))
+        .map(|(i, _)| i + 1)
 }

@@ -3,6 +3,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use toolcall_score::{score, Case, Catalog, Format, Response};
+
+use crate::output;
+
 /// Arguments of `toolcall score`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -17,14 +21,62 @@ pub struct Args {
     pub response: PathBuf,
     /// The response format; detected from its shape when not given.
     #[arg(long)]
-    pub format: Option<toolcall_score::Format>,
-    /// Print the verdict as JSON.
+    pub format: Option<Format>,
+    /// Print the verdict as JSON: {"verdict": "pass"|"fail", "findings": [...]}.
     #[arg(long)]
     pub json: bool,
 }
 
-/// Runs `toolcall score`.
+/// Runs `toolcall score`: exit 0 pass, 1 fail, 2 bad input.
 pub fn run(args: &Args) -> ExitCode {
-    let _ = args;
-    ExitCode::SUCCESS
+    let case = match (&args.case, &args.tools) {
+        (Some(path), _) => Case::load(path),
+        (None, Some(path)) => Catalog::load(path).map(Case::from_catalog),
+        (None, None) => unreachable!("clap requires --case or --tools"),
+    };
+    let case = match case {
+        Ok(case) => case,
+        Err(e) => return output::bad_input(&e),
+    };
+    let response = match Response::load(&args.response, args.format.or(case.format)) {
+        Ok(response) => response,
+        Err(e) => return output::bad_input(&e),
+    };
+    let verdict = score(&case, &response);
+    let shown = args.response.display().to_string();
+    if args.json {
+        match serde_json::to_string_pretty(&verdict) {
+            Ok(json) => println!("{json}"),
+            Err(e) => return output::bad_input(&e),
+        }
+    } else if verdict.is_pass() {
+        println!(
+            "PASS {shown}: {} call(s), all defined",
+            response.calls.len()
+        );
+    } else {
+        let n = verdict.findings().len();
+        println!("FAIL {shown}: {n} finding(s)");
+        for finding in verdict.findings() {
+            println!("  {finding}");
+        }
+    }
+    if output::in_github_actions() {
+        for finding in verdict.findings() {
+            eprintln!(
+                "{}",
+                output::annotation(
+                    &output::repo_relative(&args.response),
+                    None,
+                    finding.kind.as_str(),
+                    &finding.to_string()
+                )
+            );
+        }
+    }
+    ExitCode::from(if verdict.is_pass() {
+        output::PASS
+    } else {
+        output::FAIL
+    })
 }

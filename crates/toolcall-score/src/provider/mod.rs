@@ -1,35 +1,494 @@
 //! One module per wire format: responses, tools arrays and transcripts in, the provider-neutral
-//! [`crate::model`] out.
+//! model ([`crate::Response`], [`crate::Transcript`], [`crate::Tool`]) out.
+//!
+//! Each provider's JSON is read straight from the `serde_json::Value` it was parsed into, without
+//! deserializing into per-provider structs: only what scoring needs is copied out (names, ids,
+//! arguments, text), and a value of the wrong type is an error carrying the JSON pointer of the
+//! exact value, which [`crate::InputError`] turns into a line and column.
+//!
+//! **Invariant:** parsing never panics, whatever the input; a shape that fits no format, or
+//! several, is an error, never a silently empty response.
+//!
+//! # What is read, per format
+//!
+//! | format | calls | deliberately not calls |
+//! |---|---|---|
+//! | anthropic | `tool_use` blocks | `server_tool_use` / `mcp_tool_use` (run by the API itself, never seen by the caller's loop); thinking blocks are not text |
+//! | openai-chat | `choices[0].message.tool_calls` (arguments: a JSON string; not JSON is [`crate::Arguments::Invalid`]); the legacy `function_call` when there are no `tool_calls` | other choices (`n > 1` asks for alternatives; the loop acts on choice 0); `custom` tool calls (free-text input) |
+//! | openai-responses | `function_call` items (id: `call_id`; `namespace` kept) | `custom_tool_call`, hosted tool items (`web_search_call`, `mcp_call`, …), `reasoning` |
+//! | gemini | `candidates[0]` `functionCall` parts (no `args` reads as `{}`) | `thought` text parts |
+//! | bedrock | `toolUse` blocks | |
+//! | ollama | `message.tool_calls` (arguments: an object; no ids) | |
+//! | call-list | each `{name, input \| arguments, id?}` or JSON-RPC `tools/call` request (no arguments reads as `{}`) | |
+//!
+//! Anomalies: OpenAI Chat's legacy `function_call` disagreeing with `tool_calls` (only
+//! `tool_calls` are scored), Gemini's `UNEXPECTED_TOOL_CALL` and `MALFORMED_FUNCTION_CALL` finish
+//! reasons (with `finishMessage`), Bedrock's `malformed_tool_use` stop reason. The stop reason is
+//! the provider's own field (`stop_reason`, `finish_reason`, `incomplete_details.reason` or
+//! `status`, `finishReason`, `stopReason`, `done_reason`). Gemini keys are read in camelCase (REST)
+//! and snake_case (Python SDK dumps).
+//!
+//! # Tools
+//!
+//! [`parse_tools`] tells each item of a tools array by its shape, so a catalog may even mix
+//! formats. Tools that are not functions are kept **by name when they have one** (Anthropic
+//! server tools such as `{"type": "web_search_20250305", "name": "web_search"}`, OpenAI `custom`
+//! tools) with no input schema, since a model can call them by that name; built-ins without a
+//! name (OpenAI `{"type": "web_search"}`, Gemini `{"googleSearch": {}}`, Bedrock `cachePoint`)
+//! are skipped, as nothing calls them as a function. A Responses `namespace` tool group
+//! contributes its inner tools under their own names (calls carry the namespace separately).
+
+mod anthropic;
+mod bedrock;
+mod call_list;
+mod gemini;
+mod messages;
+mod ollama;
+mod openai_chat;
+mod openai_responses;
+mod read;
 
 use serde_json::Value;
 
-use crate::errors::ParseError;
-use crate::{Format, Request, Response, Tool};
+use self::read::Object;
+use self::read::{array, get, get_any, object, opt_array, opt_string, string, At, Evidence};
+use crate::errors::{describe, ParseError};
+use crate::{Catalog, Format, Request, Response, Role, Tool, Transcript};
 
 /// The format of a response, told from the JSON's shape.
+///
+/// | format | shape |
+/// |---|---|
+/// | anthropic | `{"type": "message", "content": [...]}` (or `content` with `role: "assistant"` or `stop_reason`) |
+/// | openai-chat | `{"object": "chat.completion", "choices": [...]}`, or just `choices` |
+/// | openai-responses | `{"object": "response", "output": [...]}`, or `output` as an array |
+/// | gemini | `{"candidates": [...]}` |
+/// | bedrock | `{"output": {"message": {...}}, "stopReason": ...}` |
+/// | ollama | `{"model", "message": {...}, "done": ...}` |
+/// | call-list | a JSON array (of `{name, input \| arguments}`) |
+///
+/// A shape that fits none is [`ParseError::UnknownShape`], saying what it saw; one that fits
+/// several is [`ParseError::Ambiguous`].
 pub fn detect(value: &Value) -> Result<Format, ParseError> {
-    let _ = value;
-    Err(ParseError::UnknownShape {
-        why: "format detection is not written yet".into(),
-    })
+    let body = match value {
+        Value::Array(_) => return Ok(Format::CallList),
+        Value::Object(body) => body,
+        other => {
+            return Err(ParseError::UnknownShape {
+                why: format!(
+                    "found {} where a response object or a call array was expected",
+                    describe(other)
+                ),
+            })
+        }
+    };
+    let candidates: Vec<Format> = Format::ALL.into_iter().filter(|f| fits(*f, body)).collect();
+    match candidates.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(ParseError::UnknownShape {
+            why: unknown_why(value, body),
+        }),
+        _ => Err(ParseError::Ambiguous { candidates }),
+    }
+}
+
+/// Whether a response body has the shape of `format`.
+fn fits(format: Format, body: &Object) -> bool {
+    let str_of = |key: &str| body.get(key).and_then(Value::as_str);
+    let is_array = |key: &str| body.get(key).is_some_and(Value::is_array);
+    let is_object = |key: &str| body.get(key).is_some_and(Value::is_object);
+    match format {
+        Format::Anthropic => {
+            str_of("type") == Some("message")
+                || (is_array("content")
+                    && (str_of("role") == Some("assistant") || body.contains_key("stop_reason")))
+        }
+        Format::OpenaiChat => {
+            str_of("object") == Some("chat.completion")
+                || (body.contains_key("choices")
+                    && str_of("object") != Some("chat.completion.chunk"))
+        }
+        Format::OpenaiResponses => str_of("object") == Some("response") || is_array("output"),
+        Format::Gemini => body.contains_key("candidates"),
+        Format::Bedrock => is_object("output") || body.contains_key("stopReason"),
+        Format::Ollama => is_object("message") || body.contains_key("done"),
+        Format::CallList => false,
+    }
+}
+
+/// Why a response object fits no format: what it holds, and what each format would need.
+fn unknown_why(value: &Value, body: &Object) -> String {
+    let mut why = format!("found {}", describe(value));
+    let str_of = |key: &str| body.get(key).and_then(Value::as_str);
+    if let Some(error) = body.get("error") {
+        let message = error
+            .get("message")
+            .and_then(Value::as_str)
+            .or_else(|| error.as_str())
+            .unwrap_or("");
+        why.push_str(&format!(
+            ", which looks like an API error body ({}), not a response",
+            crate::escape(message)
+        ));
+    } else if str_of("object") == Some("chat.completion.chunk")
+        || str_of("object") == Some("response.output_item.added")
+        || str_of("type").is_some_and(|t| t.starts_with("message_") || t.starts_with("content_"))
+    {
+        why.push_str(", which looks like one event of a stream: record the assembled response");
+    }
+    why.push_str(
+        "; a response needs `type: \"message\"` with `content` (anthropic), `choices` \
+         (openai-chat), an `output` array (openai-responses), `candidates` (gemini), \
+         `output.message` (bedrock) or `message` with `done` (ollama), or must be an array of \
+         calls (call-list)",
+    );
+    why
 }
 
 /// Parses a provider's response body. With `format` `None` the format is detected.
+///
+/// Each format's module says which parts are read; a value of the wrong type where a call, its
+/// name or its container belongs is a [`ParseError::Unexpected`] with its JSON pointer. Arguments
+/// that are not valid JSON are not an error: they become [`crate::Arguments::Invalid`].
 pub fn parse_response(value: &Value, format: Option<Format>) -> Result<Response, ParseError> {
-    let _ = (value, format);
-    Err(ParseError::UnknownShape {
-        why: "response parsing is not written yet".into(),
-    })
+    let format = match format {
+        Some(format) => format,
+        None => detect(value)?,
+    };
+    match format {
+        Format::Anthropic => anthropic::response(value),
+        Format::OpenaiChat => openai_chat::response(value),
+        Format::OpenaiResponses => openai_responses::response(value),
+        Format::Gemini => gemini::response(value),
+        Format::Bedrock => bedrock::response(value),
+        Format::Ollama => ollama::response(value),
+        Format::CallList => call_list::response(value),
+    }
 }
 
 /// Parses a tools array in any supported format; each item's format is told from its shape.
+///
+/// Accepted: an array of Anthropic `{name, description, input_schema}`, OpenAI Chat (and Ollama)
+/// `{type: "function", function: {name, description, parameters}}`, Responses `{type:
+/// "function", name, description, parameters}`, bare function definitions `{name, description,
+/// parameters}`, Gemini `{functionDeclarations: [...]}`, Bedrock `{toolSpec: {name, description,
+/// inputSchema: {json}}}` and MCP `{name, description, inputSchema}` items; or an object holding
+/// such an array under `tools` (an MCP `tools/list` result, a Bedrock `toolConfig`) or
+/// `result.tools` (a whole JSON-RPC `tools/list` response). Non-function tools: see the module
+/// docs.
 pub fn parse_tools(value: &Value) -> Result<Vec<Tool>, ParseError> {
-    let _ = value;
-    Ok(Vec::new())
+    let mut tools = Vec::new();
+    tools_into(value, &At::ROOT, &mut tools, &mut Evidence::default())?;
+    Ok(tools)
 }
 
+fn tools_into(
+    value: &Value,
+    at: &At<'_>,
+    out: &mut Vec<Tool>,
+    evidence: &mut Evidence,
+) -> Result<(), ParseError> {
+    const EXPECTED: &str = "a tools array, or an object with `tools` (an MCP `tools/list` \
+                            result, a Bedrock `toolConfig`)";
+    match value {
+        Value::Array(items) => tool_items(items, at, out, evidence, true),
+        Value::Object(body) => {
+            if let Some(tools) = get(body, "tools") {
+                let at = at.key("tools");
+                return tool_items(
+                    array(tools, &at, "an array of tools")?,
+                    &at,
+                    out,
+                    evidence,
+                    true,
+                );
+            }
+            if let Some(tools) = body
+                .get("result")
+                .and_then(|r| get(r.as_object()?, "tools"))
+            {
+                let result_at = at.key("result");
+                let at = result_at.key("tools");
+                return tool_items(
+                    array(tools, &at, "an array of tools")?,
+                    &at,
+                    out,
+                    evidence,
+                    true,
+                );
+            }
+            if get_any(body, &["functionDeclarations", "function_declarations"]).is_some() {
+                return tool_item(value, at, out, evidence, true);
+            }
+            Err(at.unexpected(EXPECTED, value))
+        }
+        other => Err(at.unexpected(EXPECTED, other)),
+    }
+}
+
+fn tool_items(
+    items: &[Value],
+    at: &At<'_>,
+    out: &mut Vec<Tool>,
+    evidence: &mut Evidence,
+    top: bool,
+) -> Result<(), ParseError> {
+    out.reserve(items.len());
+    for (i, item) in items.iter().enumerate() {
+        tool_item(item, &at.index(i), out, evidence, top)?;
+    }
+    Ok(())
+}
+
+/// Gemini's built-in tools: objects keyed by the tool, with no `name`.
+const GEMINI_BUILTINS: [&str; 16] = [
+    "googleSearch",
+    "google_search",
+    "googleSearchRetrieval",
+    "google_search_retrieval",
+    "codeExecution",
+    "code_execution",
+    "urlContext",
+    "url_context",
+    "googleMaps",
+    "google_maps",
+    "computerUse",
+    "computer_use",
+    "fileSearch",
+    "file_search",
+    "enterpriseWebSearch",
+    "retrieval",
+];
+
+/// One item of a tools array. `top` is false inside a namespace group, which cannot nest.
+fn tool_item(
+    item: &Value,
+    at: &At<'_>,
+    out: &mut Vec<Tool>,
+    evidence: &mut Evidence,
+    top: bool,
+) -> Result<(), ParseError> {
+    let tool = object(item, at, "a tool definition object")?;
+    if let Some((key, declarations)) =
+        get_any(tool, &["functionDeclarations", "function_declarations"])
+    {
+        evidence.saw(&[Format::Gemini]);
+        return gemini::declarations_into(declarations, &at.key(key), out);
+    }
+    if let Some(spec) = get(tool, "toolSpec") {
+        evidence.saw(&[Format::Bedrock]);
+        out.push(bedrock::tool_spec(spec, &at.key("toolSpec"))?);
+        return Ok(());
+    }
+    if tool.contains_key("cachePoint") {
+        evidence.saw(&[Format::Bedrock]);
+        return Ok(());
+    }
+    match opt_string(tool, "type", at)? {
+        Some("function") => match get(tool, "function") {
+            Some(function) => {
+                evidence.saw(&[Format::OpenaiChat, Format::Ollama]);
+                let function_at = at.key("function");
+                let function = object(function, &function_at, "a `function` object")?;
+                out.push(openai_chat::tool(function, &function_at)?);
+            }
+            None => {
+                evidence.saw(&[Format::OpenaiResponses]);
+                out.push(openai_responses::tool(tool, at)?);
+            }
+        },
+        Some("namespace") if top => {
+            evidence.saw(&[Format::OpenaiResponses]);
+            let tools_at = at.key("tools");
+            let inner = opt_array(tool, "tools", at, "an array of tools")?;
+            tool_items(inner, &tools_at, out, evidence, false)?;
+        }
+        // A non-function tool: kept when it has a name the model can call it by.
+        Some(_) => {
+            if tool.contains_key("name") {
+                if tool.contains_key("input_schema") {
+                    evidence.saw(&[Format::Anthropic]);
+                }
+                out.push(tool_fields(tool, at, &["input_schema", "parameters"])?);
+            }
+        }
+        None if tool.contains_key("name") => {
+            if tool.contains_key("input_schema") {
+                evidence.saw(&[Format::Anthropic]);
+            }
+            out.push(tool_fields(
+                tool,
+                at,
+                &[
+                    "input_schema",
+                    "inputSchema",
+                    "parameters",
+                    "parametersJsonSchema",
+                ],
+            )?);
+        }
+        None if GEMINI_BUILTINS.iter().any(|k| tool.contains_key(*k)) => {
+            evidence.saw(&[Format::Gemini]);
+        }
+        None => {
+            return Err(at.unexpected(
+                "a tool definition: {name, description, input_schema | inputSchema | \
+                 parameters}, {type: \"function\", function: {…}}, {functionDeclarations: […]} \
+                 or {toolSpec: {…}}",
+                item,
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// The fields every function definition shares: a required string `name`, an optional string
+/// `description`, and the schema under the first of `schema_keys` present.
+fn tool_fields(tool: &Object, at: &At<'_>, schema_keys: &[&str]) -> Result<Tool, ParseError> {
+    Ok(Tool {
+        name: string(tool, "name", at, "a tool name (a string)")?.to_owned(),
+        description: opt_string(tool, "description", at)?
+            .unwrap_or_default()
+            .to_owned(),
+        input_schema: get_any(tool, schema_keys).map(|(_, schema)| schema.clone()),
+    })
+}
+
+/// A message's required `role`.
+fn role(message: &Object, at: &At<'_>) -> Result<Role, ParseError> {
+    const EXPECTED: &str = "a role: system, developer, user, assistant or tool";
+    match string(message, "role", at, EXPECTED)? {
+        "system" | "developer" => Ok(Role::System),
+        "user" => Ok(Role::User),
+        "assistant" | "model" => Ok(Role::Assistant),
+        "tool" | "function" => Ok(Role::Tool),
+        _ => {
+            let found = message.get("role").unwrap_or(&Value::Null);
+            Err(at.key("role").unexpected(EXPECTED, found))
+        }
+    }
+}
+
+/// The keys that hold a transcript, one per request family.
+const TRANSCRIPT_KEYS: [&str; 3] = ["messages", "contents", "input"];
+
 /// Parses the request side of a call (system prompt, tools, transcript) in any supported shape.
+///
+/// - system prompt: `system` (a string, Anthropic text blocks or Bedrock `[{text}]`),
+///   `systemInstruction` / `system_instruction` (Gemini), `instructions` (Responses), and the
+///   text of `system` / `developer` role messages (which also stay in the transcript); parts are
+///   joined by blank lines;
+/// - tools: `tools` and `toolConfig.tools` (see [`parse_tools`]);
+/// - transcript: `messages` (Anthropic, OpenAI Chat, Bedrock, Ollama), `contents` (Gemini) or
+///   `input` (Responses) — at most one of them.
+///
+/// Missing keys are fine (a case may hold only tools); values of the wrong type are errors with
+/// their pointer. With `format` given, `messages` are read in that format's shapes only;
+/// otherwise each message is read by its own shape, and [`Request::format`] is set when the
+/// distinctive shapes seen all agree on one format.
 pub fn parse_request(value: &Value, format: Option<Format>) -> Result<Request, ParseError> {
-    let _ = (value, format);
-    Ok(Request::default())
+    let at = At::ROOT;
+    let body = object(value, &at, "a request object")?;
+    let mut evidence = Evidence::default();
+    let mut system = Vec::new();
+
+    if let Some(value) = get(body, "system") {
+        system_into(value, &at.key("system"), &mut system)?;
+    }
+    if let Some((key, value)) = get_any(body, &["systemInstruction", "system_instruction"]) {
+        gemini::system_instruction_into(value, &at.key(key), &mut system, &mut evidence)?;
+    }
+    match get(body, "instructions") {
+        None => {}
+        Some(Value::String(s)) => {
+            evidence.saw(&[Format::OpenaiResponses]);
+            read::push_text(&mut system, s);
+        }
+        Some(other) => return Err(at.key("instructions").unexpected("a string", other)),
+    }
+
+    let mut tools = Vec::new();
+    if let Some(value) = get(body, "tools") {
+        tools_into(value, &at.key("tools"), &mut tools, &mut evidence)?;
+    }
+    if let Some(config) = get(body, "toolConfig") {
+        // Bedrock's `toolConfig` holds the tools; Gemini's holds only `functionCallingConfig`.
+        let config_at = at.key("toolConfig");
+        let config = object(config, &config_at, "a `toolConfig` object")?;
+        if let Some(value) = get(config, "tools") {
+            evidence.saw(&[Format::Bedrock]);
+            let tools_at = config_at.key("tools");
+            let items = array(value, &tools_at, "an array of tools")?;
+            tool_items(items, &tools_at, &mut tools, &mut evidence, true)?;
+        }
+    }
+
+    let mut transcript = Transcript::default();
+    let mut present = TRANSCRIPT_KEYS
+        .iter()
+        .filter_map(|k| get(body, k).map(|v| (*k, v)));
+    if let Some((key, value)) = present.next() {
+        if let Some((second, other)) = present.next() {
+            return Err(at.key(second).unexpected(
+                format!("one transcript, not both `{key}` and `{second}`"),
+                other,
+            ));
+        }
+        let transcript_at = at.key(key);
+        match key {
+            "messages" => messages::messages_into(
+                value,
+                &transcript_at,
+                format,
+                &mut transcript,
+                &mut system,
+                &mut evidence,
+            )?,
+            "contents" => gemini::contents_into(
+                value,
+                &transcript_at,
+                &mut transcript,
+                &mut system,
+                &mut evidence,
+            )?,
+            _ => openai_responses::input_into(
+                value,
+                &transcript_at,
+                &mut transcript.messages,
+                &mut system,
+                &mut evidence,
+            )?,
+        }
+    }
+
+    Ok(Request {
+        format: format.or_else(|| evidence.format()),
+        system: (!system.is_empty()).then(|| system.join("\n\n")),
+        tools: Catalog::new(tools),
+        transcript,
+    })
+}
+
+/// A top-level `system`: a string, or blocks (`{"type": "text", "text"}` for Anthropic,
+/// `{"text"}` for Bedrock; cache points and guard content carry no prompt text).
+fn system_into(value: &Value, at: &At<'_>, system: &mut Vec<String>) -> Result<(), ParseError> {
+    match value {
+        Value::String(s) => read::push_text(system, s),
+        Value::Array(blocks) => {
+            for (i, block) in blocks.iter().enumerate() {
+                let at = at.index(i);
+                let block = object(block, &at, "a system content block")?;
+                let typed = opt_string(block, "type", &at)?;
+                if matches!(typed, None | Some("text")) {
+                    if let Some(text) = opt_string(block, "text", &at)? {
+                        read::push_text(system, text);
+                    }
+                }
+            }
+        }
+        other => {
+            return Err(at.unexpected("a string or an array of text blocks", other));
+        }
+    }
+    Ok(())
 }

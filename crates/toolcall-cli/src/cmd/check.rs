@@ -1,0 +1,222 @@
+//! `toolcall check`: the harness's run as a report — per agent, how many cases pass, fail as
+//! the baseline expects, or fail; the distinct unknown names with counts and causes; and every
+//! unexpected result with its message. The same evaluation as `cargo test` (one code path:
+//! [`toolcall_harness::Report`]), for a terminal or a CI log.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use toolcall_harness::{github, Config, Report};
+use toolcall_score::escape;
+
+use crate::output::{in_github_actions, FAIL, PASS};
+
+/// Arguments of `toolcall check`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The directory holding `cases/`, `recorded/` and `baselines/`.
+    #[arg(long, default_value = ".")]
+    pub root: PathBuf,
+    /// The case tree, when not `<root>/cases` (`ATP_CASES` in the test harness).
+    #[arg(long)]
+    pub cases: Option<PathBuf>,
+    /// The recorded responses, when not `<root>/recorded` (`ATP_RECORDED`).
+    #[arg(long)]
+    pub recorded: Option<PathBuf>,
+    /// The baselines, when not `<root>/baselines` (`ATP_BASELINES`).
+    #[arg(long)]
+    pub baselines: Option<PathBuf>,
+}
+
+/// Runs `toolcall check`: exit 0 when every result is expected, 1 otherwise.
+pub fn run(args: &Args) -> ExitCode {
+    let mut config = Config::for_root(&args.root);
+    if let Some(cases) = &args.cases {
+        config.cases = cases.clone();
+    }
+    if let Some(recorded) = &args.recorded {
+        config.recorded = recorded.clone();
+    }
+    if let Some(baselines) = &args.baselines {
+        config.baselines = baselines.clone();
+    }
+    let report = Report::build(&config);
+    print!("{}", render(&report, &config));
+    if in_github_actions() {
+        for line in annotations(&report) {
+            println!("{line}");
+        }
+    }
+    ExitCode::from(if report.is_ok() { PASS } else { FAIL })
+}
+
+/// The report as plain text: aligned columns, no colour, every name escaped.
+fn render(report: &Report, config: &Config) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} case(s) under {}, {} agent(s) under {}, baselines under {}",
+        report.case_count(),
+        config.cases.display(),
+        report.agents().len(),
+        config.recorded.display(),
+        config.baselines.display()
+    );
+    for problem in report.problems() {
+        let _ = writeln!(out, "\nproblem: {}", problem);
+    }
+    if !report.agents().is_empty() {
+        let rows: Vec<[String; 4]> = report
+            .agents()
+            .iter()
+            .map(|a| {
+                let c = a.counts();
+                [
+                    escape(&a.name).to_string(),
+                    c.pass.to_string(),
+                    c.expected_failure.to_string(),
+                    c.failure.to_string(),
+                ]
+            })
+            .collect();
+        out.push('\n');
+        table(
+            &mut out,
+            ["agent", "pass", "expected failure", "failure"],
+            &rows,
+        );
+    }
+    for agent in report.agents() {
+        let names = agent.unknown_names();
+        if !names.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n{}: {} distinct unknown tool name(s)",
+                escape(&agent.name),
+                names.len()
+            );
+            let rows: Vec<[String; 4]> = names
+                .iter()
+                .map(|n| {
+                    [
+                        String::new(),
+                        n.count.to_string(),
+                        escape(&n.name).to_string(),
+                        n.cause.map_or("-".to_owned(), |c| c.to_string()),
+                    ]
+                })
+                .collect();
+            table(&mut out, ["", "count", "name", "cause"], &rows);
+        }
+        let unexpected: Vec<String> = agent
+            .cases
+            .iter()
+            .filter_map(|c| {
+                let message = c.message()?;
+                Some(format!(
+                    "{} ({})\n{}",
+                    c.case_id,
+                    c.outcome.label(),
+                    indent(&message)
+                ))
+            })
+            .chain(
+                agent
+                    .coverage
+                    .iter()
+                    .map(|p| format!("[coverage]\n{}", indent(p))),
+            )
+            .chain(
+                agent
+                    .baseline
+                    .iter()
+                    .map(|p| format!("[baseline]\n{}", indent(p))),
+            )
+            .collect();
+        if !unexpected.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n{}: {} unexpected result(s)",
+                escape(&agent.name),
+                unexpected.len()
+            );
+            for item in unexpected {
+                let _ = writeln!(out, "  {item}");
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n{}",
+        if report.is_ok() {
+            "ok: every result is expected"
+        } else {
+            "FAILED: unexpected results above"
+        }
+    );
+    out
+}
+
+/// Right-aligns numbers, left-aligns text; the first column is left-aligned.
+fn table(out: &mut String, header: [&str; 4], rows: &[[String; 4]]) {
+    let mut widths = header.map(|h| h.chars().count());
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let numeric = |i: usize| rows.iter().all(|r| r[i].parse::<usize>().is_ok());
+    let line = |cells: [&str; 4]| {
+        let mut line = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            if widths[i] == 0 {
+                continue;
+            }
+            if i > 0 {
+                line.push_str("  ");
+            }
+            if i > 0 && numeric(i) {
+                let _ = write!(line, "{cell:>width$}", width = widths[i]);
+            } else {
+                let _ = write!(line, "{cell:<width$}", width = widths[i]);
+            }
+        }
+        line.trim_end().to_owned()
+    };
+    let _ = writeln!(out, "{}", line(header));
+    for row in rows {
+        let _ = writeln!(out, "{}", line([&row[0], &row[1], &row[2], &row[3]]));
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// One `::error` line per unexpected result.
+fn annotations(report: &Report) -> Vec<String> {
+    let mut lines = Vec::new();
+    for agent in report.agents() {
+        for case in &agent.cases {
+            if let Some(message) = case.message() {
+                let (file, line) = case.location();
+                lines.push(github::annotation(
+                    &github::repo_relative(file),
+                    line,
+                    &format!(
+                        "{}::{} ({})",
+                        agent.name,
+                        case.case_id,
+                        case.outcome.label()
+                    ),
+                    &message,
+                ));
+            }
+        }
+    }
+    lines
+}

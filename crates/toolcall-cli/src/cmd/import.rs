@@ -1,0 +1,73 @@
+//! `toolcall import`: logged conversations in, cases and recorded responses out (see
+//! `toolcall_rate::import` for the layout and the accepted inputs).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use toolcall_rate::{import, ImportOptions};
+
+use crate::output;
+
+/// Arguments of `toolcall import`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A conversation file (one conversation, a list, or objects carrying the messages), or a
+    /// directory of them (a tools.json there is the catalog).
+    pub input: PathBuf,
+    /// Where cases/ and recorded/ are written.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// A tools array to use as the catalog (replaces tools found in the input).
+    #[arg(long, value_name = "FILE")]
+    pub tools: Option<PathBuf>,
+    /// The key holding each conversation's message list (default: messages, traj, trajectory,
+    /// conversation, history, turns).
+    #[arg(long, value_name = "KEY")]
+    pub messages_key: Option<String>,
+    /// The agent directory under recorded/ (default: the conversation's model, else `imported`).
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// The group under cases/ (default: the input file's name without extension).
+    #[arg(long)]
+    pub prefix: Option<String>,
+    /// Overwrite files that exist (otherwise nothing is written and the command fails).
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Runs `toolcall import`: exit 0 when written, 2 on bad input or files in the way.
+pub fn run(args: &Args) -> ExitCode {
+    for (flag, value) in [("--agent", &args.agent), ("--prefix", &args.prefix)] {
+        if let Some(value) = value {
+            if value.is_empty() || value.contains("..") || value.starts_with('/') {
+                return output::bad_input(&format!(
+                    "{flag} `{}`: expected a relative name without `..`",
+                    toolcall_score::escape(value)
+                ));
+            }
+        }
+    }
+    let options = ImportOptions {
+        out: args.out.clone(),
+        agent: args.agent.clone(),
+        prefix: args.prefix.clone(),
+        messages_key: args.messages_key.clone(),
+        tools: args.tools.clone(),
+        force: args.force,
+    };
+    match import(&args.input, &options) {
+        Ok(summary) => {
+            println!(
+                "imported {} conversation(s): {} case(s) with {} tool call(s) into {}/cases and {}/recorded/{}",
+                summary.conversations,
+                summary.cases,
+                summary.calls,
+                args.out.display(),
+                args.out.display(),
+                summary.agents.join(", ")
+            );
+            ExitCode::from(output::PASS)
+        }
+        Err(e) => output::bad_input(&e),
+    }
+}

@@ -1,0 +1,251 @@
+//! `toolcall rate`: the rate of unknown tool names over recorded responses, JSONL logs, or a live
+//! model, with the distinct names and a gate.
+//!
+//! Exit codes: 0 the gate held (or none was set), 1 the gate was exceeded (the names are printed
+//! either way), 2 bad input or an incomplete live run (a case whose request failed).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use toolcall_rate::live::{self, LiveOptions, Provider, RequestSettings, RetryPolicy};
+use toolcall_rate::{rate_jsonl, rate_tree, Gate, Report, ScanOptions};
+use toolcall_score::Format;
+
+use crate::output;
+
+/// Arguments of `toolcall rate`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// JSONL logs, one {"request": ..., "response": ...} per line (`-` for stdin).
+    #[arg(conflicts_with_all = ["recorded", "live"])]
+    pub logs: Vec<PathBuf>,
+    /// The cases directory (tree and live modes).
+    #[arg(long, default_value = "cases")]
+    pub cases: PathBuf,
+    /// One agent's recorded responses: recorded/<agent> (tree mode).
+    #[arg(long, conflicts_with = "live")]
+    pub recorded: Option<PathBuf>,
+    /// Ask a live model over the cases: openai (Chat Completions) or anthropic (Messages).
+    #[arg(long, value_name = "PROVIDER")]
+    pub live: Option<Provider>,
+    /// The API base URL (default https://api.openai.com/v1, https://api.anthropic.com).
+    #[arg(long, requires = "live")]
+    pub base_url: Option<String>,
+    /// The model name to ask.
+    #[arg(
+        long,
+        requires = "live",
+        required_if_eq("live", "openai"),
+        required_if_eq("live", "anthropic")
+    )]
+    pub model: Option<String>,
+    /// The environment variable holding the API key (default OPENAI_API_KEY or ANTHROPIC_API_KEY;
+    /// a local server needs none).
+    #[arg(long, requires = "live", value_name = "NAME")]
+    pub api_key_env: Option<String>,
+    /// Write each live response to DIR/<case-id>.json as it arrives; cases recorded there are
+    /// not asked again (resume is the default).
+    #[arg(long, requires = "live", value_name = "DIR")]
+    pub record_dir: Option<PathBuf>,
+    /// Ask every case, even those recorded in --record-dir (their files are overwritten).
+    #[arg(long, requires = "live")]
+    pub fresh: bool,
+    /// Stop after this many HTTP requests (retries included).
+    #[arg(long, requires = "live")]
+    pub max_requests: Option<u64>,
+    /// Stop once this many tokens were used, from the responses' `usage`.
+    #[arg(long, requires = "live")]
+    pub max_tokens: Option<u64>,
+    /// Retries on 429, 5xx and dropped connections.
+    #[arg(long, requires = "live", default_value_t = 4)]
+    pub max_retries: u32,
+    /// The longest wait between retries, in seconds (a longer Retry-After fails the case).
+    #[arg(long, requires = "live", default_value_t = 60.0)]
+    pub max_backoff: f64,
+    /// Seconds one request may take (the first request to a local server loads the model).
+    #[arg(long, requires = "live", default_value_t = 600.0)]
+    pub timeout: f64,
+    /// The tool_choice sent with every request that has tools.
+    #[arg(long, requires = "live", default_value = "auto")]
+    pub tool_choice: String,
+    /// The output token limit per request (Anthropic default 1024; OpenAI sends none unless set).
+    #[arg(long, requires = "live")]
+    pub max_output_tokens: Option<u64>,
+    /// Sampling temperature.
+    #[arg(long, requires = "live")]
+    pub temperature: Option<f64>,
+    /// Fail (exit 1) when more calls than this name an unknown tool.
+    #[arg(long, value_name = "N")]
+    pub max_unknown: Option<u64>,
+    /// Fail (exit 1) when unknown / calls is above this (e.g. 0.01).
+    #[arg(long, value_name = "R")]
+    pub max_rate: Option<f64>,
+    /// Fail (exit 1) when fewer calls than this were scored.
+    #[arg(long, value_name = "N")]
+    pub min_calls: Option<u64>,
+    /// The response format, when detection should not run.
+    #[arg(long)]
+    pub format: Option<Format>,
+    /// Make the first unreadable line or file fatal (exit 2).
+    #[arg(long)]
+    pub strict: bool,
+    /// Worker threads (default: one per core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Print the report as JSON (the stable shape documented in toolcall_rate::Report).
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the JSON report to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json_out: Option<PathBuf>,
+    /// No progress output on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Runs `toolcall rate`.
+pub fn run(args: &Args) -> ExitCode {
+    if let Some(rate) = args.max_rate {
+        if !(0.0..=1.0).contains(&rate) {
+            return output::bad_input(&format!("--max-rate {rate}: expected a rate from 0 to 1"));
+        }
+    }
+    let gate = Gate {
+        max_unknown: args.max_unknown,
+        max_rate: args.max_rate,
+        min_calls: args.min_calls,
+    };
+    let scan = ScanOptions {
+        threads: args.threads,
+        progress: !args.quiet && toolcall_rate::scan::progress_wanted(),
+        strict: args.strict,
+        format: args.format,
+    };
+    let mut incomplete = false;
+    let report = if let Some(provider) = args.live {
+        match live_report(args, provider, gate) {
+            Ok((report, failed)) => {
+                incomplete = failed;
+                report
+            }
+            Err(e) => return output::bad_input(&e),
+        }
+    } else if let Some(recorded) = &args.recorded {
+        match rate_tree(&args.cases, recorded, &scan) {
+            Ok(tree) => {
+                let mut report = Report::new(tree.tally, gate);
+                report.unrecorded = tree.unrecorded;
+                report
+            }
+            Err(e) => return output::bad_input(&e),
+        }
+    } else if !args.logs.is_empty() {
+        match rate_jsonl(&args.logs, &scan) {
+            Ok(tally) => Report::new(tally, gate),
+            Err(e) => return output::bad_input(&e),
+        }
+    } else {
+        return output::bad_input(
+            &"nothing to rate: give JSONL logs, --recorded recorded/<agent>, or --live PROVIDER",
+        );
+    };
+    let json = match serde_json::to_string_pretty(&report) {
+        Ok(json) => json,
+        Err(e) => return output::bad_input(&e),
+    };
+    if let Some(path) = &args.json_out {
+        if let Err(e) = std::fs::write(path, format!("{json}\n")) {
+            return output::bad_input(&format!("{}: cannot write: {e}", path.display()));
+        }
+    }
+    if args.json {
+        println!("{json}");
+    } else {
+        println!("{report}");
+    }
+    if output::in_github_actions() && !report.passed() {
+        for d in &report.distinct {
+            let message = format!(
+                "`{}` called {} time(s) ({})",
+                toolcall_score::escape(&d.name),
+                d.count,
+                d.cause
+            );
+            let file = d.first_seen.as_deref().unwrap_or("");
+            eprintln!(
+                "{}",
+                output::annotation(file, None, "unknown_tool", &message)
+            );
+        }
+    }
+    if incomplete {
+        eprintln!("error: some live requests failed (see `errors` in the report)");
+        return ExitCode::from(output::BAD_INPUT);
+    }
+    ExitCode::from(if report.passed() {
+        output::PASS
+    } else {
+        output::FAIL
+    })
+}
+
+fn live_report(args: &Args, provider: Provider, gate: Gate) -> Result<(Report, bool), String> {
+    let Some(model) = args.model.clone().filter(|m| !m.is_empty()) else {
+        return Err("--live needs --model NAME (the model the requests name)".to_owned());
+    };
+    let variable = args
+        .api_key_env
+        .clone()
+        .unwrap_or_else(|| provider.key_variable().to_owned());
+    let api_key = match std::env::var(&variable) {
+        Ok(key) if !key.is_empty() => Some(key),
+        _ if args.api_key_env.is_some() => {
+            return Err(format!(
+                "--api-key-env {variable}: the variable is not set or empty"
+            ))
+        }
+        _ => None,
+    };
+    let seconds = |name: &str, s: f64| {
+        Duration::try_from_secs_f64(s).map_err(|_| format!("{name} {s}: expected seconds >= 0"))
+    };
+    let options = LiveOptions {
+        provider,
+        base_url: args
+            .base_url
+            .clone()
+            .unwrap_or_else(|| provider.default_base_url().to_owned()),
+        api_key,
+        cases: args.cases.clone(),
+        record_dir: args.record_dir.clone(),
+        fresh: args.fresh,
+        max_requests: args.max_requests,
+        max_tokens: args.max_tokens,
+        retry: RetryPolicy {
+            max_retries: args.max_retries,
+            max_wait: seconds("--max-backoff", args.max_backoff)?,
+            ..RetryPolicy::default()
+        },
+        timeout: seconds("--timeout", args.timeout)?,
+        settings: RequestSettings {
+            model,
+            tool_choice: args.tool_choice.clone(),
+            max_output_tokens: args.max_output_tokens,
+            temperature: args.temperature,
+        },
+        verbose: !args.quiet,
+    };
+    let run = live::run(&options).map_err(|e| e.to_string())?;
+    if !args.quiet {
+        eprintln!(
+            "live: {} asked, {} resumed from recordings, {} failed, {} not asked; {} request(s), {} token(s)",
+            run.asked, run.resumed, run.failed, run.unasked, run.requests, run.tokens
+        );
+    }
+    let failed = run.failed > 0;
+    let mut report = Report::new(run.tally, gate);
+    report.stopped = run.stopped;
+    report.unrecorded = run.unasked;
+    Ok((report, failed))
+}

@@ -1,0 +1,89 @@
+//! `toolcall check` over the harness's fixture trees: the report, its exit code, annotations.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../toolcall-harness/tests/fixtures")
+        .join(name)
+}
+
+fn check(root: &Path, github: bool) -> (Option<i32>, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolcall"));
+    command.arg("check").arg("--root").arg(root);
+    command
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_WORKSPACE");
+    if github {
+        command
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_WORKSPACE", root);
+    }
+    let Output { status, stdout, .. } = command.output().unwrap();
+    (status.code(), String::from_utf8(stdout).unwrap())
+}
+
+#[test]
+fn a_green_tree_reports_counts_and_names_and_exits_zero() {
+    let (code, out) = check(&fixture("green"), false);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("4 case(s) under"), "{out}");
+    assert!(
+        out.contains("agent   pass  expected failure  failure\nclaude     1                 3        0\ngpt        1                 3        0\n"),
+        "{out}"
+    );
+    assert!(out.contains("      1  search_invoices  retired"), "{out}");
+    assert!(out.ends_with("ok: every result is expected\n"), "{out}");
+    assert!(!out.contains("::error"), "{out}");
+    assert!(!out.contains('\u{1b}'), "no colour codes: {out}");
+}
+
+#[test]
+fn a_red_tree_lists_every_unexpected_result_and_exits_one() {
+    let (code, out) = check(&fixture("red"), false);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("claude     1                 1        4\n"),
+        "{out}"
+    );
+    assert!(out.contains("      3  get_invoices  invented"), "{out}");
+    for needle in [
+        "claude: 7 unexpected result(s)",
+        "billing/new-failure (failure)",
+        "billing/changed (changed)",
+        "-get_invoice_list (invented)",
+        "billing/now-passes (now passes)",
+        "now passes: remove it from",
+        "bad-syntax.json:4:1: not valid JSON",
+        "- billing/uncovered",
+        "- billing/orphan",
+        "- billing/gone",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in:\n{out}");
+    }
+    assert!(out.ends_with("FAILED: unexpected results above\n"), "{out}");
+}
+
+#[test]
+fn github_actions_gets_annotations_on_the_case_files() {
+    let (code, out) = check(&fixture("red"), true);
+    assert_eq!(code, Some(1));
+    assert!(
+        out.contains("::error file=cases/billing/new-failure.json,title=claude%3A%3Abilling/new-failure (failure)::"),
+        "{out}"
+    );
+    assert!(
+        out.contains("::error file=cases/broken/bad-syntax.json,line=4,"),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_empty_root_is_a_failure() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("check-empty");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (code, out) = check(&dir, false);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("finding zero cases is a failure"), "{out}");
+}

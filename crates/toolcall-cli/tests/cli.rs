@@ -1,0 +1,265 @@
+//! The `toolcall` binary as users run it: exit codes, human and JSON output, input errors.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{json, Value};
+
+/// A fresh directory for one test's files.
+fn scratch(test: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("cli")
+        .join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn toolcall(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .args(args)
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+const CASE: &str = r#"{
+  "system": "You are the billing assistant. Use get_balance for balances.",
+  "tools": [
+    {"name": "get_balance", "description": "Current balance of an account.",
+     "input_schema": {"type": "object", "properties": {"account_id": {"type": "string"}},
+                      "required": ["account_id"]}},
+    {"name": "get_invoice", "description": "One invoice by id.",
+     "input_schema": {"type": "object", "properties": {"invoice_id": {"type": "string"}}}}
+  ],
+  "messages": [{"role": "user", "content": "Show me my invoices for acc_771"}]
+}"#;
+
+fn chat_response(name: &str, arguments: &str) -> String {
+    json!({
+        "id": "chatcmpl-9", "object": "chat.completion", "created": 1718000000, "model": "gpt-4o",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": null,
+            "tool_calls": [{"id": "call_abc", "type": "function",
+                            "function": {"name": name, "arguments": arguments}}]}}]
+    })
+    .to_string()
+}
+
+#[test]
+fn score_passes_a_defined_call() {
+    let dir = scratch("pass");
+    let case = write(&dir, "case.json", CASE);
+    let response = write(
+        &dir,
+        "r.json",
+        &chat_response("get_balance", r#"{"account_id":"acc_771"}"#),
+    );
+    let out = toolcall(&[
+        "score",
+        "--case",
+        case.to_str().unwrap(),
+        "--response",
+        response.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(stdout(&out).starts_with("PASS "), "{}", stdout(&out));
+}
+
+#[test]
+fn score_fails_an_unknown_name_with_cause_and_suggestion() {
+    let dir = scratch("fail");
+    let case = write(&dir, "case.json", CASE);
+    let response = write(&dir, "r.json", &chat_response("get_invoices", "{}"));
+    let args = [
+        "score",
+        "--case",
+        case.to_str().unwrap(),
+        "--response",
+        response.to_str().unwrap(),
+    ];
+    let out = toolcall(&args);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(
+        text.contains("unknown_tool `get_invoices` (invented)"),
+        "{text}"
+    );
+    assert!(text.contains("did you mean `get_invoice`?"), "{text}");
+
+    let out = toolcall(&[&args[..], &["--json"]].concat());
+    assert_eq!(out.status.code(), Some(1));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["verdict"], "fail");
+    let finding = &json["findings"][0];
+    assert_eq!(finding["kind"], "unknown_tool");
+    assert_eq!(finding["name"], "get_invoices");
+    assert_eq!(finding["cause"], "invented");
+    assert_eq!(finding["suggestions"], json!(["get_invoice"]));
+    assert_eq!(finding["call_id"], "call_abc");
+}
+
+#[test]
+fn score_checks_schemas_in_the_cli() {
+    let dir = scratch("schema");
+    let case = write(&dir, "case.json", CASE);
+    let response = write(&dir, "r.json", &chat_response("get_balance", "{}"));
+    let out = toolcall(&[
+        "score",
+        "--case",
+        case.to_str().unwrap(),
+        "--response",
+        response.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["findings"][0]["kind"], "schema_violation");
+    assert!(json["findings"][0]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("account_id"));
+}
+
+#[test]
+fn score_with_a_bare_tools_array() {
+    let dir = scratch("tools");
+    let tools = write(
+        &dir,
+        "tools.json",
+        r#"[{"type": "function", "function": {"name": "get_balance", "parameters": {"type": "object"}}}]"#,
+    );
+    let good = write(&dir, "good.json", &chat_response("get_balance", "{}"));
+    let bad = write(
+        &dir,
+        "bad.json",
+        &chat_response("github__get_balance", "{}"),
+    );
+    let run = |r: &Path| {
+        toolcall(&[
+            "score",
+            "--tools",
+            tools.to_str().unwrap(),
+            "--response",
+            r.to_str().unwrap(),
+        ])
+    };
+    assert_eq!(run(&good).status.code(), Some(0));
+    let out = run(&bad);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("(namespace)"), "{}", stdout(&out));
+}
+
+#[test]
+fn bad_input_names_the_file_line_and_column() {
+    let dir = scratch("bad");
+    let case = write(&dir, "case.json", CASE);
+    let broken = write(
+        &dir,
+        "broken.json",
+        "{\n  \"choices\": [\n    {\"message\": }\n  ]\n}",
+    );
+    let out = toolcall(&[
+        "score",
+        "--case",
+        case.to_str().unwrap(),
+        "--response",
+        broken.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains(&format!("{}:3:", broken.display())), "{err}");
+
+    let unknown = write(&dir, "unknown.json", r#"{"result": "ok"}"#);
+    let out = toolcall(&[
+        "score",
+        "--case",
+        case.to_str().unwrap(),
+        "--response",
+        unknown.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("matches no supported format"),
+        "{}",
+        stderr(&out)
+    );
+
+    let bad_tools = write(
+        &dir,
+        "case2.json",
+        "{\n  \"tools\": [\n    {\"description\": \"no name\"}\n  ]\n}",
+    );
+    let out = toolcall(&["lint", bad_tools.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains(&format!("{}:3:5", bad_tools.display())),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn lint_names_the_drifted_tool() {
+    let dir = scratch("lint");
+    let drifted = write(
+        &dir,
+        "drift.json",
+        r#"{
+        "system": "You are support. Use lookup_customer to find an account first.",
+        "tools": [{"name": "find_customer", "description": "Find a customer by email."}]
+    }"#,
+    );
+    let clean = write(&dir, "clean.json", CASE);
+    let out = toolcall(&["lint", drifted.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(
+        text.contains("`lookup_customer` is not defined, but the system prompt says"),
+        "{text}"
+    );
+    assert!(text.contains("did you mean `find_customer`?"), "{text}");
+    assert_eq!(
+        toolcall(&["lint", clean.to_str().unwrap()]).status.code(),
+        Some(0)
+    );
+}
+
+#[test]
+fn github_actions_get_annotations() {
+    let dir = scratch("gha");
+    let case = write(&dir, "case.json", CASE);
+    let response = write(&dir, "r.json", &chat_response("get_invoices", "{}"));
+    let out = Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .args([
+            "score",
+            "--case",
+            case.to_str().unwrap(),
+            "--response",
+            response.to_str().unwrap(),
+        ])
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .unwrap();
+    assert!(stderr(&out).contains("::error file="), "{}", stderr(&out));
+}

@@ -1,0 +1,258 @@
+//! `toolcall rate` and `toolcall import` as users run them: the gate's exit codes with the names
+//! printed either way, the JSON report, JSONL input, and import's refusal to overwrite.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{json, Value};
+
+fn scratch(test: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("cli-rate")
+        .join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write(path: &Path, value: &Value) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, value.to_string()).unwrap();
+}
+
+fn toolcall(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .args(args)
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn case() -> Value {
+    json!({
+        "tools": [{"name": "get_invoice", "description": "One invoice by id.",
+                   "input_schema": {"type": "object", "properties": {"invoice_id": {"type": "string"}}}}],
+        "messages": [{"role": "user", "content": "Show my invoices"}]
+    })
+}
+
+fn response(name: &str) -> Value {
+    json!({"type": "message", "role": "assistant", "stop_reason": "tool_use",
+           "content": [{"type": "tool_use", "id": "toolu_1", "name": name, "input": {}}]})
+}
+
+/// A generated tree: 20 cases, 2 responses call `get_invoices` (not defined), 1 calls
+/// `search_invoices`, the rest call `get_invoice`.
+fn tree(dir: &Path) -> (String, String) {
+    for i in 0..20 {
+        write(&dir.join(format!("cases/billing/c{i:02}.json")), &case());
+        let name = match i {
+            3 | 11 => "get_invoices",
+            7 => "search_invoices",
+            _ => "get_invoice",
+        };
+        write(
+            &dir.join(format!("recorded/claude/billing/c{i:02}.json")),
+            &response(name),
+        );
+    }
+    (
+        dir.join("cases").display().to_string(),
+        dir.join("recorded/claude").display().to_string(),
+    )
+}
+
+#[test]
+fn over_the_threshold_exits_1_and_prints_the_names() {
+    let dir = scratch("over");
+    let (cases, recorded) = tree(&dir);
+    let output = toolcall(&[
+        "rate",
+        "--cases",
+        &cases,
+        "--recorded",
+        &recorded,
+        "--max-unknown",
+        "2",
+    ]);
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(text.contains("scored 20 response(s), 20 call(s)"), "{text}");
+    assert!(text.contains("3 of 20 call(s) = 15.00%"), "{text}");
+    assert!(
+        text.contains("get_invoices") && text.contains("search_invoices"),
+        "{text}"
+    );
+    assert!(
+        text.contains("gate: FAIL: 3 unknown name(s) > --max-unknown 2"),
+        "{text}"
+    );
+    // Sorted by count: the repeated name first.
+    assert!(
+        text.find("get_invoices").unwrap() < text.find("search_invoices").unwrap(),
+        "{text}"
+    );
+
+    let output = toolcall(&[
+        "rate",
+        "--cases",
+        &cases,
+        "--recorded",
+        &recorded,
+        "--max-rate",
+        "0.1",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    assert!(stdout(&output).contains("rate 0.1500 > --max-rate 0.1"));
+}
+
+#[test]
+fn under_the_threshold_exits_0_and_prints_the_names_too() {
+    let dir = scratch("under");
+    let (cases, recorded) = tree(&dir);
+    let output = toolcall(&[
+        "rate",
+        "--cases",
+        &cases,
+        "--recorded",
+        &recorded,
+        "--max-unknown",
+        "3",
+        "--max-rate",
+        "0.2",
+    ]);
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("get_invoices") && text.contains("search_invoices"),
+        "{text}"
+    );
+    assert!(text.contains("gate: PASS"), "{text}");
+}
+
+#[test]
+fn json_output_is_the_documented_shape() {
+    let dir = scratch("json");
+    let (cases, recorded) = tree(&dir);
+    let saved = dir.join("report.json");
+    let output = toolcall(&[
+        "rate",
+        "--cases",
+        &cases,
+        "--recorded",
+        &recorded,
+        "--max-unknown",
+        "0",
+        "--json",
+        "--json-out",
+        &saved.display().to_string(),
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let value: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(
+        value,
+        serde_json::from_slice::<Value>(&std::fs::read(&saved).unwrap()).unwrap()
+    );
+    assert_eq!(
+        (
+            value["responses"].as_u64(),
+            value["calls"].as_u64(),
+            value["unknown"].as_u64()
+        ),
+        (Some(20), Some(20), Some(3))
+    );
+    assert!((value["rate"].as_f64().unwrap() - 0.15).abs() < 1e-12);
+    assert_eq!(
+        value["distinct"][0],
+        json!({"name": "get_invoices", "count": 2, "cause": "invented",
+        "causes": {"invented": 2}, "suggestions": ["get_invoice"],
+        "first_seen": format!("{recorded}/billing/c03.json")})
+    );
+    assert_eq!(value["gate"]["passed"], false);
+    assert_eq!(value["bad_lines"], 0);
+}
+
+#[test]
+fn jsonl_logs_with_a_bad_line_are_scored_and_the_line_named() {
+    let dir = scratch("jsonl");
+    let log = dir.join("traffic.jsonl");
+    let line = |name: &str| json!({"request": case(), "response": response(name)}).to_string();
+    std::fs::write(
+        &log,
+        format!(
+            "{}\n{}\nnot json\n{}\n",
+            line("get_invoice"),
+            line("x_tool"),
+            line("get_invoice")
+        ),
+    )
+    .unwrap();
+    let shown = log.display().to_string();
+    let output = toolcall(&["rate", &shown]);
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "no gate set: {text}");
+    assert!(text.contains("scored 3 response(s), 3 call(s)"), "{text}");
+    assert!(text.contains("x_tool"), "{text}");
+    assert!(
+        text.contains(&format!("{shown}:3: not a log line")),
+        "{text}"
+    );
+    let output = toolcall(&["rate", &shown, "--strict"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains(&format!("{shown}:3")));
+}
+
+#[test]
+fn import_refuses_to_overwrite_without_force() {
+    let dir = scratch("import");
+    let log = dir.join("run.json");
+    write(
+        &log,
+        &json!({"tools": case()["tools"], "messages": [
+            {"role": "user", "content": "invoice inv_1"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_invoice", "input": {"invoice_id": "inv_1"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "{}"}]}
+        ]}),
+    );
+    let out = dir.join("out").display().to_string();
+    let args = [
+        "import",
+        &log.display().to_string(),
+        "--out",
+        &out,
+        "--agent",
+        "claude",
+    ];
+    let first = toolcall(&args);
+    assert_eq!(
+        first.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(
+        stdout(&first).contains("1 case(s) with 1 tool call(s)"),
+        "{}",
+        stdout(&first)
+    );
+    let again = toolcall(&args);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    assert_eq!(toolcall(&forced).status.code(), Some(0));
+    let rate = toolcall(&[
+        "rate",
+        "--cases",
+        &format!("{out}/cases"),
+        "--recorded",
+        &format!("{out}/recorded/claude"),
+        "--max-unknown",
+        "0",
+    ]);
+    assert_eq!(rate.status.code(), Some(0), "{}", stdout(&rate));
+}

@@ -1,0 +1,197 @@
+//! Tidy: the repository's own rules, checked on every `cargo test` (after rust-analyzer's
+//! `xtask/src/tidy.rs`). Each failure says which file breaks which rule.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        if name == "target" || name == "node_modules" || name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_module_says_why_it_exists() {
+    let root = root();
+    let mut files = Vec::new();
+    rust_files(&root.join("crates"), &mut files);
+    rust_files(&root.join("examples"), &mut files);
+    assert!(files.len() > 10, "found only {} Rust files", files.len());
+    let undocumented: Vec<String> = files
+        .iter()
+        .filter(|path| path.components().any(|c| c.as_os_str() == "src"))
+        .filter(|path| {
+            let text = std::fs::read_to_string(path).unwrap();
+            !text.trim_start().starts_with("//!")
+        })
+        .map(|path| path.strip_prefix(&root).unwrap().display().to_string())
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "modules without a `//!` doc: {undocumented:#?}"
+    );
+}
+
+#[test]
+fn no_test_is_ignored() {
+    let root = root();
+    let mut files = Vec::new();
+    rust_files(&root.join("crates"), &mut files);
+    rust_files(&root.join("examples"), &mut files);
+    let marker = concat!("#[", "ignore");
+    let ignored: Vec<String> = files
+        .iter()
+        .filter(|path| std::fs::read_to_string(path).unwrap().contains(marker))
+        .map(|path| path.strip_prefix(&root).unwrap().display().to_string())
+        .collect();
+    assert!(
+        ignored.is_empty(),
+        "assert today's behaviour with a FIXME instead of ignoring: {ignored:#?}"
+    );
+}
+
+#[test]
+fn readme_has_the_two_set_up_commands_and_they_exist() {
+    let root = root();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let section = readme
+        .split("## Set up")
+        .nth(1)
+        .expect("README has a `## Set up` section");
+    let block = section
+        .split("```sh")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("a sh block");
+    let commands: Vec<&str> = block
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(
+        commands.len(),
+        2,
+        "exactly two set-up commands: {commands:#?}"
+    );
+    let script = commands[1].split_whitespace().next().unwrap();
+    let path = root.join(script);
+    assert!(path.is_file(), "{script} does not exist");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert!(mode & 0o111 != 0, "{script} is not executable");
+    }
+    let ci = std::fs::read_to_string(root.join(".ci/run")).expect(".ci/run exists");
+    assert!(
+        ci.contains(script),
+        ".ci/run must call the README's test command {script}"
+    );
+    // The main-job command names a real subcommand.
+    let subcommand = commands[0]
+        .split(" -- ")
+        .nth(1)
+        .and_then(|a| a.split_whitespace().next())
+        .unwrap();
+    let help = Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .args([subcommand, "--help"])
+        .output()
+        .unwrap();
+    assert!(
+        help.status.success(),
+        "`toolcall {subcommand}` does not exist"
+    );
+}
+
+/// Workspace packages and their normal (non-dev) dependencies.
+fn dependencies() -> Vec<(String, Vec<String>)> {
+    let output = Command::new(env!("CARGO"))
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: Value = serde_json::from_slice(&output.stdout).unwrap();
+    metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let deps = p["dependencies"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|d| d["kind"].is_null())
+                .map(|d| d["name"].as_str().unwrap().to_owned())
+                .collect();
+            (p["name"].as_str().unwrap().to_owned(), deps)
+        })
+        .collect()
+}
+
+#[test]
+fn dependencies_point_one_way() {
+    let packages = dependencies();
+    let deps = |name: &str| {
+        packages
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, d)| d.clone())
+            .unwrap_or_else(|| panic!("no package {name}"))
+    };
+    let mut core = deps("toolcall-score");
+    core.sort();
+    assert_eq!(
+        core,
+        ["jsonschema", "serde", "serde_json", "thiserror"],
+        "the core stays small"
+    );
+    for (name, deps) in &packages {
+        if name == "toolcall-cli" {
+            continue;
+        }
+        assert!(
+            !deps.iter().any(|d| d == "toolcall-cli"),
+            "{name} depends on the cli"
+        );
+        if name == "toolcall-harness" || name == "toolcall-score" {
+            assert!(
+                !deps
+                    .iter()
+                    .any(|d| d == "tokio" || d == "rmcp" || d == "toolcall-mcp"),
+                "{name} must not pull in async or MCP: {deps:?}"
+            );
+        }
+    }
+}

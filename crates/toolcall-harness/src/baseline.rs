@@ -1,0 +1,267 @@
+//! Baseline files: `baselines/<agent>.json` maps a case id to the fingerprint of its known
+//! failure and an optional human note.
+//!
+//! The file is read strictly (unknown keys are typos, and an error names the file, line and
+//! column) and written atomically: the new content goes to a temporary file in the same directory,
+//! which is then renamed over the old one, so an interrupted write leaves the old file intact.
+//! Keys are sorted and the JSON is pretty-printed with two spaces and a trailing newline, so a
+//! rewrite that changes nothing changes no byte.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::errors::BaselineError;
+
+/// One known failure.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    /// The failure's fingerprint: [`toolcall_score::Verdict::fingerprint`], the sorted distinct
+    /// offending names with their causes (for a `.jsonl` recording, the union over its samples).
+    pub fingerprint: Vec<String>,
+    /// Why it is accepted for now, for humans; kept when the baseline is rewritten.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The known failures of one agent, by case id (sorted).
+pub type Baseline = BTreeMap<String, Entry>;
+
+/// Reads a baseline file; a missing file is `None` (no known failures).
+pub fn load(path: &Path) -> Result<Option<Baseline>, BaselineError> {
+    let text = match fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(BaselineError::Read {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| BaselineError::Invalid {
+            path: path.to_path_buf(),
+            line: e.line().max(1),
+            column: e.column().max(1),
+            message: strip_position(&e.to_string()),
+        })
+}
+
+/// serde_json ends its messages with " at line L column C", which the error says already.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+/// The stable text of a baseline: sorted keys, two-space indentation, a trailing newline.
+pub fn render(baseline: &Baseline) -> String {
+    // Serializing a map of plain strings cannot fail.
+    let mut text = serde_json::to_string_pretty(baseline).unwrap_or_else(|_| "{}".to_owned());
+    text.push('\n');
+    text
+}
+
+/// Writes `text` to `path` atomically (temporary file in the same directory, then rename).
+pub fn write_atomic(path: &Path, text: &str) -> Result<(), BaselineError> {
+    write_atomic_via(path, text.as_bytes(), |file, bytes| file.write_all(bytes))
+}
+
+/// [`write_atomic`] with the step that fills the temporary file injected, so a test can make it
+/// fail midway and check that the old file survives.
+fn write_atomic_via(
+    path: &Path,
+    bytes: &[u8],
+    fill: impl FnOnce(&mut fs::File, &[u8]) -> io::Result<()>,
+) -> Result<(), BaselineError> {
+    let error = |source| BaselineError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    fs::create_dir_all(&dir).map_err(error)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file = fs::File::create(&temp)?;
+        fill(&mut file, bytes)?;
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&temp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result.map_err(error)
+}
+
+/// What a rewrite changes in one baseline file.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// New entries: (case id, fingerprint).
+    pub added: Vec<(String, Vec<String>)>,
+    /// Entries dropped: (case id, old fingerprint).
+    pub removed: Vec<(String, Vec<String>)>,
+    /// Entries whose fingerprint changed: (case id, old, new).
+    pub changed: Vec<(String, Vec<String>, Vec<String>)>,
+}
+
+impl Changes {
+    /// The differences between `old` and `new`.
+    pub fn between(old: &Baseline, new: &Baseline) -> Changes {
+        let mut changes = Changes::default();
+        for (id, entry) in new {
+            match old.get(id) {
+                None => changes.added.push((id.clone(), entry.fingerprint.clone())),
+                Some(before) if before.fingerprint != entry.fingerprint => changes.changed.push((
+                    id.clone(),
+                    before.fingerprint.clone(),
+                    entry.fingerprint.clone(),
+                )),
+                Some(_) => {}
+            }
+        }
+        for (id, entry) in old {
+            if !new.contains_key(id) {
+                changes
+                    .removed
+                    .push((id.clone(), entry.fingerprint.clone()));
+            }
+        }
+        changes
+    }
+
+    /// Whether nothing changes.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+    }
+
+    /// A summary for stderr: one count line, then one line per entry.
+    pub fn summary(&self, file: &str) -> String {
+        let mut out = format!(
+            "{file}: {} added, {} removed, {} changed\n",
+            self.added.len(),
+            self.removed.len(),
+            self.changed.len()
+        );
+        for (id, fingerprint) in &self.added {
+            out.push_str(&format!("  + {id}: {}\n", fingerprint.join(", ")));
+        }
+        for (id, fingerprint) in &self.removed {
+            out.push_str(&format!("  - {id}: {}\n", fingerprint.join(", ")));
+        }
+        for (id, old, new) in &self.changed {
+            out.push_str(&format!(
+                "  ~ {id}: {} -> {}\n",
+                old.join(", "),
+                new.join(", ")
+            ));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("toolcall-baseline-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn entry(fingerprint: &[&str], note: Option<&str>) -> Entry {
+        Entry {
+            fingerprint: fingerprint.iter().map(|s| (*s).to_owned()).collect(),
+            note: note.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn renders_sorted_two_space_json_with_a_trailing_newline() {
+        let mut baseline = Baseline::new();
+        baseline.insert("z/last".into(), entry(&["b (invented)"], None));
+        baseline.insert("a/first".into(), entry(&["a (retired)"], Some("known")));
+        assert_eq!(
+            render(&baseline),
+            "{\n  \"a/first\": {\n    \"fingerprint\": [\n      \"a (retired)\"\n    ],\n    \"note\": \"known\"\n  },\n  \"z/last\": {\n    \"fingerprint\": [\n      \"b (invented)\"\n    ]\n  }\n}\n"
+        );
+        assert_eq!(render(&Baseline::new()), "{}\n");
+    }
+
+    #[test]
+    fn a_malformed_file_names_file_line_and_column() {
+        let dir = scratch("malformed");
+        let path = dir.join("agent.json");
+        fs::write(
+            &path,
+            "{\n  \"case\": {\"fingerprint\": [], \"nots\": \"x\"}\n}\n",
+        )
+        .unwrap();
+        let err = load(&path).unwrap_err().to_string();
+        assert!(err.contains("agent.json:2:"), "{err}");
+        assert!(err.contains("nots"), "{err}");
+        assert_eq!(load(&dir.join("absent.json")).unwrap(), None);
+    }
+
+    #[test]
+    fn a_write_interrupted_midway_leaves_the_old_file_intact() {
+        let dir = scratch("interrupted");
+        let path = dir.join("agent.json");
+        let old = "{\n  \"old\": {\n    \"fingerprint\": []\n  }\n}\n";
+        fs::write(&path, old).unwrap();
+        let err = write_atomic_via(
+            &path,
+            b"{\"new\": {\"fingerprint\": []}}\n",
+            |file, bytes| {
+                file.write_all(&bytes[..bytes.len() / 2])?;
+                Err(io::Error::other("disk full"))
+            },
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("the old file is unchanged"),
+            "{err}"
+        );
+        assert_eq!(fs::read(&path).unwrap(), old.as_bytes());
+        let leftovers: Vec<_> = fs::read_dir(&dir).unwrap().flatten().collect();
+        assert_eq!(leftovers.len(), 1, "the temporary file is removed");
+
+        write_atomic(&path, "{}\n").unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "{}\n");
+    }
+
+    #[test]
+    fn changes_list_added_removed_and_changed() {
+        let mut old = Baseline::new();
+        old.insert("kept".into(), entry(&["a (invented)"], Some("n")));
+        old.insert("gone".into(), entry(&["b (invented)"], None));
+        old.insert("moved".into(), entry(&["c (invented)"], None));
+        let mut new = Baseline::new();
+        new.insert("kept".into(), entry(&["a (invented)"], Some("n")));
+        new.insert("moved".into(), entry(&["d (retired)"], None));
+        new.insert("fresh".into(), entry(&["e (subset)"], None));
+        let changes = Changes::between(&old, &new);
+        assert_eq!(
+            changes.summary("baselines/x.json"),
+            "baselines/x.json: 1 added, 1 removed, 1 changed\n  + fresh: e (subset)\n  - gone: b (invented)\n  ~ moved: c (invented) -> d (retired)\n"
+        );
+        assert!(Changes::between(&new, &new).is_empty());
+    }
+}

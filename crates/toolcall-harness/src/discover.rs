@@ -1,0 +1,234 @@
+//! Finding the suite on disk: the case files, the agents and their recorded responses, and the
+//! baseline files, without reading any of them.
+//!
+//! A case id is the case file's path under the case tree without `.json`, joined with `/` on
+//! every OS, so ids, test names and baseline keys are the same on Linux, macOS and Windows.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+use crate::Config;
+
+/// What is on disk.
+#[derive(Debug, Default)]
+pub(crate) struct Suite {
+    /// Case id → case file.
+    pub cases: BTreeMap<String, PathBuf>,
+    /// Agent name → its recordings.
+    pub agents: BTreeMap<String, AgentFiles>,
+    /// Agents that have a baseline file.
+    pub baselines: BTreeSet<String>,
+    /// Things found that make the tree unusable in part (unreadable directories, odd names).
+    pub problems: Vec<String>,
+}
+
+/// One agent's recorded responses.
+#[derive(Debug, Default)]
+pub(crate) struct AgentFiles {
+    /// Case id → recorded response file (`.json`, or `.jsonl` for several samples).
+    pub recordings: BTreeMap<String, PathBuf>,
+    /// Problems specific to this agent's directory (a case recorded as both `.json` and `.jsonl`).
+    pub problems: Vec<String>,
+}
+
+impl Suite {
+    /// Walks the case tree, the recorded tree and the baseline directory.
+    pub fn discover(config: &Config) -> Suite {
+        let mut suite = Suite::default();
+        for (id, path) in walk(&config.cases, &["json"], &mut suite.problems) {
+            suite.cases.insert(id, path);
+        }
+        for (name, dir) in subdirectories(&config.recorded, &mut suite.problems) {
+            let mut files = AgentFiles::default();
+            for (id, path) in walk(&dir, &["json", "jsonl"], &mut files.problems) {
+                if let Some(first) = files.recordings.get(&id) {
+                    files.problems.push(format!(
+                        "case `{id}` is recorded twice, as {} and {}: keep one",
+                        first.display(),
+                        path.display()
+                    ));
+                    continue;
+                }
+                files.recordings.insert(id, path);
+            }
+            suite.agents.insert(name, files);
+        }
+        if let Ok(entries) = fs::read_dir(&config.baselines) {
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.is_file() && path.extension().is_some_and(|e| e == "json") {
+                    if let Some(stem) = path.file_stem().and_then(|s| s.to_str()) {
+                        suite.baselines.insert(stem.to_owned());
+                    }
+                }
+            }
+        }
+        suite
+    }
+
+    /// Every agent: those with recordings and those with only a baseline file.
+    pub fn agent_names(&self) -> BTreeSet<&str> {
+        self.agents
+            .keys()
+            .map(String::as_str)
+            .chain(self.baselines.iter().map(String::as_str))
+            .collect()
+    }
+}
+
+/// The case file and recording of one test, found without walking anything: how `--exact`
+/// (nextest's one-process-per-test mode) stays fast on a big tree. `None` when the id is not a
+/// plain relative path or either file is missing or ambiguous; the caller then walks.
+pub(crate) fn locate_one(config: &Config, agent: &str, id: &str) -> Option<(PathBuf, PathBuf)> {
+    let relative = Path::new(id);
+    let plain = !id.is_empty()
+        && !id.contains('\\')
+        && relative
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)));
+    if !plain || agent.is_empty() || agent.contains(['/', '\\']) || agent.starts_with('.') {
+        return None;
+    }
+    let case = config.cases.join(format!("{id}.json"));
+    let dir = config.recorded.join(agent);
+    let json = dir.join(format!("{id}.json"));
+    let jsonl = dir.join(format!("{id}.jsonl"));
+    let recording = match (json.is_file(), jsonl.is_file()) {
+        (true, false) => json,
+        (false, true) => jsonl,
+        _ => return None,
+    };
+    case.is_file().then_some((case, recording))
+}
+
+/// The directories directly under `dir`, by name. A missing `dir` is no directories.
+fn subdirectories(dir: &Path, problems: &mut Vec<String>) -> Vec<(String, PathBuf)> {
+    let mut found = Vec::new();
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return found,
+        Err(e) => {
+            problems.push(format!("{}: cannot read directory: {e}", dir.display()));
+            return found;
+        }
+    };
+    for entry in entries {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                problems.push(format!("{}: cannot read directory: {e}", dir.display()));
+                continue;
+            }
+        };
+        let path = entry.path();
+        if !path.is_dir() {
+            continue;
+        }
+        match entry.file_name().to_str() {
+            Some(name) if name.starts_with('.') => {}
+            Some(name) => found.push((name.to_owned(), path)),
+            None => problems.push(format!(
+                "{}: the name is not UTF-8, so it cannot be a test name",
+                path.display()
+            )),
+        }
+    }
+    found.sort();
+    found
+}
+
+/// Every file below `root` whose extension is one of `extensions`, as (id, path), sorted by id.
+/// Hidden files and directories (a leading `.`) are skipped. A missing `root` is no files.
+fn walk(root: &Path, extensions: &[&str], problems: &mut Vec<String>) -> Vec<(String, PathBuf)> {
+    let mut found = Vec::new();
+    let mut pending = vec![(root.to_path_buf(), String::new())];
+    while let Some((dir, prefix)) = pending.pop() {
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && dir == root => continue,
+            Err(e) => {
+                problems.push(format!("{}: cannot read directory: {e}", dir.display()));
+                continue;
+            }
+        };
+        for entry in entries {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    problems.push(format!("{}: cannot read directory: {e}", dir.display()));
+                    continue;
+                }
+            };
+            let path = entry.path();
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                problems.push(format!(
+                    "{}: the name is not UTF-8, so it cannot be part of a case id",
+                    path.display()
+                ));
+                continue;
+            };
+            if name.starts_with('.') {
+                continue;
+            }
+            if path.is_dir() {
+                pending.push((path, format!("{prefix}{name}/")));
+                continue;
+            }
+            let Some((stem, ext)) = name.rsplit_once('.') else {
+                continue;
+            };
+            if extensions.contains(&ext) && !stem.is_empty() {
+                found.push((format!("{prefix}{stem}"), path));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_use_forward_slashes_and_skip_hidden_and_other_files() {
+        let root = std::env::temp_dir().join(format!("toolcall-discover-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        for file in [
+            "a/b/c.json",
+            "top.json",
+            "a/notes.md",
+            ".hidden/x.json",
+            "a/.y.json",
+        ] {
+            let path = root.join(file);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, "{}").unwrap();
+        }
+        let mut problems = Vec::new();
+        let ids: Vec<String> = walk(&root, &["json"], &mut problems)
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        assert_eq!(ids, ["a/b/c", "top"]);
+        assert!(problems.is_empty(), "{problems:?}");
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_missing_tree_is_empty_not_an_error() {
+        let mut problems = Vec::new();
+        assert!(walk(Path::new("/nonexistent/toolcall"), &["json"], &mut problems).is_empty());
+        assert!(problems.is_empty());
+    }
+
+    #[test]
+    fn locate_one_rejects_paths_that_escape_the_tree() {
+        let config = Config::default();
+        assert_eq!(locate_one(&config, "agent", "../etc/passwd"), None);
+        assert_eq!(locate_one(&config, "agent", "/abs"), None);
+        assert_eq!(locate_one(&config, "../x", "case"), None);
+        assert_eq!(locate_one(&config, "agent", ""), None);
+    }
+}

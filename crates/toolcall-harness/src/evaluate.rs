@@ -1,0 +1,358 @@
+//! One test: a case, one agent's recorded response(s) to it, and that agent's baseline entry in;
+//! an [`Outcome`] and the message a failing test prints out.
+//!
+//! This is the single code path behind both the test harness and `toolcall check`.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use toolcall_score::{score, Case, Finding, Format, InputError, ParseError, Response, Verdict};
+
+use crate::baseline::Entry;
+
+/// How one test came out against the baseline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// No findings, and the baseline does not list the case.
+    Pass,
+    /// Findings, and the baseline lists the case with exactly this fingerprint: the test passes
+    /// and is shown as an expected failure.
+    ExpectedFailure,
+    /// Findings, and the baseline does not list the case: a new failure.
+    Failure,
+    /// Findings, and the baseline lists the case with a different fingerprint.
+    Changed {
+        /// The fingerprint the baseline records.
+        old: Vec<String>,
+    },
+    /// No findings, but the baseline lists the case: the ratchet asks for the entry's removal.
+    NowPasses {
+        /// The fingerprint the baseline records.
+        old: Vec<String>,
+    },
+    /// The case or the recording could not be read or understood; the message names the file,
+    /// line and column.
+    Error(String),
+}
+
+impl Outcome {
+    /// Whether the test passes (a pass or an expected failure).
+    pub fn is_ok(&self) -> bool {
+        matches!(self, Outcome::Pass | Outcome::ExpectedFailure)
+    }
+
+    /// A short label: `pass`, `expected failure`, `failure`, `changed`, `now passes`, `error`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::ExpectedFailure => "expected failure",
+            Outcome::Failure => "failure",
+            Outcome::Changed { .. } => "changed",
+            Outcome::NowPasses { .. } => "now passes",
+            Outcome::Error(_) => "error",
+        }
+    }
+}
+
+/// The verdict on one recorded response.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sample {
+    /// The line of a `.jsonl` recording it came from; `None` for a `.json` recording.
+    pub line: Option<usize>,
+    /// What the scorer said.
+    pub verdict: Verdict,
+}
+
+/// One agent's result on one case.
+#[derive(Clone, Debug)]
+pub struct CaseReport {
+    /// The agent.
+    pub agent: String,
+    /// The case id (its path under the case tree, without `.json`, `/`-separated).
+    pub case_id: String,
+    /// The case file.
+    pub case_path: PathBuf,
+    /// The recorded response file.
+    pub recording: PathBuf,
+    /// The agent's baseline file (which may not exist).
+    pub baseline_file: PathBuf,
+    /// How it came out.
+    pub outcome: Outcome,
+    /// The verdict on each recorded response (empty on [`Outcome::Error`]).
+    pub samples: Vec<Sample>,
+    /// The union of the samples' fingerprints, sorted: what a baseline entry pins.
+    pub fingerprint: Vec<String>,
+    /// The file and line a GitHub annotation should point at.
+    pub(crate) annotate: (PathBuf, Option<usize>),
+}
+
+impl CaseReport {
+    /// Every finding of every sample.
+    pub fn findings(&self) -> impl Iterator<Item = &Finding> {
+        self.samples.iter().flat_map(|s| s.verdict.findings())
+    }
+
+    /// The file and line a failure points at: the case file, or the recording when that is
+    /// what could not be read (for GitHub annotations and editors).
+    pub fn location(&self) -> (&Path, Option<usize>) {
+        (&self.annotate.0, self.annotate.1)
+    }
+
+    /// Whether any sample has findings.
+    pub fn has_findings(&self) -> bool {
+        self.samples.iter().any(|s| !s.verdict.is_pass())
+    }
+
+    /// What a failing test prints; `None` when the test passes.
+    pub fn message(&self) -> Option<String> {
+        let baseline = self.baseline_file.display();
+        let mut out = String::new();
+        match &self.outcome {
+            Outcome::Pass | Outcome::ExpectedFailure => return None,
+            Outcome::Error(message) => out.push_str(message),
+            Outcome::Failure => {
+                let _ = writeln!(
+                    out,
+                    "agent `{}` fails case `{}` ({}), and {baseline} does not list it:",
+                    self.agent,
+                    self.case_id,
+                    self.case_path.display()
+                );
+                self.write_findings(&mut out);
+                let _ = writeln!(out, "fingerprint: {}", self.fingerprint.join(", "));
+                let _ = write!(
+                    out,
+                    "a new failure: fix its cause, or accept it as known with ATP_BASELINE_WRITE=1 cargo test"
+                );
+            }
+            Outcome::Changed { old } => {
+                let _ = writeln!(
+                    out,
+                    "agent `{}` fails case `{}` ({}) differently than {baseline} records:",
+                    self.agent,
+                    self.case_id,
+                    self.case_path.display()
+                );
+                let old_text = lines(old);
+                let new_text = lines(&self.fingerprint);
+                let diff = similar::TextDiff::from_lines(&old_text, &new_text);
+                let _ = write!(
+                    out,
+                    "{}",
+                    diff.unified_diff()
+                        .header("baseline", "now")
+                        .context_radius(8)
+                );
+                let _ = writeln!(out, "findings now:");
+                self.write_findings(&mut out);
+                let _ = write!(
+                    out,
+                    "fix the new cause, or accept the new fingerprint with ATP_BASELINE_WRITE=1 cargo test"
+                );
+            }
+            Outcome::NowPasses { old } => {
+                let _ = write!(
+                    out,
+                    "now passes: remove it from {baseline} (ATP_BASELINE_WRITE=1 cargo test)\n\
+                     agent `{}`, case `{}`; the entry recorded: {}",
+                    self.agent,
+                    self.case_id,
+                    old.join(", ")
+                );
+            }
+        }
+        Some(out)
+    }
+
+    fn write_findings(&self, out: &mut String) {
+        for sample in &self.samples {
+            for finding in sample.verdict.findings() {
+                match sample.line {
+                    Some(line) => {
+                        let _ = writeln!(out, "  - sample on line {line}: {finding}");
+                    }
+                    None => {
+                        let _ = writeln!(out, "  - {finding}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn lines(entries: &[String]) -> String {
+    entries.iter().map(|e| format!("{e}\n")).collect()
+}
+
+/// Scores `recording` against the case at `case_path` and judges the result against `entry`.
+pub(crate) fn evaluate(
+    agent: &str,
+    case_id: &str,
+    case_path: &Path,
+    recording: &Path,
+    baseline_file: &Path,
+    entry: Option<&Entry>,
+) -> CaseReport {
+    let mut report = CaseReport {
+        agent: agent.to_owned(),
+        case_id: case_id.to_owned(),
+        case_path: case_path.to_path_buf(),
+        recording: recording.to_path_buf(),
+        baseline_file: baseline_file.to_path_buf(),
+        outcome: Outcome::Pass,
+        samples: Vec::new(),
+        fingerprint: Vec::new(),
+        annotate: (case_path.to_path_buf(), None),
+    };
+    let case = match Case::load(case_path) {
+        Ok(case) => case,
+        Err(e) => {
+            report.annotate.1 = e.location().map(|l| l.line);
+            report.outcome = Outcome::Error(e.to_string());
+            return report;
+        }
+    };
+    let responses = match load_responses(recording, case.format) {
+        Ok(responses) => responses,
+        Err((message, line)) => {
+            report.annotate = (recording.to_path_buf(), line);
+            report.outcome = Outcome::Error(message);
+            return report;
+        }
+    };
+    report.samples = responses
+        .into_iter()
+        .map(|(line, response)| Sample {
+            line,
+            verdict: score(&case, &response),
+        })
+        .collect();
+    let mut fingerprint: Vec<String> = report
+        .samples
+        .iter()
+        .flat_map(|s| s.verdict.fingerprint())
+        .collect();
+    fingerprint.sort();
+    fingerprint.dedup();
+    report.fingerprint = fingerprint;
+    report.outcome = judge(report.has_findings(), &report.fingerprint, entry);
+    report
+}
+
+/// The four outcomes of the ratchet.
+fn judge(failing: bool, fingerprint: &[String], entry: Option<&Entry>) -> Outcome {
+    match (failing, entry) {
+        (false, None) => Outcome::Pass,
+        (false, Some(entry)) => Outcome::NowPasses {
+            old: entry.fingerprint.clone(),
+        },
+        (true, None) => Outcome::Failure,
+        (true, Some(entry)) if entry.fingerprint == fingerprint => Outcome::ExpectedFailure,
+        (true, Some(entry)) => Outcome::Changed {
+            old: entry.fingerprint.clone(),
+        },
+    }
+}
+
+/// The responses of a recording: one for `.json`, one per non-blank line for `.jsonl`. An error
+/// is a message naming the file, line and column, and the line for an annotation.
+#[allow(clippy::type_complexity)]
+pub(crate) fn load_responses(
+    path: &Path,
+    case_format: Option<Format>,
+) -> Result<Vec<(Option<usize>, Response)>, (String, Option<usize>)> {
+    let text = fs::read_to_string(path)
+        .map_err(|e| (format!("{}: cannot read: {e}", path.display()), None))?;
+    if path.extension().is_some_and(|e| e == "jsonl") {
+        let mut responses = Vec::new();
+        for (index, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let number = index + 1;
+            let response = parse_response(line, case_format)
+                .map_err(|e| (located(path, Some(number), &e), Some(number)))?;
+            responses.push((Some(number), response));
+        }
+        if responses.is_empty() {
+            return Err((
+                format!(
+                    "{}: holds no responses (a .jsonl recording has one response per line)",
+                    path.display()
+                ),
+                None,
+            ));
+        }
+        Ok(responses)
+    } else {
+        let response = parse_response(&text, case_format)
+            .map_err(|e| (located(path, None, &e), e.location().map(|l| l.line)))?;
+        Ok(vec![(None, response)])
+    }
+}
+
+/// Parses a response, detecting its format; when the shape fits several formats and the case
+/// names one of them, the case's format settles it.
+fn parse_response(text: &str, case_format: Option<Format>) -> Result<Response, InputError> {
+    match Response::from_json_str(text, None) {
+        Err(InputError::Invalid {
+            error: ParseError::Ambiguous { candidates },
+            ..
+        }) if case_format.is_some_and(|f| candidates.contains(&f)) => {
+            Response::from_json_str(text, case_format)
+        }
+        other => other,
+    }
+}
+
+/// `path:line:column: message` for an error found in text that came from `path` (on line
+/// `line_of_file` of it, for a `.jsonl` recording).
+fn located(path: &Path, line_of_file: Option<usize>, error: &InputError) -> String {
+    let Some(location) = error.location() else {
+        return format!("{}: {error}", path.display());
+    };
+    let line = line_of_file.unwrap_or(location.line);
+    let what = match error {
+        InputError::Syntax { message, .. } => format!("not valid JSON: {message}"),
+        InputError::Invalid { error, .. } => error.to_string(),
+        other => other.to_string(),
+    };
+    format!("{}:{line}:{}: {what}", path.display(), location.column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(fingerprint: &[&str]) -> Entry {
+        Entry {
+            fingerprint: fingerprint.iter().map(|s| (*s).to_owned()).collect(),
+            note: None,
+        }
+    }
+
+    #[test]
+    fn judge_gives_each_of_the_four_outcomes() {
+        let fp = vec!["x (retired)".to_owned()];
+        assert_eq!(judge(false, &[], None), Outcome::Pass);
+        assert_eq!(judge(true, &fp, None), Outcome::Failure);
+        assert_eq!(
+            judge(true, &fp, Some(&entry(&["x (retired)"]))),
+            Outcome::ExpectedFailure
+        );
+        assert_eq!(
+            judge(true, &fp, Some(&entry(&["y (invented)"]))),
+            Outcome::Changed {
+                old: vec!["y (invented)".into()]
+            }
+        );
+        assert_eq!(
+            judge(false, &[], Some(&entry(&["x (retired)"]))),
+            Outcome::NowPasses {
+                old: vec!["x (retired)".into()]
+            }
+        );
+    }
+}

@@ -1,0 +1,278 @@
+//! The run as data: every test's result plus the suite-level checks, built by the same functions
+//! the test harness calls one trial at a time. `toolcall check` prints it; the baseline writer
+//! rewrites baselines from it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use toolcall_score::{Cause, FindingKind};
+
+use crate::baseline::{self, Baseline};
+use crate::discover::Suite;
+use crate::evaluate::{evaluate, CaseReport, Outcome};
+use crate::Config;
+
+/// The results of a whole run.
+#[derive(Debug)]
+pub struct Report {
+    agents: Vec<AgentReport>,
+    problems: Vec<String>,
+    case_ids: BTreeSet<String>,
+}
+
+/// One agent's results.
+#[derive(Debug)]
+pub struct AgentReport {
+    /// The agent (its directory name under the recorded tree).
+    pub name: String,
+    /// One result per recorded case, sorted by case id.
+    pub cases: Vec<CaseReport>,
+    /// Recording problems: cases with no recorded response, recordings with no case.
+    pub coverage: Vec<String>,
+    /// Baseline problems: an unreadable file, entries whose case no longer exists.
+    pub baseline: Vec<String>,
+    /// Whether the agent has a directory of recordings (it may have only a baseline file).
+    pub(crate) has_recordings: bool,
+}
+
+/// How many tests came out which way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Passed.
+    pub pass: usize,
+    /// Failed as the baseline expects.
+    pub expected_failure: usize,
+    /// Anything else: a new failure, a changed failure, a baselined case that now passes, an
+    /// unreadable file.
+    pub failure: usize,
+}
+
+/// One distinct unknown tool name an agent produced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownName {
+    /// The name as the model wrote it (escape it before printing: see
+    /// [`toolcall_score::escape`]).
+    pub name: String,
+    /// Why it probably appeared.
+    pub cause: Option<Cause>,
+    /// How many findings carry it.
+    pub count: usize,
+}
+
+impl Report {
+    /// Discovers the suite under `config` and evaluates every test.
+    pub fn build(config: &Config) -> Report {
+        let suite = Suite::discover(config);
+        let mut agents = Vec::new();
+        for name in suite.agent_names() {
+            let (baseline, baseline_problem) = load_baseline(config, name);
+            let mut cases = Vec::new();
+            if let Some(files) = suite.agents.get(name) {
+                for (id, recording) in &files.recordings {
+                    if let Some(case_path) = suite.cases.get(id) {
+                        cases.push(evaluate(
+                            name,
+                            id,
+                            case_path,
+                            recording,
+                            &config.baseline_file(name),
+                            baseline.get(id),
+                        ));
+                    }
+                }
+            }
+            agents.push(AgentReport {
+                has_recordings: suite.agents.contains_key(name),
+                name: name.to_owned(),
+                cases,
+                coverage: coverage_problems(config, &suite, name),
+                baseline: baseline_problems(config, &suite, name, &baseline, baseline_problem),
+            });
+        }
+        Report {
+            problems: suite_problems(config, &suite),
+            case_ids: suite.cases.keys().cloned().collect(),
+            agents,
+        }
+    }
+
+    /// Each agent's results, sorted by agent name.
+    pub fn agents(&self) -> &[AgentReport] {
+        &self.agents
+    }
+
+    /// Suite-level problems: no cases, no agents, unreadable directories.
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
+
+    /// How many case files were found.
+    pub fn case_count(&self) -> usize {
+        self.case_ids.len()
+    }
+
+    /// Whether a case of this id exists.
+    pub(crate) fn has_case(&self, id: &str) -> bool {
+        self.case_ids.contains(id)
+    }
+
+    /// Whether everything passed (expected failures included) and no check found a problem.
+    pub fn is_ok(&self) -> bool {
+        self.problems.is_empty() && self.agents.iter().all(AgentReport::is_ok)
+    }
+}
+
+impl AgentReport {
+    /// Whether every test of this agent passed and its checks found nothing.
+    pub fn is_ok(&self) -> bool {
+        self.coverage.is_empty()
+            && self.baseline.is_empty()
+            && self.cases.iter().all(|c| c.outcome.is_ok())
+    }
+
+    /// How many tests came out which way.
+    pub fn counts(&self) -> Counts {
+        let mut counts = Counts::default();
+        for case in &self.cases {
+            match case.outcome {
+                Outcome::Pass => counts.pass += 1,
+                Outcome::ExpectedFailure => counts.expected_failure += 1,
+                _ => counts.failure += 1,
+            }
+        }
+        counts
+    }
+
+    /// The distinct unknown tool names over all of this agent's findings, most frequent first
+    /// (then by name).
+    pub fn unknown_names(&self) -> Vec<UnknownName> {
+        let mut counts: BTreeMap<(&str, Option<Cause>), usize> = BTreeMap::new();
+        for finding in self.cases.iter().flat_map(CaseReport::findings) {
+            if finding.kind != FindingKind::UnknownTool {
+                continue;
+            }
+            if let Some(name) = &finding.name {
+                *counts.entry((name.as_str(), finding.cause)).or_default() += 1;
+            }
+        }
+        let mut names: Vec<UnknownName> = counts
+            .into_iter()
+            .map(|((name, cause), count)| UnknownName {
+                name: name.to_owned(),
+                cause,
+                count,
+            })
+            .collect();
+        names.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.name.cmp(&b.name)));
+        names
+    }
+}
+
+/// An agent's baseline, or an empty one and the reason it could not be read.
+pub(crate) fn load_baseline(config: &Config, agent: &str) -> (Baseline, Option<String>) {
+    match baseline::load(&config.baseline_file(agent)) {
+        Ok(baseline) => (baseline.unwrap_or_default(), None),
+        Err(e) => (Baseline::new(), Some(e.to_string())),
+    }
+}
+
+/// `suite::[discovery]`: zero cases is a failure, and so is a suite with no recordings.
+pub(crate) fn suite_problems(config: &Config, suite: &Suite) -> Vec<String> {
+    let mut problems = suite.problems.clone();
+    if suite.cases.is_empty() {
+        problems.push(format!(
+            "found no case files (*.json) under {}: finding zero cases is a failure \
+             (is the path right? it is set by Harness::cases or ATP_CASES)",
+            config.cases.display()
+        ));
+    }
+    if suite.agents.is_empty() {
+        problems.push(format!(
+            "found no agents under {}: record responses as {}/<agent>/<case-id>.json \
+             (the path is set by Harness::recorded or ATP_RECORDED)",
+            config.recorded.display(),
+            config.recorded.display()
+        ));
+    }
+    problems
+}
+
+/// `<agent>::[coverage]`: every case has a recording, and every recording has a case.
+pub(crate) fn coverage_problems(config: &Config, suite: &Suite, agent: &str) -> Vec<String> {
+    let Some(files) = suite.agents.get(agent) else {
+        return Vec::new();
+    };
+    let mut problems = files.problems.clone();
+    let missing: Vec<&str> = suite
+        .cases
+        .keys()
+        .filter(|id| !files.recordings.contains_key(*id))
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() {
+        problems.push(format!(
+            "{} case(s) have no recorded response from `{agent}` (record each as {}/{agent}/<case-id>.json):\n{}",
+            missing.len(),
+            config.recorded.display(),
+            bullets(missing.iter().copied())
+        ));
+    }
+    let orphans: Vec<String> = files
+        .recordings
+        .iter()
+        .filter(|(id, _)| !suite.cases.contains_key(*id))
+        .map(|(id, path)| format!("{id} ({})", path.display()))
+        .collect();
+    if !orphans.is_empty() {
+        problems.push(format!(
+            "{} recorded response(s) of `{agent}` have no case under {} (stale recordings: delete them, or restore the case):\n{}",
+            orphans.len(),
+            config.cases.display(),
+            bullets(orphans.iter().map(String::as_str))
+        ));
+    }
+    problems
+}
+
+/// `<agent>::[baseline]`: the file reads, and every entry's case still exists.
+pub(crate) fn baseline_problems(
+    config: &Config,
+    suite: &Suite,
+    agent: &str,
+    baseline: &Baseline,
+    load_error: Option<String>,
+) -> Vec<String> {
+    let file = config.baseline_file(agent);
+    let mut problems: Vec<String> = load_error.into_iter().collect();
+    if !suite.agents.contains_key(agent) && !baseline.is_empty() {
+        problems.push(format!(
+            "{} lists {} known failure(s) of `{agent}`, which has no recordings under {}: \
+             every entry is stale (ATP_BASELINE_WRITE=1 cargo test empties it)",
+            file.display(),
+            baseline.len(),
+            config.recorded.display()
+        ));
+        return problems;
+    }
+    let stale: Vec<&str> = baseline
+        .keys()
+        .filter(|id| !suite.cases.contains_key(*id))
+        .map(String::as_str)
+        .collect();
+    if !stale.is_empty() {
+        problems.push(format!(
+            "{} lists {} case(s) that no longer exist under {} (stale entries: remove them with ATP_BASELINE_WRITE=1 cargo test):\n{}",
+            file.display(),
+            stale.len(),
+            config.cases.display(),
+            bullets(stale.iter().copied())
+        ));
+    }
+    problems
+}
+
+fn bullets<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    items
+        .map(|i| format!("  - {}", toolcall_score::escape(i)))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

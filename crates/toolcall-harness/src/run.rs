@@ -1,0 +1,388 @@
+//! Turning the suite into libtest-mimic trials, and the baseline write mode.
+//!
+//! Test names never depend on baseline status: `<agent>::<case-id>` for a test, and a bracketed
+//! last segment for the suite-level checks (`suite::[discovery]`, `<agent>::[coverage]`,
+//! `<agent>::[baseline]`, `dummy-agent::[snapshot]`). Whole-suite checks are trials of their own
+//! because nextest runs each test in its own process: nothing may happen "after all tests".
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use libtest_mimic::{Arguments, Failed, Trial};
+
+use crate::baseline::{self, Baseline, Changes, Entry};
+use crate::discover::{locate_one, Suite};
+use crate::evaluate::{evaluate, CaseReport, Outcome};
+use crate::github::{annotation, repo_relative};
+use crate::report::{baseline_problems, coverage_problems, load_baseline, suite_problems};
+use crate::{Config, Report};
+
+/// The name of the whole-suite discovery check.
+pub const DISCOVERY_TEST: &str = "suite::[discovery]";
+/// The name of the dummy agent's snapshot check.
+pub const SNAPSHOT_TEST: &str = "dummy-agent::[snapshot]";
+
+/// Exit code for a configuration the harness refuses to run with.
+const USAGE: u8 = 2;
+
+/// Runs the harness with already-parsed arguments; see [`crate::Harness::run`].
+pub(crate) fn run(config: Config, args: &Arguments) -> ExitCode {
+    let config = match config.with_env() {
+        Ok(config) => relativized(config),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(USAGE);
+        }
+    };
+    if config.baseline_write {
+        if let Some(why) = partial_run(args, std::env::var_os("NEXTEST").is_some()) {
+            eprintln!(
+                "error: ATP_BASELINE_WRITE=1 refuses to rewrite baselines from a partial run \
+                 ({why}): the tests that did not run would lose their entries. Nothing was \
+                 written. Run the whole suite with plain `cargo test` and no test name filter, \
+                 e.g. `ATP_BASELINE_WRITE=1 cargo test --test <this target>`."
+            );
+            return ExitCode::from(USAGE);
+        }
+        if !args.list {
+            if let Err(e) = write_baselines(&config) {
+                eprintln!("error: {e}");
+                return ExitCode::from(USAGE);
+            }
+        }
+    }
+    let expected = Arc::new(AtomicUsize::new(0));
+    let trials = trials(&config, args, &expected);
+    let conclusion = libtest_mimic::run(args, trials);
+    let expected = expected.load(Ordering::Relaxed);
+    if expected > 0 && !args.list {
+        eprintln!(
+            "note: {expected} expected failure(s) passed as known (listed under {}); \
+             they are shown as [xfail]",
+            config.baselines.display()
+        );
+    }
+    conclusion.exit_code()
+}
+
+/// Why a run would not see every test, if it would not.
+pub(crate) fn partial_run(args: &Arguments, nextest: bool) -> Option<&'static str> {
+    if nextest {
+        Some("nextest runs one process per test")
+    } else if args.exact {
+        Some("--exact")
+    } else if !args.skip.is_empty() {
+        Some("--skip")
+    } else if args.ignored {
+        Some("--ignored")
+    } else if args.filter.is_some() {
+        Some("a test name filter")
+    } else {
+        None
+    }
+}
+
+/// Absolute paths below the working directory become relative, so messages stay short.
+fn relativized(mut config: Config) -> Config {
+    let Ok(cwd) = std::env::current_dir().and_then(|d| d.canonicalize()) else {
+        return config;
+    };
+    let shorten = |path: &mut std::path::PathBuf| {
+        if !path.is_absolute() {
+            return;
+        }
+        if let Ok(canonical) = path.canonicalize() {
+            *path = match canonical.strip_prefix(&cwd) {
+                Ok(rest) if rest.as_os_str().is_empty() => ".".into(),
+                Ok(rest) => rest.to_path_buf(),
+                Err(_) => canonical,
+            };
+        }
+    };
+    shorten(&mut config.cases);
+    shorten(&mut config.recorded);
+    shorten(&mut config.baselines);
+    if let Some(snapshots) = &mut config.snapshots {
+        shorten(snapshots);
+    }
+    config
+}
+
+/// Every trial of the suite, or just the one `--exact NAME` asks for when it can be found
+/// without walking the trees.
+fn trials(config: &Config, args: &Arguments, expected: &Arc<AtomicUsize>) -> Vec<Trial> {
+    let config = Arc::new(config.clone());
+    if let (true, Some(name)) = (args.exact, &args.filter) {
+        if let Some(trial) = exact_trial(&config, name, args.list, expected) {
+            return vec![trial];
+        }
+    }
+    let suite = Arc::new(Suite::discover(&config));
+    let mut trials = Vec::new();
+    {
+        let (config, suite) = (config.clone(), suite.clone());
+        trials.push(Trial::test(DISCOVERY_TEST, move || {
+            check(&config, &config.cases, suite_problems(&config, &suite))
+        }));
+    }
+    for agent in suite.agent_names() {
+        let baseline = if args.list {
+            Arc::new((Baseline::new(), None))
+        } else {
+            Arc::new(load_baseline(&config, agent))
+        };
+        {
+            let (config, suite, baseline, agent) = (
+                config.clone(),
+                suite.clone(),
+                baseline.clone(),
+                agent.to_owned(),
+            );
+            trials.push(Trial::test(format!("{agent}::[baseline]"), move || {
+                let problems =
+                    baseline_problems(&config, &suite, &agent, &baseline.0, baseline.1.clone());
+                check(&config, &config.baseline_file(&agent), problems)
+            }));
+        }
+        let Some(files) = suite.agents.get(agent) else {
+            continue;
+        };
+        {
+            let (config, suite, agent) = (config.clone(), suite.clone(), agent.to_owned());
+            trials.push(Trial::test(format!("{agent}::[coverage]"), move || {
+                let problems = coverage_problems(&config, &suite, &agent);
+                check(&config, &config.recorded.join(&agent), problems)
+            }));
+        }
+        for (id, recording) in &files.recordings {
+            let Some(case_path) = suite.cases.get(id) else {
+                continue;
+            };
+            let entry = baseline.0.get(id).cloned();
+            let listed = entry.is_some();
+            let trial = case_trial(
+                &config,
+                agent,
+                id,
+                case_path.clone(),
+                recording.clone(),
+                entry,
+                expected,
+            );
+            // The kind is display only, and libtest-mimic prints it in `--list` too, where it
+            // would corrupt the names nextest reads: leave it out there.
+            trials.push(if listed && !args.list {
+                trial.with_kind("xfail")
+            } else {
+                trial
+            });
+        }
+    }
+    if let Some(dir) = config.snapshots.clone() {
+        let suite = suite.clone();
+        trials.push(Trial::test(SNAPSHOT_TEST, move || {
+            let vector = crate::snapshot::verdict_vector(&suite.cases);
+            crate::snapshot::assert_vector(&dir, &vector);
+            Ok(())
+        }));
+    }
+    trials
+}
+
+/// The trial `--exact agent::case-id` names, found by path alone; `None` when the name is a
+/// suite-level check or the files are not where the name says.
+fn exact_trial(
+    config: &Arc<Config>,
+    name: &str,
+    list: bool,
+    expected: &Arc<AtomicUsize>,
+) -> Option<Trial> {
+    let (agent, id) = name.split_once("::")?;
+    if id.ends_with(']') {
+        return None;
+    }
+    let (case_path, recording) = locate_one(config, agent, id)?;
+    let (baseline, _) = load_baseline(config, agent);
+    let entry = baseline.get(id).cloned();
+    let trial = case_trial(config, agent, id, case_path, recording, entry, expected);
+    Some(if baseline.contains_key(id) && !list {
+        trial.with_kind("xfail")
+    } else {
+        trial
+    })
+}
+
+fn case_trial(
+    config: &Arc<Config>,
+    agent: &str,
+    id: &str,
+    case_path: std::path::PathBuf,
+    recording: std::path::PathBuf,
+    entry: Option<Entry>,
+    expected: &Arc<AtomicUsize>,
+) -> Trial {
+    let (config, agent, id, expected) = (
+        config.clone(),
+        agent.to_owned(),
+        id.to_owned(),
+        expected.clone(),
+    );
+    Trial::test(format!("{agent}::{id}"), move || {
+        let report = evaluate(
+            &agent,
+            &id,
+            &case_path,
+            &recording,
+            &config.baseline_file(&agent),
+            entry.as_ref(),
+        );
+        if report.outcome == Outcome::ExpectedFailure {
+            expected.fetch_add(1, Ordering::Relaxed);
+        }
+        match report.message() {
+            None => Ok(()),
+            Some(message) => {
+                if config.annotations {
+                    annotate_case(&report, &message);
+                }
+                Err(Failed::from(message))
+            }
+        }
+    })
+}
+
+fn annotate_case(report: &CaseReport, message: &str) {
+    let (file, line) = &report.annotate;
+    println!(
+        "{}",
+        annotation(
+            &repo_relative(file),
+            *line,
+            &format!(
+                "{}::{} ({})",
+                report.agent,
+                report.case_id,
+                report.outcome.label()
+            ),
+            message
+        )
+    );
+}
+
+/// A suite-level check: fails with its problems, one paragraph each.
+fn check(config: &Config, file: &std::path::Path, problems: Vec<String>) -> Result<(), Failed> {
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let message = problems.join("\n");
+    if config.annotations {
+        println!(
+            "{}",
+            annotation(&repo_relative(file), None, "toolcall suite check", &message)
+        );
+    }
+    Err(message.into())
+}
+
+/// Rewrites every agent's baseline from a full run: failing cases get an entry with their
+/// current fingerprint (keeping the note of an entry that stays), passing cases lose theirs,
+/// entries of vanished cases go. Entries that cannot be judged this run (an unreadable case or
+/// recording, a missing recording) are kept as they are. Nothing is written unless every old
+/// baseline could be read. A summary goes to stderr.
+pub(crate) fn write_baselines(config: &Config) -> Result<(), crate::BaselineError> {
+    let report = Report::build(config);
+    let mut plans = Vec::new();
+    for agent in report.agents() {
+        let file = config.baseline_file(&agent.name);
+        let old = baseline::load(&file)?;
+        let new = rebuild(old.as_ref().unwrap_or(&Baseline::new()), agent, &report);
+        plans.push((file, old, new));
+    }
+    let mut written = 0;
+    for (file, old, new) in plans {
+        let changes = Changes::between(old.as_ref().unwrap_or(&Baseline::new()), &new);
+        let unchanged_text = old.as_ref().is_some_and(|o| {
+            std::fs::read_to_string(&file).is_ok_and(|t| t == baseline::render(o))
+        });
+        if changes.is_empty() && (old.is_none() || unchanged_text) {
+            continue;
+        }
+        baseline::write_atomic(&file, &baseline::render(&new))?;
+        written += 1;
+        eprint!("{}", changes.summary(&file.display().to_string()));
+    }
+    if written == 0 {
+        eprintln!(
+            "baselines under {} are up to date",
+            config.baselines.display()
+        );
+    }
+    Ok(())
+}
+
+fn rebuild(old: &Baseline, agent: &crate::AgentReport, report: &Report) -> Baseline {
+    let mut new = BTreeMap::new();
+    if !agent.has_recordings {
+        return new;
+    }
+    let judged: BTreeMap<&str, &CaseReport> = agent
+        .cases
+        .iter()
+        .map(|c| (c.case_id.as_str(), c))
+        .collect();
+    for case in &agent.cases {
+        if matches!(case.outcome, Outcome::Error(_)) {
+            continue;
+        }
+        if case.has_findings() {
+            new.insert(
+                case.case_id.clone(),
+                Entry {
+                    fingerprint: case.fingerprint.clone(),
+                    note: old.get(&case.case_id).and_then(|e| e.note.clone()),
+                },
+            );
+        }
+    }
+    for (id, entry) in old {
+        let unjudged = match judged.get(id.as_str()) {
+            Some(case) => matches!(case.outcome, Outcome::Error(_)),
+            None => report.has_case(id),
+        };
+        if unjudged {
+            new.insert(id.clone(), entry.clone());
+        }
+    }
+    new
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Arguments {
+        Arguments::from_iter(std::iter::once("test").chain(list.iter().copied()))
+    }
+
+    #[test]
+    fn partial_runs_are_recognised() {
+        assert_eq!(partial_run(&args(&[]), false), None);
+        assert_eq!(partial_run(&args(&["--nocapture"]), false), None);
+        assert_eq!(
+            partial_run(&args(&[]), true),
+            Some("nextest runs one process per test")
+        );
+        assert_eq!(
+            partial_run(&args(&["--exact", "a::b"]), false),
+            Some("--exact")
+        );
+        assert_eq!(partial_run(&args(&["--skip", "a"]), false), Some("--skip"));
+        assert_eq!(
+            partial_run(&args(&["billing"]), false),
+            Some("a test name filter")
+        );
+        assert_eq!(partial_run(&args(&["--ignored"]), false), Some("--ignored"));
+    }
+}

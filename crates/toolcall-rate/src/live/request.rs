@@ -1,0 +1,317 @@
+//! A case as a provider request body: OpenAI Chat Completions or Anthropic Messages.
+//!
+//! A case already written in the target provider's shape is sent as written (its own keys —
+//! `about`, `format`, `parent_tools`, `expect` — removed, the model set), so nothing the author
+//! put in it is lost. A case in another shape is rebuilt from the parsed model: system prompt,
+//! tools, and the transcript's text, calls and results.
+
+use serde_json::{json, Map, Value};
+use toolcall_score::{Arguments, Case, Format, Message, Role, ToolCall};
+
+/// Request settings that do not come from the case.
+#[derive(Clone, Debug)]
+pub struct RequestSettings {
+    /// The model name sent in the body.
+    pub model: String,
+    /// `tool_choice`, sent explicitly when the request has tools (default `auto`). For Anthropic,
+    /// `auto`, `any`, `none` or a tool name.
+    pub tool_choice: String,
+    /// Output token limit per request (Anthropic requires one; OpenAI's is sent only when set).
+    pub max_output_tokens: Option<u64>,
+    /// Sampling temperature, when set.
+    pub temperature: Option<f64>,
+}
+
+/// The keys of the case format itself, which no provider accepts.
+const CASE_KEYS: [&str; 4] = ["about", "format", "parent_tools", "expect"];
+
+/// The case's raw body, when it is already a request of `target`'s shape: the case names the
+/// format, or (when it names none) its shape says so.
+fn as_written(raw: &Value, case: &Case, target: Format) -> Option<Map<String, Value>> {
+    let shape = case.format.or_else(|| shape(raw))?;
+    if shape != target {
+        return None;
+    }
+    let mut object = raw.as_object()?.clone();
+    for key in CASE_KEYS {
+        object.remove(key);
+    }
+    Some(object)
+}
+
+/// The request shape told from marks only one of the two formats has: OpenAI wraps tools in
+/// `{"type": "function"}` and has `system`/`tool` role messages; Anthropic has `input_schema`,
+/// a top-level `system`, and `tool_use`/`tool_result` blocks.
+fn shape(raw: &Value) -> Option<Format> {
+    let mut openai = false;
+    let mut anthropic = raw.get("system").is_some();
+    for tool in raw
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        openai |= tool.get("function").is_some();
+        anthropic |= tool.get("input_schema").is_some();
+    }
+    for message in raw
+        .get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let role = message.get("role").and_then(Value::as_str);
+        openai |= matches!(role, Some("system" | "developer" | "tool"))
+            || message.get("tool_calls").is_some();
+        if let Some(blocks) = message.get("content").and_then(Value::as_array) {
+            anthropic |= blocks.iter().any(|b| {
+                matches!(
+                    b.get("type").and_then(Value::as_str),
+                    Some("tool_use" | "tool_result")
+                )
+            });
+        }
+    }
+    match (openai, anthropic) {
+        (true, false) => Some(Format::OpenaiChat),
+        (false, true) => Some(Format::Anthropic),
+        _ => None,
+    }
+}
+
+fn arguments_json(arguments: &Arguments) -> Value {
+    match arguments {
+        Arguments::Parsed(value) => value.clone(),
+        // The model's broken string cannot be an object; an empty one keeps the turn valid.
+        Arguments::Invalid { .. } => json!({}),
+    }
+}
+
+fn arguments_string(arguments: &Arguments) -> String {
+    match arguments {
+        Arguments::Parsed(value) => value.to_string(),
+        Arguments::Invalid { raw, .. } => raw.clone(),
+    }
+}
+
+/// Gives every call an id and every result the id of its call: formats without ids (Gemini,
+/// Ollama) pair results with calls by name, in order.
+fn with_ids(messages: &[Message]) -> Vec<Message> {
+    let mut pending: Vec<(String, String)> = Vec::new();
+    let mut counter = 0usize;
+    messages
+        .iter()
+        .map(|message| {
+            let mut message = message.clone();
+            for call in &mut message.calls {
+                let id = call.id.clone().unwrap_or_else(|| {
+                    counter += 1;
+                    format!("call_{counter}")
+                });
+                call.id = Some(id.clone());
+                pending.push((id, call.name.clone()));
+            }
+            for result in &mut message.results {
+                let at = match (&result.call_id, &result.name) {
+                    (Some(id), _) => pending.iter().position(|(p, _)| p == id),
+                    (None, Some(name)) => pending.iter().position(|(_, n)| n == name),
+                    (None, None) => (!pending.is_empty()).then_some(0),
+                };
+                if let Some(at) = at {
+                    let (id, _) = pending.remove(at);
+                    result.call_id = Some(id);
+                }
+            }
+            message
+        })
+        .collect()
+}
+
+fn call_id(call: &ToolCall) -> String {
+    call.id.clone().unwrap_or_default()
+}
+
+/// The OpenAI Chat Completions body for `case`.
+pub fn openai(raw: &Value, case: &Case, settings: &RequestSettings) -> Value {
+    let mut body =
+        as_written(raw, case, Format::OpenaiChat).unwrap_or_else(|| openai_from_model(case));
+    body.insert("model".into(), json!(settings.model));
+    body.insert("stream".into(), json!(false));
+    let has_tools = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|t| !t.is_empty());
+    if has_tools && !body.contains_key("tool_choice") {
+        body.insert("tool_choice".into(), json!(settings.tool_choice));
+    }
+    if let Some(n) = settings.max_output_tokens {
+        body.insert("max_tokens".into(), json!(n));
+    }
+    if let Some(t) = settings.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    Value::Object(body)
+}
+
+fn openai_from_model(case: &Case) -> Map<String, Value> {
+    let mut messages = Vec::new();
+    // `case.system` already holds the text of system messages in the transcript; those are sent
+    // in place, so the prompt is prepended only when it came from elsewhere (a top-level field).
+    let in_place = case
+        .transcript
+        .messages
+        .iter()
+        .any(|m| m.role == Role::System);
+    if !case.system.is_empty() && !in_place {
+        messages.push(json!({"role": "system", "content": case.system}));
+    }
+    for message in with_ids(&case.transcript.messages) {
+        let text = message.text.join("\n");
+        match message.role {
+            Role::System => messages.push(json!({"role": "system", "content": text})),
+            Role::Assistant => {
+                let mut m = json!({"role": "assistant",
+                                   "content": if text.is_empty() { Value::Null } else { json!(text) }});
+                if !message.calls.is_empty() {
+                    m["tool_calls"] = message
+                        .calls
+                        .iter()
+                        .map(|c| {
+                            json!({"id": call_id(c), "type": "function",
+                                   "function": {"name": c.name, "arguments": arguments_string(&c.arguments)}})
+                        })
+                        .collect();
+                }
+                messages.push(m);
+            }
+            Role::User | Role::Tool => {
+                for result in &message.results {
+                    messages.push(json!({"role": "tool",
+                        "tool_call_id": result.call_id.clone().unwrap_or_default(),
+                        "content": result.content}));
+                }
+                if !text.is_empty() || (message.results.is_empty() && message.role == Role::User) {
+                    messages.push(json!({"role": "user", "content": text}));
+                }
+            }
+        }
+    }
+    let tools: Vec<Value> = case
+        .catalog
+        .tools()
+        .iter()
+        .map(|t| {
+            json!({"type": "function", "function": {
+                "name": t.name, "description": t.description,
+                "parameters": t.input_schema.clone().unwrap_or_else(|| json!({"type": "object", "properties": {}}))}})
+        })
+        .collect();
+    let mut body = Map::new();
+    body.insert("messages".into(), Value::Array(messages));
+    if !tools.is_empty() {
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    body
+}
+
+/// The Anthropic Messages body for `case`.
+pub fn anthropic(raw: &Value, case: &Case, settings: &RequestSettings) -> Value {
+    let mut body =
+        as_written(raw, case, Format::Anthropic).unwrap_or_else(|| anthropic_from_model(case));
+    body.insert("model".into(), json!(settings.model));
+    body.insert("stream".into(), json!(false));
+    let has_tools = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|t| !t.is_empty());
+    if has_tools && !body.contains_key("tool_choice") {
+        let choice = match settings.tool_choice.as_str() {
+            "auto" | "any" | "none" => json!({"type": settings.tool_choice}),
+            "required" => json!({"type": "any"}),
+            name => json!({"type": "tool", "name": name}),
+        };
+        body.insert("tool_choice".into(), choice);
+    }
+    if !body.contains_key("max_tokens") {
+        body.insert(
+            "max_tokens".into(),
+            json!(settings.max_output_tokens.unwrap_or(1024)),
+        );
+    }
+    if let Some(t) = settings.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    Value::Object(body)
+}
+
+fn anthropic_from_model(case: &Case) -> Map<String, Value> {
+    let mut messages: Vec<Value> = Vec::new();
+    // `case.system` already holds the text of any system messages in the transcript.
+    let system = case.system.clone();
+    // Anthropic takes user and assistant turns only; tool results ride in user turns, and
+    // consecutive turns of one side are merged into one.
+    let mut push = |role: &str, blocks: Vec<Value>| {
+        if blocks.is_empty() {
+            return;
+        }
+        if let Some(last) = messages.last_mut() {
+            if last["role"] == role {
+                if let Some(content) = last["content"].as_array_mut() {
+                    content.extend(blocks);
+                    return;
+                }
+            }
+        }
+        messages.push(json!({"role": role, "content": blocks}));
+    };
+    for message in with_ids(&case.transcript.messages) {
+        let text: Vec<Value> = message
+            .text
+            .iter()
+            .filter(|t| !t.is_empty())
+            .map(|t| json!({"type": "text", "text": t}))
+            .collect();
+        match message.role {
+            Role::System => {}
+            Role::Assistant => {
+                let mut blocks = text;
+                blocks.extend(message.calls.iter().map(|c| {
+                    json!({"type": "tool_use", "id": call_id(c), "name": c.name,
+                           "input": arguments_json(&c.arguments)})
+                }));
+                push("assistant", blocks);
+            }
+            Role::User | Role::Tool => {
+                let mut blocks: Vec<Value> = message
+                    .results
+                    .iter()
+                    .map(|r| {
+                        json!({"type": "tool_result",
+                               "tool_use_id": r.call_id.clone().unwrap_or_default(),
+                               "content": r.content, "is_error": r.is_error})
+                    })
+                    .collect();
+                blocks.extend(text);
+                push("user", blocks);
+            }
+        }
+    }
+    let tools: Vec<Value> = case
+        .catalog
+        .tools()
+        .iter()
+        .map(|t| {
+            json!({"name": t.name, "description": t.description,
+                   "input_schema": t.input_schema.clone().unwrap_or_else(|| json!({"type": "object", "properties": {}}))})
+        })
+        .collect();
+    let mut body = Map::new();
+    if !system.is_empty() {
+        body.insert("system".into(), json!(system));
+    }
+    body.insert("messages".into(), Value::Array(messages));
+    if !tools.is_empty() {
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    body
+}

@@ -1,0 +1,526 @@
+//! Offline rate runs: a recorded tree or JSONL logs in, a [`Tally`] out, on all cores and in
+//! constant memory.
+//!
+//! One reader (the calling thread) cuts the input into chunks of about [`CHUNK_BYTES`] of whole
+//! lines (or a few recorded files) and hands them over a bounded channel to one worker per core;
+//! each worker parses, scores and counts into a tally of its own, and the tallies are merged at
+//! the end. The bounded channel is what keeps memory constant: the reader blocks when the workers
+//! are behind, so at most `2 × workers` chunks are in flight whatever the input's size.
+//!
+//! # The JSONL line format
+//!
+//! One request/response pair per line:
+//!
+//! ```json
+//! {"request": {...}, "response": {...}, "format": "openai-chat", "id": "req_8812"}
+//! ```
+//!
+//! - `request`: what was sent — a case (see [`toolcall_score::Case`]: `"expect": "no_call"` and
+//!   `parent_tools` go here) or a provider's own request body (OpenAI Chat, Anthropic Messages,
+//!   Gemini, ...). A JSON *string* holding such a body is accepted too (logs often keep the raw
+//!   body).
+//! - `response`: the provider's response body, as it came back (or a string holding it).
+//! - `format` (optional): the response's format; otherwise the request's, or detected.
+//! - `id` (optional): shown instead of `file:line` where the report points at the line.
+//!
+//! Other keys are ignored (timestamps, latencies). Blank lines are skipped. A line that is not
+//! JSON or lacks `request`/`response` is counted in `bad_lines` and reported as `file:line`,
+//! never a crash; [`ScanOptions::strict`] makes the first one fatal.
+//!
+//! # The recorded tree
+//!
+//! `recorded/<agent>/<case-id>.json` holds one response body for `cases/<case-id>.json`;
+//! `<case-id>.jsonl` holds several (one body per line, e.g. repeated samples).
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, IsTerminal, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use toolcall_score::{Case, Format, Response};
+
+use crate::tally::{Origin, Tally};
+use crate::RateError;
+
+/// About how many bytes of whole lines one chunk carries.
+pub const CHUNK_BYTES: usize = 1 << 20;
+
+/// How a scan runs.
+#[derive(Clone, Debug, Default)]
+pub struct ScanOptions {
+    /// Worker threads; 0 means one per available core.
+    pub threads: usize,
+    /// Draw a progress line on stderr (the CLI turns it on only when stderr is a terminal).
+    pub progress: bool,
+    /// Make the first bad input fatal instead of counting it.
+    pub strict: bool,
+    /// The response format, when every response is in the same one and detection should not run.
+    pub format: Option<Format>,
+}
+
+impl ScanOptions {
+    fn workers(&self) -> usize {
+        match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+    }
+}
+
+/// The progress line's shared counters and its drawing thread's stop flag.
+struct Progress {
+    total: u64,
+    unit: &'static str,
+    done: AtomicU64,
+    responses: AtomicU64,
+    finished: AtomicBool,
+}
+
+impl Progress {
+    fn new(total: u64, unit: &'static str) -> Progress {
+        Progress {
+            total,
+            unit,
+            done: AtomicU64::new(0),
+            responses: AtomicU64::new(0),
+            finished: AtomicBool::new(false),
+        }
+    }
+
+    /// Redraws the line every 200 ms until `finished`, then clears it.
+    fn draw(&self) {
+        let start = Instant::now();
+        let mut stderr = std::io::stderr();
+        while !self.finished.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(200));
+            let done = self.done.load(Ordering::Relaxed);
+            let pct = if self.total > 0 {
+                done as f64 * 100.0 / self.total as f64
+            } else {
+                0.0
+            };
+            let secs = start.elapsed().as_secs_f64().max(1e-3);
+            let (shown, total) = if self.unit == "MB" {
+                (done as f64 / 1e6, self.total as f64 / 1e6)
+            } else {
+                (done as f64, self.total as f64)
+            };
+            let _ = std::io::Write::write_fmt(
+                &mut stderr,
+                format_args!(
+                    "\r\x1b[2K{pct:5.1}%  {shown:.0}/{total:.0} {}  {} responses  {:.0} responses/s",
+                    self.unit,
+                    self.responses.load(Ordering::Relaxed),
+                    self.responses.load(Ordering::Relaxed) as f64 / secs
+                ),
+            );
+        }
+        let _ = std::io::Write::write_all(&mut stderr, b"\r\x1b[2K");
+    }
+}
+
+/// Runs `produce` on this thread and `work` on `workers` threads over a bounded channel, then
+/// merges the workers' tallies. `stop` tells the producer (and workers) to give up early.
+fn parallel<I: Send>(
+    options: &ScanOptions,
+    progress: Option<&Progress>,
+    produce: impl FnOnce(&SyncSender<I>, &AtomicBool) -> Result<(), RateError>,
+    work: impl Fn(&mut Tally, I) + Sync,
+) -> Result<Tally, RateError> {
+    let workers = options.workers();
+    let (sender, receiver) = sync_channel::<I>(workers * 2);
+    let receiver: Mutex<Receiver<I>> = Mutex::new(receiver);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let drawer = progress.map(|p| scope.spawn(move || p.draw()));
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                let (receiver, work, stop) = (&receiver, &work, &stop);
+                scope.spawn(move || {
+                    let mut tally = Tally::default();
+                    loop {
+                        // The lock is held only to take one chunk; chunks are large.
+                        let item = match receiver.lock() {
+                            Ok(r) => r.recv(),
+                            Err(_) => break,
+                        };
+                        let Ok(item) = item else { break };
+                        if stop.load(Ordering::Relaxed) {
+                            continue;
+                        }
+                        work(&mut tally, item);
+                        if options.strict && tally.bad() > 0 {
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                    tally
+                })
+            })
+            .collect();
+        let produced = produce(&sender, &stop);
+        drop(sender);
+        let mut total = Tally::default();
+        for handle in handles {
+            match handle.join() {
+                Ok(tally) => total.merge(tally),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        if let Some(p) = progress {
+            p.finished.store(true, Ordering::Relaxed);
+        }
+        if let Some(drawer) = drawer {
+            let _ = drawer.join();
+        }
+        produced?;
+        if options.strict {
+            if let Some((_, message)) = total.errors.first() {
+                return Err(RateError::Strict {
+                    message: message.clone(),
+                });
+            }
+        }
+        Ok(total)
+    })
+}
+
+/// A run of whole lines from one input.
+struct Chunk {
+    source: usize,
+    first_line: u64,
+    data: Vec<u8>,
+}
+
+/// One JSONL line, as logged.
+#[derive(serde::Deserialize)]
+struct LogLine {
+    request: Value,
+    response: Value,
+    #[serde(default)]
+    format: Option<Format>,
+    #[serde(default)]
+    id: Option<String>,
+}
+
+/// A value, or the JSON document a string value holds (raw bodies kept as strings).
+fn unwrap_string(value: Value) -> Result<Value, serde_json::Error> {
+    match value {
+        Value::String(text) => serde_json::from_str(&text),
+        other => Ok(other),
+    }
+}
+
+fn score_line(
+    tally: &mut Tally,
+    bytes: &[u8],
+    format: Option<Format>,
+    origin: Origin,
+) -> Result<(), String> {
+    let line: LogLine =
+        serde_json::from_slice(bytes).map_err(|e| format!("not a log line: {e}"))?;
+    let request =
+        unwrap_string(line.request).map_err(|e| format!("`request` string is not JSON: {e}"))?;
+    let response =
+        unwrap_string(line.response).map_err(|e| format!("`response` string is not JSON: {e}"))?;
+    let case = Case::from_value(&request).map_err(|e| format!("request: {e}"))?;
+    let format = line.format.or(format).or(case.format);
+    let response = Response::from_value(&response, format).map_err(|e| format!("response: {e}"))?;
+    let origin = match line.id {
+        Some(id) => Origin {
+            order: origin.order,
+            shown: format!("{} ({id})", origin.shown),
+        },
+        None => origin,
+    };
+    tally.add(&case, &response, &origin);
+    Ok(())
+}
+
+/// Scores JSONL logs (see the module docs for the line format). `-` reads standard input.
+pub fn rate_jsonl(paths: &[PathBuf], options: &ScanOptions) -> Result<Tally, RateError> {
+    let total: u64 = paths
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    let progress = options.progress.then(|| Progress::new(total, "MB"));
+    let progress = progress.as_ref();
+    let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    parallel(
+        options,
+        progress,
+        |sender, stop| {
+            for (source, path) in paths.iter().enumerate() {
+                let input: Box<dyn Read> = if path.as_os_str() == "-" {
+                    Box::new(std::io::stdin().lock())
+                } else {
+                    Box::new(File::open(path).map_err(|source| RateError::Read {
+                        path: path.clone(),
+                        source,
+                    })?)
+                };
+                let mut reader = BufReader::with_capacity(256 * 1024, input);
+                let mut line = 1u64;
+                let mut chunk = Chunk {
+                    source,
+                    first_line: line,
+                    data: Vec::with_capacity(CHUNK_BYTES + 64 * 1024),
+                };
+                loop {
+                    if stop.load(Ordering::Relaxed) {
+                        return Ok(());
+                    }
+                    let n = reader
+                        .read_until(b'\n', &mut chunk.data)
+                        .map_err(|source| RateError::Read {
+                            path: path.clone(),
+                            source,
+                        })?;
+                    if n > 0 {
+                        line += 1;
+                    }
+                    if n == 0 || chunk.data.len() >= CHUNK_BYTES {
+                        if let Some(p) = progress {
+                            p.done.fetch_add(chunk.data.len() as u64, Ordering::Relaxed);
+                        }
+                        let full = std::mem::replace(
+                            &mut chunk,
+                            Chunk {
+                                source,
+                                first_line: line,
+                                data: Vec::with_capacity(CHUNK_BYTES + 64 * 1024),
+                            },
+                        );
+                        if !full.data.is_empty() && sender.send(full).is_err() {
+                            return Ok(());
+                        }
+                    }
+                    if n == 0 {
+                        break;
+                    }
+                }
+            }
+            Ok(())
+        },
+        |tally, chunk: Chunk| {
+            let before = tally.responses();
+            for (i, bytes) in chunk.data.split(|&b| b == b'\n').enumerate() {
+                let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+                if bytes.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                let number = chunk.first_line + i as u64;
+                let origin = Origin {
+                    order: (chunk.source, number),
+                    shown: format!("{}:{number}", shown[chunk.source]),
+                };
+                if let Err(message) = score_line(tally, bytes, options.format, origin.clone()) {
+                    let message = format!("{}: {message}", origin.shown);
+                    tally.bad_input(origin, message);
+                }
+            }
+            if let Some(p) = progress {
+                p.responses
+                    .fetch_add(tally.responses() - before, Ordering::Relaxed);
+            }
+        },
+    )
+}
+
+/// The files under `dir`, recursively, in sorted order, for which `keep` holds.
+pub(crate) fn walk(
+    dir: &Path,
+    keep: &dyn Fn(&Path) -> bool,
+    each: &mut dyn FnMut(PathBuf) -> Result<(), RateError>,
+) -> Result<(), RateError> {
+    let read = |source| RateError::Read {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(read)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .map_err(read)?;
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            walk(&path, keep, each)?;
+        } else if keep(&path) {
+            each(path)?;
+        }
+    }
+    Ok(())
+}
+
+/// The case id of a file under `root`: its relative path without the extension, `/`-separated.
+pub(crate) fn case_id(root: &Path, path: &Path) -> Option<String> {
+    let relative = path.strip_prefix(root).ok()?.with_extension("");
+    let parts: Vec<&str> = relative
+        .components()
+        .map(|c| c.as_os_str().to_str())
+        .collect::<Option<_>>()?;
+    Some(parts.join("/"))
+}
+
+fn has_extension(path: &Path, extensions: &[&str]) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| extensions.contains(&e))
+}
+
+/// One recorded file and the case it answers.
+struct Recorded {
+    order: usize,
+    id: String,
+    case: PathBuf,
+    recorded: PathBuf,
+}
+
+/// What a tree scan found.
+#[derive(Debug)]
+pub struct TreeScan {
+    /// The totals.
+    pub tally: Tally,
+    /// Cases under the cases directory with no recorded response.
+    pub unrecorded: u64,
+}
+
+/// Scores every recorded response under `recorded` (one agent's directory) against its case
+/// under `cases`.
+pub fn rate_tree(
+    cases: &Path,
+    recorded: &Path,
+    options: &ScanOptions,
+) -> Result<TreeScan, RateError> {
+    for dir in [cases, recorded] {
+        if !dir.is_dir() {
+            return Err(RateError::Read {
+                path: dir.to_path_buf(),
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, "not a directory"),
+            });
+        }
+    }
+    let progress = options.progress.then(|| Progress::new(0, "files"));
+    let progress = progress.as_ref();
+    let tally = parallel(
+        options,
+        progress,
+        |sender, stop| {
+            let mut order = 0usize;
+            let mut batch = Vec::with_capacity(16);
+            walk(
+                recorded,
+                &|p| has_extension(p, &["json", "jsonl"]),
+                &mut |path| {
+                    if stop.load(Ordering::Relaxed) {
+                        return Ok(());
+                    }
+                    let Some(id) = case_id(recorded, &path) else {
+                        return Ok(());
+                    };
+                    order += 1;
+                    batch.push(Recorded {
+                        order,
+                        case: cases.join(format!("{id}.json")),
+                        id,
+                        recorded: path,
+                    });
+                    if batch.len() == 16 {
+                        let _ = sender.send(std::mem::take(&mut batch));
+                    }
+                    Ok(())
+                },
+            )?;
+            if !batch.is_empty() {
+                let _ = sender.send(batch);
+            }
+            Ok(())
+        },
+        |tally, batch: Vec<Recorded>| {
+            for item in batch {
+                score_recorded(tally, &item, options.format);
+                if let Some(p) = progress {
+                    p.done.fetch_add(1, Ordering::Relaxed);
+                    p.responses.store(tally.responses(), Ordering::Relaxed);
+                }
+            }
+        },
+    )?;
+    let mut unrecorded = 0;
+    walk(cases, &|p| has_extension(p, &["json"]), &mut |path| {
+        if let Some(id) = case_id(cases, &path) {
+            let json = recorded.join(format!("{id}.json"));
+            let jsonl = recorded.join(format!("{id}.jsonl"));
+            if !json.is_file() && !jsonl.is_file() {
+                unrecorded += 1;
+            }
+        }
+        Ok(())
+    })?;
+    Ok(TreeScan { tally, unrecorded })
+}
+
+fn score_recorded(tally: &mut Tally, item: &Recorded, format: Option<Format>) {
+    let shown = item.recorded.display().to_string();
+    let origin = Origin {
+        order: (item.order, 0),
+        shown: shown.clone(),
+    };
+    let case = match Case::load(&item.case) {
+        Ok(case) => case,
+        Err(e) if !item.case.exists() => {
+            let message = format!(
+                "{shown}: no case file {} for case id `{}` ({e})",
+                item.case.display(),
+                item.id
+            );
+            return tally.bad_input(origin, message);
+        }
+        Err(e) => return tally.bad_input(origin, e.to_string()),
+    };
+    let format = format.or(case.format);
+    if has_extension(&item.recorded, &["jsonl"]) {
+        if item.recorded.with_extension("json").is_file() {
+            let message = format!(
+                "{shown}: case `{}` is recorded as both .json and .jsonl; only the .json is scored",
+                item.id
+            );
+            return tally.bad_input(origin, message);
+        }
+        let text = match std::fs::read_to_string(&item.recorded) {
+            Ok(text) => text,
+            Err(e) => return tally.bad_input(origin, format!("{shown}: cannot read: {e}")),
+        };
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let origin = Origin {
+                order: (item.order, i as u64 + 1),
+                shown: format!("{shown}:{}", i + 1),
+            };
+            match Response::from_json_str(line, format) {
+                Ok(response) => tally.add(&case, &response, &origin),
+                Err(e) => {
+                    let message = format!("{}: {e}", origin.shown);
+                    tally.bad_input(origin, message);
+                }
+            }
+        }
+    } else {
+        match Response::load(&item.recorded, format) {
+            Ok(response) => tally.add(&case, &response, &origin),
+            Err(e) => tally.bad_input(origin, e.to_string()),
+        }
+    }
+}
+
+/// Whether a progress line should be drawn: stderr is a terminal and not in CI.
+pub fn progress_wanted() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("CI").is_none()
+}

@@ -1,0 +1,164 @@
+//! The aggregate: what scoring many responses adds up to.
+//!
+//! A [`Tally`] is built per worker thread and merged at the end, so scoring needs no lock. Its
+//! size is bounded except for the distinct-name tables (one entry per distinct unknown name),
+//! which is the one thing a report has to keep; the error list keeps only its first entries.
+
+use std::collections::{BTreeMap, HashMap};
+
+use toolcall_score::{score, Case, Cause, Expect, FindingKind, Response};
+
+/// How many bad-input messages a tally keeps; the rest are only counted.
+pub const KEPT_ERRORS: usize = 20;
+
+/// Where a scored response came from, in a total order (so "first seen" does not depend on
+/// which thread got there first) and as it is shown to a reader.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Origin {
+    /// The order key: input number, then line (or 0 for a whole file).
+    pub order: (usize, u64),
+    /// `path:line`, `path`, or a case id.
+    pub shown: String,
+}
+
+/// One distinct name as it is being counted.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct NameTally {
+    pub(crate) count: u64,
+    pub(crate) causes: BTreeMap<Cause, u64>,
+    pub(crate) suggestions: Vec<String>,
+    pub(crate) first: Option<Origin>,
+}
+
+impl NameTally {
+    fn add(&mut self, cause: Option<Cause>, suggestions: &[String], origin: &Origin) {
+        self.count += 1;
+        *self
+            .causes
+            .entry(cause.unwrap_or(Cause::Invented))
+            .or_default() += 1;
+        if self.first.as_ref().is_none_or(|f| origin < f) {
+            self.first = Some(origin.clone());
+            self.suggestions = suggestions.to_vec();
+        }
+    }
+
+    fn merge(&mut self, other: NameTally) {
+        self.count += other.count;
+        for (cause, n) in other.causes {
+            *self.causes.entry(cause).or_default() += n;
+        }
+        if let Some(first) = other.first {
+            if self.first.as_ref().is_none_or(|f| first < *f) {
+                self.first = Some(first);
+                self.suggestions = other.suggestions;
+            }
+        }
+    }
+}
+
+/// Running totals over scored responses. Merge per-thread tallies with [`Tally::merge`], then
+/// turn the result into a [`crate::Report`].
+#[derive(Clone, Debug, Default)]
+pub struct Tally {
+    pub(crate) responses: u64,
+    pub(crate) calls: u64,
+    pub(crate) unknown: u64,
+    pub(crate) names: HashMap<String, NameTally>,
+    pub(crate) in_text: HashMap<String, NameTally>,
+    pub(crate) no_call_responses: u64,
+    pub(crate) no_call_calls: u64,
+    pub(crate) other_findings: BTreeMap<FindingKind, u64>,
+    pub(crate) bad: u64,
+    pub(crate) errors: Vec<(Origin, String)>,
+}
+
+impl Tally {
+    /// Scores one response against its case and adds the result.
+    pub fn add(&mut self, case: &Case, response: &Response, origin: &Origin) {
+        self.responses += 1;
+        self.calls += response.calls.len() as u64;
+        if case.expect == Expect::NoCall {
+            self.no_call_responses += 1;
+        }
+        for finding in score(case, response).findings() {
+            match finding.kind {
+                FindingKind::UnknownTool => {
+                    let Some(name) = finding.name.as_deref() else {
+                        continue;
+                    };
+                    // A name written only in text is not a call: it is shown, but it is not
+                    // in the rate (whose denominator is calls).
+                    let table = if finding.cause == Some(Cause::Prose) {
+                        &mut self.in_text
+                    } else {
+                        self.unknown += 1;
+                        &mut self.names
+                    };
+                    table.entry(name.to_owned()).or_default().add(
+                        finding.cause,
+                        finding.suggestions(),
+                        origin,
+                    );
+                }
+                FindingKind::CallWhereNoToolFits => self.no_call_calls += 1,
+                kind => *self.other_findings.entry(kind).or_default() += 1,
+            }
+        }
+    }
+
+    /// Counts an input that could not be read or understood, keeping the first few messages.
+    pub fn bad_input(&mut self, origin: Origin, message: String) {
+        self.bad += 1;
+        self.errors.push((origin, message));
+        if self.errors.len() > KEPT_ERRORS * 2 {
+            self.trim_errors();
+        }
+    }
+
+    fn trim_errors(&mut self) {
+        self.errors.sort_by(|a, b| a.0.cmp(&b.0));
+        self.errors.truncate(KEPT_ERRORS);
+    }
+
+    /// Adds another tally (from another thread) to this one.
+    pub fn merge(&mut self, other: Tally) {
+        self.responses += other.responses;
+        self.calls += other.calls;
+        self.unknown += other.unknown;
+        for (name, tally) in other.names {
+            self.names.entry(name).or_default().merge(tally);
+        }
+        for (name, tally) in other.in_text {
+            self.in_text.entry(name).or_default().merge(tally);
+        }
+        self.no_call_responses += other.no_call_responses;
+        self.no_call_calls += other.no_call_calls;
+        for (kind, n) in other.other_findings {
+            *self.other_findings.entry(kind).or_default() += n;
+        }
+        self.bad += other.bad;
+        self.errors.extend(other.errors);
+        self.trim_errors();
+    }
+
+    /// Responses scored so far.
+    pub fn responses(&self) -> u64 {
+        self.responses
+    }
+
+    /// Calls scored so far.
+    pub fn calls(&self) -> u64 {
+        self.calls
+    }
+
+    /// Calls naming a tool that was not defined, so far.
+    pub fn unknown(&self) -> u64 {
+        self.unknown
+    }
+
+    /// Inputs that could not be read or understood, so far.
+    pub fn bad(&self) -> u64 {
+        self.bad
+    }
+}

@@ -1,0 +1,106 @@
+//! Anthropic Messages API: `content` blocks of type `text`, `tool_use` and `tool_result`.
+//!
+//! Only `tool_use` blocks are calls. `server_tool_use` and `mcp_tool_use` blocks are *not*: the
+//! API runs those tools itself (web search, code execution, the MCP connector) and returns their
+//! results in the same response, so they never reach the caller's tool loop. Their tools are still
+//! read into the catalog by name (see [`super::parse_tools`]). Thinking blocks are not text the
+//! user sees and are skipped.
+
+use serde_json::Value;
+
+use super::read::{array, get, object, opt_bool, opt_id, opt_string, push_text, required, string};
+use super::read::{At, Evidence, Object};
+use crate::errors::ParseError;
+use crate::{Arguments, Format, Message, Response, ToolCall, ToolResult};
+
+/// A response body: `{"type": "message", "content": [...], "stop_reason": ...}`.
+pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
+    let at = At::ROOT;
+    let body = object(value, &at, "an Anthropic message object")?;
+    let mut response = Response::empty(Format::Anthropic);
+    let content_at = at.key("content");
+    let content = array(
+        required(body, "content", &at, "an array of content blocks")?,
+        &content_at,
+        "an array of content blocks",
+    )?;
+    for (i, block) in content.iter().enumerate() {
+        let at = content_at.index(i);
+        let block = object(block, &at, "a content block")?;
+        match string(block, "type", &at, "a content block type")? {
+            "text" => push_text(&mut response.text, string(block, "text", &at, "a string")?),
+            "tool_use" => response.calls.push(tool_use(block, &at)?),
+            _ => {}
+        }
+    }
+    response.stop_reason = opt_string(body, "stop_reason", &at)?.map(str::to_owned);
+    Ok(response)
+}
+
+/// A `tool_use` block: `{"type": "tool_use", "id": "toolu_…", "name": …, "input": {...}}`.
+pub(super) fn tool_use(block: &Object, at: &At<'_>) -> Result<ToolCall, ParseError> {
+    Ok(ToolCall {
+        id: opt_id(block, "id", at)?,
+        name: string(block, "name", at, "a tool name (a string)")?.to_owned(),
+        namespace: None,
+        arguments: Arguments::Parsed(required(block, "input", at, "the call's `input`")?.clone()),
+    })
+}
+
+/// A `tool_result` block: `{"type": "tool_result", "tool_use_id": …, "content": …, "is_error"}`.
+pub(super) fn tool_result(block: &Object, at: &At<'_>) -> Result<ToolResult, ParseError> {
+    let mut parts = Vec::new();
+    match get(block, "content") {
+        None => {}
+        Some(Value::String(s)) => parts.push(s.as_str()),
+        Some(Value::Array(blocks)) => {
+            let content_at = at.key("content");
+            for (i, inner) in blocks.iter().enumerate() {
+                let at = content_at.index(i);
+                let inner = object(inner, &at, "a content block")?;
+                if string(inner, "type", &at, "a content block type")? == "text" {
+                    parts.push(string(inner, "text", &at, "a string")?);
+                }
+            }
+        }
+        Some(other) => {
+            return Err(at
+                .key("content")
+                .unexpected("a string or an array of content blocks", other))
+        }
+    }
+    Ok(ToolResult {
+        call_id: opt_id(block, "tool_use_id", at)?,
+        name: None,
+        is_error: opt_bool(block, "is_error", at)?,
+        content: parts.join("\n"),
+    })
+}
+
+/// One typed content block of a request message, added to `message`.
+pub(super) fn block_into(
+    block: &Object,
+    at: &At<'_>,
+    message: &mut Message,
+    evidence: &mut Evidence,
+) -> Result<(), ParseError> {
+    match string(block, "type", at, "a content block type")? {
+        // OpenAI Chat content parts are typed `text` too.
+        "text" => push_text(&mut message.text, string(block, "text", at, "a string")?),
+        "tool_use" => {
+            evidence.saw(&[Format::Anthropic]);
+            message.calls.push(tool_use(block, at)?);
+        }
+        "tool_result" => {
+            evidence.saw(&[Format::Anthropic]);
+            message.results.push(tool_result(block, at)?);
+        }
+        "refusal" => {
+            if let Some(text) = opt_string(block, "refusal", at)? {
+                push_text(&mut message.text, text);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,145 @@
+//! Amazon Bedrock Converse: `output.message.content[]` blocks keyed by kind (`text`, `toolUse`,
+//! `toolResult`) rather than tagged with a `type`, and `toolConfig.tools[].toolSpec`.
+//!
+//! A `stopReason` of `malformed_tool_use` (the model produced a tool call Bedrock could not parse)
+//! becomes an [`AnomalyKind::MalformedCall`]. A `toolResult` with `status: "error"` is an error
+//! result; its `json` content is kept as JSON text.
+
+use serde_json::Value;
+
+use super::read::{array, get, object, opt_id, opt_string, push_text, required, string};
+use super::read::{At, Evidence, Object};
+use crate::errors::ParseError;
+use crate::ToolResult;
+use crate::{Anomaly, AnomalyKind, Arguments, Format, Message, Response, Tool, ToolCall};
+
+/// A Converse response: `{"output": {"message": {"role", "content": [...]}}, "stopReason"}`.
+pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
+    let at = At::ROOT;
+    let body = object(value, &at, "a Converse response object")?;
+    let output_at = at.key("output");
+    let output = object(
+        required(body, "output", &at, "an `output` object")?,
+        &output_at,
+        "an `output` object",
+    )?;
+    let message_at = output_at.key("message");
+    let message = object(
+        required(output, "message", &output_at, "a message object")?,
+        &message_at,
+        "a message object",
+    )?;
+    let content_at = message_at.key("content");
+    let content = array(
+        required(
+            message,
+            "content",
+            &message_at,
+            "an array of content blocks",
+        )?,
+        &content_at,
+        "an array of content blocks",
+    )?;
+    let mut response = Response::empty(Format::Bedrock);
+    for (i, block) in content.iter().enumerate() {
+        let at = content_at.index(i);
+        let block = object(block, &at, "a content block")?;
+        if let Some(text) = opt_string(block, "text", &at)? {
+            push_text(&mut response.text, text);
+        }
+        if let Some(tool_use) = get(block, "toolUse") {
+            let use_at = at.key("toolUse");
+            response.calls.push(tool_use_call(
+                object(tool_use, &use_at, "a toolUse object")?,
+                &use_at,
+            )?);
+        }
+    }
+    let reason = opt_string(body, "stopReason", &at)?;
+    if reason == Some("malformed_tool_use") {
+        response.anomalies.push(Anomaly {
+            kind: AnomalyKind::MalformedCall,
+            detail: "Bedrock stopReason malformed_tool_use: the model produced a tool call that \
+                     could not be parsed"
+                .to_owned(),
+        });
+    }
+    response.stop_reason = reason.map(str::to_owned);
+    Ok(response)
+}
+
+/// `{"toolUseId": "tooluse_…", "name": …, "input": {...}}`.
+fn tool_use_call(tool_use: &Object, at: &At<'_>) -> Result<ToolCall, ParseError> {
+    Ok(ToolCall {
+        id: opt_id(tool_use, "toolUseId", at)?,
+        name: string(tool_use, "name", at, "a tool name (a string)")?.to_owned(),
+        namespace: None,
+        arguments: Arguments::Parsed(
+            required(tool_use, "input", at, "the call's `input`")?.clone(),
+        ),
+    })
+}
+
+/// `{"toolUseId": …, "content": [{"text"} | {"json"} | …], "status"?: "success" | "error"}`.
+fn tool_result(result: &Object, at: &At<'_>) -> Result<ToolResult, ParseError> {
+    let mut parts = Vec::new();
+    let content_at = at.key("content");
+    for (i, block) in super::read::opt_array(result, "content", at, "an array of content blocks")?
+        .iter()
+        .enumerate()
+    {
+        let at = content_at.index(i);
+        let block = object(block, &at, "a content block")?;
+        if let Some(text) = opt_string(block, "text", &at)? {
+            parts.push(text.to_owned());
+        } else if let Some(json) = get(block, "json") {
+            parts.push(json.to_string());
+        }
+    }
+    Ok(ToolResult {
+        call_id: opt_id(result, "toolUseId", at)?,
+        name: None,
+        is_error: opt_string(result, "status", at)? == Some("error"),
+        content: parts.join("\n"),
+    })
+}
+
+/// One untyped content block of a request message (`{"text"}`, `{"toolUse"}`, `{"toolResult"}`;
+/// images, documents and reasoning carry nothing to score), added to `message`.
+pub(super) fn block_into(
+    block: &Object,
+    at: &At<'_>,
+    message: &mut Message,
+    evidence: &mut Evidence,
+) -> Result<(), ParseError> {
+    evidence.saw(&[Format::Bedrock]);
+    if let Some(text) = opt_string(block, "text", at)? {
+        push_text(&mut message.text, text);
+    }
+    if let Some(tool_use) = get(block, "toolUse") {
+        let use_at = at.key("toolUse");
+        let call = tool_use_call(object(tool_use, &use_at, "a toolUse object")?, &use_at)?;
+        message.calls.push(call);
+    }
+    if let Some(result) = get(block, "toolResult") {
+        let result_at = at.key("toolResult");
+        let result = tool_result(
+            object(result, &result_at, "a toolResult object")?,
+            &result_at,
+        )?;
+        message.results.push(result);
+    }
+    Ok(())
+}
+
+/// A `toolSpec`: `{"name", "description", "inputSchema": {"json": {...}}}`.
+pub(super) fn tool_spec(spec: &Value, at: &At<'_>) -> Result<Tool, ParseError> {
+    let spec = object(spec, at, "a toolSpec object")?;
+    let mut tool = super::tool_fields(spec, at, &[])?;
+    if let Some(schema) = get(spec, "inputSchema") {
+        let schema_at = at.key("inputSchema");
+        let schema = object(schema, &schema_at, "an `inputSchema` object with `json`")?;
+        tool.input_schema = get(schema, "json").cloned();
+    }
+    Ok(tool)
+}

@@ -1,0 +1,59 @@
+//! A plain JSON list of calls, as an MCP replay transcript holds them:
+//! `[{"name": …, "input" | "arguments": {...}, "id"?: …}]`.
+//!
+//! An item may also be a whole JSON-RPC `tools/call` request (`{"method": "tools/call",
+//! "params": {"name", "arguments"}, "id"}`); the id is then the request's. Arguments are taken as
+//! they are (MCP arguments are an object; a string is the caller's mistake, scored as non-object
+//! arguments); absent arguments are `{}`, as MCP allows.
+
+use serde_json::Value;
+
+use super::read::{array, get, object, opt_id, opt_string, string, At, Object};
+use crate::errors::ParseError;
+use crate::{Arguments, Format, Response, ToolCall};
+
+/// The list.
+pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
+    let at = At::ROOT;
+    let items = array(value, &at, "an array of calls")?;
+    let mut response = Response::empty(Format::CallList);
+    response.calls.reserve(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let at = at.index(i);
+        let item = object(item, &at, "a call object with `name`")?;
+        let call = if opt_string(item, "method", &at)? == Some("tools/call") {
+            let params_at = at.key("params");
+            let params = object(
+                get(item, "params").unwrap_or(&Value::Null),
+                &params_at,
+                "the `tools/call` params object",
+            )?;
+            let mut call = call(params, &params_at)?;
+            call.id = opt_id(item, "id", &at)?;
+            call
+        } else {
+            call(item, &at)?
+        };
+        response.calls.push(call);
+    }
+    Ok(response)
+}
+
+fn call(item: &Object, at: &At<'_>) -> Result<ToolCall, ParseError> {
+    let name = string(item, "name", at, "a tool name (a string)")?;
+    let arguments = match (get(item, "input"), get(item, "arguments")) {
+        (Some(_), Some(both)) => {
+            return Err(at
+                .key("arguments")
+                .unexpected("either `input` or `arguments`, not both", both))
+        }
+        (Some(value), None) | (None, Some(value)) => value.clone(),
+        (None, None) => Value::Object(Object::new()),
+    };
+    Ok(ToolCall {
+        id: opt_id(item, "id", at)?,
+        name: name.to_owned(),
+        namespace: None,
+        arguments: Arguments::Parsed(arguments),
+    })
+}

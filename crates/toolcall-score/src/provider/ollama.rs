@@ -1,0 +1,31 @@
+//! Ollama `/api/chat`: `message.tool_calls[].function.{name, arguments}` where `arguments` is an
+//! *object*, and calls usually carry no id. The stop reason is `done_reason`.
+//!
+//! Request messages share OpenAI Chat's shape (tool results are `role: "tool"` messages, named by
+//! `tool_name` rather than a call id) and are read by [`super::messages`].
+
+use serde_json::Value;
+
+use super::read::{object, opt_string, required, At, Evidence};
+use crate::errors::ParseError;
+use crate::{Format, Response};
+
+/// A response body: `{"model", "created_at", "message": {...}, "done_reason", "done"}`.
+pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
+    let at = At::ROOT;
+    let body = object(value, &at, "an Ollama chat response object")?;
+    let message_at = at.key("message");
+    let message = object(
+        required(body, "message", &at, "a message object")?,
+        &message_at,
+        "a message object",
+    )?;
+    let mut response = Response::empty(Format::Ollama);
+    if let Some(content) = opt_string(message, "content", &message_at)? {
+        super::read::push_text(&mut response.text, content);
+    }
+    response.calls =
+        super::openai_chat::tool_calls(message, &message_at, false, &mut Evidence::default())?;
+    response.stop_reason = opt_string(body, "done_reason", &at)?.map(str::to_owned);
+    Ok(response)
+}

@@ -1,0 +1,200 @@
+//! OpenAI Chat Completions: `choices[0].message.tool_calls[].function.{name, arguments}`.
+//!
+//! `arguments` is a JSON *string*; one that is not valid JSON becomes [`Arguments::Invalid`]
+//! (a finding for the scorer, never a parse error). OpenAI-compatible servers that send an object
+//! instead are read as they are. `content` may be `null`, a string or an array of parts; a
+//! `refusal` is kept as text.
+//!
+//! Only the first choice is read: `n > 1` asks for alternative answers, and a test scores the
+//! answer the agent loop would act on, which is choice 0.
+//!
+//! The legacy `function_call` field is read when there are no `tool_calls`. When both are present
+//! and the legacy call matches none of the `tool_calls` (a proxy that rewrote one of them, a stray
+//! `"list_invoices:"`), an [`AnomalyKind::LegacyMismatch`] is recorded and only `tool_calls` are
+//! scored. Calls of a `type` other than `function` (`custom` tools, whose input is free text)
+//! are skipped.
+
+use serde_json::Value;
+
+use super::read::{array, get, json_string_arguments, object, opt_id, opt_string, push_text};
+use super::read::{required, string, At, Evidence, Object};
+use crate::errors::ParseError;
+use crate::{Anomaly, AnomalyKind, Arguments, Format, Response, Tool, ToolCall};
+
+/// A response body: `{"object": "chat.completion", "choices": [{"message": {...}}]}`.
+pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
+    let at = At::ROOT;
+    let body = object(value, &at, "a chat completion object")?;
+    let choices_at = at.key("choices");
+    let choices = array(
+        required(body, "choices", &at, "an array of choices")?,
+        &choices_at,
+        "an array of choices",
+    )?;
+    let Some(choice) = choices.first() else {
+        return Err(choices_at.error("at least one choice", "an empty array"));
+    };
+    let choice_at = choices_at.index(0);
+    let choice = object(choice, &choice_at, "a choice object")?;
+    let message_at = choice_at.key("message");
+    let message = object(
+        required(choice, "message", &choice_at, "a message object")?,
+        &message_at,
+        "a message object",
+    )?;
+
+    let mut response = Response::empty(Format::OpenaiChat);
+    content_into(message, &message_at, &mut response.text)?;
+    if let Some(refusal) = opt_string(message, "refusal", &message_at)? {
+        push_text(&mut response.text, refusal);
+    }
+    let mut evidence = Evidence::default();
+    response.calls = tool_calls(message, &message_at, true, &mut evidence)?;
+    if let Some(legacy) = legacy_function_call(message, &message_at)? {
+        if response.calls.is_empty() {
+            response.calls.push(legacy);
+        } else if let Some(detail) = mismatch(&legacy, &response.calls) {
+            response.anomalies.push(Anomaly {
+                kind: AnomalyKind::LegacyMismatch,
+                detail,
+            });
+        }
+    }
+    response.stop_reason = opt_string(choice, "finish_reason", &choice_at)?.map(str::to_owned);
+    Ok(response)
+}
+
+/// Why the legacy call disagrees with `tool_calls`, or `None` when one of them is the same call.
+fn mismatch(legacy: &ToolCall, calls: &[ToolCall]) -> Option<String> {
+    let same_name: Vec<&ToolCall> = calls.iter().filter(|c| c.name == legacy.name).collect();
+    if same_name.iter().any(|c| c.arguments == legacy.arguments) {
+        return None;
+    }
+    let names: Vec<String> = calls
+        .iter()
+        .map(|c| format!("`{}`", crate::escape(&c.name)))
+        .collect();
+    let what = if same_name.is_empty() {
+        "names"
+    } else {
+        "has other arguments than"
+    };
+    Some(format!(
+        "the legacy `function_call` `{}` {what} the `tool_calls` ({}); only `tool_calls` are scored",
+        crate::escape(&legacy.name),
+        names.join(", ")
+    ))
+}
+
+/// A message's `content`: `null`, a string, or an array of typed parts (`text`, `refusal`).
+pub(super) fn content_into(
+    message: &Object,
+    at: &At<'_>,
+    out: &mut Vec<String>,
+) -> Result<(), ParseError> {
+    match get(message, "content") {
+        None => Ok(()),
+        Some(Value::String(s)) => {
+            push_text(out, s);
+            Ok(())
+        }
+        Some(Value::Array(parts)) => {
+            let parts_at = at.key("content");
+            for (i, part) in parts.iter().enumerate() {
+                let at = parts_at.index(i);
+                let part = object(part, &at, "a content part")?;
+                match string(part, "type", &at, "a content part type")? {
+                    "text" => push_text(out, string(part, "text", &at, "a string")?),
+                    "refusal" => push_text(out, string(part, "refusal", &at, "a string")?),
+                    _ => {}
+                }
+            }
+            Ok(())
+        }
+        Some(other) => Err(at
+            .key("content")
+            .unexpected("null, a string or an array of content parts", other)),
+    }
+}
+
+/// A message's `tool_calls` (absent or `null` is none). With `json_strings`, string arguments
+/// are JSON text (OpenAI); without, they are kept as the string they are (Ollama, whose
+/// arguments are an object, so a string is itself the model's mistake).
+pub(super) fn tool_calls(
+    message: &Object,
+    at: &At<'_>,
+    json_strings: bool,
+    evidence: &mut Evidence,
+) -> Result<Vec<ToolCall>, ParseError> {
+    let Some(value) = get(message, "tool_calls") else {
+        return Ok(Vec::new());
+    };
+    let calls_at = at.key("tool_calls");
+    let items = array(value, &calls_at, "an array of tool calls")?;
+    let mut calls = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let at = calls_at.index(i);
+        let item = object(item, &at, "a tool call object")?;
+        match opt_string(item, "type", &at)? {
+            None | Some("function") => {}
+            Some(_) => continue,
+        }
+        let function_at = at.key("function");
+        let function = object(
+            required(item, "function", &at, "a `function` object")?,
+            &function_at,
+            "a `function` object",
+        )?;
+        let mut call = function_call(function, &function_at, json_strings, evidence)?;
+        call.id = opt_id(item, "id", &at)?;
+        calls.push(call);
+    }
+    Ok(calls)
+}
+
+/// `{"name": …, "arguments": …}`, the inside of a tool call or the legacy `function_call`.
+fn function_call(
+    function: &Object,
+    at: &At<'_>,
+    json_strings: bool,
+    evidence: &mut Evidence,
+) -> Result<ToolCall, ParseError> {
+    let name = string(function, "name", at, "a function name (a string)")?;
+    let arguments = match required(function, "arguments", at, "the call's `arguments`")? {
+        Value::String(raw) if json_strings => {
+            evidence.saw(&[Format::OpenaiChat]);
+            json_string_arguments(raw)
+        }
+        other => {
+            if other.is_object() {
+                evidence.saw(&[Format::Ollama]);
+            }
+            Arguments::Parsed(other.clone())
+        }
+    };
+    Ok(ToolCall {
+        id: None,
+        name: name.to_owned(),
+        namespace: None,
+        arguments,
+    })
+}
+
+/// The legacy `function_call` field, when present.
+pub(super) fn legacy_function_call(
+    message: &Object,
+    at: &At<'_>,
+) -> Result<Option<ToolCall>, ParseError> {
+    let Some(value) = get(message, "function_call") else {
+        return Ok(None);
+    };
+    let call_at = at.key("function_call");
+    let function = object(value, &call_at, "a `function_call` object")?;
+    function_call(function, &call_at, true, &mut Evidence::default()).map(Some)
+}
+
+/// A tool definition `{"type": "function", "function": {"name", "description", "parameters"}}`
+/// (also Ollama's); `function` is the inner object.
+pub(super) fn tool(function: &Object, at: &At<'_>) -> Result<Tool, ParseError> {
+    super::tool_fields(function, at, &["parameters"])
+}

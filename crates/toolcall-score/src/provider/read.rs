@@ -1,0 +1,311 @@
+//! Typed accessors over a `serde_json::Value` that say exactly where a value is wrong.
+//!
+//! Parsers walk large logs, so the JSON pointer of the value being read is kept as a chain of
+//! borrowed segments on the stack ([`At`]) and only rendered into a `String` when an error is
+//! built: reading a well-formed response allocates nothing for pointers.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::errors::ParseError;
+use crate::{Arguments, Format};
+
+/// A JSON object.
+pub(crate) type Object = Map<String, Value>;
+
+/// Where a value sits in the document: a linked list of pointer segments, innermost first.
+#[derive(Clone, Copy)]
+pub(crate) struct At<'a> {
+    parent: Option<&'a At<'a>>,
+    segment: Segment<'a>,
+}
+
+#[derive(Clone, Copy)]
+enum Segment<'a> {
+    Root,
+    Key(&'a str),
+    Index(usize),
+}
+
+impl<'a> At<'a> {
+    /// The whole document.
+    pub(crate) const ROOT: At<'static> = At {
+        parent: None,
+        segment: Segment::Root,
+    };
+
+    /// The member `key` of the object here.
+    pub(crate) fn key<'b>(&'b self, key: &'b str) -> At<'b> {
+        At {
+            parent: Some(self),
+            segment: Segment::Key(key),
+        }
+    }
+
+    /// The item `index` of the array here.
+    pub(crate) fn index(&self, index: usize) -> At<'_> {
+        At {
+            parent: Some(self),
+            segment: Segment::Index(index),
+        }
+    }
+
+    /// A wrong-type error at this place.
+    pub(crate) fn unexpected(&self, expected: impl Into<String>, found: &Value) -> ParseError {
+        ParseError::unexpected(self.to_string(), expected, found)
+    }
+
+    /// An error at this place with a hand-written description of what was found.
+    pub(crate) fn error(
+        &self,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> ParseError {
+        ParseError::Unexpected {
+            pointer: self.to_string(),
+            expected: expected.into(),
+            found: found.into(),
+        }
+    }
+
+    /// A required key that is absent (the pointer names the key, so the location is its parent).
+    pub(crate) fn missing(&self, expected: impl Into<String>) -> ParseError {
+        self.error(expected, "nothing (the key is missing)")
+    }
+}
+
+impl fmt::Display for At<'_> {
+    /// The RFC 6901 JSON pointer (`""` for the root).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(parent) = self.parent {
+            parent.fmt(f)?;
+        }
+        match self.segment {
+            Segment::Root => Ok(()),
+            Segment::Index(i) => write!(f, "/{i}"),
+            Segment::Key(key) => {
+                f.write_str("/")?;
+                for c in key.chars() {
+                    match c {
+                        '~' => f.write_str("~0")?,
+                        '/' => f.write_str("~1")?,
+                        c => fmt::Write::write_char(f, c)?,
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// `value` as an object.
+pub(crate) fn object<'v>(
+    value: &'v Value,
+    at: &At<'_>,
+    expected: &str,
+) -> Result<&'v Object, ParseError> {
+    value
+        .as_object()
+        .ok_or_else(|| at.unexpected(expected, value))
+}
+
+/// `value` as an array.
+pub(crate) fn array<'v>(
+    value: &'v Value,
+    at: &At<'_>,
+    expected: &str,
+) -> Result<&'v [Value], ParseError> {
+    match value {
+        Value::Array(items) => Ok(items),
+        other => Err(at.unexpected(expected, other)),
+    }
+}
+
+/// The member `key`, absent or `null` being `None`.
+pub(crate) fn get<'v>(object: &'v Object, key: &str) -> Option<&'v Value> {
+    object.get(key).filter(|v| !v.is_null())
+}
+
+/// The first of `keys` that is present and not `null`, with the key it was found under.
+pub(crate) fn get_any<'v, 'k>(
+    object: &'v Object,
+    keys: &[&'k str],
+) -> Option<(&'k str, &'v Value)> {
+    keys.iter().find_map(|&k| get(object, k).map(|v| (k, v)))
+}
+
+/// A member that must be there (and not `null`).
+pub(crate) fn required<'v>(
+    object: &'v Object,
+    key: &str,
+    at: &At<'_>,
+    expected: &str,
+) -> Result<&'v Value, ParseError> {
+    get(object, key).ok_or_else(|| at.key(key).missing(expected))
+}
+
+/// A required string member.
+pub(crate) fn string<'v>(
+    object: &'v Object,
+    key: &str,
+    at: &At<'_>,
+    expected: &str,
+) -> Result<&'v str, ParseError> {
+    let value = required(object, key, at, expected)?;
+    value
+        .as_str()
+        .ok_or_else(|| at.key(key).unexpected(expected, value))
+}
+
+/// An optional string member: absent or `null` is `None`, any other type an error.
+pub(crate) fn opt_string<'v>(
+    object: &'v Object,
+    key: &str,
+    at: &At<'_>,
+) -> Result<Option<&'v str>, ParseError> {
+    match get(object, key) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(at.key(key).unexpected("a string", other)),
+    }
+}
+
+/// An optional array member: absent or `null` is empty, any other type an error.
+pub(crate) fn opt_array<'v>(
+    object: &'v Object,
+    key: &str,
+    at: &At<'_>,
+    expected: &str,
+) -> Result<&'v [Value], ParseError> {
+    match get(object, key) {
+        None => Ok(&[]),
+        Some(value) => array(value, &at.key(key), expected),
+    }
+}
+
+/// An optional object member: absent or `null` is `None`, any other type an error.
+pub(crate) fn opt_object<'v>(
+    object: &'v Object,
+    key: &str,
+    at: &At<'_>,
+    expected: &str,
+) -> Result<Option<&'v Object>, ParseError> {
+    get(object, key)
+        .map(|value| self::object(value, &at.key(key), expected))
+        .transpose()
+}
+
+/// An optional boolean member: absent or `null` is `false`.
+pub(crate) fn opt_bool(object: &Object, key: &str, at: &At<'_>) -> Result<bool, ParseError> {
+    match get(object, key) {
+        None => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(at.key(key).unexpected("a boolean", other)),
+    }
+}
+
+/// An optional id: a string, or (JSON-RPC style) a number; absent or `null` is `None`.
+pub(crate) fn opt_id(
+    object: &Object,
+    key: &str,
+    at: &At<'_>,
+) -> Result<Option<String>, ParseError> {
+    match get(object, key) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(Value::Number(n)) => Ok(Some(n.to_string())),
+        Some(other) => Err(at.key(key).unexpected("an id (a string)", other)),
+    }
+}
+
+/// Arguments sent as a JSON *string* (OpenAI Chat and Responses). A string that is not JSON is
+/// kept with the parser's message: scoring reports it as a finding, it is not a parse error.
+pub(crate) fn json_string_arguments(raw: &str) -> Arguments {
+    match serde_json::from_str::<Value>(raw) {
+        Ok(value) => Arguments::Parsed(value),
+        Err(error) => Arguments::Invalid {
+            raw: raw.to_owned(),
+            error: error.to_string(),
+        },
+    }
+}
+
+/// Pushes `text` unless it is empty: empty text parts carry nothing to score.
+pub(crate) fn push_text(out: &mut Vec<String>, text: &str) {
+    if !text.is_empty() {
+        out.push(text.to_owned());
+    }
+}
+
+/// What a request's shapes say about its format: the intersection of the formats each
+/// distinctive shape fits. Shapes every format shares (a plain text message) say nothing.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Evidence {
+    /// Bit `i` set: `Format::ALL[i]` still fits.
+    fits: u8,
+    /// Whether any shape said anything.
+    seen: bool,
+}
+
+impl Default for Evidence {
+    fn default() -> Self {
+        Evidence {
+            fits: u8::MAX,
+            seen: false,
+        }
+    }
+}
+
+impl Evidence {
+    /// A shape was seen that only these formats use.
+    pub(crate) fn saw(&mut self, formats: &[Format]) {
+        let mask = formats.iter().fold(0u8, |m, f| m | bit(*f));
+        self.fits &= mask;
+        self.seen = true;
+    }
+
+    /// The one format every distinctive shape fits, if there were any and they agree.
+    pub(crate) fn format(&self) -> Option<Format> {
+        if !self.seen {
+            return None;
+        }
+        let mut fitting = Format::ALL.iter().filter(|f| self.fits & bit(**f) != 0);
+        match (fitting.next(), fitting.next()) {
+            (Some(one), None) => Some(*one),
+            _ => None,
+        }
+    }
+}
+
+fn bit(format: Format) -> u8 {
+    let index = Format::ALL.iter().position(|f| *f == format).unwrap_or(7);
+    1u8 << index
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pointers_escape_tilde_and_slash() {
+        let root = At::ROOT;
+        let tools = root.key("tools");
+        let item = tools.index(3);
+        let odd = item.key("a/b~c");
+        assert_eq!(odd.to_string(), "/tools/3/a~1b~0c");
+        assert_eq!(root.to_string(), "");
+    }
+
+    #[test]
+    fn evidence_intersects() {
+        let mut ev = Evidence::default();
+        assert_eq!(ev.format(), None);
+        ev.saw(&[Format::OpenaiChat, Format::Ollama]);
+        assert_eq!(ev.format(), None);
+        ev.saw(&[Format::OpenaiChat]);
+        assert_eq!(ev.format(), Some(Format::OpenaiChat));
+        ev.saw(&[Format::Anthropic]);
+        assert_eq!(ev.format(), None);
+    }
+}

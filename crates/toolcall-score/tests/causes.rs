@@ -1,0 +1,338 @@
+//! One test per cause, each built from the situation the cause describes, plus the other finding
+//! kinds. Cases are written as users write them: provider JSON.
+
+use serde_json::{json, Value};
+use toolcall_score::{score, Case, Cause, Finding, FindingKind, Response, Verdict};
+
+fn case(value: Value) -> Case {
+    Case::from_value(&value).expect("the case parses")
+}
+
+fn anthropic_calls(calls: &[(&str, &str, Value)]) -> Response {
+    let content: Vec<Value> = calls
+        .iter()
+        .map(
+            |(id, name, input)| json!({"type": "tool_use", "id": id, "name": name, "input": input}),
+        )
+        .collect();
+    let body = json!({
+        "id": "msg_01XFDUDYJgAACzvnptvVoYEL", "type": "message", "role": "assistant",
+        "model": "claude-sonnet-4-20250514", "content": content,
+        "stop_reason": "tool_use", "stop_sequence": null,
+        "usage": {"input_tokens": 412, "output_tokens": 61}
+    });
+    Response::from_value(&body, None).expect("the response parses")
+}
+
+fn anthropic_text(text: &str) -> Response {
+    let body = json!({
+        "id": "msg_01", "type": "message", "role": "assistant", "model": "claude-sonnet-4-20250514",
+        "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": null,
+        "usage": {"input_tokens": 10, "output_tokens": 10}
+    });
+    Response::from_value(&body, None).expect("the response parses")
+}
+
+fn tool(name: &str, description: &str) -> Value {
+    json!({"name": name, "description": description,
+           "input_schema": {"type": "object", "properties": {"account_id": {"type": "string"}}}})
+}
+
+fn only_unknown(verdict: &Verdict) -> &Finding {
+    let unknown: Vec<&Finding> = verdict.unknown().collect();
+    assert_eq!(unknown.len(), 1, "{:#?}", verdict.findings());
+    unknown[0]
+}
+
+#[test]
+fn retired_tool_still_in_the_transcript() {
+    let case = case(json!({
+        "system": "You are the billing assistant. Use get_balance for balances.",
+        "tools": [tool("get_balance", "Current balance of an account.")],
+        "messages": [
+            {"role": "user", "content": "Any unpaid invoices on acc_771?"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_01", "name": "search_invoices", "input": {"account_id": "acc_771"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01", "content": "[]"}]},
+            {"role": "user", "content": "And the unpaid ones on acc_772?"}
+        ]
+    }));
+    let verdict = score(
+        &case,
+        &anthropic_calls(&[(
+            "toolu_02",
+            "search_invoices",
+            json!({"account_id": "acc_772"}),
+        )]),
+    );
+    let finding = only_unknown(&verdict);
+    assert_eq!(finding.name.as_deref(), Some("search_invoices"));
+    assert_eq!(finding.cause, Some(Cause::Retired));
+    assert_eq!(verdict.fingerprint(), ["search_invoices (retired)"]);
+}
+
+#[test]
+fn sub_agent_calls_one_of_its_planners_other_tools() {
+    let planner: Vec<Value> = [
+        "search_orders",
+        "get_order",
+        "issue_refund",
+        "cancel_order",
+        "update_address",
+        "send_email",
+        "create_ticket",
+        "close_ticket",
+        "get_customer",
+        "update_customer",
+        "list_shipments",
+        "track_shipment",
+    ]
+    .iter()
+    .map(|n| tool(n, "A tool of the planner."))
+    .collect();
+    let handed: Vec<Value> = planner[..4].to_vec();
+    let case = case(json!({
+        "system": "You are the refunds sub-agent. Handle the refund the planner delegated.",
+        "tools": handed,
+        "parent_tools": planner,
+        "messages": [{"role": "user", "content": "Refund order ord_5521 and email the customer."}]
+    }));
+    let verdict = score(
+        &case,
+        &anthropic_calls(&[
+            ("toolu_01", "issue_refund", json!({"account_id": "a"})),
+            ("toolu_02", "send_email", json!({"account_id": "a"})),
+        ]),
+    );
+    let finding = only_unknown(&verdict);
+    assert_eq!(finding.name.as_deref(), Some("send_email"));
+    assert_eq!(finding.cause, Some(Cause::Subset));
+    assert_eq!(finding.location, "response call 2");
+}
+
+#[test]
+fn namespace_prefix_added_and_removed() {
+    let bare = case(json!({"tools": [tool("create_issue", "Open a GitHub issue.")]}));
+    let verdict = score(
+        &bare,
+        &anthropic_calls(&[("toolu_01", "github__create_issue", json!({}))]),
+    );
+    let finding = only_unknown(&verdict);
+    assert_eq!(finding.cause, Some(Cause::Namespace));
+    assert_eq!(finding.suggestions(), ["create_issue"]);
+
+    let prefixed = case(json!({"tools": [tool("github__create_issue", "Open a GitHub issue.")]}));
+    for called in [
+        "create_issue",
+        "mcp__github__create_issue",
+        "github.create_issue",
+    ] {
+        let verdict = score(
+            &prefixed,
+            &anthropic_calls(&[("toolu_01", called, json!({}))]),
+        );
+        let finding = only_unknown(&verdict);
+        assert_eq!(finding.cause, Some(Cause::Namespace), "{called}");
+        assert_eq!(finding.suggestions(), ["github__create_issue"], "{called}");
+    }
+}
+
+#[test]
+fn prompt_still_names_a_renamed_tool() {
+    let case = case(json!({
+        "system": "You are a support agent. Always use lookup_customer to find an account before answering.",
+        "tools": [tool("find_customer", "Find a customer by email or phone.")],
+        "messages": [{"role": "user", "content": "I'm jane@example.com, what plan am I on?"}]
+    }));
+    let verdict = score(
+        &case,
+        &anthropic_calls(&[("toolu_01", "lookup_customer", json!({"account_id": "x"}))]),
+    );
+    let finding = only_unknown(&verdict);
+    assert_eq!(finding.cause, Some(Cause::PromptDrift));
+    assert_eq!(finding.suggestions(), ["find_customer"]);
+
+    let drifts = toolcall_score::lint(&case);
+    assert_eq!(drifts.len(), 1);
+    assert_eq!(drifts[0].name, "lookup_customer");
+    assert_eq!(drifts[0].suggestions, ["find_customer"]);
+}
+
+#[test]
+fn name_only_in_prose_or_a_json_block_in_text() {
+    let case = case(json!({"tools": [tool("get_balance", "Current balance.")]}));
+    let verdict = score(
+        &case,
+        &anthropic_text("I'll call check_overdraft now to see if you are overdrawn."),
+    );
+    let finding = only_unknown(&verdict);
+    assert_eq!(finding.name.as_deref(), Some("check_overdraft"));
+    assert_eq!(finding.cause, Some(Cause::Prose));
+    assert_eq!(finding.location, "response text 1");
+
+    let block =
+        "```json\n{\"name\": \"get_balances\", \"arguments\": {\"account_id\": \"acc_1\"}}\n```";
+    let verdict = score(&case, &anthropic_text(block));
+    let finding = only_unknown(&verdict);
+    assert_eq!(finding.name.as_deref(), Some("get_balances"));
+    assert_eq!(finding.cause, Some(Cause::Prose));
+    assert_eq!(finding.suggestions(), ["get_balance"]);
+
+    // Mentioning a defined tool, or a parameter, is fine.
+    let verdict = score(
+        &case,
+        &anthropic_text("I used get_balance with your account_id."),
+    );
+    assert!(verdict.is_pass(), "{:#?}", verdict.findings());
+}
+
+#[test]
+fn pure_invention() {
+    let case = case(json!({
+        "system": "You are the billing assistant.",
+        "tools": [tool("get_balance", "Current balance of an account.")],
+        "messages": [{"role": "user", "content": "What's the weather in Paris?"}]
+    }));
+    let verdict = score(
+        &case,
+        &anthropic_calls(&[("toolu_01", "get_weather", json!({"city": "Paris"}))]),
+    );
+    let finding = only_unknown(&verdict);
+    assert_eq!(finding.cause, Some(Cause::Invented));
+    assert!(
+        finding.suggestions().is_empty(),
+        "{:?}",
+        finding.suggestions
+    );
+}
+
+#[test]
+fn defined_calls_pass() {
+    let case = case(json!({"tools": [tool("get_balance", "Current balance.")]}));
+    let verdict = score(
+        &case,
+        &anthropic_calls(&[("toolu_01", "get_balance", json!({"account_id": "acc_1"}))]),
+    );
+    assert!(verdict.is_pass(), "{:#?}", verdict.findings());
+    assert_eq!(
+        serde_json::to_value(&verdict).unwrap(),
+        json!({"verdict": "pass", "findings": []})
+    );
+}
+
+#[test]
+fn arguments_that_are_not_an_object_or_not_json() {
+    let case = case(json!({"tools": [tool("get_balance", "Current balance.")]}));
+    let verdict = score(
+        &case,
+        &anthropic_calls(&[("toolu_01", "get_balance", json!(["acc_1"]))]),
+    );
+    assert_eq!(verdict.findings()[0].kind, FindingKind::ArgumentsNotObject);
+
+    let chat = json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4o",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": null,
+            "tool_calls": [{"id": "call_1", "type": "function",
+                            "function": {"name": "get_balance", "arguments": "{\"account_id\": \"acc_1\""}}]}}]
+    });
+    let verdict = score(&case, &Response::from_value(&chat, None).unwrap());
+    assert_eq!(verdict.findings().len(), 1);
+    assert_eq!(verdict.findings()[0].kind, FindingKind::ArgumentsNotJson);
+    assert_eq!(verdict.findings()[0].call_id.as_deref(), Some("call_1"));
+}
+
+#[cfg(feature = "schema")]
+#[test]
+fn arguments_that_fail_a_newly_required_field() {
+    let case = case(
+        json!({"tools": [{"name": "issue_refund", "description": "Refund an order.",
+        "input_schema": {"type": "object",
+            "properties": {"order_id": {"type": "string"}, "amount_cents": {"type": "integer"},
+                           "reason": {"type": "string"}},
+            "required": ["order_id", "amount_cents", "reason"]}}]}),
+    );
+    let verdict = score(
+        &case,
+        &anthropic_calls(&[(
+            "toolu_01",
+            "issue_refund",
+            json!({"order_id": "o1", "amount_cents": 9164}),
+        )]),
+    );
+    let finding = &verdict.findings()[0];
+    assert_eq!(finding.kind, FindingKind::SchemaViolation);
+    assert!(finding.detail.contains("reason"), "{}", finding.detail);
+}
+
+#[test]
+fn duplicate_call_ids() {
+    let case = case(json!({"tools": [tool("get_balance", "Current balance.")]}));
+    let verdict = score(
+        &case,
+        &anthropic_calls(&[
+            ("toolu_01", "get_balance", json!({})),
+            ("toolu_01", "get_balance", json!({})),
+        ]),
+    );
+    assert_eq!(verdict.fingerprint(), ["duplicate_call_id: get_balance"]);
+    assert_eq!(verdict.findings()[0].location, "response call 2");
+}
+
+#[test]
+fn unanswered_call_left_in_the_transcript() {
+    let case = case(json!({
+        "tools": [tool("get_balance", "Current balance.")],
+        "messages": [
+            {"role": "user", "content": "Balance?"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_01", "name": "get_balance", "input": {}},
+                {"type": "tool_use", "id": "toolu_02", "name": "get_balance", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01", "content": "12.00"}]}
+        ]
+    }));
+    let verdict = score(&case, &anthropic_text("Your balance is 12.00."));
+    assert_eq!(verdict.findings().len(), 1, "{:#?}", verdict.findings());
+    let finding = &verdict.findings()[0];
+    assert_eq!(finding.kind, FindingKind::UnansweredCall);
+    assert_eq!(finding.call_id.as_deref(), Some("toolu_02"));
+    assert_eq!(finding.location, "transcript message 2");
+}
+
+#[test]
+fn call_where_no_tool_fits() {
+    let case = case(json!({
+        "expect": "no_call",
+        "tools": [tool("get_balance", "Current balance.")],
+        "messages": [{"role": "user", "content": "Cancel my subscription."}]
+    }));
+    let verdict = score(
+        &case,
+        &anthropic_calls(&[("toolu_01", "get_balance", json!({}))]),
+    );
+    assert_eq!(
+        verdict.fingerprint(),
+        ["call_where_no_tool_fits: get_balance"]
+    );
+    assert!(score(
+        &case,
+        &anthropic_text("I can't cancel subscriptions, sorry.")
+    )
+    .is_pass());
+}
+
+#[test]
+fn findings_print_escaped_names() {
+    let case = case(json!({"tools": [tool("get_balance", "Current balance.")]}));
+    let verdict = score(
+        &case,
+        &anthropic_calls(&[("toolu_01", "get_balance\u{1b}[2J\n", json!({}))]),
+    );
+    let line = verdict.findings()[0].to_string();
+    assert!(!line.chars().any(char::is_control), "{line:?}");
+    assert!(line.contains("get_balance\\u{1b}[2J\\n"), "{line}");
+    assert_eq!(
+        verdict.fingerprint(),
+        ["get_balance\\u{1b}[2J\\n (invented)"]
+    );
+}

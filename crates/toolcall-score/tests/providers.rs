@@ -1,0 +1,741 @@
+//! The provider parsers, driven by the fixture files under `tests/fixtures/<format>/`.
+//!
+//! Every `NAME.json` fixture has a `NAME.expect.json` beside it saying what parsing it must give:
+//!
+//! - `"kind": "response"`: the fixture is a response body, parsed by `Response::from_json_str`
+//!   (with `given_format`, or detected). Expected: `format`, the serialized `calls`, `text`,
+//!   `stop_reason`, `anomalies` (`kind` and a `detail_contains` substring); or an `error` with
+//!   its JSON `pointer`, `line`, `column` and a substring of its message; or `unknown_shape` (a
+//!   substring of the reason) or `ambiguous` (the candidate formats).
+//! - `"kind": "request"`: a case file, parsed by `Case::from_json_str`. Expected: `format` (the
+//!   named one, else the one told from the shapes), `system`, the tool names, and the transcript summarized one line per message (see
+//!   [`summarize`]); or an `error`.
+//! - `"kind": "tools"`: a tools array for `Catalog::from_json`: the names, and how many carry a
+//!   schema.
+//!
+//! Then the never-panic property tests.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+use toolcall_score::provider::{detect, parse_request, parse_response, parse_tools};
+use toolcall_score::{
+    locate, Case, Catalog, Format, InputError, Message, ParseError, Response, Role,
+};
+
+fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// Runs every fixture of one directory; returns how many ran. Panics listing every failure.
+fn run_dir(dir: &str) -> usize {
+    let path = fixtures_dir().join(dir);
+    let mut fixtures: Vec<PathBuf> = fs::read_dir(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "json")
+                && !p.to_string_lossy().ends_with(".expect.json")
+        })
+        .collect();
+    fixtures.sort();
+    let mut failures = Vec::new();
+    for fixture in &fixtures {
+        let expect_path = fixture.with_extension("expect.json");
+        let expect: Value = match fs::read_to_string(&expect_path) {
+            Ok(text) => serde_json::from_str(&text)
+                .unwrap_or_else(|e| panic!("{}: {e}", expect_path.display())),
+            Err(e) => {
+                failures.push(format!("{}: no expectation ({e})", fixture.display()));
+                continue;
+            }
+        };
+        let text = fs::read_to_string(fixture).expect("a readable fixture");
+        let outcome = match expect["kind"].as_str() {
+            Some("response") => check_response(&text, &expect),
+            Some("request") => check_request(&text, &expect),
+            Some("tools") => check_tools(&text, &expect),
+            other => Err(format!("unknown kind {other:?}")),
+        };
+        if let Err(why) = outcome {
+            failures.push(format!("{}: {why}", fixture.display()));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+    fixtures.len()
+}
+
+fn check_response(text: &str, expect: &Value) -> Result<(), String> {
+    let given = expect
+        .get("given_format")
+        .and_then(Value::as_str)
+        .map(|f| f.parse::<Format>().expect("a format name"));
+    let value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let parsed = Response::from_json_str(text, given);
+    if let Some(error) = expect.get("error") {
+        let from_value = parse_response(&value, given);
+        return check_error(parsed.err(), from_value.err(), error);
+    }
+    if let Some(why) = expect.get("unknown_shape").and_then(Value::as_str) {
+        return match detect(&value) {
+            Err(ParseError::UnknownShape { why: got }) if got.contains(why) => {
+                // The same error comes through the loader, and nothing parses.
+                match parsed {
+                    Err(InputError::Invalid {
+                        error: ParseError::UnknownShape { .. },
+                        ..
+                    }) => Ok(()),
+                    other => Err(format!("loader gave {other:?}")),
+                }
+            }
+            other => Err(format!("expected an unknown shape ({why}), got {other:?}")),
+        };
+    }
+    if let Some(candidates) = expect.get("ambiguous") {
+        let want: Vec<Format> = serde_json::from_value(candidates.clone()).expect("formats");
+        return match detect(&value) {
+            Err(ParseError::Ambiguous { candidates }) if candidates == want => Ok(()),
+            other => Err(format!("expected ambiguous {want:?}, got {other:?}")),
+        };
+    }
+    let response = parsed.map_err(|e| format!("did not parse: {e}"))?;
+    if given.is_none() {
+        let detected = detect(&value).map_err(|e| e.to_string())?;
+        if detected != response.format {
+            return Err(format!(
+                "detected {detected}, parsed as {}",
+                response.format
+            ));
+        }
+    }
+    let got = json!({
+        "format": response.format,
+        "calls": response.calls,
+        "text": response.text,
+        "stop_reason": response.stop_reason,
+    });
+    for key in ["format", "calls", "text", "stop_reason"] {
+        if got[key] != expect[key] {
+            return Err(format!("{key}: expected {}, got {}", expect[key], got[key]));
+        }
+    }
+    let want = expect["anomalies"].as_array().cloned().unwrap_or_default();
+    if want.len() != response.anomalies.len() {
+        return Err(format!(
+            "anomalies: expected {want:?}, got {:?}",
+            response.anomalies
+        ));
+    }
+    for (want, got) in want.iter().zip(&response.anomalies) {
+        let kind = serde_json::to_value(got.kind).expect("serializable");
+        let detail = want["detail_contains"].as_str().unwrap_or_default();
+        if kind != want["kind"] || !got.detail.contains(detail) {
+            return Err(format!("anomaly: expected {want}, got {got:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// One line per message: role, `text=N`, `call=[namespace/]name#id`, `result=id|name[!error]`.
+fn summarize(message: &Message) -> String {
+    let mut line = match message.role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    }
+    .to_owned();
+    if !message.text.is_empty() {
+        line.push_str(&format!(" text={}", message.text.len()));
+    }
+    for call in &message.calls {
+        let namespace = call
+            .namespace
+            .as_deref()
+            .map(|n| format!("{n}/"))
+            .unwrap_or_default();
+        let id = call.id.as_deref().unwrap_or("-");
+        line.push_str(&format!(" call={namespace}{}#{id}", call.name));
+    }
+    for result in &message.results {
+        let what = result
+            .call_id
+            .as_deref()
+            .or(result.name.as_deref())
+            .unwrap_or("-");
+        let error = if result.is_error { "!error" } else { "" };
+        line.push_str(&format!(" result={what}{error}"));
+    }
+    line
+}
+
+fn check_request(text: &str, expect: &Value) -> Result<(), String> {
+    let parsed = Case::from_json_str(text);
+    if let Some(error) = expect.get("error") {
+        let value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        return check_error(parsed.err(), Case::from_value(&value).err(), error);
+    }
+    let case = parsed.map_err(|e| format!("did not parse: {e}"))?;
+    let got = json!({
+        "format": case.format.or(case.request_format),
+        "system": case.system,
+        "tools": case.catalog.names().collect::<Vec<_>>(),
+        "transcript": case.transcript.messages.iter().map(summarize).collect::<Vec<_>>(),
+    });
+    for key in ["format", "system", "tools", "transcript"] {
+        if got[key] != expect[key] {
+            return Err(format!("{key}: expected {}, got {}", expect[key], got[key]));
+        }
+    }
+    Ok(())
+}
+
+fn check_tools(text: &str, expect: &Value) -> Result<(), String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let catalog = Catalog::from_json(&value).map_err(|e| e.to_string())?;
+    let names: Vec<&str> = catalog.names().collect();
+    let with_schema = catalog
+        .tools()
+        .iter()
+        .filter(|t| t.input_schema.is_some())
+        .count();
+    if json!(names) != expect["tools"] || json!(with_schema) != expect["with_schema"] {
+        return Err(format!(
+            "expected {} with {} schema(s), got {names:?} with {with_schema}",
+            expect["tools"], expect["with_schema"]
+        ));
+    }
+    Ok(())
+}
+
+/// The loader's error must name the line and column, the value parser's the pointer.
+fn check_error(
+    loaded: Option<InputError>,
+    from_value: Option<ParseError>,
+    want: &Value,
+) -> Result<(), String> {
+    let loaded = loaded.ok_or("expected an error from the loader, it parsed")?;
+    let from_value = from_value.ok_or("expected an error from the value, it parsed")?;
+    if from_value.pointer() != want["pointer"].as_str() {
+        return Err(format!(
+            "pointer: expected {}, got {:?} ({from_value})",
+            want["pointer"],
+            from_value.pointer()
+        ));
+    }
+    let location = loaded
+        .location()
+        .ok_or_else(|| format!("no location in {loaded}"))?;
+    if json!([location.line, location.column]) != json!([want["line"], want["column"]]) {
+        return Err(format!(
+            "expected line {} column {}, got {location} ({loaded})",
+            want["line"], want["column"]
+        ));
+    }
+    let message = loaded.to_string();
+    let contains = want["contains"].as_str().unwrap_or_default();
+    if !message.contains(contains) {
+        return Err(format!("message {message:?} lacks {contains:?}"));
+    }
+    Ok(())
+}
+
+#[test]
+fn anthropic_fixtures() {
+    assert_eq!(run_dir("anthropic"), 7);
+}
+
+#[test]
+fn openai_chat_fixtures() {
+    assert_eq!(run_dir("openai_chat"), 10);
+}
+
+#[test]
+fn openai_responses_fixtures() {
+    assert_eq!(run_dir("openai_responses"), 4);
+}
+
+#[test]
+fn gemini_fixtures() {
+    assert_eq!(run_dir("gemini"), 6);
+}
+
+#[test]
+fn bedrock_fixtures() {
+    assert_eq!(run_dir("bedrock"), 5);
+}
+
+#[test]
+fn ollama_fixtures() {
+    assert_eq!(run_dir("ollama"), 3);
+}
+
+#[test]
+fn call_list_fixtures() {
+    assert_eq!(run_dir("call_list"), 5);
+}
+
+#[test]
+fn detection_fixtures() {
+    assert_eq!(run_dir("detect"), 6);
+}
+
+#[test]
+fn every_fixture_directory_is_run() {
+    let mut dirs: Vec<String> = fs::read_dir(fixtures_dir())
+        .expect("the fixtures directory")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    dirs.sort();
+    assert_eq!(
+        dirs,
+        [
+            "anthropic",
+            "bedrock",
+            "call_list",
+            "detect",
+            "gemini",
+            "ollama",
+            "openai_chat",
+            "openai_responses"
+        ]
+    );
+}
+
+#[test]
+fn every_format_is_detected_from_its_fixture() {
+    let cases = [
+        ("anthropic/text-and-parallel-calls.json", Format::Anthropic),
+        ("openai_chat/parallel-calls.json", Format::OpenaiChat),
+        (
+            "openai_chat/content-parts-and-refusal.json",
+            Format::OpenaiChat,
+        ),
+        (
+            "openai_responses/function-calls.json",
+            Format::OpenaiResponses,
+        ),
+        ("gemini/unexpected-tool-call.json", Format::Gemini),
+        ("bedrock/text-and-tool-use.json", Format::Bedrock),
+        ("ollama/tool-calls.json", Format::Ollama),
+        ("call_list/calls.json", Format::CallList),
+    ];
+    for (file, format) in cases {
+        let text = fs::read_to_string(fixtures_dir().join(file)).expect("fixture");
+        let value: Value = serde_json::from_str(&text).expect("JSON");
+        assert_eq!(detect(&value).ok(), Some(format), "{file}");
+    }
+    // Every format is covered above.
+    let covered: std::collections::BTreeSet<Format> = cases.iter().map(|c| c.1).collect();
+    assert_eq!(covered.len(), Format::ALL.len());
+}
+
+#[test]
+fn unknown_and_ambiguous_shapes_are_clear_errors() {
+    let unknown = Response::from_json_str(r#"{"answer": 42}"#, None).unwrap_err();
+    let message = unknown.to_string();
+    assert!(
+        message.contains("found an object with keys [answer]"),
+        "{message}"
+    );
+    assert!(message.contains("name the format explicitly"), "{message}");
+
+    let both = json!({"type": "message", "content": [], "candidates": []});
+    assert_eq!(
+        detect(&both),
+        Err(ParseError::Ambiguous {
+            candidates: vec![Format::Anthropic, Format::Gemini]
+        })
+    );
+    // Naming the format resolves it.
+    let response = parse_response(&both, Some(Format::Anthropic)).expect("parses");
+    assert!(response.calls.is_empty());
+}
+
+#[test]
+fn tools_of_every_format_can_be_mixed_in_one_array() {
+    let tools = json!([
+        {"name": "a", "description": "A.", "input_schema": {"type": "object"}},
+        {"type": "function", "function": {"name": "b", "parameters": {"type": "object"}}},
+        {"type": "function", "name": "c", "parameters": {"type": "object"}},
+        {"functionDeclarations": [{"name": "d"}, {"name": "e", "parametersJsonSchema": {}}]},
+        {"toolSpec": {"name": "f", "inputSchema": {"json": {"type": "object"}}}},
+        {"name": "g", "inputSchema": {"type": "object"}},
+        {"name": "h", "parameters": {"type": "object"}},
+        {"type": "web_search"},
+        {"googleSearch": {}},
+        {"type": "custom", "name": "i", "description": "Free text."}
+    ]);
+    let parsed = parse_tools(&tools).expect("parses");
+    let names: Vec<&str> = parsed.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["a", "b", "c", "d", "e", "f", "g", "h", "i"]);
+    let schemas: Vec<bool> = parsed.iter().map(|t| t.input_schema.is_some()).collect();
+    assert_eq!(
+        schemas,
+        [true, true, true, false, true, true, true, true, false]
+    );
+}
+
+#[test]
+fn tools_errors_carry_the_pointer() {
+    let cases = [
+        (json!([{"name": "a"}, {"description": "no name"}]), "/1"),
+        (
+            json!([{"type": "function", "function": {"name": 7}}]),
+            "/0/function/name",
+        ),
+        (
+            json!({"tools": [{"toolSpec": {"name": "x", "inputSchema": 3}}]}),
+            "/tools/0/toolSpec/inputSchema",
+        ),
+        (
+            json!([{"functionDeclarations": [{"name": null}]}]),
+            "/0/functionDeclarations/0/name",
+        ),
+        (json!("get_balance"), ""),
+    ];
+    for (value, pointer) in cases {
+        let error = parse_tools(&value).expect_err("an error");
+        assert_eq!(error.pointer(), Some(pointer), "{value}: {error}");
+    }
+}
+
+#[test]
+fn request_format_is_told_only_from_distinctive_shapes() {
+    let plain = json!({"messages": [{"role": "user", "content": "hi"}]});
+    assert_eq!(parse_request(&plain, None).expect("parses").format, None);
+    // OpenAI-style tools fit OpenAI Chat and Ollama alike; string arguments decide.
+    let tools = json!([{"type": "function", "function": {"name": "f"}}]);
+    let request = json!({"tools": tools, "messages": [
+        {"role": "assistant", "tool_calls": [{"id": "call_1", "function": {"name": "f", "arguments": "{}"}}]}
+    ]});
+    let parsed = parse_request(&request, None).expect("parses");
+    assert_eq!(parsed.format, Some(Format::OpenaiChat));
+    // Shapes of two formats in one request: no single format.
+    let mixed = json!({"tools": [{"name": "f", "input_schema": {}}], "contents": []});
+    assert_eq!(parse_request(&mixed, None).expect("parses").format, None);
+}
+
+#[test]
+fn request_errors_carry_the_pointer() {
+    let cases = [
+        (json!({"messages": {"role": "user"}}), "/messages"),
+        (json!({"messages": [], "contents": []}), "/contents"),
+        (json!({"system": 3}), "/system"),
+        (json!({"instructions": ["x"]}), "/instructions"),
+        (json!({"toolConfig": {"tools": {}}}), "/toolConfig/tools"),
+        (
+            json!({"contents": [{"role": "model", "parts": [{"functionCall": {"args": {}}}]}]}),
+            "/contents/0/parts/0/functionCall/name",
+        ),
+        (
+            json!({"input": [{"type": "function_call", "name": "f", "arguments": {}}]}),
+            "/input/0/arguments",
+        ),
+        (
+            json!({"messages": [{"role": "user", "content": [{"toolResult": {"content": "x"}}]}]}),
+            "/messages/0/content/0/toolResult/content",
+        ),
+        (
+            json!({"messages": [{"role": "user", "content": [{"type": "tool_result", "is_error": "yes"}]}]}),
+            "/messages/0/content/0/is_error",
+        ),
+    ];
+    for (value, pointer) in cases {
+        let error = parse_request(&value, None).expect_err("an error");
+        assert_eq!(error.pointer(), Some(pointer), "{value}: {error}");
+    }
+    // A named format rejects another format's calls instead of dropping them.
+    let openai_in_anthropic = json!({"messages": [
+        {"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": "{}"}}]}
+    ]});
+    let error = parse_request(&openai_in_anthropic, Some(Format::Anthropic)).expect_err("error");
+    assert_eq!(error.pointer(), Some("/messages/0/tool_calls"));
+}
+
+#[test]
+fn ollama_named_format_keeps_string_arguments_as_strings() {
+    let request = json!({"messages": [
+        {"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "{\"a\": 1}"}}]}
+    ]});
+    let calls = |format| {
+        let parsed = parse_request(&request, format).expect("parses");
+        let call = parsed.transcript.calls().next().expect("a call").clone();
+        call.arguments
+    };
+    assert_eq!(
+        calls(Some(Format::Ollama)).value(),
+        Some(&json!("{\"a\": 1}"))
+    );
+    assert_eq!(calls(None).value(), Some(&json!({"a": 1})));
+}
+
+mod never_panics {
+    //! Malformed input never panics: arbitrary JSON values (biased toward the keys and values
+    //! the parsers look for), real fixtures with one sub-value replaced, and arbitrary bytes, run
+    //! through every entry point. Case counts are fixed so the suite takes a few seconds.
+
+    use super::*;
+    use proptest::prelude::*;
+    use proptest::test_runner::Config;
+
+    const KEYS: &[&str] = &[
+        "type",
+        "content",
+        "choices",
+        "message",
+        "tool_calls",
+        "function",
+        "function_call",
+        "name",
+        "arguments",
+        "input",
+        "candidates",
+        "parts",
+        "functionCall",
+        "functionResponse",
+        "args",
+        "output",
+        "toolUse",
+        "toolResult",
+        "toolSpec",
+        "stopReason",
+        "done",
+        "role",
+        "text",
+        "id",
+        "call_id",
+        "tool_call_id",
+        "tool_use_id",
+        "tools",
+        "messages",
+        "contents",
+        "system",
+        "systemInstruction",
+        "instructions",
+        "toolConfig",
+        "functionDeclarations",
+        "inputSchema",
+        "input_schema",
+        "parameters",
+        "finishReason",
+        "finishMessage",
+        "object",
+        "status",
+        "method",
+        "params",
+        "result",
+        "is_error",
+        "response",
+        "namespace",
+        "error",
+        "refusal",
+        "format",
+        "parent_tools",
+        "expect",
+        "about",
+        "json",
+        "thought",
+        "incomplete_details",
+        "reason",
+        "promptFeedback",
+    ];
+
+    const STRINGS: &[&str] = &[
+        "message",
+        "tool_use",
+        "tool_result",
+        "text",
+        "function",
+        "function_call",
+        "function_call_output",
+        "chat.completion",
+        "chat.completion.chunk",
+        "response",
+        "assistant",
+        "user",
+        "tool",
+        "system",
+        "model",
+        "developer",
+        "namespace",
+        "UNEXPECTED_TOOL_CALL",
+        "MALFORMED_FUNCTION_CALL",
+        "malformed_tool_use",
+        "tools/call",
+        "{}",
+        "{\"a\": 1}",
+        "[1",
+        "not json",
+        "anthropic",
+        "gemini",
+        "ollama",
+        "no_call",
+        "",
+        "get_balance",
+        "a/b~c",
+        "\u{1b}[31m",
+    ];
+
+    fn leaf() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+            prop::sample::select(STRINGS).prop_map(Value::from),
+            ".{0,12}".prop_map(Value::String),
+        ]
+    }
+
+    fn key() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => prop::sample::select(KEYS).prop_map(str::to_owned),
+            1 => "[a-z_]{0,6}",
+        ]
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        leaf().prop_recursive(5, 64, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::btree_map(key(), inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// Every fixture, parsed (read once per test binary).
+    fn fixtures() -> &'static [Value] {
+        static FIXTURES: std::sync::OnceLock<Vec<Value>> = std::sync::OnceLock::new();
+        FIXTURES.get_or_init(read_fixtures)
+    }
+
+    fn read_fixtures() -> Vec<Value> {
+        let mut values = Vec::new();
+        for dir in fs::read_dir(fixtures_dir()).expect("fixtures") {
+            for file in fs::read_dir(dir.expect("entry").path()).expect("a directory") {
+                let path = file.expect("entry").path();
+                let text = fs::read_to_string(&path).expect("readable");
+                values.push(serde_json::from_str(&text).expect("fixtures are JSON"));
+            }
+        }
+        values
+    }
+
+    /// Replaces the value reached by following `path` (each step picks a child modulo the
+    /// container's size) with `replacement`.
+    fn mutate(mut value: Value, path: &[usize], replacement: Value) -> Value {
+        replace_at(&mut value, path, replacement);
+        value
+    }
+
+    fn replace_at(value: &mut Value, path: &[usize], replacement: Value) {
+        let Some((step, rest)) = path.split_first() else {
+            *value = replacement;
+            return;
+        };
+        match value {
+            Value::Array(items) if !items.is_empty() => {
+                let len = items.len();
+                replace_at(&mut items[step % len], rest, replacement);
+            }
+            Value::Object(map) if !map.is_empty() => {
+                let len = map.len();
+                if let Some(child) = map.values_mut().nth(step % len) {
+                    replace_at(child, rest, replacement);
+                }
+            }
+            _ => *value = replacement,
+        }
+    }
+
+    /// Everything that can be done with one value; panics are the failure.
+    fn exercise(value: &Value) {
+        let text = value.to_string();
+        let detected = detect(value);
+        for format in std::iter::once(None).chain(Format::ALL.map(Some)) {
+            let parsed = parse_response(value, format);
+            if let (None, Ok(response)) = (format, &parsed) {
+                assert_eq!(detected.as_ref().ok(), Some(&response.format));
+            }
+            if let Err(error) = &parsed {
+                assert_pointer_is_inside(value, error);
+            }
+            let _ = Response::from_json_str(&text, format);
+            if let Err(error) = parse_request(value, format) {
+                assert_pointer_is_inside(value, &error);
+            }
+        }
+        let _ = Case::from_json_str(&text);
+        if let Err(error) = Catalog::from_json(value) {
+            assert_pointer_is_inside(value, &error);
+        }
+    }
+
+    /// An error's pointer names a value in the document, or a missing key of one.
+    fn assert_pointer_is_inside(value: &Value, error: &ParseError) {
+        let Some(pointer) = error.pointer() else {
+            return;
+        };
+        let parent = pointer.rfind('/').map_or("", |at| &pointer[..at]);
+        assert!(
+            value.pointer(pointer).is_some() || value.pointer(parent).is_some(),
+            "{error} points outside {value}"
+        );
+        assert!(locate(&value.to_string(), pointer).is_some());
+    }
+
+    proptest! {
+        #![proptest_config(Config { cases: 600, ..Config::default() })]
+
+        #[test]
+        fn arbitrary_values(value in json_value()) {
+            exercise(&value);
+        }
+
+        #[test]
+        fn fixtures_with_one_value_replaced(
+            index in any::<prop::sample::Index>(),
+            path in prop::collection::vec(any::<usize>(), 0..8),
+            replacement in json_value(),
+        ) {
+            let all = fixtures();
+            let fixture = all[index.index(all.len())].clone();
+            exercise(&mutate(fixture, &path, replacement));
+        }
+
+        #[test]
+        fn arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+            let text = String::from_utf8_lossy(&bytes);
+            let _ = Response::from_json_str(&text, None);
+            let _ = Case::from_json_str(&text);
+            if let Ok(value) = serde_json::from_str::<Value>(&text) {
+                exercise(&value);
+            }
+        }
+
+        #[test]
+        fn fixture_text_with_bytes_flipped(
+            index in any::<prop::sample::Index>(),
+            flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
+        ) {
+            let all = fixtures();
+            let mut text = all[index.index(all.len())].to_string().into_bytes();
+            for (at, byte) in flips {
+                let i = at.index(text.len());
+                text[i] = byte;
+            }
+            let text = String::from_utf8_lossy(&text);
+            let _ = Response::from_json_str(&text, None);
+            let _ = Case::from_json_str(&text);
+        }
+    }
+}
