@@ -187,7 +187,8 @@ fn the_stderr_tail_comes_with_a_failure() {
         failure(&report),
         (
             FailureKind::UnknownTool,
-            "step 1: echo_all: not a tool the server lists (1 tool: echo)".to_owned()
+            "step 1: echo_all: not a tool the server lists (1 tool: echo); did you mean echo?"
+                .to_owned()
         )
     );
     assert_eq!(report.stderr_tail.len(), 20);

@@ -3,6 +3,6 @@
 pub mod check;
 pub mod import;
 pub mod lint;
-pub mod replay;
 pub mod rate;
+pub mod replay;
 pub mod score;
