@@ -73,6 +73,8 @@ def main() -> None:
         "server alone": lambda: raw_server(args.server, flow),
         "toolcall replay": lambda: whole_process([args.toolcall, "replay", args.flow], env),
         "python sdk client": lambda: whole_process([args.python, client, args.flow], env),
+        # For reading the figure above: how much of it is the SDK's import alone.
+        "python import mcp": lambda: whole_process([args.python, "-c", "import mcp"], env),
     }
     for run in runs.values():  # warm caches
         run()
