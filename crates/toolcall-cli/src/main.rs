@@ -24,6 +24,8 @@ enum Command {
     Score(cmd::score::Args),
     /// Lint a case for prompt drift: names the prompt tells the model to use that are not defined.
     Lint(cmd::lint::Args),
+    /// Replay scripted tool calls against a real MCP server (stdio or streamable HTTP).
+    Replay(cmd::replay::Args),
     /// Run every case for every recorded agent against the baselines, as a report.
     Check(cmd::check::Args),
     /// The rate of unknown tool names over recorded responses, JSONL logs or a live model.
@@ -37,6 +39,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Score(args) => cmd::score::run(&args),
         Command::Lint(args) => cmd::lint::run(&args),
+        Command::Replay(args) => cmd::replay::run(&args),
         Command::Check(args) => cmd::check::run(&args),
         Command::Rate(args) => cmd::rate::run(&args),
         Command::Import(args) => cmd::import::run(&args),

@@ -4,4 +4,5 @@ pub mod check;
 pub mod import;
 pub mod lint;
 pub mod rate;
+pub mod replay;
 pub mod score;

@@ -1,0 +1,103 @@
+//! `toolcall replay`: replay scripted tool calls against a real MCP server.
+//!
+//! Prints one line per step, the failure line and the server's stderr tail on the first failure,
+//! and a summary with timings. Exit code 0 when every flow passed, 1 when one failed, 2 when a
+//! flow file is unreadable or invalid.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use toolcall_mcp::{replay_blocking, Flow, Options, Report};
+
+use crate::output::{annotation, bad_input, in_github_actions, FAIL};
+
+/// Arguments of `toolcall replay`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The flow files: `{"server": {...}, "calls": [...]}`.
+    #[arg(required = true)]
+    pub flows: Vec<PathBuf>,
+    /// Seconds allowed for start-up plus `initialize` (a flow's `timeouts` take precedence).
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    pub init_timeout: f64,
+    /// Seconds allowed for each request after `initialize` (a flow's `timeouts` take precedence).
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    pub call_timeout: f64,
+    /// The longest single message accepted from a stdio server, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 4 * 1024 * 1024)]
+    pub max_message_bytes: usize,
+}
+
+fn seconds(flag: &str, secs: f64) -> Result<Duration, String> {
+    Duration::try_from_secs_f64(secs)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("--{flag} must be a positive number of seconds, not {secs}"))
+}
+
+/// Runs `toolcall replay`.
+pub fn run(args: &Args) -> ExitCode {
+    let options = match (|| {
+        Ok::<_, String>(Options {
+            initialize_timeout: seconds("init-timeout", args.init_timeout)?,
+            call_timeout: seconds("call-timeout", args.call_timeout)?,
+            max_message_bytes: args.max_message_bytes,
+            handle_ctrl_c: true,
+            ..Options::default()
+        })
+    })() {
+        Ok(options) => options,
+        Err(message) => return bad_input(&message),
+    };
+    // Read every flow first: a typo in the third file should not cost two server start-ups.
+    let mut flows = Vec::with_capacity(args.flows.len());
+    for path in &args.flows {
+        match Flow::load(path) {
+            Ok(flow) => flows.push(flow),
+            Err(e) => return bad_input(&e),
+        }
+    }
+    let mut failed = false;
+    for flow in &flows {
+        if flows.len() > 1 {
+            println!("replay {}", flow.path.display());
+        }
+        let report = replay_blocking(flow, &options, &mut |step| println!("{step}"));
+        print_end(&report);
+        failed |= !report.passed();
+    }
+    if failed {
+        ExitCode::from(FAIL)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn print_end(report: &Report) {
+    if let Some(failure) = &report.failure {
+        println!("{failure}");
+        if !report.stderr_tail.is_empty() {
+            println!(
+                "server stderr (last {} lines, {} bytes in all):",
+                report.stderr_tail.len(),
+                report.stderr_bytes
+            );
+            for line in &report.stderr_tail {
+                println!("  | {}", toolcall_score::escape(line));
+            }
+        }
+        if in_github_actions() {
+            println!(
+                "{}",
+                annotation(
+                    &report.flow.display().to_string(),
+                    None,
+                    "toolcall replay",
+                    &failure.to_string()
+                )
+            );
+        }
+    }
+    println!("{}", report.summary());
+}

@@ -1,0 +1,155 @@
+//! Deliberately broken MCP stdio servers, one per way a real server goes wrong.
+//!
+//! `fault-server MODE`; every mode speaks just enough MCP by hand (no SDK: the faults are about
+//! bytes on the wire) to get to its fault. The tool it lists is `echo {"text": string}`, which
+//! answers with the text and what the server sees: its working directory, `PATH` and
+//! `ATP_FLOW_VAR`.
+//!
+//! | mode | what it does |
+//! |---|---|
+//! | `ok` | behaves |
+//! | `exit-before-init` | writes to stderr and exits with code 3 before reading anything |
+//! | `no-init` | reads requests and never answers |
+//! | `hang-on-call` | answers `initialize` and `tools/list`, never a `tools/call` |
+//! | `junk-line` | prints a banner line to stdout before its first answer |
+//! | `junk-glued` | prints text without a newline, then the `initialize` answer |
+//! | `stderr-flood` | writes 2 MiB to stderr before answering, then behaves |
+//! | `big-result` | answers `tools/call` with a 10 MB text block |
+//! | `crash-mid-flow` | exits with code 101 on the second `tools/call` |
+//! | `grandchild` | starts `sleep 600` (its pid on stderr), then hangs on every `tools/call` |
+
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+
+use serde_json::{json, Value};
+
+fn main() -> ExitCode {
+    let mode = std::env::args().nth(1).unwrap_or_default();
+    let known = [
+        "ok",
+        "exit-before-init",
+        "no-init",
+        "hang-on-call",
+        "junk-line",
+        "junk-glued",
+        "stderr-flood",
+        "big-result",
+        "crash-mid-flow",
+        "grandchild",
+    ];
+    if !known.contains(&mode.as_str()) {
+        eprintln!(
+            "usage: fault-server MODE, MODE one of: {}",
+            known.join(", ")
+        );
+        return ExitCode::from(2);
+    }
+    if mode == "exit-before-init" {
+        eprintln!("fault-server: missing configuration, exiting before initialize");
+        return ExitCode::from(3);
+    }
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if mode == "junk-line" {
+        let _ = writeln!(out, "fault-server 1.0 listening on stdio");
+        let _ = out.flush();
+    }
+    if mode == "stderr-flood" {
+        let line = "fault-server: debug: ".to_owned() + &"x".repeat(1000) + "\n";
+        let mut err = std::io::stderr().lock();
+        for _ in 0..2 * 1024 {
+            // A client that does not drain stderr blocks us right here.
+            if err.write_all(line.as_bytes()).is_err() {
+                return ExitCode::from(1);
+            }
+        }
+        let _ = writeln!(err, "fault-server: flood done");
+    }
+
+    if mode == "grandchild" {
+        // Like a wrapper (npx, uv run) that started the real server: ours must die with us.
+        match std::process::Command::new("sleep")
+            .arg("600")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+        {
+            Ok(child) => eprintln!("fault-server: grandchild pid {}", child.id()),
+            Err(e) => eprintln!("fault-server: cannot start sleep: {e}"),
+        }
+    }
+
+    let mut calls = 0;
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        let Ok(request) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let Some(id) = request.get("id").cloned() else {
+            continue; // a notification
+        };
+        if mode == "no-init" {
+            continue;
+        }
+        let method = request["method"].as_str().unwrap_or_default();
+        let result = match method {
+            "initialize" => {
+                if mode == "junk-glued" {
+                    let _ = write!(out, "loading tools...");
+                }
+                json!({
+                    "protocolVersion": request["params"]["protocolVersion"],
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "fault-server", "version": "1.0"}
+                })
+            }
+            "tools/list" => json!({"tools": [{
+                "name": "echo",
+                "description": "Echoes its text.",
+                "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}
+            }]}),
+            "tools/call" => {
+                calls += 1;
+                match mode.as_str() {
+                    "hang-on-call" | "grandchild" => continue,
+                    "crash-mid-flow" if calls == 2 => {
+                        eprintln!("fault-server: segfault in call 2 (simulated)");
+                        return ExitCode::from(101);
+                    }
+                    "big-result" => json!({
+                        "content": [{"type": "text", "text": "y".repeat(10 * 1000 * 1000)}]
+                    }),
+                    _ => {
+                        // What the server sees of its environment, for the tests of what
+                        // the replayer passes on.
+                        let seen = json!({
+                            "text": request["params"]["arguments"]["text"],
+                            "cwd": std::env::current_dir().ok(),
+                            "path": std::env::var("PATH").ok(),
+                            "flow_var": std::env::var("ATP_FLOW_VAR").ok(),
+                        });
+                        json!({
+                            "content": [{"type": "text", "text": seen.to_string()}],
+                            "structuredContent": seen
+                        })
+                    }
+                }
+            }
+            _ => {
+                let response = json!({"jsonrpc": "2.0", "id": id,
+                    "error": {"code": -32601, "message": format!("no method {method}")}});
+                let _ = writeln!(out, "{response}");
+                let _ = out.flush();
+                continue;
+            }
+        };
+        let response = json!({"jsonrpc": "2.0", "id": id, "result": result});
+        if writeln!(out, "{response}")
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            break;
+        }
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,319 @@
+//! Replays against the deliberately broken servers of `fault-server`: each fault must end the
+//! replay with its own clear failure, within its timeout, and leave no process behind.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use toolcall_mcp::{replay_blocking, EnvVars, FailureKind, Flow, Options, Report};
+
+const FAULT_SERVER: &str = env!("CARGO_BIN_EXE_fault-server");
+
+fn flow_in(dir: &Path, server: Value, calls: Value) -> Flow {
+    flow_with_call_timeout(dir, server, calls, 1500)
+}
+
+fn flow_with_call_timeout(dir: &Path, server: Value, calls: Value, call_ms: u64) -> Flow {
+    let text = json!({
+        "server": server,
+        "timeouts": {"initialize_ms": 1500, "call_ms": call_ms},
+        "calls": calls,
+    })
+    .to_string();
+    Flow::from_json_str(&text, Path::new("fault.json"), dir, &EnvVars).expect("a valid flow")
+}
+
+fn fault_flow(mode: &str, calls: Value) -> Flow {
+    flow_in(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        json!({"command": FAULT_SERVER, "args": [mode]}),
+        calls,
+    )
+}
+
+/// The 10 MB result takes a while to build and parse in a debug build: give it time, so that
+/// only the size limit can fail these tests.
+fn big_result_flow() -> Flow {
+    flow_with_call_timeout(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        json!({"command": FAULT_SERVER, "args": ["big-result"]}),
+        echo(1),
+        60_000,
+    )
+}
+
+fn echo(n: usize) -> Value {
+    Value::Array(
+        (0..n)
+            .map(|i| json!({"name": "echo", "input": {"text": format!("hi {i}")}}))
+            .collect(),
+    )
+}
+
+/// Replays, then proves the server process is gone (reaped, not a zombie, not orphaned).
+fn run_with(flow: &Flow, options: &Options) -> Report {
+    let report = replay_blocking(flow, options, &mut |_| {});
+    let pid = report.server_pid.expect("the server was started");
+    let proc_dir = PathBuf::from(format!("/proc/{pid}"));
+    assert!(
+        !proc_dir.exists(),
+        "server process {pid} is still in the process table after the replay: {}",
+        std::fs::read_to_string(proc_dir.join("status")).unwrap_or_default()
+    );
+    report
+}
+
+fn run(flow: &Flow) -> Report {
+    run_with(flow, &Options::default())
+}
+
+fn failure(report: &Report) -> (FailureKind, String) {
+    let failure = report
+        .failure
+        .as_ref()
+        .unwrap_or_else(|| panic!("expected a failure, got: {}", report.summary()));
+    (failure.kind, failure.to_string())
+}
+
+/// Generous bound: the point is that the replay ended by itself, not how fast.
+fn assert_bounded(report: &Report) {
+    assert!(
+        report.total < Duration::from_secs(10),
+        "the replay took {:?}",
+        report.total
+    );
+}
+
+#[test]
+fn a_well_behaved_server_passes_and_exits_on_its_own() {
+    let report = run(&fault_flow("ok", echo(3)));
+    assert!(report.passed(), "{:?}", report.failure);
+    assert_eq!(report.steps.len(), 3);
+    assert_eq!(report.steps[2].result["text"], "hi 2");
+    // Closing stdin was enough: it was not killed.
+    assert_eq!(report.exit_status.and_then(|s| s.code()), Some(0));
+}
+
+#[test]
+fn exit_before_initialize() {
+    let report = run(&fault_flow("exit-before-init", echo(1)));
+    assert_eq!(
+        failure(&report),
+        (
+            FailureKind::Exited,
+            "initialize: the server exited (exit code 3)".to_owned()
+        )
+    );
+    assert_eq!(
+        report.stderr_tail,
+        ["fault-server: missing configuration, exiting before initialize"]
+    );
+}
+
+#[test]
+fn never_answers_initialize() {
+    let report = run(&fault_flow("no-init", echo(1)));
+    assert_eq!(
+        failure(&report),
+        (
+            FailureKind::Timeout,
+            "initialize: the server did not answer initialize within 1.5 s".to_owned()
+        )
+    );
+    assert_bounded(&report);
+}
+
+#[test]
+fn hangs_on_a_call() {
+    let report = run(&fault_flow("hang-on-call", echo(2)));
+    assert_eq!(
+        failure(&report),
+        (
+            FailureKind::Timeout,
+            "step 1: echo: the tool did not answer within 1.5 s".to_owned()
+        )
+    );
+    assert_bounded(&report);
+}
+
+#[test]
+fn a_junk_line_on_stdout_is_quoted() {
+    let report = run(&fault_flow("junk-line", echo(1)));
+    assert_eq!(
+        failure(&report),
+        (
+            FailureKind::NotJsonRpc,
+            "initialize: the server printed a line that is not JSON-RPC to stdout: \
+             \"fault-server 1.0 listening on stdio\" (log to stderr instead)"
+                .to_owned()
+        )
+    );
+    assert_bounded(&report);
+}
+
+#[test]
+fn text_glued_to_a_response_is_diagnosed_not_a_timeout() {
+    let report = run(&fault_flow("junk-glued", echo(1)));
+    assert_eq!(
+        failure(&report),
+        (
+            FailureKind::Glued,
+            "initialize: the server printed \"loading tools...\" to stdout without a newline, \
+             glued to the JSON-RPC message after it (log to stderr instead)"
+                .to_owned()
+        )
+    );
+    assert_bounded(&report);
+}
+
+#[test]
+fn a_flood_on_stderr_does_not_block_the_server() {
+    let report = run(&fault_flow("stderr-flood", echo(2)));
+    assert!(report.passed(), "{:?}", report.failure);
+    assert!(report.stderr_bytes > 2_000_000, "{}", report.stderr_bytes);
+    assert_eq!(
+        report.stderr_tail.last().map(String::as_str),
+        Some("fault-server: flood done")
+    );
+}
+
+#[test]
+fn the_stderr_tail_comes_with_a_failure() {
+    let report = run(&fault_flow(
+        "stderr-flood",
+        json!([{"name": "echo_all", "input": {}}]),
+    ));
+    assert_eq!(
+        failure(&report),
+        (
+            FailureKind::UnknownTool,
+            "step 1: echo_all: not a tool the server lists (1 tool: echo); did you mean echo?"
+                .to_owned()
+        )
+    );
+    assert_eq!(report.stderr_tail.len(), 20);
+    assert_eq!(report.stderr_tail[19], "fault-server: flood done");
+    assert!(report.stderr_tail[0].starts_with("fault-server: debug: xxx"));
+}
+
+#[test]
+fn a_result_over_the_limit_is_named() {
+    let report = run(&big_result_flow());
+    assert_eq!(
+        failure(&report),
+        (
+            FailureKind::TooLarge,
+            "step 1: echo: the server sent a message longer than 4194304 bytes \
+             (raise the limit with --max-message-bytes)"
+                .to_owned()
+        )
+    );
+    assert_bounded(&report);
+}
+
+#[test]
+fn a_result_under_a_raised_limit_goes_through() {
+    let options = Options {
+        max_message_bytes: 12 * 1000 * 1000,
+        ..Options::default()
+    };
+    let report = run_with(&big_result_flow(), &options);
+    assert!(report.passed(), "{:?}", report.failure);
+    assert_eq!(
+        report.steps[0].result.as_str().map(str::len),
+        Some(10 * 1000 * 1000)
+    );
+}
+
+#[test]
+fn a_crash_mid_flow_names_the_step_and_exit_code() {
+    let report = run(&fault_flow("crash-mid-flow", echo(3)));
+    assert_eq!(
+        failure(&report),
+        (
+            FailureKind::Exited,
+            "step 2: echo: the server exited (exit code 101)".to_owned()
+        )
+    );
+    assert_eq!(report.steps.len(), 1);
+    assert_eq!(
+        report.stderr_tail,
+        ["fault-server: segfault in call 2 (simulated)"]
+    );
+}
+
+#[test]
+fn a_missing_command_is_a_start_failure() {
+    let flow = flow_in(
+        Path::new("/nonexistent-dir"),
+        json!({"command": "./no-such-server"}),
+        echo(1),
+    );
+    let report = replay_blocking(&flow, &Options::default(), &mut |_| {});
+    assert_eq!(report.server_pid, None);
+    assert_eq!(
+        failure(&report),
+        (
+            FailureKind::Start,
+            "initialize: cannot start the server `/nonexistent-dir/./no-such-server` \
+             (in /nonexistent-dir): No such file or directory (os error 2)"
+                .to_owned()
+        )
+    );
+}
+
+#[test]
+fn the_child_gets_the_parent_environment_plus_the_flow_env_and_a_relative_cwd() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let flow = flow_in(
+        dir,
+        json!({"command": FAULT_SERVER, "args": ["ok"], "cwd": "src",
+               "env": {"ATP_FLOW_VAR": "from the flow"}}),
+        echo(1),
+    );
+    let report = run(&flow);
+    assert!(report.passed(), "{:?}", report.failure);
+    let seen = &report.steps[0].result;
+    assert_eq!(seen["flow_var"], "from the flow");
+    assert_eq!(
+        seen["path"].as_str(),
+        std::env::var("PATH").ok().as_deref(),
+        "PATH is inherited"
+    );
+    assert_eq!(
+        seen["cwd"].as_str().map(PathBuf::from),
+        Some(dir.join("src").canonicalize().unwrap())
+    );
+}
+
+/// Whether a process is still running (a zombie waiting for init to reap it is not).
+fn running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name in parentheses.
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn what_the_server_started_dies_with_it() {
+    let report = run(&fault_flow("grandchild", echo(1)));
+    assert_eq!(failure(&report).0, FailureKind::Timeout);
+    let pid: u32 = report
+        .stderr_tail
+        .iter()
+        .find_map(|l| l.strip_prefix("fault-server: grandchild pid "))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no grandchild pid in {:?}", report.stderr_tail));
+    // SIGKILL is delivered at once, but the state changes when the kernel gets to it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while running(pid) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !running(pid),
+        "the server's child {pid} (sleep 600) outlived the replay"
+    );
+}

@@ -1,0 +1,84 @@
+//! Every flow under `flows/` at the repository root is its own test.
+//!
+//! A flow without `expected_failure` must pass; one with it must fail with exactly that line, so
+//! the example failures stay examples of what they claim to show. `${ATP_REFUND_SERVER}` and
+//! `${ATP_FAULT_SERVER}` point at the servers this crate builds.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use toolcall_mcp::{replay_blocking, Flow, Options};
+
+fn flows_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../flows")
+}
+
+fn vars() -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (
+            "ATP_REFUND_SERVER".to_owned(),
+            env!("CARGO_BIN_EXE_refund-server").to_owned(),
+        ),
+        (
+            "ATP_FAULT_SERVER".to_owned(),
+            env!("CARGO_BIN_EXE_fault-server").to_owned(),
+        ),
+    ])
+}
+
+fn check(path: &Path) -> Result<(), Failed> {
+    let flow = Flow::load_with(path, &vars()).map_err(|e| e.to_string())?;
+    let report = replay_blocking(&flow, &Options::default(), &mut |_| {});
+    let stderr = || {
+        report
+            .stderr_tail
+            .iter()
+            .map(|l| format!("\n  | {l}"))
+            .collect::<String>()
+    };
+    match (&flow.expected_failure, &report.failure) {
+        (None, None) => Ok(()),
+        (None, Some(failure)) => Err(format!("{failure}{}", stderr()).into()),
+        (Some(expected), None) => Err(format!(
+            "expected the replay to fail with\n  {expected}\nbut every step passed ({})",
+            report.summary()
+        )
+        .into()),
+        (Some(expected), Some(failure)) if failure.to_string() == *expected => Ok(()),
+        (Some(expected), Some(failure)) => Err(format!(
+            "expected the failure line\n  {expected}\ngot\n  {failure}{}",
+            stderr()
+        )
+        .into()),
+    }
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let dir = flows_dir();
+    let mut paths: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect(),
+        Err(e) => {
+            eprintln!("cannot read {}: {e}", dir.display());
+            std::process::exit(2);
+        }
+    };
+    paths.sort();
+    assert!(!paths.is_empty(), "no flows under {}", dir.display());
+    let trials = paths
+        .into_iter()
+        .map(|path| {
+            let name = format!(
+                "flows/{}",
+                path.file_stem().unwrap_or_default().to_string_lossy()
+            );
+            Trial::test(name, move || check(&path)).with_kind("replay")
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit();
+}

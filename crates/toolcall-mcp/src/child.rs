@@ -1,0 +1,423 @@
+//! The stdio server as a child process, with its stdout and stderr watched by us, not by rmcp.
+//!
+//! rmcp's own child-process transport skips a non-JSON stdout line silently, and text printed
+//! without a newline glues itself to the next response, which is then lost: the call hangs until
+//! a timeout with nothing to say why. So we read the child's stdout ourselves, line by line, pass
+//! each valid JSON-RPC line on to rmcp through an in-memory pipe, and stop at the first line that
+//! is not, remembering what it was. stderr is drained into a bounded ring buffer so a chatty server
+//! never blocks on a full pipe, and its tail can be shown when anything fails.
+
+use std::collections::VecDeque;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::StdioServer;
+
+/// Something wrong on the child's stdout: the first one ends the session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum StdoutFault {
+    /// A whole line that is not a JSON-RPC message.
+    NotJsonRpc(String),
+    /// Text printed without a newline, then a JSON-RPC message on the same line.
+    GluedBefore(String),
+    /// A JSON-RPC message, then text without a newline.
+    GluedAfter(String),
+    /// One line longer than the limit.
+    TooLong(usize),
+    /// Reading failed.
+    Io(String),
+}
+
+/// The bytes most recently written to stderr, up to a fixed size, and how many were written in
+/// all.
+#[derive(Debug)]
+pub(crate) struct StderrRing {
+    tail: VecDeque<u8>,
+    cap: usize,
+    total: u64,
+}
+
+impl StderrRing {
+    fn push(&mut self, bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        let bytes = &bytes[bytes.len().saturating_sub(self.cap)..];
+        let over = (self.tail.len() + bytes.len()).saturating_sub(self.cap);
+        self.tail.drain(..over);
+        self.tail.extend(bytes);
+    }
+
+    /// The last `lines` complete-or-not lines, lossily decoded.
+    pub(crate) fn tail_lines(&self, lines: usize) -> Vec<String> {
+        let bytes: Vec<u8> = self.tail.iter().copied().collect();
+        let text = String::from_utf8_lossy(&bytes);
+        let all: Vec<&str> = text.trim_end_matches('\n').split('\n').collect();
+        // The first line may be cut by the ring unless it holds everything ever written.
+        let skip_partial = usize::from(self.total > self.tail.len() as u64 && all.len() > 1);
+        let start = all.len().saturating_sub(lines).max(skip_partial);
+        all[start..]
+            .iter()
+            .map(|l| l.trim_end_matches('\r').to_owned())
+            .filter(|l| !l.is_empty())
+            .collect()
+    }
+
+    pub(crate) fn total(&self) -> u64 {
+        self.total
+    }
+}
+
+/// A running stdio server.
+pub(crate) struct ChildServer {
+    child: Child,
+    pid: Option<u32>,
+    stderr: Arc<Mutex<StderrRing>>,
+    faults: watch::Receiver<Option<StdoutFault>>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+/// The pipe rmcp talks through: it reads the filtered stdout and writes to the child's stdin.
+pub(crate) type Pipes = (tokio::io::DuplexStream, ChildStdin);
+
+/// How big the in-memory pipe between our stdout reader and rmcp is.
+const PIPE_BYTES: usize = 256 * 1024;
+
+impl ChildServer {
+    /// Starts the server. The environment is inherited, plus the flow's `env`.
+    pub(crate) fn spawn(
+        server: &StdioServer,
+        max_message_bytes: usize,
+        stderr_tail_bytes: usize,
+    ) -> std::io::Result<(ChildServer, Pipes)> {
+        let mut command = Command::new(&server.command);
+        command
+            .args(&server.args)
+            .envs(&server.env)
+            .current_dir(&server.cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        // Its own process group: a wrapper (`npx`, `uv run`, a shell script) and whatever it
+        // started are killed together. It also keeps a terminal's Ctrl-C away from the server;
+        // the caller handles that (see `Options::handle_ctrl_c`).
+        #[cfg(unix)]
+        command.process_group(0);
+        let mut child = command.spawn()?;
+        let pid = child.id();
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().expect("stderr is piped");
+
+        let ring = Arc::new(Mutex::new(StderrRing {
+            tail: VecDeque::with_capacity(stderr_tail_bytes.min(64 * 1024)),
+            cap: stderr_tail_bytes.max(1),
+            total: 0,
+        }));
+        let (fault_tx, faults) = watch::channel(None);
+        let (ours, theirs) = tokio::io::duplex(PIPE_BYTES);
+
+        let stderr_task = tokio::spawn(drain_stderr(stderr, Arc::clone(&ring)));
+        let stdout_task = tokio::spawn(filter_stdout(
+            BufReader::with_capacity(64 * 1024, stdout),
+            ours,
+            fault_tx,
+            max_message_bytes,
+        ));
+        Ok((
+            ChildServer {
+                child,
+                pid,
+                stderr: ring,
+                faults,
+                tasks: vec![stderr_task, stdout_task],
+            },
+            (theirs, stdin),
+        ))
+    }
+
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// A receiver that changes to `Some` on the first stdout fault.
+    pub(crate) fn faults(&self) -> watch::Receiver<Option<StdoutFault>> {
+        self.faults.clone()
+    }
+
+    /// The exit status, if the child has exited or exits within `grace`.
+    pub(crate) async fn exit_status(&mut self, grace: Duration) -> Option<ExitStatus> {
+        match tokio::time::timeout(grace, self.child.wait()).await {
+            Ok(Ok(status)) => Some(status),
+            _ => None,
+        }
+    }
+
+    /// The stderr tail.
+    pub(crate) fn stderr(&self) -> (Vec<String>, u64) {
+        let ring = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        (ring.tail_lines(STDERR_TAIL_LINES), ring.total())
+    }
+
+    /// Ends the child: waits up to `grace` for it to exit on its own (its stdin is closed by now
+    /// when the session ended cleanly), then kills it, and always reaps it.
+    pub(crate) async fn shutdown(mut self, grace: Duration) -> Ended {
+        let status = match tokio::time::timeout(grace, self.child.wait()).await {
+            Ok(Ok(status)) => {
+                // The server is gone; anything it started and left behind goes too.
+                self.kill_group();
+                Some(status)
+            }
+            _ => {
+                self.kill_group();
+                let _ = self.child.start_kill();
+                self.child.wait().await.ok()
+            }
+        };
+        // The readers end on EOF now that the child is gone; give them a moment to take in the
+        // last of stderr, but a grandchild holding the pipes open must not keep us waiting.
+        let tasks = std::mem::take(&mut self.tasks);
+        let aborts: Vec<_> = tasks.iter().map(JoinHandle::abort_handle).collect();
+        let _ = tokio::time::timeout(Duration::from_millis(200), async {
+            for task in tasks {
+                let _ = task.await;
+            }
+        })
+        .await;
+        for abort in aborts {
+            abort.abort();
+        }
+        let (stderr_tail, stderr_bytes) = self.stderr();
+        Ended {
+            status,
+            stderr_tail,
+            stderr_bytes,
+        }
+    }
+}
+
+impl ChildServer {
+    /// SIGKILL to the server's process group (the server and everything it started).
+    fn kill_group(&self) {
+        #[cfg(unix)]
+        if let Some(pid) = self.pid.and_then(|p| i32::try_from(p).ok()) {
+            if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                // ESRCH (nothing left in the group) is the usual, happy answer.
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+            }
+        }
+    }
+}
+
+/// What is left of a child once it is reaped.
+pub(crate) struct Ended {
+    pub(crate) status: Option<ExitStatus>,
+    pub(crate) stderr_tail: Vec<String>,
+    pub(crate) stderr_bytes: u64,
+}
+
+/// How many stderr lines a failure shows.
+pub(crate) const STDERR_TAIL_LINES: usize = 20;
+
+async fn drain_stderr(mut stderr: tokio::process::ChildStderr, ring: Arc<Mutex<StderrRing>>) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match stderr.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => ring
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(&buf[..n]),
+        }
+    }
+}
+
+enum Line {
+    Complete,
+    Eof,
+    TooLong,
+}
+
+/// Reads one line (without its `\n`) into `buf`, giving up past `limit` bytes.
+async fn read_line_limited<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    limit: usize,
+) -> std::io::Result<Line> {
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(if buf.is_empty() {
+                Line::Eof
+            } else {
+                Line::Complete
+            });
+        }
+        match available.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                buf.extend_from_slice(&available[..i]);
+                reader.consume(i + 1);
+                return Ok(if buf.len() > limit {
+                    Line::TooLong
+                } else {
+                    Line::Complete
+                });
+            }
+            None => {
+                let n = available.len();
+                buf.extend_from_slice(available);
+                reader.consume(n);
+                if buf.len() > limit {
+                    return Ok(Line::TooLong);
+                }
+            }
+        }
+    }
+}
+
+async fn filter_stdout<R: AsyncBufRead + Unpin>(
+    mut stdout: R,
+    mut to_rmcp: tokio::io::DuplexStream,
+    faults: watch::Sender<Option<StdoutFault>>,
+    limit: usize,
+) {
+    let mut line = Vec::with_capacity(4096);
+    loop {
+        line.clear();
+        let fault = match read_line_limited(&mut stdout, &mut line, limit).await {
+            Err(e) => Some(StdoutFault::Io(e.to_string())),
+            Ok(Line::Eof) => return,
+            Ok(Line::TooLong) => Some(StdoutFault::TooLong(limit)),
+            Ok(Line::Complete) => classify(&line).err(),
+        };
+        if let Some(fault) = fault {
+            // Record the fault before rmcp sees the pipe close, so whoever asks why knows.
+            faults.send_replace(Some(fault));
+            return;
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        line.push(b'\n');
+        if to_rmcp.write_all(&line).await.is_err() {
+            return;
+        }
+    }
+}
+
+fn is_json_rpc(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::Object(o) => o.get("jsonrpc").is_some_and(|v| v == "2.0"),
+        // A batch.
+        serde_json::Value::Array(items) => !items.is_empty() && items.iter().all(is_json_rpc),
+        _ => false,
+    }
+}
+
+/// Whether a stdout line is one JSON-RPC message; if not, what it is instead.
+fn classify(line: &[u8]) -> Result<(), StdoutFault> {
+    let trimmed = line.trim_ascii();
+    if trimmed.is_empty() {
+        return Ok(());
+    }
+    let text = || String::from_utf8_lossy(trimmed).into_owned();
+    let mut values = serde_json::Deserializer::from_slice(trimmed).into_iter::<serde_json::Value>();
+    match values.next() {
+        Some(Ok(value)) if is_json_rpc(&value) => {
+            let end = values.byte_offset();
+            if trimmed[end..].trim_ascii().is_empty() {
+                Ok(())
+            } else {
+                Err(StdoutFault::GluedAfter(
+                    String::from_utf8_lossy(trimmed[end..].trim_ascii()).into_owned(),
+                ))
+            }
+        }
+        Some(Ok(_)) => Err(StdoutFault::NotJsonRpc(text())),
+        _ => {
+            // Text printed without a newline before a message: find where the message starts.
+            for (i, _) in trimmed.iter().enumerate().filter(|(_, &b)| b == b'{') {
+                let mut rest = serde_json::Deserializer::from_slice(&trimmed[i..])
+                    .into_iter::<serde_json::Value>();
+                if let Some(Ok(value)) = rest.next() {
+                    if is_json_rpc(&value) {
+                        return Err(StdoutFault::GluedBefore(
+                            String::from_utf8_lossy(&trimmed[..i]).into_owned(),
+                        ));
+                    }
+                }
+            }
+            Err(StdoutFault::NotJsonRpc(text()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_stdout_lines() {
+        assert_eq!(classify(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#), Ok(()));
+        assert_eq!(classify(b"  "), Ok(()));
+        assert_eq!(
+            classify(b"Server listening on stdio"),
+            Err(StdoutFault::NotJsonRpc("Server listening on stdio".into()))
+        );
+        assert_eq!(
+            classify(br#"{"level":"info"}"#),
+            Err(StdoutFault::NotJsonRpc(r#"{"level":"info"}"#.into()))
+        );
+        assert_eq!(
+            classify(br#"loading {model}...{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            Err(StdoutFault::GluedBefore("loading {model}...".into()))
+        );
+        assert_eq!(
+            classify(br#"{"jsonrpc":"2.0","id":1,"result":{}}done"#),
+            Err(StdoutFault::GluedAfter("done".into()))
+        );
+    }
+
+    #[test]
+    fn the_stderr_ring_keeps_the_tail() {
+        let mut ring = StderrRing {
+            tail: VecDeque::new(),
+            cap: 16,
+            total: 0,
+        };
+        ring.push(b"first line\nsecond line\n");
+        ring.push(b"third\n");
+        assert_eq!(ring.total(), 29);
+        assert_eq!(ring.tail_lines(5), ["third"]);
+        let mut small = StderrRing {
+            tail: VecDeque::new(),
+            cap: 100,
+            total: 0,
+        };
+        small.push(b"a\nb\nc");
+        assert_eq!(small.tail_lines(2), ["b", "c"]);
+    }
+
+    #[tokio::test]
+    async fn long_lines_stop_at_the_limit() {
+        let data = [vec![b'x'; 100], b"\nok\n".to_vec()].concat();
+        let mut reader = &data[..];
+        let mut buf = Vec::new();
+        assert!(matches!(
+            read_line_limited(&mut reader, &mut buf, 50).await.unwrap(),
+            Line::TooLong
+        ));
+        let mut reader = &data[..];
+        buf.clear();
+        assert!(matches!(
+            read_line_limited(&mut reader, &mut buf, 100).await.unwrap(),
+            Line::Complete
+        ));
+        assert_eq!(buf.len(), 100);
+    }
+}

@@ -1,0 +1,145 @@
+//! `expect` assertions: JSON pointers into the parsed result, never substrings.
+//!
+//! The document a pointer is resolved in is the result's `structuredContent` when the server sent
+//! one, otherwise the first text block that parses as JSON. A substring check would pass on
+//! `"refunded": false` when looking for `refunded`; a pointer cannot.
+
+use serde_json::Value;
+use toolcall_score::escape;
+
+/// The document `expect` pointers address in a `tools/call` result (wire shape).
+fn document(result: &Value) -> Result<Value, String> {
+    if let Some(structured) = result.get("structuredContent") {
+        return Ok(structured.clone());
+    }
+    let texts: Vec<&str> = result
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|c| c.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|c| c.get("text").and_then(Value::as_str))
+        .collect();
+    texts
+        .iter()
+        .find_map(|t| serde_json::from_str::<Value>(t).ok())
+        .ok_or_else(|| match texts.first() {
+            Some(text) => format!(
+                "the result has no structuredContent and no text block that parses as JSON (first text: {})",
+                printable_result(&Value::String((*text).to_owned()))
+            ),
+            None => "the result has no structuredContent and no text block".to_owned(),
+        })
+}
+
+/// Checks every `pointer -> value` pair; the first that does not hold is the error.
+pub(crate) fn check_expectations(result: &Value, expect: &[(String, Value)]) -> Result<(), String> {
+    if expect.is_empty() {
+        return Ok(());
+    }
+    let doc =
+        document(result).map_err(|why| format!("cannot check {}: {why}", escape(&expect[0].0)))?;
+    for (pointer, expected) in expect {
+        match doc.pointer(pointer) {
+            Some(actual) if same(actual, expected) => {}
+            Some(actual) => {
+                return Err(format!(
+                    "expected {} = {}, got {}",
+                    escape(pointer),
+                    printable_result(expected),
+                    printable_result(actual)
+                ))
+            }
+            None => {
+                return Err(format!(
+                    "expected {} = {}, but the result has no {}{}",
+                    escape(pointer),
+                    printable_result(expected),
+                    escape(pointer),
+                    keys_near(&doc, pointer)
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// JSON equality where numbers compare by value (`9164` equals `9164.0`).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => x.as_f64() == y.as_f64(),
+        },
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// " (keys there: a, b)" for the deepest object on the pointer's path, to show what to write.
+fn keys_near(doc: &Value, pointer: &str) -> String {
+    let mut parent = pointer;
+    while let Some(i) = parent.rfind('/') {
+        parent = &parent[..i];
+        if let Some(Value::Object(o)) = doc.pointer(parent) {
+            let keys: Vec<String> = o.keys().take(12).map(|k| escape(k).to_string()).collect();
+            let at = if parent.is_empty() { "" } else { parent };
+            return format!(" (keys at \"{}\": {})", escape(at), keys.join(", "));
+        }
+    }
+    String::new()
+}
+
+/// A value as one escaped line of JSON, cut at 200 characters by [`escape`].
+pub(crate) fn printable_result(value: &Value) -> String {
+    escape(&value.to_string()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn expect(pairs: &[(&str, Value)]) -> Vec<(String, Value)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn pointers_go_into_structured_content() {
+        let result = json!({"content": [], "structuredContent": {"refund": {"status": "pending", "amount_cents": 9164}}});
+        assert_eq!(
+            check_expectations(&result, &expect(&[("/refund/amount_cents", json!(9164.0))])),
+            Ok(())
+        );
+        assert_eq!(
+            check_expectations(&result, &expect(&[("/refund/status", json!("refunded"))])),
+            Err(r#"expected /refund/status = "refunded", got "pending""#.to_owned())
+        );
+        assert_eq!(
+            check_expectations(&result, &expect(&[("/refund/id", json!("rf_1"))])),
+            Err(r#"expected /refund/id = "rf_1", but the result has no /refund/id (keys at "/refund": amount_cents, status)"#.to_owned())
+        );
+    }
+
+    #[test]
+    fn text_blocks_are_parsed_as_json_not_searched() {
+        let result = json!({"content": [{"type": "text", "text": "{\"refunded\": false}"}]});
+        assert_eq!(
+            check_expectations(&result, &expect(&[("/refunded", json!(true))])),
+            Err("expected /refunded = true, got false".to_owned())
+        );
+        let prose = json!({"content": [{"type": "text", "text": "refunded: true"}]});
+        assert_eq!(
+            check_expectations(&prose, &expect(&[("/refunded", json!(true))])),
+            Err(r#"cannot check /refunded: the result has no structuredContent and no text block that parses as JSON (first text: "refunded: true")"#.to_owned())
+        );
+    }
+}

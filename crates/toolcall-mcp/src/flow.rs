@@ -1,0 +1,524 @@
+//! Flow files: the scripted calls a model would have made, and the server to replay them against.
+//!
+//! A flow is read once, checked completely (every `expect` key is a JSON pointer, every `input` is
+//! an object, every `${VAR}` is set) and its relative paths are resolved, so that a replay never
+//! fails half-way through because of a typo in the file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::errors::FlowError;
+
+/// A flow: a server and the calls to replay against it, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Flow {
+    /// The file it was read from (empty for a flow built from a string).
+    pub path: PathBuf,
+    /// What the flow shows, for people reading it.
+    pub about: Option<String>,
+    /// The server to start or connect to.
+    pub server: Server,
+    /// Timeouts the flow asks for; [`crate::Options`] fills in the rest.
+    pub timeouts: FlowTimeouts,
+    /// The calls, in order.
+    pub calls: Vec<Call>,
+    /// For example flows that demonstrate a failure: the exact failure line a replay must end
+    /// with. The test harness asserts it; `toolcall replay` ignores it and reports the failure.
+    pub expected_failure: Option<String>,
+}
+
+/// Where the server is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Server {
+    /// A child process speaking MCP over stdin/stdout.
+    Stdio(StdioServer),
+    /// A streamable HTTP endpoint (`http://127.0.0.1:3001/mcp`).
+    Http {
+        /// The endpoint URL.
+        url: String,
+    },
+}
+
+/// A server started as a child process.
+///
+/// The child's environment is **this process's environment plus [`StdioServer::env`]** (the MCP
+/// Python SDK does the opposite: it passes only `HOME`, `PATH` and a few others).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StdioServer {
+    /// The program. A bare name (`node`) is looked up in `PATH`; a path written relative in the
+    /// flow (`./bin/server`) resolves against the flow file's directory.
+    pub command: PathBuf,
+    /// Arguments, passed as written.
+    pub args: Vec<String>,
+    /// Variables added to the inherited environment.
+    pub env: BTreeMap<String, String>,
+    /// The working directory: the flow file's directory unless the flow names one (a relative
+    /// `cwd` also resolves against the flow file's directory).
+    pub cwd: PathBuf,
+}
+
+/// One scripted call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Call {
+    /// The tool name, as the model would have written it.
+    pub name: String,
+    /// The arguments (a JSON object).
+    pub input: Value,
+    /// Assertions on the parsed result: JSON pointer -> expected value.
+    pub expect: Vec<(String, Value)>,
+}
+
+/// Per-flow timeouts; `None` means "use the [`crate::Options`] default".
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FlowTimeouts {
+    /// Start-up plus `initialize`.
+    pub initialize: Option<Duration>,
+    /// Each request after it (`tools/list`, every `tools/call`).
+    pub call: Option<Duration>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFlow {
+    #[serde(default)]
+    about: Option<String>,
+    server: RawServer,
+    #[serde(default)]
+    timeouts: RawTimeouts,
+    calls: Vec<RawCall>,
+    #[serde(default)]
+    expected_failure: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawServer {
+    #[serde(default)]
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
+    url: Option<String>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTimeouts {
+    #[serde(default)]
+    initialize_ms: Option<u64>,
+    #[serde(default)]
+    call_ms: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCall {
+    name: String,
+    #[serde(default = "empty_object")]
+    input: Value,
+    #[serde(default)]
+    expect: serde_json::Map<String, Value>,
+}
+
+fn empty_object() -> Value {
+    Value::Object(serde_json::Map::new())
+}
+
+/// Where `${VAR}` references in a flow get their values.
+pub trait Vars {
+    /// The value of `name`, if set.
+    fn get(&self, name: &str) -> Option<String>;
+}
+
+/// `${VAR}` from the process environment.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EnvVars;
+
+impl Vars for EnvVars {
+    fn get(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok()
+    }
+}
+
+impl Vars for BTreeMap<String, String> {
+    fn get(&self, name: &str) -> Option<String> {
+        BTreeMap::get(self, name)
+            .cloned()
+            .or_else(|| std::env::var(name).ok())
+    }
+}
+
+impl Flow {
+    /// Reads a flow file; `${VAR}` references take their values from the environment.
+    pub fn load(path: &Path) -> Result<Flow, FlowError> {
+        Flow::load_with(path, &EnvVars)
+    }
+
+    /// Reads a flow file; `${VAR}` references take their values from `vars`.
+    pub fn load_with(path: &Path, vars: &dyn Vars) -> Result<Flow, FlowError> {
+        let text = std::fs::read_to_string(path).map_err(|source| FlowError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        Flow::from_json_str(&text, path, dir, vars)
+    }
+
+    /// Parses a flow. `path` names it in errors; relative paths resolve against `dir`.
+    pub fn from_json_str(
+        text: &str,
+        path: &Path,
+        dir: &Path,
+        vars: &dyn Vars,
+    ) -> Result<Flow, FlowError> {
+        let raw: RawFlow = serde_json::from_str(text).map_err(|e| FlowError::Syntax {
+            path: path.to_owned(),
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })?;
+        let invalid = |pointer: String, message: String| FlowError::Invalid {
+            path: path.to_owned(),
+            pointer,
+            message,
+        };
+        let expand = |pointer: &str, s: &str| -> Result<String, FlowError> {
+            expand_vars(s, vars).map_err(|var| FlowError::UnsetVariable {
+                path: path.to_owned(),
+                pointer: pointer.to_owned(),
+                var,
+            })
+        };
+
+        let server = match (raw.server.command, raw.server.url) {
+            (Some(_), Some(_)) => {
+                return Err(invalid(
+                    "/server".into(),
+                    "has both \"command\" and \"url\"; a flow replays against one server".into(),
+                ))
+            }
+            (None, None) => {
+                return Err(invalid(
+                    "/server".into(),
+                    "needs \"command\" (a stdio server) or \"url\" (streamable HTTP)".into(),
+                ))
+            }
+            (None, Some(url)) => {
+                if raw.server.cwd.is_some()
+                    || !raw.server.args.is_empty()
+                    || !raw.server.env.is_empty()
+                {
+                    return Err(invalid(
+                        "/server".into(),
+                        "\"args\", \"env\" and \"cwd\" only apply to a \"command\" server".into(),
+                    ));
+                }
+                let url = expand("/server/url", &url)?;
+                if !url.starts_with("http://") && !url.starts_with("https://") {
+                    return Err(invalid(
+                        "/server/url".into(),
+                        format!(
+                            "expected an http:// URL, found \"{}\"",
+                            toolcall_score::escape(&url)
+                        ),
+                    ));
+                }
+                Server::Http { url }
+            }
+            (Some(command), None) => {
+                let cwd = match &raw.server.cwd {
+                    Some(cwd) => resolve_path(dir, cwd, &expand("/server/cwd", cwd)?),
+                    None => dir.to_owned(),
+                };
+                let expanded = expand("/server/command", &command)?;
+                if expanded.is_empty() {
+                    return Err(invalid("/server/command".into(), "is empty".into()));
+                }
+                // A bare program name goes through PATH; anything with a slash is a path.
+                let command_path = if expanded.contains('/') {
+                    resolve_path(dir, &command, &expanded)
+                } else {
+                    PathBuf::from(expanded)
+                };
+                let args = raw
+                    .server
+                    .args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| expand(&format!("/server/args/{i}"), a))
+                    .collect::<Result<_, _>>()?;
+                let env = raw
+                    .server
+                    .env
+                    .iter()
+                    .map(|(k, v)| Ok((k.clone(), expand(&format!("/server/env/{k}"), v)?)))
+                    .collect::<Result<_, FlowError>>()?;
+                Server::Stdio(StdioServer {
+                    command: command_path,
+                    args,
+                    env,
+                    cwd,
+                })
+            }
+        };
+
+        let mut calls = Vec::with_capacity(raw.calls.len());
+        for (i, call) in raw.calls.into_iter().enumerate() {
+            if !call.input.is_object() {
+                return Err(invalid(
+                    format!("/calls/{i}/input"),
+                    "expected a JSON object of arguments".into(),
+                ));
+            }
+            let input = expand_strings(call.input, &format!("/calls/{i}/input"), &expand)?;
+            let mut expect = Vec::with_capacity(call.expect.len());
+            for (pointer, value) in call.expect {
+                let value = expand_strings(
+                    value,
+                    &format!(
+                        "/calls/{i}/expect/{}",
+                        pointer.replace('~', "~0").replace('/', "~1")
+                    ),
+                    &expand,
+                )?;
+                if !(pointer.is_empty() || pointer.starts_with('/')) {
+                    return Err(invalid(
+                        format!("/calls/{i}/expect"),
+                        format!(
+                            "key \"{}\" is not a JSON pointer; write \"/{}\"",
+                            toolcall_score::escape(&pointer),
+                            toolcall_score::escape(&pointer)
+                        ),
+                    ));
+                }
+                expect.push((pointer, value));
+            }
+            calls.push(Call {
+                name: call.name,
+                input,
+                expect,
+            });
+        }
+
+        Ok(Flow {
+            path: path.to_owned(),
+            about: raw.about,
+            server,
+            timeouts: FlowTimeouts {
+                initialize: raw.timeouts.initialize_ms.map(Duration::from_millis),
+                call: raw.timeouts.call_ms.map(Duration::from_millis),
+            },
+            calls,
+            expected_failure: raw.expected_failure,
+        })
+    }
+}
+
+/// Expands `${VAR}` in every string inside `value` (not in object keys).
+fn expand_strings(
+    value: Value,
+    pointer: &str,
+    expand: &dyn Fn(&str, &str) -> Result<String, FlowError>,
+) -> Result<Value, FlowError> {
+    Ok(match value {
+        Value::String(s) if s.contains('$') => Value::String(expand(pointer, &s)?),
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| expand_strings(v, &format!("{pointer}/{i}"), expand))
+                .collect::<Result<_, _>>()?,
+        ),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| {
+                    let at = format!("{pointer}/{}", k.replace('~', "~0").replace('/', "~1"));
+                    Ok((k, expand_strings(v, &at, expand)?))
+                })
+                .collect::<Result<_, FlowError>>()?,
+        ),
+        other => other,
+    })
+}
+
+/// Resolves a path against the flow's directory, but only when the text *written in the flow* is
+/// relative: a value substituted from `${VAR}` is used as given.
+fn resolve_path(dir: &Path, written: &str, expanded: &str) -> PathBuf {
+    let path = PathBuf::from(expanded);
+    if written.starts_with("${") || path.is_absolute() {
+        path
+    } else {
+        dir.join(path)
+    }
+}
+
+/// Replaces `${NAME}` with the variable's value; `Err(NAME)` when one is unset. `$$` is a `$`.
+fn expand_vars(text: &str, vars: &dyn Vars) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        if let Some(tail) = after.strip_prefix('$') {
+            out.push('$');
+            rest = tail;
+        } else if let Some(body) = after.strip_prefix('{') {
+            match body.find('}') {
+                Some(end) => {
+                    let name = &body[..end];
+                    out.push_str(&vars.get(name).ok_or_else(|| name.to_owned())?);
+                    rest = &body[end + 1..];
+                }
+                None => {
+                    out.push_str(&rest[i..]);
+                    rest = "";
+                }
+            }
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn parse(text: &str) -> Result<Flow, FlowError> {
+        Flow::from_json_str(
+            text,
+            Path::new("flows/x.json"),
+            Path::new("/repo/flows"),
+            &vars(&[("SERVER", "/opt/server"), ("REL", "rel/server")]),
+        )
+    }
+
+    #[test]
+    fn resolves_relative_paths_against_the_flow_directory() {
+        let flow = parse(
+            r#"{"server": {"command": "./bin/server", "cwd": "data", "args": ["a"]},
+                "calls": [{"name": "t"}]}"#,
+        )
+        .unwrap();
+        let Server::Stdio(s) = flow.server else {
+            panic!("stdio")
+        };
+        assert_eq!(s.command, Path::new("/repo/flows/./bin/server"));
+        assert_eq!(s.cwd, Path::new("/repo/flows/data"));
+        assert_eq!(flow.calls[0].input, serde_json::json!({}));
+    }
+
+    #[test]
+    fn bare_commands_use_path_and_cwd_defaults_to_the_flow_directory() {
+        let flow = parse(r#"{"server": {"command": "node"}, "calls": []}"#).unwrap();
+        let Server::Stdio(s) = flow.server else {
+            panic!("stdio")
+        };
+        assert_eq!(s.command, Path::new("node"));
+        assert_eq!(s.cwd, Path::new("/repo/flows"));
+    }
+
+    #[test]
+    fn substituted_values_are_used_as_given() {
+        let flow = parse(
+            r#"{"server": {"command": "${REL}", "env": {"K": "x${SERVER}$$"}}, "calls": []}"#,
+        )
+        .unwrap();
+        let Server::Stdio(s) = flow.server else {
+            panic!("stdio")
+        };
+        assert_eq!(s.command, Path::new("rel/server"));
+        assert_eq!(s.env["K"], "x/opt/server$");
+    }
+
+    #[test]
+    fn variables_expand_in_inputs_and_expectations() {
+        let flow = parse(
+            r#"{"server": {"command": "node"}, "calls": [{"name": "t",
+                "input": {"path": "${SERVER}/a", "n": [1, "$$5"]},
+                "expect": {"/dir": "${SERVER}"}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            flow.calls[0].input,
+            serde_json::json!({"path": "/opt/server/a", "n": [1, "$5"]})
+        );
+        assert_eq!(
+            flow.calls[0].expect,
+            [("/dir".to_owned(), serde_json::json!("/opt/server"))]
+        );
+        let err = parse(r#"{"server": {"command": "node"}, "calls": [{"name": "t", "input": {"a": ["${NOPE_ATP_Y}"]}}]}"#)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "flows/x.json: /calls/0/input/a/0 uses ${NOPE_ATP_Y}, which is not set"
+        );
+    }
+
+    #[test]
+    fn an_unset_variable_is_named() {
+        let err = parse(r#"{"server": {"command": "${NOPE_ATP_X}"}, "calls": []}"#).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "flows/x.json: /server/command uses ${NOPE_ATP_X}, which is not set"
+        );
+    }
+
+    #[test]
+    fn expect_keys_must_be_pointers() {
+        let err = parse(
+            r#"{"server": {"url": "http://127.0.0.1:1/mcp"},
+                "calls": [{"name": "t", "expect": {"status": "ok"}}]}"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "flows/x.json: at /calls/0/expect: key \"status\" is not a JSON pointer; write \"/status\""
+        );
+    }
+
+    #[test]
+    fn syntax_errors_name_line_and_column() {
+        let err = parse("{\"server\": {\"url\": \"http://x\"},\n \"calls\": [,]}").unwrap_err();
+        let FlowError::Syntax { line, column, .. } = err else {
+            panic!("syntax error expected, got {err}")
+        };
+        assert_eq!((line, column), (2, 12));
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected() {
+        let err = parse(r#"{"server": {"url": "http://x"}, "calls": [], "cals": []}"#).unwrap_err();
+        assert!(err.to_string().contains("unknown field `cals`"), "{err}");
+    }
+
+    #[test]
+    fn a_server_is_command_or_url() {
+        let err = parse(r#"{"server": {}, "calls": []}"#).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "flows/x.json: at /server: needs \"command\" (a stdio server) or \"url\" (streamable HTTP)"
+        );
+    }
+}

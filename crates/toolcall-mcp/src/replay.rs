@@ -1,0 +1,692 @@
+//! The replay itself: connect, list the tools, then check and make each call in order.
+//!
+//! Every await on the server is bounded by a timeout and raced against the stdout watcher, so a
+//! broken server ends the replay with a sentence naming what broke, not with a hang. The child is
+//! reaped on every path out of [`replay`].
+
+use std::fmt;
+use std::future::Future;
+use std::path::PathBuf;
+use std::process::ExitStatus;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::{ServiceError, ServiceExt};
+use serde_json::Value;
+use tokio::sync::watch;
+use toolcall_score::{escape, Catalog, Tool};
+
+use crate::child::{ChildServer, StdoutFault};
+use crate::expect::{check_expectations, printable_result};
+use crate::{Call, Flow, Server};
+
+/// Replay settings that are not part of a flow. A flow's own `timeouts` win over these.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Start-up plus `initialize`.
+    pub initialize_timeout: Duration,
+    /// Each request after `initialize`.
+    pub call_timeout: Duration,
+    /// The longest single message accepted from a stdio server.
+    pub max_message_bytes: usize,
+    /// How much of the server's stderr is kept for the failure report.
+    pub stderr_tail_bytes: usize,
+    /// After the last call, how long the server gets to exit on its own once its stdin is
+    /// closed, before it is killed.
+    pub shutdown_grace: Duration,
+    /// End the replay (and kill the server) on Ctrl-C instead of dying with the server left
+    /// behind. A stdio server runs in its own process group, so a terminal's Ctrl-C does not
+    /// reach it: a command-line caller wants this on; a library caller that handles SIGINT
+    /// itself leaves it off (the default).
+    pub handle_ctrl_c: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            initialize_timeout: Duration::from_secs(30),
+            call_timeout: Duration::from_secs(30),
+            max_message_bytes: 4 * 1024 * 1024,
+            stderr_tail_bytes: 64 * 1024,
+            shutdown_grace: Duration::from_secs(2),
+            handle_ctrl_c: false,
+        }
+    }
+}
+
+/// One call that went through.
+#[derive(Clone, Debug)]
+pub struct Step {
+    /// 1-based.
+    pub index: usize,
+    /// The tool called.
+    pub name: String,
+    /// How long the call took.
+    pub elapsed: Duration,
+    /// What came back, for the one-line summary: `structuredContent`, or the first text block.
+    pub result: Value,
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "step {}: {} ok  {}",
+            self.index,
+            escape(&self.name),
+            printable_result(&self.result)
+        )
+    }
+}
+
+/// Why a replay stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FailureKind {
+    /// The server could not be started or reached.
+    Start,
+    /// The server process exited.
+    Exited,
+    /// No answer in time.
+    Timeout,
+    /// The server printed something that is not JSON-RPC to stdout.
+    NotJsonRpc,
+    /// The server printed text without a newline next to a JSON-RPC message.
+    Glued,
+    /// One message was over [`Options::max_message_bytes`].
+    TooLarge,
+    /// The server broke the protocol in some other way.
+    Protocol,
+    /// The flow calls a tool the server does not list.
+    UnknownTool,
+    /// The flow's arguments do not match the tool's `inputSchema`.
+    InvalidArguments,
+    /// The tool answered with `isError: true`.
+    ToolError,
+    /// The server answered the call with a JSON-RPC error.
+    RpcError,
+    /// An `expect` assertion did not hold.
+    Expectation,
+    /// Ctrl-C (with [`Options::handle_ctrl_c`]).
+    Interrupted,
+}
+
+/// What broke, where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    /// The 1-based step, when a call was under way.
+    pub step: Option<usize>,
+    /// Where it broke: `initialize`, `tools/list`, or `step 2: issue_refund`.
+    pub phase: String,
+    /// Which kind of failure.
+    pub kind: FailureKind,
+    /// The sentence that says what broke (names escaped).
+    pub message: String,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.phase, self.message)
+    }
+}
+
+/// Everything a replay found out.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The flow file.
+    pub flow: PathBuf,
+    /// The calls that went through, in order.
+    pub steps: Vec<Step>,
+    /// How many calls the flow has.
+    pub planned: usize,
+    /// The first failure; `None` when every step passed.
+    pub failure: Option<Failure>,
+    /// Spawning (or connecting) plus `initialize`.
+    pub startup: Duration,
+    /// `tools/list`, every page.
+    pub list: Duration,
+    /// The whole replay, shutdown included.
+    pub total: Duration,
+    /// How many tools the server listed.
+    pub tools: usize,
+    /// The stdio server's process id.
+    pub server_pid: Option<u32>,
+    /// How the stdio server exited (after being asked to, or killed).
+    pub exit_status: Option<ExitStatus>,
+    /// The last lines the server wrote to stderr.
+    pub stderr_tail: Vec<String>,
+    /// How many bytes the server wrote to stderr in all.
+    pub stderr_bytes: u64,
+}
+
+impl Report {
+    /// Whether every step passed.
+    pub fn passed(&self) -> bool {
+        self.failure.is_none()
+    }
+
+    /// The summary line: `6 steps passed in 41 ms (start-up + initialize 12 ms, ...)`.
+    pub fn summary(&self) -> String {
+        let calls: Duration = self.steps.iter().map(|s| s.elapsed).sum();
+        let timings = format!(
+            "start-up + initialize {}, tools/list {}, calls {}",
+            ms(self.startup),
+            ms(self.list),
+            ms(calls)
+        );
+        match &self.failure {
+            None => format!(
+                "{} steps passed in {} ({timings})",
+                self.steps.len(),
+                ms(self.total)
+            ),
+            Some(_) => format!(
+                "FAILED after {} of {} steps in {} ({timings})",
+                self.steps.len(),
+                self.planned,
+                ms(self.total)
+            ),
+        }
+    }
+}
+
+fn ms(d: Duration) -> String {
+    let ms = d.as_secs_f64() * 1000.0;
+    if ms < 10.0 {
+        format!("{ms:.1} ms")
+    } else {
+        format!("{ms:.0} ms")
+    }
+}
+
+/// Replays `flow` on a fresh single-threaded tokio runtime; `on_step` sees each step as it
+/// passes.
+pub fn replay_blocking(flow: &Flow, options: &Options, on_step: &mut dyn FnMut(&Step)) -> Report {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(replay(flow, options, on_step)),
+        Err(e) => Report {
+            flow: flow.path.clone(),
+            steps: Vec::new(),
+            planned: flow.calls.len(),
+            failure: Some(Failure {
+                step: None,
+                phase: "start".into(),
+                kind: FailureKind::Start,
+                message: format!("cannot start the async runtime: {e}"),
+            }),
+            startup: Duration::ZERO,
+            list: Duration::ZERO,
+            total: Duration::ZERO,
+            tools: 0,
+            server_pid: None,
+            exit_status: None,
+            stderr_tail: Vec::new(),
+            stderr_bytes: 0,
+        },
+    }
+}
+
+/// Replays `flow`; `on_step` sees each step as it passes.
+pub async fn replay(flow: &Flow, options: &Options, on_step: &mut dyn FnMut(&Step)) -> Report {
+    let started = Instant::now();
+    let mut run = Run {
+        flow,
+        options,
+        init_timeout: flow
+            .timeouts
+            .initialize
+            .unwrap_or(options.initialize_timeout),
+        call_timeout: flow.timeouts.call.unwrap_or(options.call_timeout),
+        child: None,
+        faults: None,
+        report: Report {
+            flow: flow.path.clone(),
+            steps: Vec::new(),
+            planned: flow.calls.len(),
+            failure: None,
+            startup: Duration::ZERO,
+            list: Duration::ZERO,
+            total: Duration::ZERO,
+            tools: 0,
+            server_pid: None,
+            exit_status: None,
+            stderr_tail: Vec::new(),
+            stderr_bytes: 0,
+        },
+    };
+    let outcome = run.drive(on_step).await;
+    let clean = outcome.is_ok();
+    if let Err(failure) = outcome {
+        run.report.failure = Some(failure);
+    }
+    run.finish(clean).await;
+    run.report.total = started.elapsed();
+    run.report
+}
+
+type Client = RunningService<RoleClient, ClientConfig>;
+
+struct Run<'a> {
+    flow: &'a Flow,
+    options: &'a Options,
+    init_timeout: Duration,
+    call_timeout: Duration,
+    child: Option<ChildServer>,
+    faults: Option<watch::Receiver<Option<StdoutFault>>>,
+    report: Report,
+}
+
+/// Where a request was made, for the failure line.
+#[derive(Clone)]
+struct Phase {
+    step: Option<usize>,
+    label: String,
+}
+
+impl Phase {
+    fn new(label: &str) -> Phase {
+        Phase {
+            step: None,
+            label: label.to_owned(),
+        }
+    }
+
+    fn fail(&self, kind: FailureKind, message: impl Into<String>) -> Failure {
+        Failure {
+            step: self.step,
+            phase: self.label.clone(),
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl Run<'_> {
+    async fn drive(&mut self, on_step: &mut dyn FnMut(&Step)) -> Result<(), Failure> {
+        let started = Instant::now();
+        let client = self.connect().await?;
+        self.report.startup = started.elapsed();
+        let result = self.calls(&client, on_step).await;
+        // Closing the client closes the server's stdin: the polite way to ask it to exit.
+        let _ = tokio::time::timeout(self.options.shutdown_grace, client.cancel()).await;
+        result
+    }
+
+    async fn connect(&mut self) -> Result<Client, Failure> {
+        let phase = Phase::new("initialize");
+        let config = ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("toolcall-replay", env!("CARGO_PKG_VERSION")),
+        );
+        match &self.flow.server {
+            Server::Stdio(server) => {
+                let (child, pipes) = ChildServer::spawn(
+                    server,
+                    self.options.max_message_bytes,
+                    self.options.stderr_tail_bytes,
+                )
+                .map_err(|e| {
+                    phase.fail(
+                        FailureKind::Start,
+                        format!(
+                            "cannot start the server `{}` (in {}): {e}",
+                            escape(&server.command.to_string_lossy()),
+                            escape(&server.cwd.to_string_lossy())
+                        ),
+                    )
+                })?;
+                self.report.server_pid = child.pid();
+                self.faults = Some(child.faults());
+                self.child = Some(child);
+                let timeout = self.init_timeout;
+                self.guarded(&phase, timeout, config.serve(pipes)).await
+            }
+            #[cfg(feature = "http")]
+            Server::Http { url } => {
+                let transport =
+                    rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
+                let timeout = self.init_timeout;
+                self.guarded(&phase, timeout, config.serve(transport)).await
+            }
+            #[cfg(not(feature = "http"))]
+            Server::Http { .. } => Err(phase.fail(
+                FailureKind::Start,
+                "this build of toolcall-mcp has no streamable HTTP client (feature `http`)",
+            )),
+        }
+    }
+
+    async fn calls(
+        &mut self,
+        client: &Client,
+        on_step: &mut dyn FnMut(&Step),
+    ) -> Result<(), Failure> {
+        let started = Instant::now();
+        let phase = Phase::new("tools/list");
+        let timeout = self.call_timeout;
+        let listed = self
+            .guarded(&phase, timeout, client.list_all_tools())
+            .await?;
+        self.report.list = started.elapsed();
+        self.report.tools = listed.len();
+        let catalog = Catalog::new(listed.into_iter().map(|t| Tool {
+            name: t.name.into_owned(),
+            description: t.description.map(|d| d.into_owned()).unwrap_or_default(),
+            input_schema: Some(Value::Object((*t.input_schema).clone())),
+        }));
+
+        for (i, call) in self.flow.calls.iter().enumerate() {
+            let phase = Phase {
+                step: Some(i + 1),
+                label: format!("step {}: {}", i + 1, escape(&call.name)),
+            };
+            let step = self.call(client, &catalog, call, &phase).await?;
+            on_step(&step);
+            self.report.steps.push(step);
+        }
+        Ok(())
+    }
+
+    async fn call(
+        &mut self,
+        client: &Client,
+        catalog: &Catalog,
+        call: &Call,
+        phase: &Phase,
+    ) -> Result<Step, Failure> {
+        if !catalog.contains(&call.name) {
+            return Err(phase.fail(FailureKind::UnknownTool, unknown_tool(&call.name, catalog)));
+        }
+        if let Err(errors) = catalog.validate(&call.name, &call.input) {
+            return Err(phase.fail(
+                FailureKind::InvalidArguments,
+                format!(
+                    "the arguments do not match the tool's inputSchema: {}",
+                    errors
+                        .iter()
+                        .map(|e| escape(e).to_string())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+            ));
+        }
+        let mut params = CallToolRequestParams::new(call.name.clone());
+        params.arguments = call.input.as_object().cloned();
+
+        let started = Instant::now();
+        let timeout = self.call_timeout;
+        let result = self
+            .guarded(phase, timeout, client.call_tool(params))
+            .await?;
+        let elapsed = started.elapsed();
+        // Work on the wire shape: it is what the flow's pointers are written against.
+        let result = serde_json::to_value(&result).map_err(|e| {
+            phase.fail(
+                FailureKind::Protocol,
+                format!("cannot re-read the result: {e}"),
+            )
+        })?;
+        if result.get("isError") == Some(&Value::Bool(true)) {
+            return Err(phase.fail(
+                FailureKind::ToolError,
+                format!(
+                    "the tool returned isError: true: {}",
+                    printable_result(&first_text(&result).unwrap_or(Value::Null))
+                ),
+            ));
+        }
+        check_expectations(&result, &call.expect)
+            .map_err(|message| phase.fail(FailureKind::Expectation, message))?;
+        Ok(Step {
+            index: phase.step.unwrap_or_default(),
+            name: call.name.clone(),
+            elapsed,
+            result: result
+                .get("structuredContent")
+                .cloned()
+                .or_else(|| first_text(&result))
+                .unwrap_or(Value::Null),
+        })
+    }
+
+    /// Awaits `op` with a timeout, racing it against stdout faults; turns every way it can fail
+    /// into a [`Failure`] that says what happened.
+    async fn guarded<T, E>(
+        &mut self,
+        phase: &Phase,
+        timeout: Duration,
+        op: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, Failure>
+    where
+        E: Into<OpError>,
+    {
+        let fault = watch_fault(self.faults.clone());
+        let outcome = tokio::select! {
+            r = op => r.map_err(Into::into),
+            f = fault => Err(OpError::Stdout(f)),
+            () = tokio::time::sleep(timeout) => Err(OpError::TimedOut),
+            () = ctrl_c(self.options.handle_ctrl_c) => Err(OpError::Interrupted),
+        };
+        match outcome {
+            Ok(v) => Ok(v),
+            Err(error) => Err(self.explain(phase, timeout, error).await),
+        }
+    }
+
+    async fn explain(&mut self, phase: &Phase, timeout: Duration, error: OpError) -> Failure {
+        // A stdout fault closes the pipe rmcp reads, so it also shows up as "closed": the fault
+        // is the real reason and is always recorded first.
+        let fault = self.faults.as_ref().and_then(|rx| rx.borrow().clone());
+        if let Some(fault) = fault {
+            return fault_failure(phase, fault);
+        }
+        match error {
+            OpError::Interrupted => phase.fail(
+                FailureKind::Interrupted,
+                "interrupted (Ctrl-C); the server was killed",
+            ),
+            OpError::TimedOut => {
+                let waiting = if phase.step.is_some() {
+                    "the tool did not answer"
+                } else if phase.label == "initialize" {
+                    "the server did not answer initialize"
+                } else {
+                    "the server did not answer"
+                };
+                phase.fail(
+                    FailureKind::Timeout,
+                    format!("{waiting} within {}", secs(timeout)),
+                )
+            }
+            OpError::Stdout(fault) => fault_failure(phase, fault),
+            OpError::Rpc { code, message } => phase.fail(
+                FailureKind::RpcError,
+                format!(
+                    "the server answered with JSON-RPC error {code}: {}",
+                    escape(&message)
+                ),
+            ),
+            OpError::Other(message) => {
+                let status = match self.child.as_mut() {
+                    Some(child) => child.exit_status(Duration::from_millis(500)).await,
+                    None => None,
+                };
+                match status {
+                    Some(status) => phase.fail(
+                        FailureKind::Exited,
+                        format!("the server exited ({})", describe_exit(status)),
+                    ),
+                    None => phase.fail(
+                        FailureKind::Protocol,
+                        format!("the connection failed: {}", escape(&message)),
+                    ),
+                }
+            }
+        }
+    }
+
+    /// Shuts the server down (politely after a clean run, at once after a failure) and collects
+    /// its stderr tail.
+    async fn finish(&mut self, clean: bool) {
+        if let Some(child) = self.child.take() {
+            let grace = if clean {
+                self.options.shutdown_grace
+            } else {
+                Duration::ZERO
+            };
+            let child = child.shutdown(grace).await;
+            self.report.exit_status = child.status;
+            self.report.stderr_tail = child.stderr_tail;
+            self.report.stderr_bytes = child.stderr_bytes;
+        }
+    }
+}
+
+/// What went wrong while awaiting the server.
+pub(crate) enum OpError {
+    TimedOut,
+    Interrupted,
+    Stdout(StdoutFault),
+    Rpc { code: i32, message: String },
+    Other(String),
+}
+
+impl From<ServiceError> for OpError {
+    fn from(e: ServiceError) -> OpError {
+        match e {
+            ServiceError::McpError(data) => OpError::Rpc {
+                code: data.code.0,
+                message: data.message.into_owned(),
+            },
+            other => OpError::Other(other.to_string()),
+        }
+    }
+}
+
+impl From<rmcp::service::ClientInitializeError> for OpError {
+    fn from(e: rmcp::service::ClientInitializeError) -> OpError {
+        match e {
+            rmcp::service::ClientInitializeError::JsonRpcError(data) => OpError::Rpc {
+                code: data.code.0,
+                message: data.message.into_owned(),
+            },
+            other => OpError::Other(other.to_string()),
+        }
+    }
+}
+
+/// Resolves on Ctrl-C when asked to watch for it; never otherwise.
+async fn ctrl_c(watch: bool) {
+    if watch && tokio::signal::ctrl_c().await.is_ok() {
+        return;
+    }
+    std::future::pending().await
+}
+
+async fn watch_fault(faults: Option<watch::Receiver<Option<StdoutFault>>>) -> StdoutFault {
+    if let Some(mut rx) = faults {
+        if let Ok(fault) = rx.wait_for(Option::is_some).await {
+            if let Some(fault) = fault.clone() {
+                return fault;
+            }
+        }
+    }
+    std::future::pending().await
+}
+
+fn fault_failure(phase: &Phase, fault: StdoutFault) -> Failure {
+    match fault {
+        StdoutFault::NotJsonRpc(line) => phase.fail(
+            FailureKind::NotJsonRpc,
+            format!(
+                "the server printed a line that is not JSON-RPC to stdout: \"{}\" (log to stderr instead)",
+                escape(&line)
+            ),
+        ),
+        StdoutFault::GluedBefore(text) => phase.fail(
+            FailureKind::Glued,
+            format!(
+                "the server printed \"{}\" to stdout without a newline, glued to the JSON-RPC message after it (log to stderr instead)",
+                escape(&text)
+            ),
+        ),
+        StdoutFault::GluedAfter(text) => phase.fail(
+            FailureKind::Glued,
+            format!(
+                "the server printed \"{}\" to stdout right after a JSON-RPC message, without a newline (log to stderr instead)",
+                escape(&text)
+            ),
+        ),
+        StdoutFault::TooLong(limit) => phase.fail(
+            FailureKind::TooLarge,
+            format!(
+                "the server sent a message longer than {limit} bytes (raise the limit with --max-message-bytes)"
+            ),
+        ),
+        StdoutFault::Io(e) => phase.fail(
+            FailureKind::Protocol,
+            format!("cannot read the server's stdout: {}", escape(&e)),
+        ),
+    }
+}
+
+fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{s:.1} s")
+    }
+}
+
+fn describe_exit(status: ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return format!("killed by signal {signal}");
+        }
+    }
+    match status.code() {
+        Some(code) => format!("exit code {code}"),
+        None => status.to_string(),
+    }
+}
+
+fn unknown_tool(name: &str, catalog: &Catalog) -> String {
+    const SHOWN: usize = 20;
+    let mut names: Vec<String> = catalog
+        .names()
+        .take(SHOWN)
+        .map(|n| escape(n).to_string())
+        .collect();
+    if catalog.len() > SHOWN {
+        names.push(format!("and {} more", catalog.len() - SHOWN));
+    }
+    let mut message = format!(
+        "not a tool the server lists ({}: {})",
+        match catalog.len() {
+            1 => "1 tool".to_owned(),
+            n => format!("{n} tools"),
+        },
+        names.join(", ")
+    );
+    if let Some(best) = toolcall_score::suggest(name, catalog).first() {
+        message.push_str(&format!("; did you mean {}?", escape(best)));
+    }
+    message
+}
+
+fn first_text(result: &Value) -> Option<Value> {
+    result
+        .get("content")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some("text"))
+        .and_then(|c| c.get("text"))
+        .cloned()
+}

@@ -1,0 +1,227 @@
+//! Replays `flows/real-servers/*.json` against real third-party MCP servers (feature
+//! `real-servers`; `scripts/test` installs them first).
+//!
+//! The servers are found through `ATP_MCP_NPM_DIR` (an npm `node_modules`) and `ATP_MCP_VENV` (a
+//! Python venv), defaulting to where `scripts/test` puts them under `.cache/`. A missing server
+//! fails its test and says what to run; nothing is skipped. Each flow gets a scratch directory
+//! (`ATP_MCP_SCRATCH`, with `files/hello.txt` and a one-commit git repository `repo/`). A flow
+//! with a `url` server runs against server-everything started in `streamableHttp` mode on a free
+//! loopback port (`ATP_MCP_HTTP_PORT`).
+
+use std::collections::BTreeMap;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use toolcall_mcp::{replay_blocking, Flow, Options, Server};
+
+const INSTALL_HINT: &str = "run scripts/test, which installs the pinned servers into .cache/ \
+     (or point ATP_MCP_NPM_DIR at a node_modules and ATP_MCP_VENV at a venv that have them)";
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn dir_from_env(var: &str, default: &str) -> PathBuf {
+    std::env::var_os(var)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join(default))
+}
+
+fn npm_dir() -> PathBuf {
+    dir_from_env("ATP_MCP_NPM_DIR", ".cache/npm/node_modules")
+}
+
+fn venv() -> PathBuf {
+    dir_from_env("ATP_MCP_VENV", ".cache/venv")
+}
+
+/// A scratch directory for one flow: `files/hello.txt` and a git repository with one commit.
+fn scratch(name: &str) -> Result<PathBuf, Failed> {
+    let dir = std::env::temp_dir().join(format!("atp-mcp-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let files = dir.join("files");
+    let repo = dir.join("repo");
+    std::fs::create_dir_all(&files).map_err(|e| format!("{}: {e}", files.display()))?;
+    std::fs::create_dir_all(&repo).map_err(|e| format!("{}: {e}", repo.display()))?;
+    std::fs::write(files.join("hello.txt"), "hello from a flow\n")
+        .map_err(|e| format!("{}: {e}", files.display()))?;
+    std::fs::write(repo.join("README.md"), "# scratch\n")
+        .map_err(|e| format!("{}: {e}", repo.display()))?;
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &["add", "README.md"],
+        &[
+            "-c",
+            "user.name=toolcall",
+            "-c",
+            "user.email=toolcall@example.com",
+            "commit",
+            "-q",
+            "-m",
+            "first commit",
+        ],
+    ] {
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .status()
+            .map_err(|e| format!("cannot run git (needed for the scratch repository): {e}"))?;
+        if !status.success() {
+            return Err(format!("git {} failed: {status}", args.join(" ")).into());
+        }
+    }
+    Ok(dir)
+}
+
+/// Paths under the npm dir or the venv that the flow's server needs and that are missing.
+fn missing(flow: &Flow) -> Vec<PathBuf> {
+    let Server::Stdio(server) = &flow.server else {
+        return Vec::new();
+    };
+    let roots = [npm_dir(), venv()];
+    std::iter::once(server.command.clone())
+        .chain(server.args.iter().map(PathBuf::from))
+        .filter(|p| roots.iter().any(|r| p.starts_with(r)))
+        .filter(|p| !p.exists())
+        .collect()
+}
+
+/// server-everything in streamableHttp mode; killed and reaped on drop.
+struct HttpServer {
+    child: Child,
+    port: u16,
+}
+
+impl HttpServer {
+    fn start() -> Result<HttpServer, Failed> {
+        let script = npm_dir().join("@modelcontextprotocol/server-everything/dist/index.js");
+        if !script.exists() {
+            return Err(format!("{} is missing: {INSTALL_HINT}", script.display()).into());
+        }
+        // Ask the OS for a free port, then hand it to the server.
+        let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+            .and_then(|l| l.local_addr())
+            .map_err(|e| format!("no free loopback port: {e}"))?
+            .port();
+        let child = Command::new("node")
+            .arg(&script)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start node: {e}"))?;
+        let mut server = HttpServer { child, port };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+            if let Ok(Some(status)) = server.child.try_wait() {
+                return Err(format!("server-everything (streamableHttp) exited: {status}").into());
+            }
+            if Instant::now() > deadline {
+                return Err(
+                    format!("server-everything did not listen on {addr} within 30 s").into(),
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(server)
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn check(path: &Path) -> Result<(), Failed> {
+    let name = path
+        .file_stem()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    let scratch = scratch(&name)?;
+    let mut vars = BTreeMap::from([
+        (
+            "ATP_MCP_NPM_DIR".to_owned(),
+            npm_dir().display().to_string(),
+        ),
+        ("ATP_MCP_VENV".to_owned(), venv().display().to_string()),
+        ("ATP_MCP_SCRATCH".to_owned(), scratch.display().to_string()),
+    ]);
+    // Read once without a port to learn the server kind; a url flow gets a server and a port.
+    vars.insert("ATP_MCP_HTTP_PORT".to_owned(), "0".to_owned());
+    let probe = Flow::load_with(path, &vars).map_err(|e| e.to_string())?;
+    let _http = match probe.server {
+        Server::Http { .. } => {
+            let server = HttpServer::start()?;
+            vars.insert("ATP_MCP_HTTP_PORT".to_owned(), server.port.to_string());
+            Some(server)
+        }
+        Server::Stdio(_) => None,
+    };
+    let flow = Flow::load_with(path, &vars).map_err(|e| e.to_string())?;
+    let missing = missing(&flow);
+    if !missing.is_empty() {
+        let list: Vec<String> = missing.iter().map(|p| p.display().to_string()).collect();
+        return Err(format!("missing {}: {INSTALL_HINT}", list.join(", ")).into());
+    }
+    let options = Options {
+        // npx-free, but node and Python start-up on a loaded two-core machine is slow.
+        initialize_timeout: Duration::from_secs(60),
+        ..Options::default()
+    };
+    let report = replay_blocking(&flow, &options, &mut |_| {});
+    let _ = std::fs::remove_dir_all(&scratch);
+    let stderr: String = report
+        .stderr_tail
+        .iter()
+        .map(|l| format!("\n  | {l}"))
+        .collect();
+    match (&flow.expected_failure, &report.failure) {
+        (None, None) => Ok(()),
+        (None, Some(failure)) => Err(format!("{failure}{stderr}").into()),
+        (Some(expected), None) => Err(format!(
+            "expected the replay to fail with\n  {expected}\nbut every step passed"
+        )
+        .into()),
+        (Some(expected), Some(failure)) if failure.to_string() == *expected => Ok(()),
+        (Some(expected), Some(failure)) => {
+            Err(format!("expected the failure line\n  {expected}\ngot\n  {failure}{stderr}").into())
+        }
+    }
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let dir = repo_root().join("flows/real-servers");
+    let mut paths: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect(),
+        Err(e) => {
+            eprintln!("cannot read {}: {e}", dir.display());
+            std::process::exit(2);
+        }
+    };
+    paths.sort();
+    let trials = paths
+        .into_iter()
+        .map(|path| {
+            let name = format!(
+                "real-servers/{}",
+                path.file_stem().unwrap_or_default().to_string_lossy()
+            );
+            Trial::test(name, move || check(&path)).with_kind("replay")
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit();
+}
