@@ -97,3 +97,31 @@ fn a_trajectory_loads_as_a_case() {
     assert_eq!(case.catalog.len(), 14);
     assert!(case.transcript.calls().count() > 0);
 }
+
+/// Every assistant turn with calls, as the Chat Completions body it came in: reading the text
+/// (the typed single-pass reader) gives the same response as reading its parsed `Value` (the
+/// general path), on all 1,164 real calls.
+#[test]
+fn response_bodies_read_the_same_from_text_and_from_values() {
+    let trajectories = read("trajectories.json");
+    let mut calls = 0;
+    for trajectory in trajectories.as_array().expect("an array of trajectories") {
+        let messages = trajectory["traj"].as_array().expect("`traj` messages");
+        for message in messages {
+            if message["role"] != "assistant"
+                || message.get("tool_calls").is_none_or(Value::is_null)
+            {
+                continue;
+            }
+            let body = json!({"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o",
+                "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}});
+            let from_value = toolcall_score::Response::from_value(&body, None).expect("parses");
+            let from_text =
+                toolcall_score::Response::from_json_str(&body.to_string(), None).expect("parses");
+            assert_eq!(from_text, from_value);
+            calls += from_text.calls.len();
+        }
+    }
+    assert_eq!(calls, 1164);
+}
