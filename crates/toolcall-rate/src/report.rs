@@ -261,7 +261,8 @@ fn write_names(f: &mut fmt::Formatter<'_>, list: &[Distinct]) -> fmt::Result {
         .unwrap_or(0);
     for d in list {
         let name = escape(&d.name).to_string();
-        write!(f, "  {:>6}  {name:<width$}  {}", d.count, d.cause)?;
+        // `prompt_drift` is the longest cause: pad to it so the columns after line up.
+        write!(f, "  {:>6}  {name:<width$}  {:<12}", d.count, d.cause)?;
         if d.causes.len() > 1 {
             let split: Vec<String> = d.causes.iter().map(|(c, n)| format!("{c} {n}")).collect();
             write!(f, " ({})", split.join(", "))?;

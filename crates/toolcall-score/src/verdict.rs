@@ -42,8 +42,9 @@ impl Cause {
 }
 
 impl fmt::Display for Cause {
+    /// The name, honouring width and alignment (`{:<12}`), so report columns line up.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 
@@ -94,8 +95,9 @@ impl FindingKind {
 }
 
 impl fmt::Display for FindingKind {
+    /// The name, honouring width and alignment, like [`Cause`]'s.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 
