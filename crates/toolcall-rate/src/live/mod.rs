@@ -307,7 +307,18 @@ pub fn run(options: &LiveOptions) -> Result<LiveRun, RateError> {
                 run.asked += 1;
                 run.failed += 1;
                 failed_in_a_row += 1;
-                let message = format!("{id}: {e}");
+                let mut message = format!("{id}: {e}");
+                // llama.cpp's chatml-function-calling answers any tool_choice but `auto`,
+                // `none` or a named function with a bare 500 whose message is empty.
+                if matches!(e, CallError::Status { status: 500, .. })
+                    && options.settings.tool_choice != "auto"
+                {
+                    message.push_str(&format!(
+                        "; the server may not support --tool-choice `{}` (llama.cpp's \
+                         chatml-function-calling takes only auto, none or a tool name)",
+                        toolcall_score::escape(&options.settings.tool_choice)
+                    ));
+                }
                 if options.verbose {
                     eprintln!("{message}");
                 }
