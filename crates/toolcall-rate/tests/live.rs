@@ -713,3 +713,41 @@ fn llama_cpp_500_for_an_unsupported_tool_choice_fails_clearly_without_a_retry_st
         "{error}"
     );
 }
+
+#[test]
+fn llama_cpp_gets_no_null_content_on_assistant_messages() {
+    // The real server answers `"content": null` beside `tool_calls` with an HTTP 500 of
+    // pydantic validation errors; absent content means the same to every OpenAI-compatible API.
+    let dir = scratch("llama-cpp-null-content");
+    let cases = cases(&dir, 1);
+    let written = json!({
+        "tools": [{"type": "function", "function": {"name": "get_balance", "parameters": {"type": "object"}}}],
+        "messages": [
+            {"role": "user", "content": "balance of acc_1?"},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+                "function": {"name": "get_balance", "arguments": "{\"account_id\":\"acc_1\"}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "12.00"},
+            {"role": "user", "content": "and acc_2?"}
+        ]
+    });
+    std::fs::write(cases.join("billing/case-1.json"), written.to_string()).unwrap();
+    let server = Server::start(vec![
+        raw(200, llama_cpp("tool-call-stray-colon.json")),
+        raw(200, llama_cpp("tool-call-stray-colon.json")),
+    ]);
+    let run = live::run(&options(Provider::OpenAi, &server, cases, None)).unwrap();
+    assert_eq!((run.asked, run.failed), (2, 0));
+    let seen = server.seen();
+    // case-0 is rebuilt from an Anthropic-shaped case, case-1 is sent as written.
+    for request in &seen {
+        let assistant = request.body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "assistant")
+            .unwrap();
+        assert!(assistant.get("content").is_none(), "{assistant}");
+        assert!(assistant["tool_calls"].is_array());
+    }
+    assert_eq!(seen[1].body["messages"][2]["content"], "12.00");
+}

@@ -150,7 +150,24 @@ pub fn openai(raw: &Value, case: &Case, settings: &RequestSettings) -> Value {
     if let Some(t) = settings.temperature {
         body.insert("temperature".into(), json!(t));
     }
+    omit_null_content(&mut body);
     Value::Object(body)
+}
+
+/// Drops `"content": null` from assistant messages. It means the same as no `content` (OpenAI
+/// makes it optional beside `tool_calls`), and llama.cpp's Python server rejects the null with
+/// an HTTP 500 listing pydantic validation errors.
+fn omit_null_content(body: &mut Map<String, Value>) {
+    let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for message in messages.iter_mut().filter_map(Value::as_object_mut) {
+        if message.get("role").and_then(Value::as_str) == Some("assistant")
+            && message.get("content").is_some_and(Value::is_null)
+        {
+            message.remove("content");
+        }
+    }
 }
 
 fn openai_from_model(case: &Case) -> Map<String, Value> {
