@@ -635,14 +635,18 @@ fn raw(status: u16, body: String) -> Reply {
 #[test]
 fn llama_cpp_calls_are_read_from_tool_calls_and_a_disagreeing_legacy_field_is_reported() {
     let dir = scratch("llama-cpp-legacy");
-    let cases = cases(&dir, 2);
+    let cases = cases(&dir, 4);
     let record = dir.join("recorded/smollm2");
     // 1: `function_call.name` is `get_balance:` (the grammar's colon) beside `get_balance`.
     // 2: `function_call.name` is `list_invoices:`, the call the model wanted next, beside
     //    `get_balance`: a name the request does not define, which must not be scored as a call.
+    // 3: a plain-text reply, which arrives as `content: ""`: no call, no text, not an error.
+    // 4: arguments that are not JSON (a raw newline inside a string): a finding, not bad input.
     let bodies = [
         llama_cpp("tool-call-stray-colon.json"),
         llama_cpp("tool-call-legacy-names-the-next-call.json"),
+        llama_cpp("text-reply-empty-content.json"),
+        llama_cpp("tool-call-arguments-not-json.json"),
     ];
     let server = Server::start(bodies.iter().map(|b| raw(200, b.clone())).collect());
     let run = live::run(&options(
@@ -660,11 +664,19 @@ fn llama_cpp_calls_are_read_from_tool_calls_and_a_disagreeing_legacy_field_is_re
         let recorded = std::fs::read_to_string(record.join(format!("billing/case-{i}.json")));
         assert_eq!(recorded.unwrap(), *body, "case-{i} recorded byte for byte");
     }
-    assert_eq!((run.asked, run.failed, run.tokens), (2, 0, 1035 + 687));
+    assert_eq!(
+        (run.asked, run.failed, run.tokens),
+        (4, 0, 1035 + 687 + 1104 + 906)
+    );
     let report = report(run);
-    assert_eq!((report.responses, report.calls, report.unknown), (2, 2, 0));
-    assert!(report.distinct.is_empty(), "{:?}", report.distinct);
-    assert_eq!(report.other_findings.get("legacy_mismatch"), Some(&2));
+    // The one unknown name is body 4's `get_invoice`, which these test cases do not define;
+    // neither legacy name (`get_balance:`, `list_invoices:`) is counted.
+    assert_eq!((report.responses, report.calls, report.unknown), (4, 3, 1));
+    let names: Vec<&str> = report.distinct.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["get_invoice"]);
+    assert!(report.in_text.is_empty(), "{:?}", report.in_text);
+    assert_eq!(report.other_findings.get("legacy_mismatch"), Some(&3));
+    assert_eq!(report.other_findings.get("arguments_not_json"), Some(&1));
     assert_eq!(report.bad_lines, 0, "{:?}", report.errors);
 }
 
