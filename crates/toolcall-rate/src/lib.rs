@@ -48,6 +48,6 @@ mod tally;
 
 pub use errors::RateError;
 pub use import::{import, ImportOptions, ImportSummary};
-pub use report::{wilson, Distinct, Gate, GateResult, NoToolFits, Report};
+pub use report::{wilson, Distinct, Gate, GateResult, LiveCounts, NoToolFits, Report, ZERO_MEANS};
 pub use scan::{rate_jsonl, rate_tree, ScanOptions, TreeScan};
 pub use tally::{Origin, Tally};

@@ -22,6 +22,8 @@
 //!   "errors": ["log.jsonl:17: ..."],  // the first of them, in input order
 //!   "unrecorded": 0,                  // cases with no recorded response (tree mode)
 //!   "stopped": null,                  // why a live run stopped early, when it did
+//!   "live": {"asked": 51, "resumed": 0, "failed": 0, "unasked": 0,
+//!            "requests": 51, "tokens": 48210},  // live mode only (null otherwise)
 //!   "gate": {"max_unknown": 0, "max_rate": null, "min_calls": null,
 //!            "passed": false, "reasons": ["4 unknown > --max-unknown 0"]}
 //! }
@@ -121,6 +123,25 @@ pub struct NoToolFits {
     pub calls: u64,
 }
 
+/// What a live run sent: the counts that show the budget held and a resume asked only what was
+/// left. Requests count every HTTP request, retries included; `asked + resumed + unasked` is the
+/// number of cases.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LiveCounts {
+    /// Cases asked in this run.
+    pub asked: u64,
+    /// Cases scored from an earlier recording instead of being asked.
+    pub resumed: u64,
+    /// Cases whose request failed (counted in `asked` too).
+    pub failed: u64,
+    /// Cases not asked because the run stopped early.
+    pub unasked: u64,
+    /// HTTP requests sent, retries included.
+    pub requests: u64,
+    /// Tokens spent, from the responses' `usage`.
+    pub tokens: u64,
+}
+
 /// A finished rate report. Serializes to the stable JSON shape documented on this module.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Report {
@@ -150,6 +171,8 @@ pub struct Report {
     pub unrecorded: u64,
     /// Why a live run stopped before asking every case, when it did.
     pub stopped: Option<String>,
+    /// What a live run sent (live mode only).
+    pub live: Option<LiveCounts>,
     /// The gate's decision.
     pub gate: GateResult,
 }
@@ -235,6 +258,7 @@ impl Report {
                 .collect(),
             unrecorded: 0,
             stopped: None,
+            live: None,
             gate: GateResult {
                 gate,
                 passed: reasons.is_empty(),
@@ -248,6 +272,12 @@ impl Report {
         self.gate.passed
     }
 }
+
+/// What a zero rate does and does not show, printed under every clean report.
+pub const ZERO_MEANS: &str = "note: zero unknown names means none of these calls named a tool \
+     outside its request. Under grammar-constrained decoding (llama.cpp's \
+     chatml-function-calling, vLLM guided decoding, strict structured outputs) an unknown name \
+     cannot occur at all: there a zero checks the pipeline, not the model's honesty.";
 
 fn percent(x: f64) -> String {
     format!("{:.2}%", x * 100.0)
@@ -354,6 +384,16 @@ impl fmt::Display for Report {
         }
         if let Some(stopped) = &self.stopped {
             writeln!(f, "stopped early: {stopped}")?;
+        }
+        if let Some(live) = &self.live {
+            writeln!(
+                f,
+                "live: {} case(s) asked, {} resumed from recordings, {} failed, {} not asked; {} request(s), {} token(s)",
+                live.asked, live.resumed, live.failed, live.unasked, live.requests, live.tokens
+            )?;
+        }
+        if self.unknown == 0 && self.calls > 0 {
+            writeln!(f, "{ZERO_MEANS}")?;
         }
         let gate = &self.gate;
         if gate.gate == Gate::default() {

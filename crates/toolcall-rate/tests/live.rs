@@ -611,3 +611,159 @@ fn every_bundled_case_converts_to_both_request_shapes_without_loss() {
         }
     }
 }
+
+// --- llama.cpp's server (llama-cpp-python 0.3.36, `--chat_format chatml-function-calling`) -----
+// The bodies under tests/fixtures/llama-cpp/ are the real server's, byte for byte, captured by
+// `scripts/live-local` against SmolLM2-135M-Instruct.
+
+fn llama_cpp(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/llama-cpp")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn raw(status: u16, body: String) -> Reply {
+    Reply {
+        status,
+        headers: Vec::new(),
+        body,
+        delay: Duration::ZERO,
+    }
+}
+
+#[test]
+fn llama_cpp_calls_are_read_from_tool_calls_and_a_disagreeing_legacy_field_is_reported() {
+    let dir = scratch("llama-cpp-legacy");
+    let cases = cases(&dir, 4);
+    let invoices = json!({
+        "tools": [{"type": "function", "function": {"name": "get_invoice", "parameters": {"type": "object",
+                   "properties": {"invoice_id": {"type": "string"}}}}}],
+        "messages": [{"role": "user", "content": "Is invoice in_1 paid?"}]
+    });
+    std::fs::write(cases.join("billing/case-3.json"), invoices.to_string()).unwrap();
+    let record = dir.join("recorded/smollm2");
+    // 1: `function_call.name` is `get_balance:` (the grammar's colon) beside `get_balance`.
+    // 2: `function_call.name` is `list_invoices:`, the call the model wanted next, beside
+    //    `get_balance`: a name the request does not define, which must not be scored as a call.
+    // 3: a plain-text reply, which arrives as `content: ""`: no call, no text, not an error.
+    // 4: arguments that are not JSON (a raw newline inside a string): a finding, not bad input.
+    let bodies = [
+        llama_cpp("tool-call-stray-colon.json"),
+        llama_cpp("tool-call-legacy-names-the-next-call.json"),
+        llama_cpp("text-reply-empty-content.json"),
+        llama_cpp("tool-call-arguments-not-json.json"),
+    ];
+    let server = Server::start(bodies.iter().map(|b| raw(200, b.clone())).collect());
+    let run = live::run(&options(
+        Provider::OpenAi,
+        &server,
+        cases,
+        Some(record.clone()),
+    ))
+    .unwrap();
+    // The server ignores the tools unless tool_choice is sent: it always is.
+    for request in server.seen() {
+        assert_eq!(request.body["tool_choice"], "auto");
+    }
+    for (i, body) in bodies.iter().enumerate() {
+        let recorded = std::fs::read_to_string(record.join(format!("billing/case-{i}.json")));
+        assert_eq!(recorded.unwrap(), *body, "case-{i} recorded byte for byte");
+    }
+    assert_eq!(
+        (run.asked, run.failed, run.tokens),
+        (4, 0, 1035 + 687 + 1104 + 906)
+    );
+    let report = report(run);
+    // Neither legacy name (`get_balance:`, `list_invoices:`) is counted as a call.
+    assert_eq!((report.responses, report.calls, report.unknown), (4, 3, 0));
+    assert!(report.distinct.is_empty(), "{:?}", report.distinct);
+    assert!(report.in_text.is_empty(), "{:?}", report.in_text);
+    assert_eq!(report.other_findings.get("legacy_mismatch"), Some(&3));
+    assert_eq!(report.other_findings.get("arguments_not_json"), Some(&1));
+    assert_eq!(report.bad_lines, 0, "{:?}", report.errors);
+}
+
+#[test]
+fn llama_cpp_legacy_mismatch_says_what_the_server_did() {
+    let case = toolcall_score::Case::from_json_str(
+        &std::fs::read_to_string(
+            cases(&scratch("llama-cpp-detail"), 2).join("billing/case-1.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let response = toolcall_score::Response::from_json_str(
+        &llama_cpp("tool-call-stray-colon.json"),
+        Some(toolcall_score::Format::OpenaiChat),
+    )
+    .unwrap();
+    let verdict = toolcall_score::score(&case, &response);
+    assert_eq!(verdict.fingerprint(), ["legacy_mismatch"]);
+    let detail = &verdict.findings()[0].detail;
+    assert!(
+        detail.contains("`get_balance:`") && detail.contains("stray trailing colon"),
+        "{detail}"
+    );
+}
+
+#[test]
+fn llama_cpp_500_for_an_unsupported_tool_choice_fails_clearly_without_a_retry_storm() {
+    let dir = scratch("llama-cpp-500");
+    let cases = cases(&dir, 4);
+    let body = llama_cpp("error-500-tool-choice-required.json");
+    let server = Server::start(vec![raw(500, body); 8]);
+    let mut options = options(Provider::OpenAi, &server, cases, None);
+    options.settings.tool_choice = "required".into();
+    let run = live::run(&options).unwrap();
+    // Each case: one retry of the 500, then a clear error; three such cases stop the run.
+    assert_eq!(server.seen().len(), 6);
+    assert_eq!((run.failed, run.unasked, run.requests), (3, 1, 6));
+    assert!(run.stopped.as_deref().unwrap().contains("3 cases in a row"));
+    let report = report(run);
+    let error = &report.errors[0];
+    assert!(
+        error.contains("HTTP 500")
+            && error.contains("internal_server_error")
+            && error.contains("--tool-choice `required`"),
+        "{error}"
+    );
+}
+
+#[test]
+fn llama_cpp_gets_empty_content_not_null_on_assistant_messages() {
+    // The real server answers `"content": null` beside `tool_calls` with an HTTP 500 of pydantic
+    // validation errors, and a missing `content` with a 500 from its chat template.
+    let dir = scratch("llama-cpp-null-content");
+    let cases = cases(&dir, 1);
+    let written = json!({
+        "tools": [{"type": "function", "function": {"name": "get_balance", "parameters": {"type": "object"}}}],
+        "messages": [
+            {"role": "user", "content": "balance of acc_1?"},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+                "function": {"name": "get_balance", "arguments": "{\"account_id\":\"acc_1\"}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "12.00"},
+            {"role": "user", "content": "and acc_2?"}
+        ]
+    });
+    std::fs::write(cases.join("billing/case-1.json"), written.to_string()).unwrap();
+    let server = Server::start(vec![
+        raw(200, llama_cpp("tool-call-stray-colon.json")),
+        raw(200, llama_cpp("tool-call-stray-colon.json")),
+    ]);
+    let run = live::run(&options(Provider::OpenAi, &server, cases, None)).unwrap();
+    assert_eq!((run.asked, run.failed), (2, 0));
+    let seen = server.seen();
+    // case-0 is rebuilt from an Anthropic-shaped case, case-1 is sent as written.
+    for request in &seen {
+        let assistant = request.body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "assistant")
+            .unwrap();
+        assert_eq!(assistant["content"], "", "{assistant}");
+        assert!(assistant["tool_calls"].is_array());
+    }
+    assert_eq!(seen[1].body["messages"][2]["content"], "12.00");
+}

@@ -248,7 +248,7 @@ fn anthropic_fixtures() {
 
 #[test]
 fn openai_chat_fixtures() {
-    assert_eq!(run_dir("openai_chat"), 10);
+    assert_eq!(run_dir("openai_chat"), 12);
 }
 
 #[test]

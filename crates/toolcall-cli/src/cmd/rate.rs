@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use toolcall_rate::live::{self, LiveOptions, Provider, RequestSettings, RetryPolicy};
-use toolcall_rate::{rate_jsonl, rate_tree, Gate, Report, ScanOptions};
+use toolcall_rate::{rate_jsonl, rate_tree, Gate, LiveCounts, Report, ScanOptions};
 use toolcall_score::Format;
 
 use crate::output;
@@ -247,5 +247,13 @@ fn live_report(args: &Args, provider: Provider, gate: Gate) -> Result<(Report, b
     let mut report = Report::new(run.tally, gate);
     report.stopped = run.stopped;
     report.unrecorded = run.unasked;
+    report.live = Some(LiveCounts {
+        asked: run.asked,
+        resumed: run.resumed,
+        failed: run.failed,
+        unasked: run.unasked,
+        requests: run.requests,
+        tokens: run.tokens,
+    });
     Ok((report, failed))
 }

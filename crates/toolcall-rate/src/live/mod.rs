@@ -307,7 +307,18 @@ pub fn run(options: &LiveOptions) -> Result<LiveRun, RateError> {
                 run.asked += 1;
                 run.failed += 1;
                 failed_in_a_row += 1;
-                let message = format!("{id}: {e}");
+                let mut message = format!("{id}: {e}");
+                // llama.cpp's chatml-function-calling answers any tool_choice but `auto`,
+                // `none` or a named function with a bare 500 whose message is empty.
+                if matches!(e, CallError::Status { status: 500, .. })
+                    && options.settings.tool_choice != "auto"
+                {
+                    message.push_str(&format!(
+                        "; the server may not support --tool-choice `{}` (llama.cpp's \
+                         chatml-function-calling takes only auto, none or a tool name)",
+                        toolcall_score::escape(&options.settings.tool_choice)
+                    ));
+                }
                 if options.verbose {
                     eprintln!("{message}");
                 }
@@ -335,15 +346,7 @@ pub fn run(options: &LiveOptions) -> Result<LiveRun, RateError> {
                     crate::import::write_atomically(recorded, &reply.body)?;
                 }
                 if options.verbose {
-                    eprintln!(
-                        "{id}: {} call(s){}",
-                        response.calls.len(),
-                        if reply.attempts > 1 {
-                            format!(" after {} attempts", reply.attempts)
-                        } else {
-                            String::new()
-                        }
-                    );
+                    eprintln!("{}", progress_line(id, &case, &response, reply.attempts));
                 }
                 run.tally.add(&case, &response, &origin);
             }
@@ -363,6 +366,28 @@ pub fn run(options: &LiveOptions) -> Result<LiveRun, RateError> {
         }
     }
     Ok(run)
+}
+
+/// The line printed for each case asked: `<id>: <n> call(s)[ after <k> attempts]: pass` or
+/// `...: fail: <fingerprint entries, comma-separated>`. Stable, so a script can compare a live
+/// run's verdicts with the recorded responses re-scored offline (`scripts/live-local` does).
+pub fn progress_line(id: &str, case: &Case, response: &Response, attempts: u32) -> String {
+    let verdict = toolcall_score::score(case, response);
+    let retries = if attempts > 1 {
+        format!(" after {attempts} attempts")
+    } else {
+        String::new()
+    };
+    let outcome = if verdict.is_pass() {
+        "pass".to_owned()
+    } else {
+        format!("fail: {}", verdict.fingerprint().join(", "))
+    };
+    format!(
+        "{}: {} call(s){retries}: {outcome}",
+        toolcall_score::escape(id),
+        response.calls.len()
+    )
 }
 
 fn read_raw(path: &Path) -> Result<Value, String> {

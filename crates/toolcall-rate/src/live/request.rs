@@ -150,7 +150,25 @@ pub fn openai(raw: &Value, case: &Case, settings: &RequestSettings) -> Value {
     if let Some(t) = settings.temperature {
         body.insert("temperature".into(), json!(t));
     }
+    empty_content_not_null(&mut body);
     Value::Object(body)
+}
+
+/// Sends `"content": ""` for an assistant message's `"content": null` (or missing content): the
+/// same empty turn to any OpenAI-compatible API, and the only form llama.cpp's Python server
+/// takes — it answers a null with an HTTP 500 of pydantic validation errors, and a missing
+/// `content` with a 500 from its chat template (`'dict object' has no attribute 'content'`).
+fn empty_content_not_null(body: &mut Map<String, Value>) {
+    let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for message in messages.iter_mut().filter_map(Value::as_object_mut) {
+        if message.get("role").and_then(Value::as_str) == Some("assistant")
+            && message.get("content").is_none_or(Value::is_null)
+        {
+            message.insert("content".into(), json!(""));
+        }
+    }
 }
 
 fn openai_from_model(case: &Case) -> Map<String, Value> {

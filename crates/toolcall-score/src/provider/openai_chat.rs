@@ -74,15 +74,32 @@ pub(super) fn mismatch(legacy: &ToolCall, calls: &[ToolCall]) -> Option<String> 
         .iter()
         .map(|c| format!("`{}`", crate::escape(&c.name)))
         .collect();
+    let names = names.join(", ");
+    // llama-cpp-python's `chatml-function-calling` fills the legacy field from its follow-up
+    // completion: the name with the grammar's trailing colon, or an empty name when the model
+    // stopped. Said plainly, so nobody chases a renamed tool.
+    let why = if legacy.name.is_empty() {
+        return Some(format!(
+            "the legacy `function_call` has an empty name beside the `tool_calls` ({names}) \
+             (llama-cpp-python's chatml-function-calling leaves it so); only `tool_calls` are scored"
+        ));
+    } else if same_name.is_empty()
+        && calls
+            .iter()
+            .any(|c| legacy.name.strip_suffix(':') == Some(c.name.as_str()))
+    {
+        " with a stray trailing colon (llama-cpp-python's chatml-function-calling writes it)"
+    } else {
+        ""
+    };
     let what = if same_name.is_empty() {
         "names"
     } else {
         "has other arguments than"
     };
     Some(format!(
-        "the legacy `function_call` `{}` {what} the `tool_calls` ({}); only `tool_calls` are scored",
+        "the legacy `function_call` `{}` {what} the `tool_calls` ({names}){why}; only `tool_calls` are scored",
         crate::escape(&legacy.name),
-        names.join(", ")
     ))
 }
 
