@@ -557,7 +557,8 @@ fn a_malformed_body_is_counted_and_not_recorded() {
 }
 
 /// Every bundled case, in whatever format it is written, becomes a request of each provider's
-/// shape that reads back as the same catalog, transcript calls and results, and system prompt.
+/// shape that reads back as the same catalog, transcript calls and results, and system prompt,
+/// and as that provider's format.
 #[test]
 fn every_bundled_case_converts_to_both_request_shapes_without_loss() {
     use toolcall_rate::live::request;
@@ -608,6 +609,21 @@ fn every_bundled_case_converts_to_both_request_shapes_without_loss() {
                 "{} as {name}:\n{body:#}",
                 path.display()
             );
+            // And it is really that provider's shape: an Ollama transcript sent as if it were
+            // OpenAI Chat (object arguments, no ids) is rejected by an OpenAI server.
+            if case.transcript.calls().next().is_some() {
+                let expected = if name == "openai" {
+                    toolcall_score::Format::OpenaiChat
+                } else {
+                    toolcall_score::Format::Anthropic
+                };
+                assert_eq!(
+                    back.request_format,
+                    Some(expected),
+                    "{} as {name}:\n{body:#}",
+                    path.display()
+                );
+            }
         }
     }
 }

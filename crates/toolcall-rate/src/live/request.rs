@@ -26,10 +26,11 @@ pub struct RequestSettings {
 const CASE_KEYS: [&str; 4] = ["about", "format", "parent_tools", "expect"];
 
 /// The case's raw body, when it is already a request of `target`'s shape: the case names the
-/// format, or (when it names none) its shape says so.
+/// format, or the core's parser read the request as that format. (An Ollama transcript looks
+/// like OpenAI Chat at a glance, but its object arguments and missing ids are rejected by an
+/// OpenAI server, so only the parser's verdict, which tells them apart, is trusted.)
 fn as_written(raw: &Value, case: &Case, target: Format) -> Option<Map<String, Value>> {
-    let shape = case.format.or_else(|| shape(raw))?;
-    if shape != target {
+    if case.format.or(case.request_format)? != target {
         return None;
     }
     let mut object = raw.as_object()?.clone();
@@ -37,46 +38,6 @@ fn as_written(raw: &Value, case: &Case, target: Format) -> Option<Map<String, Va
         object.remove(key);
     }
     Some(object)
-}
-
-/// The request shape told from marks only one of the two formats has: OpenAI wraps tools in
-/// `{"type": "function"}` and has `system`/`tool` role messages; Anthropic has `input_schema`,
-/// a top-level `system`, and `tool_use`/`tool_result` blocks.
-fn shape(raw: &Value) -> Option<Format> {
-    let mut openai = false;
-    let mut anthropic = raw.get("system").is_some();
-    for tool in raw
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        openai |= tool.get("function").is_some();
-        anthropic |= tool.get("input_schema").is_some();
-    }
-    for message in raw
-        .get("messages")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let role = message.get("role").and_then(Value::as_str);
-        openai |= matches!(role, Some("system" | "developer" | "tool"))
-            || message.get("tool_calls").is_some();
-        if let Some(blocks) = message.get("content").and_then(Value::as_array) {
-            anthropic |= blocks.iter().any(|b| {
-                matches!(
-                    b.get("type").and_then(Value::as_str),
-                    Some("tool_use" | "tool_result")
-                )
-            });
-        }
-    }
-    match (openai, anthropic) {
-        (true, false) => Some(Format::OpenaiChat),
-        (false, true) => Some(Format::Anthropic),
-        _ => None,
-    }
 }
 
 fn arguments_json(arguments: &Arguments) -> Value {
