@@ -1,40 +1,22 @@
 //! The `toolcall` binary as users run it: exit codes, human and JSON output, input errors.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
+
+use support::{stderr, stdout, toolcall};
 
 use serde_json::{json, Value};
 
-/// A fresh directory for one test's files.
 fn scratch(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("cli")
-        .join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    support::scratch("cli", test)
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path
-}
-
-fn toolcall(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolcall"))
-        .args(args)
-        .env_remove("GITHUB_ACTIONS")
-        .output()
-        .unwrap()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 const CASE: &str = r#"{

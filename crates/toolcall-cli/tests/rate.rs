@@ -1,35 +1,21 @@
 //! `toolcall rate` and `toolcall import` as users run them: the gate's exit codes with the names
 //! printed either way, the JSON report, JSONL input, and import's refusal to overwrite.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+
+use support::{stdout, toolcall};
 
 use serde_json::{json, Value};
 
 fn scratch(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("cli-rate")
-        .join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    support::scratch("cli-rate", test)
 }
 
 fn write(path: &Path, value: &Value) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, value.to_string()).unwrap();
-}
-
-fn toolcall(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolcall"))
-        .args(args)
-        .env_remove("GITHUB_ACTIONS")
-        .output()
-        .unwrap()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 fn case() -> Value {

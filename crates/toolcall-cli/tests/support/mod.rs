@@ -1,0 +1,35 @@
+//! What the CLI's integration tests share: a scratch directory per test, and running the
+//! `toolcall` binary the way a user's shell does (outside GitHub Actions).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A fresh, empty directory for one test's files, under cargo's per-target temporary directory.
+pub fn scratch(suite: &str, test: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(suite)
+        .join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `toolcall` with `args`, without `GITHUB_ACTIONS`, and waits for it.
+pub fn toolcall(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .args(args)
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap()
+}
+
+/// Standard output, lossily decoded.
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Standard error, lossily decoded.
+#[allow(dead_code)] // not every suite reads stderr
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
