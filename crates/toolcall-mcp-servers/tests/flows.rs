@@ -57,19 +57,10 @@ fn check(path: &Path) -> Result<(), Failed> {
 fn main() {
     let args = Arguments::from_args();
     let dir = flows_dir();
-    let mut paths: Vec<PathBuf> = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "json"))
-            .collect(),
-        Err(e) => {
-            eprintln!("cannot read {}: {e}", dir.display());
-            std::process::exit(2);
-        }
-    };
-    paths.sort();
-    assert!(!paths.is_empty(), "no flows under {}", dir.display());
+    let paths = Flow::files_in(&dir).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2);
+    });
     let trials = paths
         .into_iter()
         .map(|path| {

@@ -10,6 +10,14 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum FlowError {
+    /// A folder of flows could not be listed, or holds no flow.
+    #[error("{}: {why}", dir.display())]
+    Folder {
+        /// The folder.
+        dir: PathBuf,
+        /// What went wrong.
+        why: String,
+    },
     /// The file could not be read.
     #[error("{}: cannot read the flow: {source}", path.display())]
     Read {

@@ -157,6 +157,27 @@ impl Vars for BTreeMap<String, String> {
 }
 
 impl Flow {
+    /// The flow files (`*.json`) directly in `dir`, sorted: what a suite turns into one test
+    /// each. A folder that cannot be read, or holds no flow, is an error, so a suite can never
+    /// pass by running nothing.
+    pub fn files_in(dir: &Path) -> Result<Vec<std::path::PathBuf>, FlowError> {
+        let folder = |why: String| FlowError::Folder {
+            dir: dir.to_owned(),
+            why,
+        };
+        let entries = std::fs::read_dir(dir).map_err(|e| folder(format!("cannot list: {e}")))?;
+        let mut paths: Vec<std::path::PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        if paths.is_empty() {
+            return Err(folder("holds no flow (*.json)".to_owned()));
+        }
+        paths.sort();
+        Ok(paths)
+    }
+
     /// Reads a flow file; `${VAR}` references take their values from the environment.
     pub fn load(path: &Path) -> Result<Flow, FlowError> {
         Flow::load_with(path, &EnvVars)
@@ -397,6 +418,30 @@ fn expand_vars(text: &str, vars: &dyn Vars) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_in_lists_sorted_flows_and_refuses_an_empty_folder() {
+        let dir =
+            std::env::temp_dir().join(format!("toolcall-mcp-files-in-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("nested.json")).unwrap();
+        let empty = Flow::files_in(&dir).unwrap_err().to_string();
+        assert!(empty.contains("holds no flow"), "{empty}");
+        for name in ["b.json", "a.json", "notes.md"] {
+            std::fs::write(dir.join(name), "{}").unwrap();
+        }
+        let names: Vec<String> = Flow::files_in(&dir)
+            .unwrap()
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["a.json", "b.json"]);
+        let missing = Flow::files_in(&dir.join("missing"))
+            .unwrap_err()
+            .to_string();
+        assert!(missing.contains("cannot list"), "{missing}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs

@@ -53,11 +53,12 @@ pub struct Case {
     pub expect: Expect,
 }
 
-/// Keys of the case format itself; a key one edit away from one of these is a typo, not a
-/// provider's field, and is reported rather than ignored.
-const CASE_KEYS: [&str; 4] = ["about", "format", "parent_tools", "expect"];
-
 impl Case {
+    /// The keys of the case format itself, beside the provider's request keys. No provider
+    /// accepts them, so whoever sends a case's body to a provider removes them; and a key one
+    /// edit away from one of them is a typo, reported rather than ignored.
+    pub const KEYS: [&'static str; 4] = ["about", "format", "parent_tools", "expect"];
+
     /// A case with just a catalog: the bare membership check.
     pub fn from_catalog(catalog: Catalog) -> Case {
         Case {
@@ -91,7 +92,7 @@ impl Case {
             return Err(ParseError::unexpected("", "a case object", value));
         };
         for key in object.keys() {
-            if let Some(meant) = CASE_KEYS
+            if let Some(meant) = Case::KEYS
                 .iter()
                 // The length check first: most keys are far longer or shorter than these.
                 .find(|k| {

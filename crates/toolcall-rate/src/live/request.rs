@@ -22,9 +22,6 @@ pub struct RequestSettings {
     pub temperature: Option<f64>,
 }
 
-/// The keys of the case format itself, which no provider accepts.
-const CASE_KEYS: [&str; 4] = ["about", "format", "parent_tools", "expect"];
-
 /// The case's raw body, when it is already a request of `target`'s shape: the case names the
 /// format, or the core's parser read the request as that format. (An Ollama transcript looks
 /// like OpenAI Chat at a glance, but its object arguments and missing ids are rejected by an
@@ -34,7 +31,7 @@ fn as_written(raw: &Value, case: &Case, target: Format) -> Option<Map<String, Va
         return None;
     }
     let mut object = raw.as_object()?.clone();
-    for key in CASE_KEYS {
+    for key in Case::KEYS {
         object.remove(key);
     }
     Some(object)
