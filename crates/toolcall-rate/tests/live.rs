@@ -83,9 +83,7 @@ impl Server {
                             let reply = script
                                 .next()
                                 .unwrap_or_else(|| status(418, "unscripted request"));
-                            if let Some(request) = handle(stream, &reply) {
-                                seen.lock().unwrap().push(request);
-                            }
+                            handle(stream, &reply, &seen);
                         }
                         Err(_) => std::thread::sleep(Duration::from_millis(2)),
                     }
@@ -114,7 +112,9 @@ impl Drop for Server {
     }
 }
 
-fn handle(stream: TcpStream, reply: &Reply) -> Option<Seen> {
+/// Reads one request, records it, then answers: recording comes first, because a client that
+/// stops on this reply may ask for `seen()` before this thread would otherwise get to it.
+fn handle(stream: TcpStream, reply: &Reply, seen: &Mutex<Vec<Seen>>) -> Option<()> {
     stream.set_nonblocking(false).ok()?;
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -140,6 +140,11 @@ fn handle(stream: TcpStream, reply: &Reply) -> Option<Seen> {
     }
     let mut body = vec![0; length];
     reader.read_exact(&mut body).ok()?;
+    seen.lock().unwrap().push(Seen {
+        path,
+        headers,
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+    });
     std::thread::sleep(reply.delay);
     let mut stream = stream;
     let mut head = format!(
@@ -154,11 +159,7 @@ fn handle(stream: TcpStream, reply: &Reply) -> Option<Seen> {
     let _ = stream.write_all(head.as_bytes());
     let _ = stream.write_all(reply.body.as_bytes());
     let _ = stream.flush();
-    Some(Seen {
-        path,
-        headers,
-        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
-    })
+    Some(())
 }
 
 fn scratch(test: &str) -> PathBuf {
