@@ -2,13 +2,13 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::errors::ParseError;
 
 /// One tool definition.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Tool {
     /// The name calls must use.
     pub name: String,

@@ -40,6 +40,8 @@
 //!
 //! - `schema` (off by default): validate call arguments against each tool's JSON Schema with the
 //!   `jsonschema` crate. Off, the scorer still checks that arguments are a JSON object.
+//! - `serde` (off by default): `serde::Serialize` for the model, [`Verdict`], lint and loop
+//!   types, in the JSON shapes the `toolcall` CLI prints. Off, nothing compiles `serde_derive`.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -7,15 +7,14 @@
 
 use std::fmt;
 
-use serde::Serialize;
-
 use crate::mention::mentions;
 use crate::score::parameter_names;
 use crate::{escape, suggest, Case};
 
 /// Where a drifted name was found.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "in", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(tag = "in", rename_all = "snake_case"))]
 pub enum DriftSource {
     /// The system prompt.
     SystemPrompt,
@@ -28,7 +27,8 @@ pub enum DriftSource {
 
 /// A tool-like name that the prompt or a description tells the model to use, but the catalog
 /// does not define.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Drift {
     /// The name as written.
     pub name: String,

@@ -3,20 +3,20 @@
 //! Parsers in [`crate::provider`] turn a provider's JSON into these types; everything downstream
 //! (scoring, the loop guard, the rate report) sees only these, never a provider's shapes.
 
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::{Catalog, Format};
 
 /// One tool call, in the order the response carried it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ToolCall {
     /// The call id, when the format has one (Gemini and Ollama ids are optional).
     pub id: Option<String>,
     /// The tool name exactly as the model wrote it.
     pub name: String,
     /// The OpenAI Responses API `namespace`, when present.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub namespace: Option<String>,
     /// The arguments.
     pub arguments: Arguments,
@@ -36,8 +36,9 @@ impl ToolCall {
 
 /// A call's arguments. OpenAI-style formats send them as a JSON *string*, which a model can get
 /// wrong; that is a finding, not a parse error.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(untagged))]
 pub enum Arguments {
     /// Arguments that are JSON (not necessarily an object: see [`crate::FindingKind`]).
     Parsed(Value),
@@ -61,7 +62,8 @@ impl Arguments {
 }
 
 /// Something about a response, other than its calls, that makes it wrong on its face.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Anomaly {
     /// What kind of anomaly.
     pub kind: AnomalyKind,
@@ -70,8 +72,9 @@ pub struct Anomaly {
 }
 
 /// The kinds of [`Anomaly`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 #[non_exhaustive]
 pub enum AnomalyKind {
     /// The provider itself says a call was malformed (Gemini `MALFORMED_FUNCTION_CALL`).
@@ -83,7 +86,8 @@ pub enum AnomalyKind {
 }
 
 /// A provider's response, parsed: the calls, the text, the stop reason.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Response {
     /// The format it was parsed as.
     pub format: Format,
@@ -111,8 +115,9 @@ impl Response {
 }
 
 /// Who wrote a transcript message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Role {
     /// A system or developer message.
     System,
@@ -125,7 +130,8 @@ pub enum Role {
 }
 
 /// The answer to one earlier tool call.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ToolResult {
     /// The id of the call it answers, when the format carries one.
     pub call_id: Option<String>,
@@ -138,7 +144,8 @@ pub struct ToolResult {
 }
 
 /// One transcript message, reduced to what scoring needs.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Message {
     /// Who wrote it.
     pub role: Role,
@@ -163,7 +170,8 @@ impl Message {
 }
 
 /// The conversation sent with a request, oldest message first.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Transcript {
     /// The messages.
     pub messages: Vec<Message>,

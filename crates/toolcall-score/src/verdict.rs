@@ -2,14 +2,13 @@
 
 use std::fmt;
 
-use serde::Serialize;
-
 use crate::escape;
 
 /// Why an unknown tool name probably appeared. The order of the variants is the order they are
 /// tried in: the first that fits is the cause a finding carries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Cause {
     /// The name was called (or answered) earlier in the replayed transcript: a tool that was
     /// removed while the transcript still shows it.
@@ -49,8 +48,9 @@ impl fmt::Display for Cause {
 }
 
 /// What a finding is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 #[non_exhaustive]
 pub enum FindingKind {
     /// A call (or, with cause [`Cause::Prose`], a call-like mention in text) names a tool the
@@ -102,22 +102,23 @@ impl fmt::Display for FindingKind {
 }
 
 /// One thing wrong with a response (or with the transcript it answers).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Finding {
     /// What is wrong.
     pub kind: FindingKind,
     /// The tool name involved, exactly as the model wrote it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub name: Option<String>,
     /// Why an unknown name probably appeared (unknown-name findings only).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub cause: Option<Cause>,
     /// The defined names it was most likely meant to be, closest first (unknown-name findings
     /// only; empty when nothing is close).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub suggestions: Option<Vec<String>>,
     /// The call id involved, when there is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub call_id: Option<String>,
     /// Where it was found: `response call 2`, `response text 1`, `transcript message 4`.
     pub location: String,
@@ -226,7 +227,8 @@ impl Verdict {
     }
 }
 
-impl Serialize for Verdict {
+#[cfg(feature = "serde")]
+impl serde::Serialize for Verdict {
     /// `{"verdict": "pass" | "fail", "findings": [...]}`: the stable JSON shape of `--json`.
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;

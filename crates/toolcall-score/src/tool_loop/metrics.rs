@@ -3,13 +3,12 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
-
 /// Counters for one turn, or for every turn so far.
 ///
 /// Unknown names are kept distinct, with a count each, in the order they first appeared: a single
 /// name repeated is a plumbing bug to fix, a long tail of one-offs is model behaviour.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Counts {
     steps: usize,
     calls: usize,
@@ -18,7 +17,7 @@ pub struct Counts {
     duplicate_ids: usize,
     unknown_names: Vec<(String, usize)>,
     /// Position of each name in `unknown_names`, so counting stays linear in the calls.
-    #[serde(skip)]
+    #[cfg_attr(feature = "serde", serde(skip))]
     index: HashMap<String, usize>,
 }
 
@@ -78,7 +77,8 @@ impl Counts {
 }
 
 /// The loop's counters: the current (or last finished) turn, and all turns together.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct LoopMetrics {
     turns: usize,
     turn: Counts,

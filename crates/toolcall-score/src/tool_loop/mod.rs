@@ -65,7 +65,6 @@ mod scripted;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::{escape, suggest, AnomalyKind, Arguments, Catalog, Format, Response, ToolCall};
@@ -112,8 +111,9 @@ impl Default for LoopPolicy {
 }
 
 /// How a turn ended.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "outcome", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(tag = "outcome", rename_all = "snake_case"))]
 #[non_exhaustive]
 pub enum Outcome {
     /// The model answered without calling a tool.
