@@ -9,14 +9,26 @@ use toolcall_mcp::{replay_blocking, EnvVars, FailureKind, Flow, Options, Report}
 
 const FAULT_SERVER: &str = env!("CARGO_BIN_EXE_fault-server");
 
+/// Timeouts for waits that are expected to end on their own: generous, so a loaded CI machine
+/// cannot turn a slow start (or the 10 MB result of a debug build) into a spurious timeout.
+const PATIENT_MS: u64 = 30_000;
+/// The timeout of the wait under test, in the tests where the server never answers.
+const SHORT_MS: u64 = 1500;
+
 fn flow_in(dir: &Path, server: Value, calls: Value) -> Flow {
-    flow_with_call_timeout(dir, server, calls, 1500)
+    flow_with_timeouts(dir, server, calls, PATIENT_MS, PATIENT_MS)
 }
 
-fn flow_with_call_timeout(dir: &Path, server: Value, calls: Value, call_ms: u64) -> Flow {
+fn flow_with_timeouts(
+    dir: &Path,
+    server: Value,
+    calls: Value,
+    initialize_ms: u64,
+    call_ms: u64,
+) -> Flow {
     let text = json!({
         "server": server,
-        "timeouts": {"initialize_ms": 1500, "call_ms": call_ms},
+        "timeouts": {"initialize_ms": initialize_ms, "call_ms": call_ms},
         "calls": calls,
     })
     .to_string();
@@ -24,22 +36,21 @@ fn flow_with_call_timeout(dir: &Path, server: Value, calls: Value, call_ms: u64)
 }
 
 fn fault_flow(mode: &str, calls: Value) -> Flow {
-    flow_in(
+    fault_flow_with_timeouts(mode, calls, PATIENT_MS, PATIENT_MS)
+}
+
+fn fault_flow_with_timeouts(mode: &str, calls: Value, initialize_ms: u64, call_ms: u64) -> Flow {
+    flow_with_timeouts(
         Path::new(env!("CARGO_MANIFEST_DIR")),
         json!({"command": FAULT_SERVER, "args": [mode]}),
         calls,
+        initialize_ms,
+        call_ms,
     )
 }
 
-/// The 10 MB result takes a while to build and parse in a debug build: give it time, so that
-/// only the size limit can fail these tests.
 fn big_result_flow() -> Flow {
-    flow_with_call_timeout(
-        Path::new(env!("CARGO_MANIFEST_DIR")),
-        json!({"command": FAULT_SERVER, "args": ["big-result"]}),
-        echo(1),
-        60_000,
-    )
+    fault_flow("big-result", echo(1))
 }
 
 fn echo(n: usize) -> Value {
@@ -112,7 +123,12 @@ fn exit_before_initialize() {
 
 #[test]
 fn never_answers_initialize() {
-    let report = run(&fault_flow("no-init", echo(1)));
+    let report = run(&fault_flow_with_timeouts(
+        "no-init",
+        echo(1),
+        SHORT_MS,
+        PATIENT_MS,
+    ));
     assert_eq!(
         failure(&report),
         (
@@ -125,7 +141,12 @@ fn never_answers_initialize() {
 
 #[test]
 fn hangs_on_a_call() {
-    let report = run(&fault_flow("hang-on-call", echo(2)));
+    let report = run(&fault_flow_with_timeouts(
+        "hang-on-call",
+        echo(2),
+        PATIENT_MS,
+        SHORT_MS,
+    ));
     assert_eq!(
         failure(&report),
         (
@@ -299,7 +320,12 @@ fn running(pid: u32) -> bool {
 
 #[test]
 fn what_the_server_started_dies_with_it() {
-    let report = run(&fault_flow("grandchild", echo(1)));
+    let report = run(&fault_flow_with_timeouts(
+        "grandchild",
+        echo(1),
+        PATIENT_MS,
+        SHORT_MS,
+    ));
     assert_eq!(failure(&report).0, FailureKind::Timeout);
     let pid: u32 = report
         .stderr_tail
