@@ -237,12 +237,7 @@ fn live_report(args: &Args, provider: Provider, gate: Gate) -> Result<(Report, b
         verbose: !args.quiet,
     };
     let run = live::run(&options).map_err(|e| e.to_string())?;
-    if !args.quiet {
-        eprintln!(
-            "live: {} asked, {} resumed from recordings, {} failed, {} not asked; {} request(s), {} token(s)",
-            run.asked, run.resumed, run.failed, run.unasked, run.requests, run.tokens
-        );
-    }
+    // The live counts are printed once, by the report (its `live:` line, or `"live"` in JSON).
     let failed = run.failed > 0;
     let mut report = Report::new(run.tally, gate);
     report.stopped = run.stopped;
