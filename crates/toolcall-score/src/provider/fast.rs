@@ -5,27 +5,33 @@
 //! of that time goes into allocating the members nobody reads (`usage`, ids, timestamps, the
 //! `tools` and `instructions` a Responses body echoes back). Here the top level is read member by
 //! member: the members that format detection or some format's reader looks at ([`TOP_KEYS`]) are
-//! kept as values, every other member is skipped. The kept members, as a small object, go to the
-//! general path's own detection and per-format reader, so the two paths cannot disagree on what a
-//! format means. OpenAI Chat Completions bodies, the bulk of most logs, go one step further:
-//! `choices[0].message` is read typed, with no `Value` but the call arguments.
+//! kept as values, every other member is checked and dropped by [`Skip`]. Detection
+//! ([`super::fitting`]) and the general path's own per-format reader then run over the kept
+//! members, so the two paths cannot disagree on what a format means. OpenAI Chat Completions
+//! bodies, the bulk of most logs, go one step further: `choices[0].message` is read typed, with no
+//! `Value` but the call arguments, each parsed straight from the unescaped string.
 //!
-//! **Invariant:** this path is an accelerator, never a second opinion. It returns `None` (and
-//! the caller takes the general path, with its errors and messages) for every error and for any
-//! shape it does not read exactly as the general path would: a value of an unexpected type where
-//! the typed Chat reader looks, invalid JSON. When it returns `Some`, the response is equal to
-//! the general path's (tests parse every fixture and recording both ways, and property tests
-//! arbitrary values and bytes). A duplicated key keeps its last value, as a `Value` does.
+//! **Invariant:** this path is an accelerator, never a second opinion. It returns `None` (and the
+//! caller takes the general path, with its errors and messages) for every error, and for the rare
+//! valid shape the typed Chat reader does not read (a value of an unexpected type where it looks,
+//! as in the first of two duplicated keys). When it returns `Some`, the response is equal to the
+//! general path's: a duplicated key keeps its last value, as in a `Value`. Tests parse every
+//! fixture and recording both ways under every format, and property tests arbitrary values and
+//! bytes.
 //!
-//! [`Skip`] goes through `deserialize_any`, not `IgnoredAny`: serde_json's `IgnoredAny` neither
-//! applies the recursion limit nor range-checks floats, so a body the general path rejects could
-//! otherwise be accepted here.
+//! # What is checked
+//!
+//! Exactly what parsing the body into a `Value` checks, skipped members included: [`Skip`] goes
+//! through `deserialize_any`, not `IgnoredAny`, because serde_json's `IgnoredAny` applies neither
+//! the recursion limit nor the f64 range check, and a body the general path rejects (`"usage":
+//! {"n": 1e400}`) would be accepted here and nowhere else. Skipping with `IgnoredAny` saved 6% of
+//! the parse on the scoring bench's corpus (callgrind): too little for two contracts.
 
 use std::fmt;
 use std::marker::PhantomData;
 
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -299,7 +305,7 @@ impl<'de> Fields<'de> for First {
 /// `null`, as the general path reads them), to be read by the general path's own functions.
 #[derive(Default)]
 struct Message {
-    calls: Vec<Call>,
+    calls: Vec<ToolCall>,
     content: Option<Value>,
     refusal: Option<Value>,
     function_call: Option<Value>,
@@ -311,14 +317,40 @@ impl<'de> Fields<'de> for Message {
     fn field<A: MapAccess<'de>>(&mut self, key: usize, map: &mut A) -> Result<(), A::Error> {
         match key {
             0 => {
-                let calls: Option<Vec<Obj<Call>>> = map.next_value()?;
-                self.calls = calls.into_iter().flatten().map(|c| c.0).collect();
+                self.calls = map
+                    .next_value::<Option<Calls>>()?
+                    .map_or_else(Vec::new, |c| c.0)
             }
             1 => self.content = map.next_value()?,
             2 => self.refusal = map.next_value()?,
             _ => self.function_call = map.next_value()?,
         }
         Ok(())
+    }
+}
+
+/// `tool_calls`: the calls the general path reads, in order.
+struct Calls(Vec<ToolCall>);
+
+impl<'de> Deserialize<'de> for Calls {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Calls, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Calls;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an array of tool calls")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Calls, A::Error> {
+                let mut calls = Vec::new();
+                while let Some(Obj(call)) = seq.next_element::<Obj<Call>>()? {
+                    if let Some(call) = call.into_call()? {
+                        calls.push(call);
+                    }
+                }
+                Ok(Calls(calls))
+            }
+        }
+        deserializer.deserialize_seq(V)
     }
 }
 
@@ -341,6 +373,29 @@ impl<'de> Fields<'de> for Call {
             _ => self.id = map.next_value()?,
         }
         Ok(())
+    }
+}
+
+impl Call {
+    /// The call, or `None` for a call of another type than `function`; an error (whose text is
+    /// never shown) where the general path fails: no `function` object, no string `name`, no
+    /// `arguments`.
+    fn into_call<E: de::Error>(self) -> Result<Option<ToolCall>, E> {
+        if matches!(self.kind, Some(CallType(false))) {
+            return Ok(None);
+        }
+        match self.function {
+            Some(Function {
+                name: Some(name),
+                arguments: Some(Args(arguments)),
+            }) => Ok(Some(ToolCall {
+                id: self.id.map(|id| id.0),
+                name,
+                namespace: None,
+                arguments,
+            })),
+            _ => Err(E::custom("a call the general path rejects")),
+        }
     }
 }
 
@@ -471,27 +526,7 @@ impl First {
         if let Some(refusal) = opt_string(&rest, "refusal", &at).ok()? {
             push_text(&mut response.text, refusal);
         }
-        response.calls.reserve_exact(message.calls.len());
-        for call in message.calls {
-            if matches!(call.kind, Some(CallType(false))) {
-                continue;
-            }
-            // The general path requires a `function` object with a string `name` and non-null
-            // `arguments`.
-            let Function {
-                name: Some(name),
-                arguments: Some(Args(arguments)),
-            } = call.function?
-            else {
-                return None;
-            };
-            response.calls.push(ToolCall {
-                id: call.id.map(|id| id.0),
-                name,
-                namespace: None,
-                arguments,
-            });
-        }
+        response.calls = message.calls;
         if let Some(legacy) = openai_chat::legacy_function_call(&rest, &at).ok()? {
             if response.calls.is_empty() {
                 response.calls.push(legacy);
@@ -608,6 +643,42 @@ mod tests {
         for text in &declined {
             assert_ne!(text, BODY);
             assert_eq!(response(text, None), None, "{text}");
+        }
+    }
+
+    /// A member no reader looks at is still checked as a `Value` parse checks it: an
+    /// out-of-range number or nesting past serde_json's limit there is the error it always
+    /// was, in every format, with the general path's message.
+    #[test]
+    fn unread_members_are_checked_as_a_value_parse_checks_them() {
+        let bodies = [
+            (None, BODY.to_owned()),
+            (
+                Some(Format::Anthropic),
+                r#"{"type": "message", "content": [], "usage": {"total_tokens": 1}}"#.to_owned(),
+            ),
+            (
+                Some(Format::OpenaiResponses),
+                r#"{"object": "response", "output": [], "usage": {"total_tokens": 1}}"#.to_owned(),
+            ),
+        ];
+        let deep = format!(r#""x": {}1{}"#, "[".repeat(200), "]".repeat(200));
+        for (format, body) in &bodies {
+            assert!(response(body, None).is_some(), "{body}");
+            for (bad, message) in [
+                (r#""total_tokens": 1e400"#, "number out of range"),
+                (deep.as_str(), "recursion limit exceeded"),
+            ] {
+                let text = body.replace(r#""total_tokens": 1"#, bad);
+                assert_eq!(response(&text, None), None, "{text}");
+                assert_eq!(response(&text, *format), None, "{text}");
+                match Response::from_json_str(&text, *format) {
+                    Err(crate::InputError::Syntax { message: got, .. }) => {
+                        assert_eq!(got, message, "{text}")
+                    }
+                    other => panic!("{text}: {other:?}"),
+                }
+            }
         }
     }
 

@@ -192,9 +192,9 @@ pub fn parse_response(value: &Value, format: Option<Format>) -> Result<Response,
     }
 }
 
-/// The response in `text` when the typed single-pass reader handles it (an OpenAI Chat
-/// Completions body), equal to what [`parse_response`] gives; `None` sends the caller to the
-/// general path.
+/// The response in `text` when the single-pass reader handles it (any valid response, bar a few
+/// odd shapes), equal to what [`parse_response`] gives over the text's `Value`; `None` sends the
+/// caller to the general path, which also makes every error.
 pub(crate) fn fast_response(text: &str, format: Option<Format>) -> Option<Response> {
     fast::response(text, format)
 }
