@@ -230,8 +230,8 @@ impl Response {
         text: &str,
         format: Option<Format>,
     ) -> Result<Response, crate::InputError> {
-        // Chat Completions bodies, the bulk of most logs, are read without building a `Value`
-        // of the whole body; anything else, and every error, takes the general path.
+        // A body is read in one pass without building a `Value` of the whole of it; what that
+        // pass declines, and every error, takes the general path.
         if let Some(response) = crate::provider::fast_response(text, format) {
             return Ok(response);
         }

@@ -680,8 +680,8 @@ mod never_panics {
         }
     }
 
-    /// Parsing text (which may take the typed Chat Completions fast path) gives what the
-    /// general path gives over the `Value` of the same text, or fails where it fails.
+    /// Parsing text (which takes the single-pass reader where it can) gives what the general
+    /// path gives over the `Value` of the same text, or fails where it fails.
     fn assert_text_path_agrees(text: &str, format: Option<Format>) {
         let general = serde_json::from_str::<Value>(text)
             .ok()
@@ -747,7 +747,7 @@ mod never_panics {
                 text[i] = byte;
             }
             let text = String::from_utf8_lossy(&text);
-            for format in [None, Some(Format::OpenaiChat)] {
+            for format in std::iter::once(None).chain(Format::ALL.map(Some)) {
                 assert_text_path_agrees(&text, format);
             }
             let _ = Case::from_json_str(&text);

@@ -83,36 +83,61 @@ pub fn detect(value: &Value) -> Result<Format, ParseError> {
             })
         }
     };
-    let candidates: Vec<Format> = Format::ALL.into_iter().filter(|f| fits(*f, body)).collect();
-    match candidates.as_slice() {
-        [one] => Ok(*one),
-        [] => Err(ParseError::UnknownShape {
-            why: unknown_why(value, body),
-        }),
-        _ => Err(ParseError::Ambiguous { candidates }),
+    fitting(body).map_err(|candidates| {
+        if candidates.is_empty() {
+            ParseError::UnknownShape {
+                why: unknown_why(value, body),
+            }
+        } else {
+            ParseError::Ambiguous { candidates }
+        }
+    })
+}
+
+/// The members of a response object that [`detect`] looks at: an object, or the members the
+/// single-pass reader kept of one.
+pub(crate) trait Members {
+    /// The member `key`, when present (`null` included).
+    fn member(&self, key: &str) -> Option<&Value>;
+}
+
+impl Members for Object {
+    fn member(&self, key: &str) -> Option<&Value> {
+        self.get(key)
+    }
+}
+
+/// The one format a response object's shape fits; otherwise every format it fits (none, or
+/// several).
+pub(crate) fn fitting(body: &impl Members) -> Result<Format, Vec<Format>> {
+    let mut fitting = Format::ALL.into_iter().filter(|f| fits(*f, body));
+    match (fitting.next(), fitting.next()) {
+        (Some(one), None) => Ok(one),
+        (None, _) => Err(Vec::new()),
+        (Some(first), Some(second)) => Err([first, second].into_iter().chain(fitting).collect()),
     }
 }
 
 /// Whether a response body has the shape of `format`.
-fn fits(format: Format, body: &Object) -> bool {
-    let str_of = |key: &str| body.get(key).and_then(Value::as_str);
-    let is_array = |key: &str| body.get(key).is_some_and(Value::is_array);
-    let is_object = |key: &str| body.get(key).is_some_and(Value::is_object);
+fn fits(format: Format, body: &impl Members) -> bool {
+    let str_of = |key: &str| body.member(key).and_then(Value::as_str);
+    let is_array = |key: &str| body.member(key).is_some_and(Value::is_array);
+    let is_object = |key: &str| body.member(key).is_some_and(Value::is_object);
+    let present = |key: &str| body.member(key).is_some();
     match format {
         Format::Anthropic => {
             str_of("type") == Some("message")
                 || (is_array("content")
-                    && (str_of("role") == Some("assistant") || body.contains_key("stop_reason")))
+                    && (str_of("role") == Some("assistant") || present("stop_reason")))
         }
         Format::OpenaiChat => {
             str_of("object") == Some("chat.completion")
-                || (body.contains_key("choices")
-                    && str_of("object") != Some("chat.completion.chunk"))
+                || (present("choices") && str_of("object") != Some("chat.completion.chunk"))
         }
         Format::OpenaiResponses => str_of("object") == Some("response") || is_array("output"),
-        Format::Gemini => body.contains_key("candidates"),
-        Format::Bedrock => is_object("output") || body.contains_key("stopReason"),
-        Format::Ollama => is_object("message") || body.contains_key("done"),
+        Format::Gemini => present("candidates"),
+        Format::Bedrock => is_object("output") || present("stopReason"),
+        Format::Ollama => is_object("message") || present("done"),
         Format::CallList => false,
     }
 }
@@ -167,9 +192,9 @@ pub fn parse_response(value: &Value, format: Option<Format>) -> Result<Response,
     }
 }
 
-/// The response in `text` when the typed single-pass reader handles it (an OpenAI Chat
-/// Completions body), equal to what [`parse_response`] gives; `None` sends the caller to the
-/// general path.
+/// The response in `text` when the single-pass reader handles it (any valid response, bar a few
+/// odd shapes), equal to what [`parse_response`] gives over the text's `Value`; `None` sends the
+/// caller to the general path, which also makes every error.
 pub(crate) fn fast_response(text: &str, format: Option<Format>) -> Option<Response> {
     fast::response(text, format)
 }
