@@ -91,6 +91,11 @@ impl Catalog {
         self.by_name.get(name).map(|&i| &self.tools[i])
     }
 
+    /// The index in [`Catalog::tools`] of the tool of this exact name.
+    pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+
     /// The tools, in definition order.
     pub fn tools(&self) -> &[Tool] {
         &self.tools
@@ -127,9 +132,16 @@ impl Catalog {
     #[cfg(feature = "schema")]
     pub fn validate(&self, name: &str, arguments: &Value) -> Result<(), Vec<String>> {
         match self.by_name.get(name) {
-            Some(&i) => self.validators.validate(i, &self.tools[i], arguments),
+            Some(&i) => self.validate_at(i, arguments),
             None => Ok(()),
         }
+    }
+
+    /// [`Catalog::validate`] for the tool at `index` in [`Catalog::tools`].
+    #[cfg(feature = "schema")]
+    pub(crate) fn validate_at(&self, index: usize, arguments: &Value) -> Result<(), Vec<String>> {
+        self.validators
+            .validate(index, &self.tools[index], arguments)
     }
 }
 

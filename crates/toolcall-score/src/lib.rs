@@ -71,7 +71,7 @@ pub use model::{
     Anomaly, AnomalyKind, Arguments, Message, Request, Response, Role, ToolCall, ToolResult,
     Transcript,
 };
-pub use score::score;
+pub use score::{score, Scorer};
 pub use span::locate;
 pub use suggest::suggest;
 pub use tool_loop::{LoopPolicy, ToolLoop};

@@ -9,6 +9,7 @@
 //! with a name and arguments, call syntax (`get_balance(`), or a calling verb or the word "tool"
 //! next to it ("call lookup_customer", "the `refund` tool"), unless negated ("I can't call x").
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use serde_json::Value;
@@ -26,13 +27,21 @@ pub(crate) enum Evidence {
 
 /// A tool-like name found in text.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Mention {
-    /// The name as written.
-    pub name: String,
+pub(crate) struct Mention<'t> {
+    /// The name as written (borrowed from the text unless it was a JSON string).
+    pub name: Cow<'t, str>,
     /// Why it counts.
     pub evidence: Evidence,
-    /// The sentence it was found in, clipped.
-    pub context: String,
+    /// The byte offset it was found at, for [`Mention::context`].
+    at: usize,
+}
+
+impl Mention<'_> {
+    /// The sentence of `text` (the text it was found in) it was found in, clipped. Computed on
+    /// demand: most mentions name a defined tool and are never reported.
+    pub(crate) fn context(&self, text: &str) -> String {
+        sentence_around(text, self.at)
+    }
 }
 
 const VERBS: &[&str] = &[
@@ -82,20 +91,20 @@ const MAX_NAME: usize = 128;
 const MAX_JSON_ATTEMPTS: usize = 64;
 
 /// The call-like mentions in `text`, in order of appearance, each name once.
-pub(crate) fn mentions(text: &str) -> Vec<Mention> {
-    let mut found: Vec<Mention> = Vec::new();
-    let mut push = |name: &str, evidence: Evidence, at: usize| {
+pub(crate) fn mentions<'a>(text: &'a str) -> Vec<Mention<'a>> {
+    let mut found: Vec<Mention<'a>> = Vec::new();
+    let mut push = |name: Cow<'a, str>, evidence: Evidence, at: usize| {
         if !name.is_empty() && name.len() <= MAX_NAME && !found.iter().any(|m| m.name == name) {
-            found.push(Mention {
-                name: name.to_owned(),
-                evidence,
-                context: sentence_around(text, at),
-            });
+            found.push(Mention { name, evidence, at });
         }
     };
     let (block_names, blocks) = json_blocks(text);
     for (name, at) in block_names {
-        push(&name, Evidence::JsonBlock, at);
+        push(Cow::Owned(name), Evidence::JsonBlock, at);
+    }
+    // Most text names no tool at all: without a tool-like token there is nothing to tokenize.
+    if !any_tool_like(text) {
+        return found;
     }
     let tokens = tokenize(text);
     for (i, token) in tokens.iter().enumerate() {
@@ -106,9 +115,9 @@ pub(crate) fn mentions(text: &str) -> Vec<Mention> {
             continue;
         }
         if text[token.end..].starts_with('(') {
-            push(token.text, Evidence::CallSyntax, token.start);
+            push(Cow::Borrowed(token.text), Evidence::CallSyntax, token.start);
         } else if called_by_phrase(&tokens, i) {
-            push(token.text, Evidence::Phrase, token.start);
+            push(Cow::Borrowed(token.text), Evidence::Phrase, token.start);
         }
     }
     found
@@ -177,6 +186,47 @@ fn is_token_char(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '_' | '.' | ':' | '/' | '-' | '\'' | '’')
 }
 
+/// What [`tokenize`] trims off a run of token characters.
+fn trim_token(raw: &str) -> &str {
+    raw.trim_matches(|c| matches!(c, '.' | ':' | '/' | '-' | '\'' | '’'))
+}
+
+/// Whether any token [`tokenize`] would cut from `text` [`is_tool_like`], without tokenizing.
+///
+/// A tool-like token holds a `_` (snake_case), or an ASCII upper-case letter right after an ASCII
+/// letter or digit (camelCase: it starts with two lower-case letters and is all ASCII letters and
+/// digits), and neither is trimmed off a token. So only the tokens around such bytes are cut
+/// out and tested, and prose without them is one pass over its bytes.
+fn any_tool_like(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let candidate =
+            b == b'_' || (b.is_ascii_uppercase() && i > 0 && bytes[i - 1].is_ascii_alphanumeric());
+        if !candidate {
+            i += 1;
+            continue;
+        }
+        // `i` is an ASCII byte, so both slices below are cut on character boundaries.
+        let start = text[..i]
+            .char_indices()
+            .rev()
+            .take_while(|&(_, c)| is_token_char(c))
+            .last()
+            .map_or(i, |(at, _)| at);
+        let end = text[i..]
+            .char_indices()
+            .find(|&(_, c)| !is_token_char(c))
+            .map_or(text.len(), |(at, _)| i + at);
+        if is_tool_like(trim_token(&text[start..end])) {
+            return true;
+        }
+        i = end;
+    }
+    false
+}
+
 fn tokenize(text: &str) -> Vec<Token<'_>> {
     let mut tokens = Vec::new();
     let mut start = None;
@@ -189,7 +239,7 @@ fn tokenize(text: &str) -> Vec<Token<'_>> {
             (Some(s), false) => {
                 start = None;
                 let raw = &text[s..at];
-                let trimmed = raw.trim_matches(|c| matches!(c, '.' | ':' | '/' | '-' | '\'' | '’'));
+                let trimmed = trim_token(raw);
                 if trimmed.is_empty() {
                     continue;
                 }
@@ -339,7 +389,10 @@ mod tests {
     use super::*;
 
     fn names(text: &str) -> Vec<String> {
-        mentions(text).into_iter().map(|m| m.name).collect()
+        mentions(text)
+            .into_iter()
+            .map(|m| m.name.into_owned())
+            .collect()
     }
 
     #[test]
@@ -383,14 +436,58 @@ mod tests {
 
     #[test]
     fn gives_the_sentence_as_context() {
-        let found = mentions("First line. Then use lookup_customer to find it! Done.");
-        assert_eq!(found[0].context, "Then use lookup_customer to find it");
-        let found =
-            mentions("Refunds up to 50.00 are fine; above that, call escalate_to_human. Stop.");
+        let text = "First line. Then use lookup_customer to find it! Done.";
         assert_eq!(
-            found[0].context,
+            mentions(text)[0].context(text),
+            "Then use lookup_customer to find it"
+        );
+        let text = "Refunds up to 50.00 are fine; above that, call escalate_to_human. Stop.";
+        assert_eq!(
+            mentions(text)[0].context(text),
             "Refunds up to 50.00 are fine; above that, call escalate_to_human"
         );
+    }
+
+    #[test]
+    fn the_quick_test_agrees_with_tokenizing() {
+        let pieces = [
+            "get_balance",
+            "getBalance",
+            "McDonald",
+            "iPhone",
+            "ab1C",
+            "_",
+            "__",
+            "a_",
+            "é_x",
+            "x’_y",
+            "’",
+            "-",
+            ".",
+            "..",
+            "://",
+            " ",
+            "\n",
+            "Hello",
+            "ID",
+            "(",
+            "{\"",
+            "naïveX",
+            "ñ",
+            "3_items",
+            "_get",
+        ];
+        let slow = |text: &str| tokenize(text).iter().any(|t| is_tool_like(t.text));
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    let text = format!("{a}{b}{c}");
+                    assert_eq!(any_tool_like(&text), slow(&text), "{text:?}");
+                    let text = format!("{a} {b}{c}");
+                    assert_eq!(any_tool_like(&text), slow(&text), "{text:?}");
+                }
+            }
+        }
     }
 
     #[test]
