@@ -91,11 +91,6 @@ impl Catalog {
         self.by_name.get(name).map(|&i| &self.tools[i])
     }
 
-    /// The index in [`Catalog::tools`] of the tool of this exact name.
-    pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
-        self.by_name.get(name).copied()
-    }
-
     /// The tools, in definition order.
     pub fn tools(&self) -> &[Tool] {
         &self.tools

@@ -59,6 +59,9 @@ pub fn score(case: &Case, response: &Response) -> Verdict {
 #[derive(Debug)]
 pub struct Scorer<'c> {
     case: &'c Case,
+    /// The defined names with their index in the catalog, by length and then bytes: a lookup
+    /// mostly compares lengths, and hashes nothing.
+    by_name: Vec<(&'c str, usize)>,
     /// The transcript's findings: the same for every response.
     transcript: Vec<Finding>,
     /// Top-level parameter names, sorted and distinct; built at the first name found in text.
@@ -70,8 +73,11 @@ pub struct Scorer<'c> {
 impl<'c> Scorer<'c> {
     /// Prepares `case` for scoring.
     pub fn new(case: &'c Case) -> Scorer<'c> {
+        let mut by_name: Vec<(&str, usize)> = case.catalog.names().zip(0..).collect();
+        by_name.sort_unstable_by(|(a, _), (b, _)| by_length(a, b));
         Scorer {
             case,
+            by_name,
             transcript: check_transcript(case),
             parameters: OnceLock::new(),
             defined: OnceLock::new(),
@@ -145,14 +151,21 @@ impl<'c> Scorer<'c> {
     /// The index of the defined tool a call refers to: its own name, or with its Responses API
     /// `namespace`.
     fn resolve(&self, call: &ToolCall) -> Option<usize> {
-        let catalog = &self.case.catalog;
-        if let Some(index) = catalog.index_of(&call.name) {
+        if let Some(index) = self.index_of(&call.name) {
             return Some(index);
         }
         let namespace = call.namespace.as_deref()?;
         ["__", ".", "/"]
             .iter()
-            .find_map(|sep| catalog.index_of(&format!("{namespace}{sep}{}", call.name)))
+            .find_map(|sep| self.index_of(&format!("{namespace}{sep}{}", call.name)))
+    }
+
+    /// The catalog index of the tool of this exact name.
+    fn index_of(&self, name: &str) -> Option<usize> {
+        self.by_name
+            .binary_search_by(|(defined, _)| by_length(defined, name))
+            .ok()
+            .map(|found| self.by_name[found].1)
     }
 
     /// The defined names, prepared for suggestions on first use.
@@ -274,7 +287,7 @@ impl<'c> Scorer<'c> {
         for (i, text) in response.text.iter().enumerate() {
             for mention in mentions(text) {
                 let name = mention.name.as_ref();
-                if self.case.catalog.contains(name)
+                if self.index_of(name).is_some()
                     || response.calls.iter().any(|c| c.name == name)
                     || self.is_parameter(name)
                     || reported.iter().any(|r| r == name)
@@ -306,6 +319,11 @@ impl<'c> Scorer<'c> {
             .binary_search(&name)
             .is_ok()
     }
+}
+
+/// Orders names by length, then bytes: most names differ in length, which is one comparison.
+fn by_length(a: &str, b: &str) -> std::cmp::Ordering {
+    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
 }
 
 /// Top-level property names of every tool's input schema: words that look like tool names in

@@ -109,8 +109,7 @@ fn closeness(name: &str, base: &str, wanted: &Words, defined: &Defined<'_>) -> O
     // the difference in length, so it is not computed when that alone is too far.
     let limit = (wanted.chars.min(words.chars) / 4).max(1);
     if wanted.chars.abs_diff(words.chars) <= limit {
-        let distance = edit_distance(&wanted.joined, &words.joined);
-        if distance <= limit {
+        if let Some(distance) = edit_distance_within(&wanted.joined, &words.joined, limit) {
             return Some((1, distance));
         }
     }
@@ -189,16 +188,21 @@ fn singular(word: &str) -> &str {
 
 /// Levenshtein distance in characters.
 pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
+    edit_distance_within(a, b, usize::MAX).unwrap_or(usize::MAX)
+}
+
+/// The Levenshtein distance in characters, when it is at most `limit`.
+fn edit_distance_within(a: &str, b: &str, limit: usize) -> Option<usize> {
     if a.is_ascii() && b.is_ascii() {
-        levenshtein(a.as_bytes(), b.as_bytes())
+        levenshtein(a.as_bytes(), b.as_bytes(), limit)
     } else {
         let a: Vec<char> = a.chars().collect();
         let b: Vec<char> = b.chars().collect();
-        levenshtein(&a, &b)
+        levenshtein(&a, &b, limit)
     }
 }
 
-fn levenshtein<T: PartialEq>(a: &[T], b: &[T]) -> usize {
+fn levenshtein<T: PartialEq>(a: &[T], b: &[T], limit: usize) -> Option<usize> {
     // Tool names are short: one row on the stack, on the heap only for long ones.
     let mut stack = [0usize; 64];
     let mut heap = Vec::new();
@@ -214,13 +218,19 @@ fn levenshtein<T: PartialEq>(a: &[T], b: &[T]) -> usize {
     for (i, ca) in a.iter().enumerate() {
         let mut diagonal = row[0];
         row[0] = i + 1;
+        let mut best = row[0];
         for (j, cb) in b.iter().enumerate() {
             let substitution = diagonal + usize::from(ca != cb);
             diagonal = row[j + 1];
             row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
+            best = best.min(row[j + 1]);
+        }
+        // A row's smallest entry never shrinks in the rows below it.
+        if best > limit {
+            return None;
         }
     }
-    row[b.len()]
+    Some(row[b.len()]).filter(|&distance| distance <= limit)
 }
 
 #[cfg(test)]
@@ -293,5 +303,12 @@ mod tests {
         let long = "x".repeat(100);
         assert_eq!(edit_distance(&long, &format!("{long}yz")), 2);
         assert_eq!(edit_distance(&format!("{long}yz"), &long), 2);
+        for (a, b) in [("kitten", "sitting"), ("get_invoice", "list_invoices"), ("", "ab")] {
+            let distance = edit_distance(a, b);
+            for limit in 0..6 {
+                let within = edit_distance_within(a, b, limit);
+                assert_eq!(within, (distance <= limit).then_some(distance), "{a} {b} {limit}");
+            }
+        }
     }
 }
