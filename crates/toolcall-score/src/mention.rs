@@ -141,7 +141,8 @@ pub(crate) fn is_tool_like(token: &str) -> bool {
     let Some(&first) = bytes.first() else {
         return false;
     };
-    if bytes.len() < 3 || bytes.len() > MAX_NAME || !(first.is_ascii_alphabetic() || first == b'_') {
+    if bytes.len() < 3 || bytes.len() > MAX_NAME || !(first.is_ascii_alphabetic() || first == b'_')
+    {
         return false;
     }
     let url_or_ellipsis = bytes.iter().enumerate().any(|(i, &b)| {
@@ -223,21 +224,24 @@ fn candidates(text: &str) -> impl Iterator<Item = Token<'_>> {
     let bytes = text.as_bytes();
     let mut i = 0;
     std::iter::from_fn(move || {
-        while i < bytes.len() {
-            let b = bytes[i];
-            let candidate = b == b'_'
-                || (b.is_ascii_uppercase() && i > 0 && bytes[i - 1].is_ascii_alphanumeric());
-            if !candidate {
-                i += 1;
+        // Most bytes are neither `_` nor upper case: a tight search for those first.
+        while let Some(found) = bytes[i..]
+            .iter()
+            .position(|&b| b == b'_' || b.is_ascii_uppercase())
+        {
+            let at = i + found;
+            if bytes[at] != b'_' && !(at > 0 && bytes[at - 1].is_ascii_alphanumeric()) {
+                i = at + 1;
                 continue;
             }
-            // `i` is an ASCII byte, so it starts a character.
-            let (start, end) = run_around(text, i);
+            // `at` is an ASCII byte, so it starts a character.
+            let (start, end) = run_around(text, at);
             i = end;
             if let Some(token) = token(text, start, end) {
                 return Some(token);
             }
         }
+        i = bytes.len();
         None
     })
 }
@@ -276,7 +280,10 @@ fn token_after(text: &str, mut after: usize) -> Option<Token<'_>> {
 /// A word in lower case, for comparing with the word lists; borrowed when it has no upper-case
 /// letter (one allocation per word was a hot spot).
 fn lower(word: &str) -> Cow<'_, str> {
-    if word.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()) {
+    if word
+        .bytes()
+        .all(|b| b.is_ascii() && !b.is_ascii_uppercase())
+    {
         Cow::Borrowed(word)
     } else {
         Cow::Owned(word.to_lowercase())
@@ -485,7 +492,10 @@ mod tests {
     fn mentions_by_tokenizing(text: &str) -> Vec<(String, Evidence, usize)> {
         let mut tokens = Vec::new();
         let mut start = None;
-        for (at, c) in text.char_indices().chain(std::iter::once((text.len(), ' '))) {
+        for (at, c) in text
+            .char_indices()
+            .chain(std::iter::once((text.len(), ' ')))
+        {
             match (start, is_token_char(c)) {
                 (None, true) => start = Some(at),
                 (Some(s), false) => {
@@ -552,10 +562,42 @@ mod tests {
     #[test]
     fn the_scanner_agrees_with_tokenizing_everything() {
         let words = [
-            "get_balance", "getBalance", "McDonald", "iPhone", "ab1C", "_", "__", "a_", "é_x",
-            "x’_y", "’", "-", "...", "http://a_b", "Call", "use", "the", "tool", "not", "can't",
-            "won’t", "never", "then", "(", "<", "</", "{\"name\": \"a_b\", \"args\": {}}", "ñ_é",
-            "3_items", "_get", "-get_x-", "'", "\n", ". ", "function", "naïveX",
+            "get_balance",
+            "getBalance",
+            "McDonald",
+            "iPhone",
+            "ab1C",
+            "_",
+            "__",
+            "a_",
+            "é_x",
+            "x’_y",
+            "’",
+            "-",
+            "...",
+            "http://a_b",
+            "Call",
+            "use",
+            "the",
+            "tool",
+            "not",
+            "can't",
+            "won’t",
+            "never",
+            "then",
+            "(",
+            "<",
+            "</",
+            "{\"name\": \"a_b\", \"args\": {}}",
+            "ñ_é",
+            "3_items",
+            "_get",
+            "-get_x-",
+            "'",
+            "\n",
+            ". ",
+            "function",
+            "naïveX",
         ];
         let seps = [" ", "", "  ", ". "];
         let mut n = 0;

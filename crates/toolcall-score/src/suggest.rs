@@ -303,11 +303,19 @@ mod tests {
         let long = "x".repeat(100);
         assert_eq!(edit_distance(&long, &format!("{long}yz")), 2);
         assert_eq!(edit_distance(&format!("{long}yz"), &long), 2);
-        for (a, b) in [("kitten", "sitting"), ("get_invoice", "list_invoices"), ("", "ab")] {
+        for (a, b) in [
+            ("kitten", "sitting"),
+            ("get_invoice", "list_invoices"),
+            ("", "ab"),
+        ] {
             let distance = edit_distance(a, b);
             for limit in 0..6 {
                 let within = edit_distance_within(a, b, limit);
-                assert_eq!(within, (distance <= limit).then_some(distance), "{a} {b} {limit}");
+                assert_eq!(
+                    within,
+                    (distance <= limit).then_some(distance),
+                    "{a} {b} {limit}"
+                );
             }
         }
     }
