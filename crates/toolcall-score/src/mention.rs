@@ -37,7 +37,7 @@ pub(crate) struct Mention<'t> {
 }
 
 impl Mention<'_> {
-    /// The sentence of `text` (the text it was found in) it was found in, clipped. Computed on
+    /// The sentence it was found in, clipped; `text` is the text it was found in. Computed on
     /// demand: most mentions name a defined tool and are never reported.
     pub(crate) fn context(&self, text: &str) -> String {
         sentence_around(text, self.at)

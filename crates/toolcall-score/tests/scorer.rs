@@ -78,6 +78,12 @@ fn responses(root: &Path, cases: &[(PathBuf, Case)]) -> Vec<(String, Response)> 
 }
 
 #[test]
+fn a_scorer_can_be_shared_between_threads() {
+    fn shared<T: Send + Sync>() {}
+    shared::<Scorer<'_>>();
+}
+
+#[test]
 fn a_prepared_scorer_gives_the_verdicts_score_gives() {
     let root = workspace_root();
     let cases = cases(&root);
