@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use toolcall_score::{score, Case, Finding, Format, InputError, ParseError, Response, Verdict};
+use toolcall_score::{Case, Finding, Format, InputError, ParseError, Response, Scorer, Verdict};
 
 use crate::baseline::Entry;
 
@@ -222,11 +222,13 @@ pub(crate) fn evaluate(
             return report;
         }
     };
+    // One case answers every sample: prepare it once.
+    let scorer = Scorer::new(&case);
     report.samples = responses
         .into_iter()
         .map(|(line, response)| Sample {
             line,
-            verdict: score(&case, &response),
+            verdict: scorer.score(&response),
         })
         .collect();
     let mut fingerprint: Vec<String> = report

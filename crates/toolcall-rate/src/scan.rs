@@ -41,7 +41,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use toolcall_score::{Case, Format, Response};
+use toolcall_score::{Case, Format, Response, Scorer};
 
 use crate::tally::{Origin, Tally};
 use crate::RateError;
@@ -496,6 +496,7 @@ fn score_recorded(tally: &mut Tally, item: &Recorded, format: Option<Format>) {
             Ok(text) => text,
             Err(e) => return tally.bad_input(origin, format!("{shown}: cannot read: {e}")),
         };
+        let scorer = Scorer::new(&case);
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
@@ -505,7 +506,7 @@ fn score_recorded(tally: &mut Tally, item: &Recorded, format: Option<Format>) {
                 shown: format!("{shown}:{}", i + 1),
             };
             match Response::from_json_str(line, format) {
-                Ok(response) => tally.add(&case, &response, &origin),
+                Ok(response) => tally.add_scored(&scorer, &response, &origin),
                 Err(e) => {
                     let message = format!("{}: {e}", origin.shown);
                     tally.bad_input(origin, message);

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use toolcall_score::{score, Case, Cause, Expect, FindingKind, Response};
+use toolcall_score::{Case, Cause, Expect, FindingKind, Response, Scorer};
 
 /// How many bad-input messages a tally keeps; the rest are only counted.
 pub const KEPT_ERRORS: usize = 20;
@@ -76,12 +76,18 @@ pub struct Tally {
 impl Tally {
     /// Scores one response against its case and adds the result.
     pub fn add(&mut self, case: &Case, response: &Response, origin: &Origin) {
+        self.add_scored(&Scorer::new(case), response, origin);
+    }
+
+    /// [`Tally::add`] with the case already prepared: for many responses to one case.
+    pub fn add_scored(&mut self, scorer: &Scorer<'_>, response: &Response, origin: &Origin) {
+        let case = scorer.case();
         self.responses += 1;
         self.calls += response.calls.len() as u64;
         if case.expect == Expect::NoCall {
             self.no_call_responses += 1;
         }
-        for finding in score(case, response).findings() {
+        for finding in scorer.score(response).findings() {
             match finding.kind {
                 FindingKind::UnknownTool => {
                     let Some(name) = finding.name.as_deref() else {

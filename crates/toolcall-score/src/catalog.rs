@@ -127,9 +127,16 @@ impl Catalog {
     #[cfg(feature = "schema")]
     pub fn validate(&self, name: &str, arguments: &Value) -> Result<(), Vec<String>> {
         match self.by_name.get(name) {
-            Some(&i) => self.validators.validate(i, &self.tools[i], arguments),
+            Some(&i) => self.validate_at(i, arguments),
             None => Ok(()),
         }
+    }
+
+    /// [`Catalog::validate`] for the tool at `index` in [`Catalog::tools`].
+    #[cfg(feature = "schema")]
+    pub(crate) fn validate_at(&self, index: usize, arguments: &Value) -> Result<(), Vec<String>> {
+        self.validators
+            .validate(index, &self.tools[index], arguments)
     }
 }
 

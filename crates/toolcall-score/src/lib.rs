@@ -33,6 +33,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! To score many responses against one case (a recording's samples, a log), prepare the case
+//! once with [`Scorer`]: the same verdicts, without redoing the case's share of the work (the
+//! transcript check, the defined names' word forms for suggestions) for every response.
+//!
 //! The response format is detected from the JSON's shape (or named with [`Format`]); a shape that
 //! matches no format, or more than one, is an error rather than an empty response.
 //!
@@ -73,7 +77,7 @@ pub use model::{
     Anomaly, AnomalyKind, Arguments, Message, Request, Response, Role, ToolCall, ToolResult,
     Transcript,
 };
-pub use score::score;
+pub use score::{score, Scorer};
 pub use span::locate;
 pub use suggest::suggest;
 pub use tool_loop::{LoopPolicy, ToolLoop};

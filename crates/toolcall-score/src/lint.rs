@@ -101,14 +101,14 @@ pub fn lint(case: &Case) -> Vec<Drift> {
     let mut drifts = Vec::new();
     for (source, text) in sources {
         for mention in mentions(text) {
-            if case.catalog.contains(&mention.name) || parameters.contains(mention.name.as_str()) {
+            if case.catalog.contains(&mention.name) || parameters.contains(mention.name.as_ref()) {
                 continue;
             }
             drifts.push(Drift {
                 suggestions: suggest(&mention.name, &case.catalog),
-                name: mention.name,
+                context: mention.context(text),
+                name: mention.name.into_owned(),
                 source: source.clone(),
-                context: mention.context,
             });
         }
     }

@@ -9,6 +9,7 @@
 //! with a name and arguments, call syntax (`get_balance(`), or a calling verb or the word "tool"
 //! next to it ("call lookup_customer", "the `refund` tool"), unless negated ("I can't call x").
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use serde_json::Value;
@@ -26,13 +27,21 @@ pub(crate) enum Evidence {
 
 /// A tool-like name found in text.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Mention {
-    /// The name as written.
-    pub name: String,
+pub(crate) struct Mention<'t> {
+    /// The name as written (borrowed from the text unless it was a JSON string).
+    pub name: Cow<'t, str>,
     /// Why it counts.
     pub evidence: Evidence,
-    /// The sentence it was found in, clipped.
-    pub context: String,
+    /// The byte offset it was found at, for [`Mention::context`].
+    at: usize,
+}
+
+impl Mention<'_> {
+    /// The sentence it was found in, clipped; `text` is the text it was found in. Computed on
+    /// demand: most mentions name a defined tool and are never reported.
+    pub(crate) fn context(&self, text: &str) -> String {
+        sentence_around(text, self.at)
+    }
 }
 
 const VERBS: &[&str] = &[
@@ -82,23 +91,20 @@ const MAX_NAME: usize = 128;
 const MAX_JSON_ATTEMPTS: usize = 64;
 
 /// The call-like mentions in `text`, in order of appearance, each name once.
-pub(crate) fn mentions(text: &str) -> Vec<Mention> {
-    let mut found: Vec<Mention> = Vec::new();
-    let mut push = |name: &str, evidence: Evidence, at: usize| {
+pub(crate) fn mentions<'a>(text: &'a str) -> Vec<Mention<'a>> {
+    let mut found: Vec<Mention<'a>> = Vec::new();
+    let mut push = |name: Cow<'a, str>, evidence: Evidence, at: usize| {
         if !name.is_empty() && name.len() <= MAX_NAME && !found.iter().any(|m| m.name == name) {
-            found.push(Mention {
-                name: name.to_owned(),
-                evidence,
-                context: sentence_around(text, at),
-            });
+            found.push(Mention { name, evidence, at });
         }
     };
     let (block_names, blocks) = json_blocks(text);
     for (name, at) in block_names {
-        push(&name, Evidence::JsonBlock, at);
+        push(Cow::Owned(name), Evidence::JsonBlock, at);
     }
-    let tokens = tokenize(text);
-    for (i, token) in tokens.iter().enumerate() {
+    // Only tokens holding a `_` or a camelCase hump can be tool-like (see `candidates`): the
+    // words around one are read only when there is one, so plain prose is one pass over bytes.
+    for token in candidates(text) {
         let in_block = blocks.iter().any(|b| b.contains(&token.start));
         // `<tool_call>` and `</tool_call>` are markup around a call, not a call.
         let in_tag = text[..token.start].ends_with('<') || text[..token.start].ends_with("</");
@@ -106,9 +112,9 @@ pub(crate) fn mentions(text: &str) -> Vec<Mention> {
             continue;
         }
         if text[token.end..].starts_with('(') {
-            push(token.text, Evidence::CallSyntax, token.start);
-        } else if called_by_phrase(&tokens, i) {
-            push(token.text, Evidence::Phrase, token.start);
+            push(Cow::Borrowed(token.text), Evidence::CallSyntax, token.start);
+        } else if called_by_phrase(text, &token) {
+            push(Cow::Borrowed(token.text), Evidence::Phrase, token.start);
         }
     }
     found
@@ -130,114 +136,197 @@ pub(crate) fn mentions_word(text: &str, name: &str) -> bool {
 /// Identifier shapes tool names take: snake_case (`get_balance`), camelCase with a real first
 /// word (`getBalance`), or namespaced (`github.create_issue`, `fs/read_file`).
 pub(crate) fn is_tool_like(token: &str) -> bool {
-    let Some(first) = token.chars().next() else {
+    // Every test below is on ASCII bytes, so bytes stand for characters.
+    let bytes = token.as_bytes();
+    let Some(&first) = bytes.first() else {
         return false;
     };
-    if token.len() < 3 || token.len() > MAX_NAME || !(first.is_ascii_alphabetic() || first == '_') {
+    if bytes.len() < 3 || bytes.len() > MAX_NAME || !(first.is_ascii_alphabetic() || first == b'_')
+    {
         return false;
     }
-    if token.contains("://") || token.contains("..") {
+    let url_or_ellipsis = bytes.iter().enumerate().any(|(i, &b)| {
+        let rest = &bytes[i + 1..];
+        (b == b'.' && rest.first() == Some(&b'.')) || (b == b':' && rest.starts_with(b"//"))
+    });
+    if url_or_ellipsis {
         return false;
     }
-    let core = token.trim_matches('_');
-    if core.contains('_') && core.chars().any(|c| c.is_ascii_alphabetic()) {
+    let core = token.trim_matches('_').as_bytes();
+    if core.contains(&b'_') && core.iter().any(u8::is_ascii_alphabetic) {
         return true;
     }
     // camelCase: at least two lower-case letters, then an upper-case one.
-    let lower_run = token.chars().take_while(|c| c.is_ascii_lowercase()).count();
+    let lower_run = bytes.iter().take_while(|b| b.is_ascii_lowercase()).count();
     lower_run >= 2
-        && token.chars().all(|c| c.is_ascii_alphanumeric())
-        && token.chars().any(|c| c.is_ascii_uppercase())
+        && bytes.iter().all(u8::is_ascii_alphanumeric)
+        && bytes.iter().any(u8::is_ascii_uppercase)
 }
 
+/// A token as the word scanner cuts it: a maximal run of token characters (letters, digits and
+/// `_ . : / - ' ’`), with `. : / - ' ’` trimmed off both ends; runs that trim to nothing are not
+/// tokens.
+#[derive(Clone, Copy, Debug)]
 struct Token<'a> {
     text: &'a str,
     start: usize,
     end: usize,
-}
-
-impl Token<'_> {
-    /// The token in lower case, for comparing with the word lists. Only the few tokens around a
-    /// tool-like one are ever compared, so this is computed on demand, and borrowed when the
-    /// token has no upper-case letter (texts are long: one allocation per word was a hot spot).
-    fn lower(&self) -> std::borrow::Cow<'_, str> {
-        if self
-            .text
-            .bytes()
-            .all(|b| b.is_ascii() && !b.is_ascii_uppercase())
-        {
-            std::borrow::Cow::Borrowed(self.text)
-        } else {
-            std::borrow::Cow::Owned(self.text.to_lowercase())
-        }
-    }
+    /// Where the untrimmed run starts and ends: where the neighbouring tokens are looked for.
+    run: (usize, usize),
 }
 
 fn is_token_char(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '_' | '.' | ':' | '/' | '-' | '\'' | '’')
 }
 
-fn tokenize(text: &str) -> Vec<Token<'_>> {
-    let mut tokens = Vec::new();
-    let mut start = None;
-    for (at, c) in text
-        .char_indices()
-        .chain(std::iter::once((text.len(), ' ')))
-    {
-        match (start, is_token_char(c)) {
-            (None, true) => start = Some(at),
-            (Some(s), false) => {
-                start = None;
-                let raw = &text[s..at];
-                let trimmed = raw.trim_matches(|c| matches!(c, '.' | ':' | '/' | '-' | '\'' | '’'));
-                if trimmed.is_empty() {
-                    continue;
-                }
-                let offset = s + raw.find(trimmed).unwrap_or(0);
-                tokens.push(Token {
-                    text: trimmed,
-                    start: offset,
-                    end: offset + trimmed.len(),
-                });
-            }
-            _ => {}
-        }
-    }
-    tokens
+/// Token characters trimmed off the ends of a run.
+fn is_trimmed(c: char) -> bool {
+    matches!(c, '.' | ':' | '/' | '-' | '\'' | '’')
 }
 
-/// A calling verb up to two filler words before token `i`, or a noun like "tool" right after it,
-/// with no negation just before.
-fn called_by_phrase(tokens: &[Token<'_>], i: usize) -> bool {
-    let mut j = i;
+/// The token made of the run `start..end` of `text`, if it does not trim to nothing.
+fn token(text: &str, start: usize, end: usize) -> Option<Token<'_>> {
+    let raw = &text[start..end];
+    let from_start = raw.trim_start_matches(is_trimmed);
+    let trimmed = from_start.trim_end_matches(is_trimmed);
+    if trimmed.is_empty() {
+        return None;
+    }
+    let offset = start + (raw.len() - from_start.len());
+    Some(Token {
+        text: trimmed,
+        start: offset,
+        end: offset + trimmed.len(),
+        run: (start, end),
+    })
+}
+
+/// The run of token characters around byte `at` of `text`, which starts a character.
+fn run_around(text: &str, at: usize) -> (usize, usize) {
+    let start = text[..at]
+        .char_indices()
+        .rev()
+        .take_while(|&(_, c)| is_token_char(c))
+        .last()
+        .map_or(at, |(i, _)| i);
+    let end = text[at..]
+        .char_indices()
+        .find(|&(_, c)| !is_token_char(c))
+        .map_or(text.len(), |(i, _)| at + i);
+    (start, end)
+}
+
+/// In order, the tokens of `text` that hold a `_`, or an ASCII upper-case letter right after an
+/// ASCII letter or digit: every token [`is_tool_like`] can accept (snake_case holds a `_`;
+/// camelCase starts with two lower-case letters and is all ASCII letters and digits), and
+/// neither byte is ever trimmed off. Tokens without one are never cut out.
+fn candidates(text: &str) -> impl Iterator<Item = Token<'_>> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        // Most bytes are neither `_` nor upper case: a tight search for those first.
+        while let Some(found) = bytes[i..]
+            .iter()
+            .position(|&b| b == b'_' || b.is_ascii_uppercase())
+        {
+            let at = i + found;
+            if bytes[at] != b'_' && !(at > 0 && bytes[at - 1].is_ascii_alphanumeric()) {
+                i = at + 1;
+                continue;
+            }
+            // `at` is an ASCII byte, so it starts a character.
+            let (start, end) = run_around(text, at);
+            i = end;
+            if let Some(token) = token(text, start, end) {
+                return Some(token);
+            }
+        }
+        i = bytes.len();
+        None
+    })
+}
+
+/// The token before the run starting at `before`, as a scan of the whole text would cut it.
+fn token_before(text: &str, mut before: usize) -> Option<Token<'_>> {
+    loop {
+        let last = text[..before]
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| is_token_char(c))
+            .map(|(i, _)| i)?;
+        let (start, end) = run_around(text, last);
+        match token(text, start, end) {
+            Some(token) => return Some(token),
+            None => before = start,
+        }
+    }
+}
+
+/// The token after the run ending at `after`.
+fn token_after(text: &str, mut after: usize) -> Option<Token<'_>> {
+    loop {
+        let start = text[after..]
+            .char_indices()
+            .find(|&(_, c)| is_token_char(c))
+            .map(|(i, _)| after + i)?;
+        let (_, end) = run_around(text, start);
+        match token(text, start, end) {
+            Some(token) => return Some(token),
+            None => after = end,
+        }
+    }
+}
+
+/// A word in lower case, for comparing with the word lists; borrowed when it has no upper-case
+/// letter (one allocation per word was a hot spot).
+fn lower(word: &str) -> Cow<'_, str> {
+    if word
+        .bytes()
+        .all(|b| b.is_ascii() && !b.is_ascii_uppercase())
+    {
+        Cow::Borrowed(word)
+    } else {
+        Cow::Owned(word.to_lowercase())
+    }
+}
+
+/// A calling verb up to two filler words before `token`, or a noun like "tool" right after it,
+/// with no negation in the three words before that.
+fn called_by_phrase(text: &str, token: &Token<'_>) -> bool {
+    // The six words before: three to find the verb in, three before it for a negation.
+    let mut before: [Option<Token<'_>>; 6] = [None; 6];
+    let mut at = token.run.0;
+    for slot in &mut before {
+        *slot = token_before(text, at);
+        match slot {
+            Some(previous) => at = previous.run.0,
+            None => break,
+        }
+    }
+    let word = |k: usize| before[k].map(|t| lower(t.text));
+    // `anchor` counts words back from `token`: 0 is the token itself (the noun case).
     let mut anchor = None;
-    for _ in 0..3 {
-        if j == 0 {
+    for k in 0..3 {
+        let Some(word) = word(k) else {
+            break;
+        };
+        if VERBS.contains(&word.as_ref()) {
+            anchor = Some(k + 1);
             break;
         }
-        j -= 1;
-        let word = tokens[j].lower();
-        let word = word.as_ref();
-        if VERBS.contains(&word) {
-            anchor = Some(j);
-            break;
-        }
-        if !FILLERS.contains(&word) {
+        if !FILLERS.contains(&word.as_ref()) {
             break;
         }
     }
     if anchor.is_none()
-        && tokens
-            .get(i + 1)
-            .is_some_and(|t| NOUNS.contains(&t.lower().as_ref()))
+        && token_after(text, token.run.1).is_some_and(|t| NOUNS.contains(&lower(t.text).as_ref()))
     {
-        anchor = Some(i);
+        anchor = Some(0);
     }
     let Some(anchor) = anchor else {
         return false;
     };
-    !tokens[anchor.saturating_sub(3)..anchor].iter().any(|t| {
-        let lower = t.lower();
+    !(anchor..anchor + 3).filter_map(word).any(|lower| {
         NEGATIONS.contains(&lower.as_ref()) || lower.ends_with("n't") || lower.ends_with("n’t")
     })
 }
@@ -339,7 +428,10 @@ mod tests {
     use super::*;
 
     fn names(text: &str) -> Vec<String> {
-        mentions(text).into_iter().map(|m| m.name).collect()
+        mentions(text)
+            .into_iter()
+            .map(|m| m.name.into_owned())
+            .collect()
     }
 
     #[test]
@@ -383,14 +475,148 @@ mod tests {
 
     #[test]
     fn gives_the_sentence_as_context() {
-        let found = mentions("First line. Then use lookup_customer to find it! Done.");
-        assert_eq!(found[0].context, "Then use lookup_customer to find it");
-        let found =
-            mentions("Refunds up to 50.00 are fine; above that, call escalate_to_human. Stop.");
+        let text = "First line. Then use lookup_customer to find it! Done.";
         assert_eq!(
-            found[0].context,
+            mentions(text)[0].context(text),
+            "Then use lookup_customer to find it"
+        );
+        let text = "Refunds up to 50.00 are fine; above that, call escalate_to_human. Stop.";
+        assert_eq!(
+            mentions(text)[0].context(text),
             "Refunds up to 50.00 are fine; above that, call escalate_to_human"
         );
+    }
+
+    /// The definition the scanner is an optimisation of: cut the whole text into tokens, then
+    /// look at the words around each tool-like one.
+    fn mentions_by_tokenizing(text: &str) -> Vec<(String, Evidence, usize)> {
+        let mut tokens = Vec::new();
+        let mut start = None;
+        for (at, c) in text
+            .char_indices()
+            .chain(std::iter::once((text.len(), ' ')))
+        {
+            match (start, is_token_char(c)) {
+                (None, true) => start = Some(at),
+                (Some(s), false) => {
+                    start = None;
+                    tokens.extend(token(text, s, at));
+                }
+                _ => {}
+            }
+        }
+        let lower = |t: &Token<'_>| t.text.to_lowercase();
+        let phrase = |i: usize| {
+            let mut anchor = None;
+            for j in (i.saturating_sub(3)..i).rev() {
+                let word = lower(&tokens[j]);
+                if VERBS.contains(&word.as_str()) {
+                    anchor = Some(j);
+                    break;
+                }
+                if !FILLERS.contains(&word.as_str()) {
+                    break;
+                }
+            }
+            if anchor.is_none()
+                && tokens
+                    .get(i + 1)
+                    .is_some_and(|t| NOUNS.contains(&lower(t).as_str()))
+            {
+                anchor = Some(i);
+            }
+            anchor.is_some_and(|anchor| {
+                !tokens[anchor.saturating_sub(3)..anchor].iter().any(|t| {
+                    let lower = lower(t);
+                    NEGATIONS.contains(&lower.as_str())
+                        || lower.ends_with("n't")
+                        || lower.ends_with("n’t")
+                })
+            })
+        };
+        let (block_names, blocks) = json_blocks(text);
+        let mut found: Vec<(String, Evidence, usize)> = Vec::new();
+        let mut push = |name: &str, evidence, at| {
+            if !name.is_empty() && name.len() <= MAX_NAME && !found.iter().any(|m| m.0 == name) {
+                found.push((name.to_owned(), evidence, at));
+            }
+        };
+        for (name, at) in &block_names {
+            push(name, Evidence::JsonBlock, *at);
+        }
+        for (i, t) in tokens.iter().enumerate() {
+            let in_block = blocks.iter().any(|b| b.contains(&t.start));
+            let in_tag = text[..t.start].ends_with('<') || text[..t.start].ends_with("</");
+            if in_block || in_tag || !is_tool_like(t.text) {
+                continue;
+            }
+            if text[t.end..].starts_with('(') {
+                push(t.text, Evidence::CallSyntax, t.start);
+            } else if phrase(i) {
+                push(t.text, Evidence::Phrase, t.start);
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn the_scanner_agrees_with_tokenizing_everything() {
+        let words = [
+            "get_balance",
+            "getBalance",
+            "McDonald",
+            "iPhone",
+            "ab1C",
+            "_",
+            "__",
+            "a_",
+            "é_x",
+            "x’_y",
+            "’",
+            "-",
+            "...",
+            "http://a_b",
+            "Call",
+            "use",
+            "the",
+            "tool",
+            "not",
+            "can't",
+            "won’t",
+            "never",
+            "then",
+            "(",
+            "<",
+            "</",
+            "{\"name\": \"a_b\", \"args\": {}}",
+            "ñ_é",
+            "3_items",
+            "_get",
+            "-get_x-",
+            "'",
+            "\n",
+            ". ",
+            "function",
+            "naïveX",
+        ];
+        let seps = [" ", "", "  ", ". "];
+        let mut n = 0;
+        for a in words {
+            for b in words {
+                for c in words {
+                    for sep in seps {
+                        let text = format!("{a}{sep}{b} {c}{sep}{a} get_x");
+                        let scanned: Vec<(String, Evidence, usize)> = mentions(&text)
+                            .into_iter()
+                            .map(|m| (m.name.into_owned(), m.evidence, m.at))
+                            .collect();
+                        assert_eq!(scanned, mentions_by_tokenizing(&text), "{text:?}");
+                        n += usize::from(!scanned.is_empty());
+                    }
+                }
+            }
+        }
+        assert!(n > 10_000, "{n} texts with mentions");
     }
 
     #[test]

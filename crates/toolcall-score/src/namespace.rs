@@ -5,22 +5,33 @@
 //! allows `github.create_issue` or `github/create_issue`. When a prefix collapses or appears on
 //! one side only, the model calls a name that is the defined name with a prefix added or removed.
 
-/// Separators that always mark a namespace.
-const STRONG: [&str; 4] = ["__", ".", "/", ":"];
-
-/// The name with every strong prefix removed: `mcp__github__create_issue` → `create_issue`.
+/// The name with every strong prefix (`__`, `.`, `/`, `:`) removed:
+/// `mcp__github__create_issue` → `create_issue`. A separator at the very end is kept
+/// (`trailing__`), so the base is never empty unless the name is.
 pub(crate) fn base(name: &str) -> &str {
-    let mut rest = name;
-    loop {
-        let cut = STRONG
-            .iter()
-            .filter_map(|sep| rest.find(sep).map(|at| at + sep.len()))
-            .min();
-        match cut {
-            Some(at) if at < rest.len() => rest = &rest[at..],
-            _ => return rest,
+    // One pass: the earliest separator from `start` is also the one that ends first (`__`
+    // cannot end after a one-byte separator that starts later), so cutting at the end of each
+    // separator found in order is cutting at the nearest end each time. All separators are
+    // ASCII, so every cut is on a character boundary.
+    let bytes = name.as_bytes();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let end = match bytes[i] {
+            b'.' | b'/' | b':' => i + 1,
+            b'_' if bytes.get(i + 1) == Some(&b'_') => i + 2,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        if end >= bytes.len() {
+            break;
         }
+        start = end;
+        i = end;
     }
+    &name[start..]
 }
 
 /// Whether `a` and `b` are the same tool with a namespace prefix added, removed or replaced.
@@ -28,22 +39,25 @@ pub(crate) fn base(name: &str) -> &str {
 /// A single `_` or `-` counts as a separator only when the prefix is one word and what remains
 /// has several (`github_create_issue` ~ `create_issue`), so `get_invoices` is not `invoices` in
 /// another namespace.
+#[cfg(test)]
 pub(crate) fn relates(a: &str, b: &str) -> bool {
+    relates_bases(a, base(a), b, base(b))
+}
+
+/// [`relates`] given each name's [`base`], for callers that compare one name with many.
+pub(crate) fn relates_bases(a: &str, base_a: &str, b: &str, base_b: &str) -> bool {
     if a == b || a.is_empty() || b.is_empty() {
         return false;
     }
-    let (base_a, base_b) = (base(a), base(b));
-    if (base_a != a || base_b != b) && base_a == base_b {
+    if (base_a.len() != a.len() || base_b.len() != b.len()) && base_a == base_b {
         return true;
     }
-    weak_prefix(a, b) || weak_prefix(b, a)
+    weak_prefix(base_a, base_b) || weak_prefix(base_b, base_a)
 }
 
 /// Whether `long` is `prefix_short` or `prefix-short` with a one-word prefix and a multi-word
-/// `short`.
+/// `short` (both already reduced to their [`base`]).
 fn weak_prefix(long: &str, short: &str) -> bool {
-    let short = base(short);
-    let long = base(long);
     let Some(prefix) = long.strip_suffix(short) else {
         return false;
     };
@@ -61,6 +75,34 @@ fn weak_prefix(long: &str, short: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The definition `base` is an optimisation of: cut at the nearest separator end, again.
+    fn base_by_definition(name: &str) -> &str {
+        let mut rest = name;
+        loop {
+            let cut = ["__", ".", "/", ":"]
+                .iter()
+                .filter_map(|sep| rest.find(sep).map(|at| at + sep.len()))
+                .min();
+            match cut {
+                Some(at) if at < rest.len() => rest = &rest[at..],
+                _ => return rest,
+            }
+        }
+    }
+
+    #[test]
+    fn base_agrees_with_its_definition() {
+        let pieces = ["a", "_", "__", "___", ".", "/", ":", "::", "é", "x_y", ""];
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    let name = format!("{a}{b}{c}{b}{a}");
+                    assert_eq!(base(&name), base_by_definition(&name), "{name:?}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn strips_every_strong_prefix() {

@@ -67,6 +67,8 @@ impl ValidatorCache {
         };
         let compiled = self.slots[index].get_or_init(|| compile(schema));
         match compiled {
+            // Most arguments are valid: the yes/no check is far cheaper than collecting errors.
+            Ok(validator) if validator.is_valid(arguments) => Ok(()),
             Ok(validator) => {
                 let errors: Vec<String> = validator
                     .iter_errors(arguments)

@@ -3,239 +3,327 @@
 //! The order of checks is the order of the findings: provider-reported anomalies, then each call
 //! in turn (membership first; arguments only for defined tools, so an unknown call gives one
 //! finding, not three), then names written only in text, then the transcript.
+//!
+//! What depends only on the case (the transcript's unanswered calls, the parameter names, the
+//! defined names split into words for suggestions) is worked out once by [`Scorer::new`], so
+//! scoring one more response against the same case costs only what that response brings.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
 use crate::mention::{mentions, mentions_word};
+use crate::suggest::{suggest_among, Defined};
 use crate::{
-    namespace, suggest, AnomalyKind, Arguments, Case, Cause, Expect, Finding, FindingKind,
-    Response, ToolCall, Verdict,
+    namespace, AnomalyKind, Arguments, Case, Cause, Expect, Finding, FindingKind, Response,
+    ToolCall, Verdict,
 };
 
 /// Scores `response` against `case`: pass, or the findings, each naming the offending tool with
 /// its probable [`Cause`] and the defined names it was likely meant to be.
+///
+/// This is `Scorer::new(case).score(response)`: right for one response. To score many responses
+/// against one case, build a [`Scorer`] once and reuse it.
 pub fn score(case: &Case, response: &Response) -> Verdict {
-    let mut findings = Vec::new();
-    for anomaly in &response.anomalies {
-        let kind = match anomaly.kind {
-            AnomalyKind::MalformedCall => FindingKind::MalformedCall,
-            AnomalyKind::UnexpectedToolCall => FindingKind::UnexpectedToolCall,
-            AnomalyKind::LegacyMismatch => FindingKind::LegacyMismatch,
-        };
-        findings.push(Finding::new(kind, "response", anomaly.detail.clone()));
-    }
-    score_calls(case, response, &mut findings);
-    score_text(case, response, &mut findings);
-    check_transcript(case, &mut findings);
-    Verdict::new(findings)
+    Scorer::new(case).score(response)
 }
 
-fn score_calls(case: &Case, response: &Response, findings: &mut Vec<Finding>) {
-    // Most responses carry a handful of calls: a linear look-back beats hashing every id.
-    let mut seen_ids: Option<HashSet<&str>> =
-        (response.calls.len() > 16).then(|| HashSet::with_capacity(response.calls.len()));
-    for (i, call) in response.calls.iter().enumerate() {
-        // Built only when there is a finding to carry it.
-        let location = || format!("response call {}", i + 1);
-        if let Some(id) = call.id.as_deref() {
-            let repeated = match &mut seen_ids {
-                Some(seen) => !seen.insert(id),
-                None => response.calls[..i]
-                    .iter()
-                    .any(|earlier| earlier.id.as_deref() == Some(id)),
+/// A case prepared for scoring many responses: [`score`] with the work that depends only on the
+/// case done once.
+///
+/// Use it when one case answers many responses (a recording's samples, a log of one request
+/// shape, a benchmark); for a single response [`score`] does the same in one call. Both give the
+/// same [`Verdict`]. Checking the transcript is the part of scoring that grows with the case
+/// rather than the response, so a long transcript is where a `Scorer` pays off most.
+///
+/// ```
+/// use toolcall_score::{Case, Response, Scorer};
+///
+/// let case = Case::from_json_str(r#"{
+///     "tools": [{"name": "get_invoice", "description": "One invoice by id.",
+///                "input_schema": {"type": "object"}}],
+///     "messages": [{"role": "user", "content": "Show me my invoices"}]
+/// }"#)?;
+/// let scorer = Scorer::new(&case);
+/// for name in ["get_invoice", "get_invoices"] {
+///     let response = Response::from_json_str(&format!(r#"{{
+///         "type": "message", "role": "assistant", "stop_reason": "tool_use",
+///         "content": [{{"type": "tool_use", "id": "toolu_1", "name": "{name}", "input": {{}}}}]
+///     }}"#), None)?;
+///     let verdict = scorer.score(&response);
+///     assert_eq!(verdict.is_pass(), name == "get_invoice");
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Scorer<'c> {
+    case: &'c Case,
+    /// The defined names with their index in the catalog, by length and then bytes: a lookup
+    /// mostly compares lengths, and hashes nothing.
+    by_name: Vec<(&'c str, usize)>,
+    /// The transcript's findings: the same for every response.
+    transcript: Vec<Finding>,
+    /// Top-level parameter names, sorted and distinct; built at the first name found in text.
+    parameters: OnceLock<Vec<&'c str>>,
+    /// The defined names prepared for suggestions; built at the first unknown name.
+    defined: OnceLock<Vec<Defined<'c>>>,
+}
+
+impl<'c> Scorer<'c> {
+    /// Prepares `case` for scoring.
+    pub fn new(case: &'c Case) -> Scorer<'c> {
+        let mut by_name: Vec<(&str, usize)> = case.catalog.names().zip(0..).collect();
+        by_name.sort_unstable_by(|(a, _), (b, _)| by_length(a, b));
+        Scorer {
+            case,
+            by_name,
+            transcript: check_transcript(case),
+            parameters: OnceLock::new(),
+            defined: OnceLock::new(),
+        }
+    }
+
+    /// The case responses are scored against.
+    pub fn case(&self) -> &'c Case {
+        self.case
+    }
+
+    /// Scores `response` against the case: the same verdict as [`score`].
+    pub fn score(&self, response: &Response) -> Verdict {
+        let mut findings = Vec::new();
+        for anomaly in &response.anomalies {
+            let kind = match anomaly.kind {
+                AnomalyKind::MalformedCall => FindingKind::MalformedCall,
+                AnomalyKind::UnexpectedToolCall => FindingKind::UnexpectedToolCall,
+                AnomalyKind::LegacyMismatch => FindingKind::LegacyMismatch,
             };
-            if repeated {
+            findings.push(Finding::new(kind, "response", anomaly.detail.clone()));
+        }
+        self.score_calls(response, &mut findings);
+        self.score_text(response, &mut findings);
+        findings.extend_from_slice(&self.transcript);
+        Verdict::new(findings)
+    }
+
+    fn score_calls(&self, response: &Response, findings: &mut Vec<Finding>) {
+        // Most responses carry a handful of calls: a linear look-back beats hashing every id.
+        let mut seen_ids: Option<HashSet<&str>> =
+            (response.calls.len() > 16).then(|| HashSet::with_capacity(response.calls.len()));
+        for (i, call) in response.calls.iter().enumerate() {
+            // Built only when there is a finding to carry it.
+            let location = || format!("response call {}", i + 1);
+            if let Some(id) = call.id.as_deref() {
+                let repeated = match &mut seen_ids {
+                    Some(seen) => !seen.insert(id),
+                    None => response.calls[..i]
+                        .iter()
+                        .any(|earlier| earlier.id.as_deref() == Some(id)),
+                };
+                if repeated {
+                    let mut finding = Finding::new(
+                        FindingKind::DuplicateCallId,
+                        location(),
+                        "another call in this response has the same id; results cannot be paired",
+                    );
+                    finding.name = Some(call.name.clone());
+                    finding.call_id = Some(id.to_owned());
+                    findings.push(finding);
+                }
+            }
+            if self.case.expect == Expect::NoCall {
                 let mut finding = Finding::new(
-                    FindingKind::DuplicateCallId,
+                    FindingKind::CallWhereNoToolFits,
                     location(),
-                    "another call in this response has the same id; results cannot be paired",
+                    "the case says no tool fits this request, but the model called one",
                 );
                 finding.name = Some(call.name.clone());
-                finding.call_id = Some(id.to_owned());
+                finding.call_id = call.id.clone();
+                findings.push(finding);
+            }
+            match self.resolve(call) {
+                Some(defined) => self.check_arguments(call, defined, &location, findings),
+                None => findings.push(self.unknown(&call.name, call.id.clone(), location(), false)),
+            }
+        }
+    }
+
+    /// The index of the defined tool a call refers to: its own name, or with its Responses API
+    /// `namespace`.
+    fn resolve(&self, call: &ToolCall) -> Option<usize> {
+        if let Some(index) = self.index_of(&call.name) {
+            return Some(index);
+        }
+        let namespace = call.namespace.as_deref()?;
+        ["__", ".", "/"]
+            .iter()
+            .find_map(|sep| self.index_of(&format!("{namespace}{sep}{}", call.name)))
+    }
+
+    /// The catalog index of the tool of this exact name.
+    fn index_of(&self, name: &str) -> Option<usize> {
+        self.by_name
+            .binary_search_by(|(defined, _)| by_length(defined, name))
+            .ok()
+            .map(|found| self.by_name[found].1)
+    }
+
+    /// The defined names, prepared for suggestions on first use.
+    fn defined(&self) -> &[Defined<'c>] {
+        self.defined
+            .get_or_init(|| crate::suggest::prepare(&self.case.catalog))
+    }
+
+    /// An unknown-name finding with its cause and suggestions.
+    fn unknown(
+        &self,
+        name: &str,
+        call_id: Option<String>,
+        location: String,
+        in_text: bool,
+    ) -> Finding {
+        let cause = if in_text {
+            Cause::Prose
+        } else {
+            self.cause(name)
+        };
+        let detail = match cause {
+            Cause::Retired => "not defined; the transcript shows it called earlier, so it was probably retired while the transcript still shows it",
+            Cause::Subset => "not defined for this agent; it is in the parent agent's catalog, so this sub-agent was handed a subset",
+            Cause::Namespace => "not defined; it is a defined tool with a namespace prefix added or removed",
+            Cause::PromptDrift => "not defined; the system prompt or a tool description still tells the model to use it",
+            Cause::Prose => "not defined; the response names it as a call in its text instead of making a structured call",
+            Cause::Invented => "not defined, and nothing in the request mentions it",
+        };
+        let mut finding = Finding::new(FindingKind::UnknownTool, location, detail);
+        finding.name = Some(name.to_owned());
+        finding.cause = Some(cause);
+        finding.suggestions = Some(suggest_among(name, self.defined()));
+        finding.call_id = call_id;
+        finding
+    }
+
+    /// Why an unknown name in a structured call probably appeared; the first [`Cause`] that fits.
+    fn cause(&self, name: &str) -> Cause {
+        let case = self.case;
+        let transcript = &case.transcript;
+        if transcript.calls().any(|c| c.name == name)
+            || transcript
+                .results()
+                .any(|r| r.name.as_deref() == Some(name))
+        {
+            return Cause::Retired;
+        }
+        if case.parent.as_ref().is_some_and(|p| p.contains(name)) {
+            return Cause::Subset;
+        }
+        let base = namespace::base(name);
+        if self
+            .defined()
+            .iter()
+            .any(|d| namespace::relates_bases(name, base, d.name(), d.base()))
+        {
+            return Cause::Namespace;
+        }
+        if mentions_word(&case.system, name)
+            || case
+                .catalog
+                .tools()
+                .iter()
+                .any(|t| mentions_word(&t.description, name))
+        {
+            return Cause::PromptDrift;
+        }
+        Cause::Invented
+    }
+
+    fn check_arguments(
+        &self,
+        call: &ToolCall,
+        defined: usize,
+        location: &dyn Fn() -> String,
+        findings: &mut Vec<Finding>,
+    ) {
+        let mut finding = |kind, detail: String| {
+            let mut f = Finding::new(kind, location(), detail);
+            f.name = Some(call.name.clone());
+            f.call_id = call.id.clone();
+            findings.push(f);
+        };
+        match &call.arguments {
+            Arguments::Invalid { raw, error } => finding(
+                FindingKind::ArgumentsNotJson,
+                format!(
+                    "the arguments string is not valid JSON ({error}): {}",
+                    crate::errors::describe(&Value::String(raw.clone()))
+                ),
+            ),
+            Arguments::Parsed(value) if !value.is_object() => finding(
+                FindingKind::ArgumentsNotObject,
+                format!(
+                    "arguments must be a JSON object, found {}",
+                    crate::errors::describe(value)
+                ),
+            ),
+            Arguments::Parsed(value) => {
+                #[cfg(feature = "schema")]
+                if let Err(errors) = self.case.catalog.validate_at(defined, value) {
+                    finding(
+                        FindingKind::SchemaViolation,
+                        format!("arguments fail the input schema: {}", errors.join("; ")),
+                    );
+                }
+                #[cfg(not(feature = "schema"))]
+                let _ = (defined, value);
+            }
+        }
+    }
+
+    /// Names written as calls in the response's text that are not defined and were not also
+    /// called for real (those already have their finding).
+    fn score_text(&self, response: &Response, findings: &mut Vec<Finding>) {
+        // Names are few per response: linear scans, and nothing allocated until a finding.
+        let mut reported: Vec<String> = Vec::new();
+        for (i, text) in response.text.iter().enumerate() {
+            for mention in mentions(text) {
+                let name = mention.name.as_ref();
+                if self.index_of(name).is_some()
+                    || response.calls.iter().any(|c| c.name == name)
+                    || self.is_parameter(name)
+                    || reported.iter().any(|r| r == name)
+                {
+                    continue;
+                }
+                let location = format!("response text {}", i + 1);
+                let mut finding = self.unknown(name, None, location, true);
+                finding.detail = format!(
+                    "{}: \"{}\"",
+                    finding.detail,
+                    crate::escape(&mention.context(text))
+                );
+                reported.push(name.to_owned());
                 findings.push(finding);
             }
         }
-        if case.expect == Expect::NoCall {
-            let mut finding = Finding::new(
-                FindingKind::CallWhereNoToolFits,
-                location(),
-                "the case says no tool fits this request, but the model called one",
-            );
-            finding.name = Some(call.name.clone());
-            finding.call_id = call.id.clone();
-            findings.push(finding);
-        }
-        match resolve(case, call) {
-            Some(defined) => check_arguments(case, call, defined, &location, findings),
-            None => findings.push(unknown(
-                case,
-                &call.name,
-                call.id.clone(),
-                location(),
-                false,
-            )),
-        }
+    }
+
+    /// Whether `name` is a top-level property of some tool's input schema (see
+    /// [`parameter_names`]).
+    fn is_parameter(&self, name: &str) -> bool {
+        self.parameters
+            .get_or_init(|| {
+                let mut names: Vec<&str> = parameter_names(self.case).into_iter().collect();
+                names.sort_unstable();
+                names
+            })
+            .binary_search(&name)
+            .is_ok()
     }
 }
 
-/// The defined name a call refers to: its own name, or with its Responses API `namespace`.
-fn resolve<'a>(case: &'a Case, call: &ToolCall) -> Option<&'a str> {
-    if let Some(tool) = case.catalog.get(&call.name) {
-        return Some(&tool.name);
-    }
-    let namespace = call.namespace.as_deref()?;
-    ["__", ".", "/"].iter().find_map(|sep| {
-        case.catalog
-            .get(&format!("{namespace}{sep}{}", call.name))
-            .map(|tool| tool.name.as_str())
-    })
-}
-
-/// An unknown-name finding with its cause and suggestions.
-fn unknown(
-    case: &Case,
-    name: &str,
-    call_id: Option<String>,
-    location: String,
-    in_text: bool,
-) -> Finding {
-    let cause = if in_text {
-        Cause::Prose
-    } else {
-        cause(case, name)
-    };
-    let detail = match cause {
-        Cause::Retired => "not defined; the transcript shows it called earlier, so it was probably retired while the transcript still shows it".to_owned(),
-        Cause::Subset => "not defined for this agent; it is in the parent agent's catalog, so this sub-agent was handed a subset".to_owned(),
-        Cause::Namespace => "not defined; it is a defined tool with a namespace prefix added or removed".to_owned(),
-        Cause::PromptDrift => "not defined; the system prompt or a tool description still tells the model to use it".to_owned(),
-        Cause::Prose => "not defined; the response names it as a call in its text instead of making a structured call".to_owned(),
-        Cause::Invented => "not defined, and nothing in the request mentions it".to_owned(),
-    };
-    let mut finding = Finding::new(FindingKind::UnknownTool, location, detail);
-    finding.name = Some(name.to_owned());
-    finding.cause = Some(cause);
-    finding.suggestions = Some(suggest(name, &case.catalog));
-    finding.call_id = call_id;
-    finding
-}
-
-/// Why an unknown name in a structured call probably appeared; the first [`Cause`] that fits.
-fn cause(case: &Case, name: &str) -> Cause {
-    let transcript = &case.transcript;
-    if transcript.calls().any(|c| c.name == name)
-        || transcript
-            .results()
-            .any(|r| r.name.as_deref() == Some(name))
-    {
-        return Cause::Retired;
-    }
-    if case.parent.as_ref().is_some_and(|p| p.contains(name)) {
-        return Cause::Subset;
-    }
-    if case
-        .catalog
-        .names()
-        .any(|defined| namespace::relates(name, defined))
-    {
-        return Cause::Namespace;
-    }
-    if mentions_word(&case.system, name)
-        || case
-            .catalog
-            .tools()
-            .iter()
-            .any(|t| mentions_word(&t.description, name))
-    {
-        return Cause::PromptDrift;
-    }
-    Cause::Invented
-}
-
-fn check_arguments(
-    case: &Case,
-    call: &ToolCall,
-    defined: &str,
-    location: &dyn Fn() -> String,
-    findings: &mut Vec<Finding>,
-) {
-    let mut finding = |kind, detail: String| {
-        let mut f = Finding::new(kind, location(), detail);
-        f.name = Some(call.name.clone());
-        f.call_id = call.id.clone();
-        findings.push(f);
-    };
-    match &call.arguments {
-        Arguments::Invalid { raw, error } => finding(
-            FindingKind::ArgumentsNotJson,
-            format!(
-                "the arguments string is not valid JSON ({error}): {}",
-                crate::errors::describe(&Value::String(raw.clone()))
-            ),
-        ),
-        Arguments::Parsed(value) if !value.is_object() => finding(
-            FindingKind::ArgumentsNotObject,
-            format!(
-                "arguments must be a JSON object, found {}",
-                crate::errors::describe(value)
-            ),
-        ),
-        Arguments::Parsed(value) => {
-            #[cfg(feature = "schema")]
-            if let Err(errors) = case.catalog.validate(defined, value) {
-                finding(
-                    FindingKind::SchemaViolation,
-                    format!("arguments fail the input schema: {}", errors.join("; ")),
-                );
-            }
-            #[cfg(not(feature = "schema"))]
-            let _ = (case, defined, value);
-        }
-    }
-}
-
-/// Names written as calls in the response's text that are not defined and were not also called
-/// for real (those already have their finding).
-fn score_text(case: &Case, response: &Response, findings: &mut Vec<Finding>) {
-    if response.text.is_empty() {
-        return;
-    }
-    let called: HashSet<&str> = response.calls.iter().map(|c| c.name.as_str()).collect();
-    let mut reported: HashSet<String> = HashSet::new();
-    for (i, text) in response.text.iter().enumerate() {
-        for mention in mentions(text) {
-            let name = mention.name;
-            if case.catalog.contains(&name)
-                || called.contains(name.as_str())
-                || is_parameter(case, &name)
-                || reported.contains(&name)
-            {
-                continue;
-            }
-            let location = format!("response text {}", i + 1);
-            let mut finding = unknown(case, &name, None, location, true);
-            finding.detail = format!(
-                "{}: \"{}\"",
-                finding.detail,
-                crate::escape(&mention.context)
-            );
-            reported.insert(name);
-            findings.push(finding);
-        }
-    }
-}
-
-/// Whether `name` is a top-level property of some tool's input schema (see
-/// [`parameter_names`]); looked up per mention rather than collected per response.
-fn is_parameter(case: &Case, name: &str) -> bool {
-    case.catalog.tools().iter().any(|t| {
-        t.input_schema
-            .as_ref()
-            .and_then(|s| s.get("properties")?.as_object())
-            .is_some_and(|properties| properties.contains_key(name))
-    })
+/// Orders names by length, then bytes: most names differ in length, which is one comparison.
+fn by_length(a: &str, b: &str) -> std::cmp::Ordering {
+    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
 }
 
 /// Top-level property names of every tool's input schema: words that look like tool names in
@@ -251,10 +339,11 @@ pub(crate) fn parameter_names(case: &Case) -> HashSet<&str> {
 
 /// Every call in the transcript must have a result, or the provider rejects the next request.
 /// Calls are paired with results by id; calls without ids (Gemini, Ollama) by name, in order.
-fn check_transcript(case: &Case, findings: &mut Vec<Finding>) {
+fn check_transcript(case: &Case) -> Vec<Finding> {
+    let mut findings = Vec::new();
     let transcript = &case.transcript;
     if transcript.calls().next().is_none() {
-        return;
+        return findings;
     }
     let answered_ids: HashSet<&str> = transcript
         .results()
@@ -296,4 +385,5 @@ fn check_transcript(case: &Case, findings: &mut Vec<Finding>) {
             }
         }
     }
+    findings
 }

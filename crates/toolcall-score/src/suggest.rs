@@ -35,11 +35,52 @@ const GENERIC_WORDS: &[&str] = &[
 /// assert!(suggest("send_fax", &catalog).is_empty());
 /// ```
 pub fn suggest(name: &str, catalog: &Catalog) -> Vec<String> {
-    let wanted = Words::of(crate::namespace::base(name));
-    let mut ranked: Vec<(u8, usize, &str)> = catalog
-        .names()
-        .filter(|defined| *defined != name)
-        .filter_map(|defined| closeness(name, &wanted, defined).map(|(r, d)| (r, d, defined)))
+    suggest_among(name, &prepare(catalog))
+}
+
+/// A defined name with the forms every comparison needs, computed once: a prepared
+/// [`crate::Scorer`] keeps them for all the unknown names of all the responses it scores.
+#[derive(Debug)]
+pub(crate) struct Defined<'c> {
+    name: &'c str,
+    base: &'c str,
+    words: Words,
+}
+
+impl<'c> Defined<'c> {
+    fn of(name: &'c str) -> Defined<'c> {
+        let base = crate::namespace::base(name);
+        Defined {
+            name,
+            base,
+            words: Words::of(base),
+        }
+    }
+
+    /// The name as defined.
+    pub(crate) fn name(&self) -> &'c str {
+        self.name
+    }
+
+    /// Its [`crate::namespace::base`].
+    pub(crate) fn base(&self) -> &'c str {
+        self.base
+    }
+}
+
+/// The catalog's names, prepared for [`suggest_among`], in definition order.
+pub(crate) fn prepare(catalog: &Catalog) -> Vec<Defined<'_>> {
+    catalog.names().map(Defined::of).collect()
+}
+
+/// [`suggest`] over names already prepared.
+pub(crate) fn suggest_among(name: &str, defined: &[Defined<'_>]) -> Vec<String> {
+    let base = crate::namespace::base(name);
+    let wanted = Words::of(base);
+    let mut ranked: Vec<(u8, usize, &str)> = defined
+        .iter()
+        .filter(|d| d.name != name)
+        .filter_map(|d| closeness(name, base, &wanted, d).map(|(r, n)| (r, n, d.name)))
         .collect();
     ranked.sort();
     // A shared subject is weak evidence: offer it only when nothing closer exists.
@@ -53,26 +94,24 @@ pub fn suggest(name: &str, catalog: &Catalog) -> Vec<String> {
         .collect()
 }
 
-/// `(rank, distance)` when `defined` is close to `name`; lower is closer.
-fn closeness(name: &str, wanted: &Words, defined: &str) -> Option<(u8, usize)> {
-    if crate::namespace::relates(name, defined) {
+/// `(rank, distance)` when `defined` is close to `name` (whose base is `base`); lower is closer.
+fn closeness(name: &str, base: &str, wanted: &Words, defined: &Defined<'_>) -> Option<(u8, usize)> {
+    if crate::namespace::relates_bases(name, base, defined.name, defined.base) {
         return Some((0, 0));
     }
     // Spelling is compared without namespaces: a shared long prefix would otherwise make any
     // two tools of one server look a few edits apart.
-    let words = Words::of(crate::namespace::base(defined));
+    let words = &defined.words;
     if words.joined == wanted.joined {
         return Some((1, 0));
     }
-    let distance = edit_distance(&wanted.joined, &words.joined);
-    let shorter = wanted
-        .joined
-        .chars()
-        .count()
-        .min(words.joined.chars().count());
-    // One edit in a short name, about one in four in a longer one.
-    if distance <= (shorter / 4).max(1) {
-        return Some((1, distance));
+    // One edit in a short name, about one in four in a longer one. The distance is at least
+    // the difference in length, so it is not computed when that alone is too far.
+    let limit = (wanted.chars.min(words.chars) / 4).max(1);
+    if wanted.chars.abs_diff(words.chars) <= limit {
+        if let Some(distance) = edit_distance_within(&wanted.joined, &words.joined, limit) {
+            return Some((1, distance));
+        }
     }
     let shared = wanted
         .subject
@@ -87,9 +126,12 @@ fn closeness(name: &str, wanted: &Words, defined: &str) -> Option<(u8, usize)> {
 }
 
 /// A name split into lower-case words (on `_ - . / :` and camelCase), with plurals folded.
+#[derive(Debug)]
 struct Words {
     /// All words joined by `_`: the spelling-independent form of the name.
     joined: String,
+    /// `joined`'s length in characters.
+    chars: usize,
     /// The words that are not generic verbs: what the tool is about.
     subject: Vec<String>,
 }
@@ -103,7 +145,11 @@ impl Words {
             .filter(|w| !GENERIC_WORDS.contains(&w.as_str()))
             .map(|w| singular(w).to_owned())
             .collect();
-        Words { joined, subject }
+        Words {
+            chars: joined.chars().count(),
+            joined,
+            subject,
+        }
     }
 }
 
@@ -142,18 +188,49 @@ fn singular(word: &str) -> &str {
 
 /// Levenshtein distance in characters.
 pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
+    edit_distance_within(a, b, usize::MAX).unwrap_or(usize::MAX)
+}
+
+/// The Levenshtein distance in characters, when it is at most `limit`.
+fn edit_distance_within(a: &str, b: &str, limit: usize) -> Option<usize> {
+    if a.is_ascii() && b.is_ascii() {
+        levenshtein(a.as_bytes(), b.as_bytes(), limit)
+    } else {
+        let a: Vec<char> = a.chars().collect();
+        let b: Vec<char> = b.chars().collect();
+        levenshtein(&a, &b, limit)
+    }
+}
+
+fn levenshtein<T: PartialEq>(a: &[T], b: &[T], limit: usize) -> Option<usize> {
+    // Tool names are short: one row on the stack, on the heap only for long ones.
+    let mut stack = [0usize; 64];
+    let mut heap = Vec::new();
+    let row = if b.len() < stack.len() {
+        &mut stack[..=b.len()]
+    } else {
+        heap.resize(b.len() + 1, 0);
+        &mut heap[..]
+    };
+    for (j, cell) in row.iter_mut().enumerate() {
+        *cell = j;
+    }
+    for (i, ca) in a.iter().enumerate() {
         let mut diagonal = row[0];
         row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
+        let mut best = row[0];
+        for (j, cb) in b.iter().enumerate() {
             let substitution = diagonal + usize::from(ca != cb);
             diagonal = row[j + 1];
             row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
+            best = best.min(row[j + 1]);
+        }
+        // A row's smallest entry never shrinks in the rows below it.
+        if best > limit {
+            return None;
         }
     }
-    row[b.len()]
+    Some(row[b.len()]).filter(|&distance| distance <= limit)
 }
 
 #[cfg(test)]
@@ -223,5 +300,23 @@ mod tests {
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(edit_distance("", "abc"), 3);
         assert_eq!(edit_distance("café", "cafe"), 1);
+        let long = "x".repeat(100);
+        assert_eq!(edit_distance(&long, &format!("{long}yz")), 2);
+        assert_eq!(edit_distance(&format!("{long}yz"), &long), 2);
+        for (a, b) in [
+            ("kitten", "sitting"),
+            ("get_invoice", "list_invoices"),
+            ("", "ab"),
+        ] {
+            let distance = edit_distance(a, b);
+            for limit in 0..6 {
+                let within = edit_distance_within(a, b, limit);
+                assert_eq!(
+                    within,
+                    (distance <= limit).then_some(distance),
+                    "{a} {b} {limit}"
+                );
+            }
+        }
     }
 }
