@@ -32,10 +32,26 @@ impl ToolCall {
             arguments: Arguments::Parsed(arguments),
         }
     }
+
+    /// A call to an OpenAI custom tool, with free-text input.
+    pub fn custom(id: Option<&str>, name: &str, input: &str) -> ToolCall {
+        ToolCall {
+            id: id.map(str::to_owned),
+            name: name.to_owned(),
+            namespace: None,
+            arguments: Arguments::Text {
+                text: input.to_owned(),
+            },
+        }
+    }
 }
 
 /// A call's arguments. OpenAI-style formats send them as a JSON *string*, which a model can get
 /// wrong; that is a finding, not a parse error.
+///
+/// Serialized (with the `serde` feature) as the JSON value itself for [`Arguments::Parsed`],
+/// `{"raw", "error"}` for [`Arguments::Invalid`] and `{"text"}` for [`Arguments::Text`], so a
+/// free-text input is never mistaken for arguments that parsed to a JSON string.
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "serde", serde(untagged))]
@@ -49,6 +65,13 @@ pub enum Arguments {
         /// What the JSON parser said.
         error: String,
     },
+    /// The free-text input of an OpenAI *custom* tool call (`custom.input` in Chat Completions,
+    /// `input` of a Responses `custom_tool_call`). It is not JSON and is not checked as JSON: a
+    /// custom tool takes any text (or text its grammar allows, which is the API's to enforce).
+    Text {
+        /// The input as the model wrote it.
+        text: String,
+    },
 }
 
 impl Arguments {
@@ -56,7 +79,15 @@ impl Arguments {
     pub fn value(&self) -> Option<&Value> {
         match self {
             Arguments::Parsed(value) => Some(value),
-            Arguments::Invalid { .. } => None,
+            Arguments::Invalid { .. } | Arguments::Text { .. } => None,
+        }
+    }
+
+    /// The free-text input, if this is a custom tool call's.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Arguments::Text { text } => Some(text),
+            Arguments::Parsed(_) | Arguments::Invalid { .. } => None,
         }
     }
 }

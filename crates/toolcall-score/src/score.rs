@@ -265,6 +265,8 @@ impl<'c> Scorer<'c> {
                     crate::errors::describe(value)
                 ),
             ),
+            // A custom tool's free-text input: nothing about it is JSON to check.
+            Arguments::Text { .. } => {}
             Arguments::Parsed(value) => {
                 #[cfg(feature = "schema")]
                 if let Err(errors) = self.case.catalog.validate_at(defined, value) {

@@ -220,6 +220,93 @@ fn defined_calls_pass() {
     );
 }
 
+/// A GPT-5 Chat Completions response carrying these `(id, name, input)` custom tool calls.
+fn chat_custom_calls(calls: &[(&str, &str, &str)]) -> Response {
+    let calls: Vec<Value> = calls
+        .iter()
+        .map(|(id, name, input)| {
+            json!({"id": id, "type": "custom", "custom": {"name": name, "input": input}})
+        })
+        .collect();
+    let body = json!({
+        "id": "chatcmpl-C3pQ7", "object": "chat.completion", "created": 1755021244,
+        "model": "gpt-5-2025-08-07",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": null, "tool_calls": calls}}]
+    });
+    Response::from_value(&body, None).expect("the response parses")
+}
+
+/// A Chat Completions request defining `get_balance` and the custom tool `run_sql`.
+fn custom_tools_case() -> Case {
+    case(json!({
+        "system": "You are the billing assistant.",
+        "tools": [
+            {"type": "function", "function": {"name": "get_balance", "description": "Current balance.",
+             "parameters": {"type": "object", "properties": {"account_id": {"type": "string"}}}}},
+            {"type": "custom", "custom": {"name": "run_sql", "description": "Runs one read-only SQL query.",
+             "format": {"type": "grammar", "grammar": {"syntax": "lark", "definition": "start: /SELECT .+/"}}}}
+        ],
+        "messages": [{"role": "user", "content": "Show the last invoices of acc_17."}]
+    }))
+}
+
+#[test]
+fn custom_call_to_an_undefined_tool_is_unknown() {
+    let response = chat_custom_calls(&[("call_1", "exec_sql", "SELECT * FROM invoices")]);
+    assert_eq!(response.calls.len(), 1);
+    let verdict = score(&custom_tools_case(), &response);
+    let finding = only_unknown(&verdict);
+    assert_eq!(finding.kind, FindingKind::UnknownTool);
+    assert_eq!(finding.name.as_deref(), Some("exec_sql"));
+    assert_eq!(finding.call_id.as_deref(), Some("call_1"));
+    assert_eq!(finding.cause, Some(Cause::Invented));
+    assert_eq!(finding.suggestions(), ["run_sql"]);
+    assert_eq!(verdict.findings().len(), 1, "{:#?}", verdict.findings());
+}
+
+#[test]
+fn custom_call_to_a_retired_custom_tool_in_a_responses_transcript() {
+    let case = case(json!({
+        "instructions": "You are the billing assistant.",
+        "tools": [{"type": "custom", "name": "query_db", "description": "Runs one read-only SQL query."}],
+        "input": [
+            {"role": "user", "content": "Last invoices of acc_17?"},
+            {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_1", "name": "run_sql",
+             "input": "SELECT id FROM invoices WHERE account_id = 'acc_17'"},
+            {"type": "custom_tool_call_output", "call_id": "call_1", "output": "inv_9"},
+            {"role": "user", "content": "And for acc_18?"}
+        ]
+    }));
+    let body = json!({"object": "response", "status": "completed", "output": [
+        {"type": "custom_tool_call", "id": "ctc_2", "call_id": "call_2", "name": "run_sql",
+         "input": "SELECT id FROM invoices WHERE account_id = 'acc_18'"}
+    ]});
+    let verdict = score(&case, &Response::from_value(&body, None).unwrap());
+    // The earlier custom call is answered by its output: no unanswered-call finding.
+    let finding = only_unknown(&verdict);
+    assert_eq!(finding.name.as_deref(), Some("run_sql"));
+    assert_eq!(finding.cause, Some(Cause::Retired));
+    assert_eq!(verdict.findings().len(), 1, "{:#?}", verdict.findings());
+    assert_eq!(verdict.fingerprint(), ["run_sql (retired)"]);
+}
+
+#[test]
+fn custom_call_to_a_defined_custom_tool_passes() {
+    // Free text that is not JSON, nor an object: neither is a finding for a custom tool.
+    let response = chat_custom_calls(&[
+        (
+            "call_1",
+            "run_sql",
+            "SELECT id FROM invoices WHERE account_id = 'acc_17'",
+        ),
+        ("call_2", "run_sql", "\"acc_17\""),
+    ]);
+    assert_eq!(response.calls.len(), 2);
+    let verdict = score(&custom_tools_case(), &response);
+    assert!(verdict.is_pass(), "{:#?}", verdict.findings());
+}
+
 #[test]
 fn arguments_that_are_not_an_object_or_not_json() {
     let case = case(json!({"tools": [tool("get_balance", "Current balance.")]}));

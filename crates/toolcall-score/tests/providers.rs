@@ -137,7 +137,8 @@ fn check_response(text: &str, expect: &Value) -> Result<(), String> {
     Ok(())
 }
 
-/// One line per message: role, `text=N`, `call=[namespace/]name#id`, `result=id|name[!error]`.
+/// One line per message: role, `text=N`, `call=[namespace/]name#id[[text]]` (`[text]`: a custom
+/// tool call's free-text input), `result=id|name[!error]`.
 fn summarize(message: &Message) -> String {
     let mut line = match message.role {
         Role::System => "system",
@@ -156,7 +157,12 @@ fn summarize(message: &Message) -> String {
             .map(|n| format!("{n}/"))
             .unwrap_or_default();
         let id = call.id.as_deref().unwrap_or("-");
-        line.push_str(&format!(" call={namespace}{}#{id}", call.name));
+        let text = if call.arguments.text().is_some() {
+            "[text]"
+        } else {
+            ""
+        };
+        line.push_str(&format!(" call={namespace}{}#{id}{text}", call.name));
     }
     for result in &message.results {
         let what = result
@@ -248,12 +254,12 @@ fn anthropic_fixtures() {
 
 #[test]
 fn openai_chat_fixtures() {
-    assert_eq!(run_dir("openai_chat"), 12);
+    assert_eq!(run_dir("openai_chat"), 15);
 }
 
 #[test]
 fn openai_responses_fixtures() {
-    assert_eq!(run_dir("openai_responses"), 4);
+    assert_eq!(run_dir("openai_responses"), 7);
 }
 
 #[test]
@@ -370,15 +376,18 @@ fn tools_of_every_format_can_be_mixed_in_one_array() {
         {"name": "h", "parameters": {"type": "object"}},
         {"type": "web_search"},
         {"googleSearch": {}},
-        {"type": "custom", "name": "i", "description": "Free text."}
+        {"type": "custom", "name": "i", "description": "Free text."},
+        {"type": "custom", "custom": {"name": "j", "description": "Chat's custom tool.",
+                                      "format": {"type": "text"}}}
     ]);
     let parsed = parse_tools(&tools).expect("parses");
     let names: Vec<&str> = parsed.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["a", "b", "c", "d", "e", "f", "g", "h", "i"]);
+    assert_eq!(names, ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]);
+    assert_eq!(parsed[9].description, "Chat's custom tool.");
     let schemas: Vec<bool> = parsed.iter().map(|t| t.input_schema.is_some()).collect();
     assert_eq!(
         schemas,
-        [true, true, true, false, true, true, true, true, false]
+        [true, true, true, false, true, true, true, true, false, false]
     );
 }
 

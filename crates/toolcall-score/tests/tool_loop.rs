@@ -796,3 +796,112 @@ mod wire {
         );
     }
 }
+
+mod custom_calls {
+    //! OpenAI custom tools (free-text input): a known one is run like any other call, its handler
+    //! given the text; an unknown one is answered with the error, in the item type its format
+    //! pairs with the call.
+
+    use super::*;
+
+    fn catalog() -> Catalog {
+        Catalog::new([
+            Tool::new("get_balance", "Current balance of an account."),
+            Tool::new("run_sql", "Runs one read-only SQL query."),
+        ])
+    }
+
+    /// Runs one turn over `bodies`; returns what the handlers saw and the second request's
+    /// messages.
+    fn run(bodies: [Value; 2]) -> (Vec<(String, Value)>, Vec<Value>) {
+        let mut guard = ToolLoop::new(catalog(), LoopPolicy::default());
+        let mut transport = ScriptedTransport::new(bodies);
+        let log = RefCell::new(Vec::new());
+        let mut handlers = Handlers::default()
+            .with("get_balance", |args| {
+                log.borrow_mut().push(("get_balance".into(), args.clone()));
+                Ok(json!({"balance": 12}))
+            })
+            .with("run_sql", |input| {
+                log.borrow_mut().push(("run_sql".into(), input.clone()));
+                Ok(json!("inv_9, inv_8"))
+            });
+        let end = guard.run_turn(&mut transport, &mut handlers).expect("runs");
+        drop(handlers);
+        assert_eq!(end.outcome, Outcome::Finished);
+        assert_eq!(guard.metrics().turn().unknown_calls(), 1);
+        assert_eq!(guard.metrics().turn().invalid_arguments(), 0);
+        let sent = results(&transport, 1).messages().to_vec();
+        (log.into_inner(), sent)
+    }
+
+    const ERROR: &str = "Error: no tool named `exec_sql` exists.";
+
+    fn ran() -> Vec<(String, Value)> {
+        vec![
+            ("get_balance".into(), json!({"account_id": "acc_17"})),
+            ("run_sql".into(), json!("SELECT id FROM invoices")),
+        ]
+    }
+
+    #[test]
+    fn responses_answers_a_custom_call_with_a_custom_tool_call_output() {
+        let body = json!({"object": "response", "status": "completed", "output": [
+            {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_balance",
+             "arguments": "{\"account_id\": \"acc_17\"}"},
+            {"type": "custom_tool_call", "id": "ctc_2", "call_id": "call_2", "name": "run_sql",
+             "input": "SELECT id FROM invoices"},
+            {"type": "custom_tool_call", "id": "ctc_3", "call_id": "call_3", "name": "exec_sql",
+             "input": "SELECT 1"}
+        ]});
+        let done = json!({"object": "response", "status": "completed", "output": [
+            {"type": "message", "role": "assistant",
+             "content": [{"type": "output_text", "text": "done"}]}
+        ]});
+        let (log, sent) = run([body, done]);
+        assert_eq!(log, ran());
+        assert_eq!(sent.len(), 3);
+        assert_eq!(
+            sent[0],
+            json!({"type": "function_call_output", "call_id": "call_1",
+                   "output": "{\"balance\":12}"})
+        );
+        assert_eq!(
+            sent[1],
+            json!({"type": "custom_tool_call_output", "call_id": "call_2",
+                   "output": "inv_9, inv_8"})
+        );
+        assert_eq!(sent[2]["type"], "custom_tool_call_output");
+        assert_eq!(sent[2]["call_id"], "call_3");
+        let error = sent[2]["output"].as_str().expect("a text output");
+        assert!(error.starts_with(ERROR), "{error}");
+        assert!(error.contains("Did you mean `run_sql`?"), "{error}");
+    }
+
+    #[test]
+    fn chat_answers_a_custom_call_with_a_tool_message() {
+        let body = json!({"object": "chat.completion", "choices": [{"index": 0,
+        "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+        "tool_calls": [
+            {"id": "call_1", "type": "function",
+             "function": {"name": "get_balance", "arguments": "{\"account_id\": \"acc_17\"}"}},
+            {"id": "call_2", "type": "custom",
+             "custom": {"name": "run_sql", "input": "SELECT id FROM invoices"}},
+            {"id": "call_3", "type": "custom",
+             "custom": {"name": "exec_sql", "input": "SELECT 1"}}
+        ]}}]});
+        let done = json!({"object": "chat.completion", "choices": [{"index": 0,
+            "finish_reason": "stop", "message": {"role": "assistant", "content": "done"}}]});
+        let (log, sent) = run([body, done]);
+        assert_eq!(log, ran());
+        assert_eq!(sent.len(), 3);
+        assert_eq!(
+            sent[1],
+            json!({"role": "tool", "tool_call_id": "call_2", "content": "inv_9, inv_8"})
+        );
+        assert_eq!(sent[2]["role"], "tool");
+        assert_eq!(sent[2]["tool_call_id"], "call_3");
+        let error = sent[2]["content"].as_str().expect("a text content");
+        assert!(error.starts_with(ERROR), "{error}");
+    }
+}

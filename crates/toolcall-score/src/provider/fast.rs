@@ -354,22 +354,24 @@ impl<'de> Deserialize<'de> for Calls {
     }
 }
 
-/// One item of `tool_calls`. A call whose `type` is not `function` is skipped, as the general
-/// path skips it.
+/// One item of `tool_calls`. A call whose `type` is neither `function` nor `custom` is skipped,
+/// as the general path skips it.
 #[derive(Default)]
 struct Call {
     kind: Option<CallType>,
     function: Option<Function>,
+    custom: Option<Custom>,
     id: Option<Id>,
 }
 
 impl<'de> Fields<'de> for Call {
-    const KEYS: &'static [&'static str] = &["type", "function", "id"];
+    const KEYS: &'static [&'static str] = &["type", "function", "custom", "id"];
 
     fn field<A: MapAccess<'de>>(&mut self, key: usize, map: &mut A) -> Result<(), A::Error> {
         match key {
             0 => self.kind = map.next_value()?,
             1 => self.function = map.next_value::<Option<Obj<Function>>>()?.map(|f| f.0),
+            2 => self.custom = map.next_value::<Option<Obj<Custom>>>()?.map(|c| c.0),
             _ => self.id = map.next_value()?,
         }
         Ok(())
@@ -377,25 +379,34 @@ impl<'de> Fields<'de> for Call {
 }
 
 impl Call {
-    /// The call, or `None` for a call of another type than `function`; an error (whose text is
-    /// never shown) where the general path fails: no `function` object, no string `name`, no
-    /// `arguments`.
+    /// The call, or `None` for a call of another type than `function` or `custom`; an error
+    /// (whose text is never shown) where the general path fails: no `function` (`custom`)
+    /// object, no string `name`, no `arguments` (no string `input`).
     fn into_call<E: de::Error>(self) -> Result<Option<ToolCall>, E> {
-        if matches!(self.kind, Some(CallType(false))) {
-            return Ok(None);
-        }
-        match self.function {
-            Some(Function {
-                name: Some(name),
-                arguments: Some(Args(arguments)),
-            }) => Ok(Some(ToolCall {
-                id: self.id.map(|id| id.0),
-                name,
-                namespace: None,
-                arguments,
-            })),
-            _ => Err(E::custom("a call the general path rejects")),
-        }
+        let rejected = || E::custom("a call the general path rejects");
+        let (name, arguments) = match self.kind {
+            None | Some(CallType::Function) => match self.function {
+                Some(Function {
+                    name: Some(name),
+                    arguments: Some(Args(arguments)),
+                }) => (name, arguments),
+                _ => return Err(rejected()),
+            },
+            Some(CallType::Custom) => match self.custom {
+                Some(Custom {
+                    name: Some(name),
+                    input: Some(text),
+                }) => (name, Arguments::Text { text }),
+                _ => return Err(rejected()),
+            },
+            Some(CallType::Other) => return Ok(None),
+        };
+        Ok(Some(ToolCall {
+            id: self.id.map(|id| id.0),
+            name,
+            namespace: None,
+            arguments,
+        }))
     }
 }
 
@@ -418,8 +429,32 @@ impl<'de> Fields<'de> for Function {
     }
 }
 
-/// A call's `type`: whether it is `function`.
-struct CallType(bool);
+/// A custom call's `custom` object: its name and free-text input.
+#[derive(Default)]
+struct Custom {
+    name: Option<String>,
+    input: Option<String>,
+}
+
+impl<'de> Fields<'de> for Custom {
+    const KEYS: &'static [&'static str] = &["name", "input"];
+
+    fn field<A: MapAccess<'de>>(&mut self, key: usize, map: &mut A) -> Result<(), A::Error> {
+        match key {
+            0 => self.name = map.next_value()?,
+            _ => self.input = map.next_value()?,
+        }
+        Ok(())
+    }
+}
+
+/// A call's `type`.
+enum CallType {
+    Function,
+    Custom,
+    /// A type the general path skips.
+    Other,
+}
 
 impl<'de> Deserialize<'de> for CallType {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<CallType, D::Error> {
@@ -430,7 +465,11 @@ impl<'de> Deserialize<'de> for CallType {
                 f.write_str("a call type")
             }
             fn visit_str<E>(self, kind: &str) -> Result<CallType, E> {
-                Ok(CallType(kind == "function"))
+                Ok(match kind {
+                    "function" => CallType::Function,
+                    "custom" => CallType::Custom,
+                    _ => CallType::Other,
+                })
             }
         }
         deserializer.deserialize_str(V)
@@ -635,6 +674,18 @@ mod tests {
             BODY.replace(r#""c1""#, "[]"),
             BODY.replace(r#""name": "get_balance""#, r#""name": 7"#),
             BODY.replace(r#""content": null"#, r#""content": 7"#),
+            BODY.replace(
+                r#""tool_calls": ["#,
+                r#""tool_calls": [{"type": "custom", "custom": {"name": "x", "input": {}}}, "#,
+            ),
+            BODY.replace(
+                r#""tool_calls": ["#,
+                r#""tool_calls": [{"type": "custom", "custom": {"input": "y"}}, "#,
+            ),
+            BODY.replace(
+                r#""tool_calls": ["#,
+                r#""tool_calls": [{"type": "custom", "custom": null}, "#,
+            ),
             // A value the typed reader cannot read, though a later duplicate replaces it.
             BODY.replace(r#""object""#, r#""choices": 7, "object""#),
             // Not JSON at all.
@@ -685,11 +736,16 @@ mod tests {
     #[test]
     fn matches_the_general_path_on_the_edges_it_does_read() {
         let edges = [
-            // A numeric id, a skipped custom call, other choices of any shape.
+            // A numeric id, a custom call, a skipped call of another type, other choices of any
+            // shape.
             BODY.replace(r#""c1""#, "12"),
             BODY.replace(
                 r#""tool_calls": ["#,
-                r#""tool_calls": [{"type": "custom", "custom": {"name": "x", "input": "y"}}, "#,
+                r#""tool_calls": [{"type": "custom", "id": "c0", "custom": {"name": "x", "input": "{y"}}, "#,
+            ),
+            BODY.replace(
+                r#""tool_calls": ["#,
+                r#""tool_calls": [{"type": "future", "future": {"name": 7}}, "#,
             ),
             BODY.replace(r#"}}]}}]}"#, r#"}}]}}, 7, {"message": null}]}"#),
             // Arguments that are not JSON, or an object (OpenAI-compatible servers).

@@ -330,6 +330,14 @@ fn tool_item(
                 out.push(openai_responses::tool(tool, at)?);
             }
         },
+        // A Chat Completions custom tool nests its name under `custom` (the Responses API's is
+        // flat, and is read below with the other named tools).
+        Some("custom") if get(tool, "custom").is_some() => {
+            evidence.saw(&[Format::OpenaiChat]);
+            let custom_at = at.key("custom");
+            let custom = object(&tool["custom"], &custom_at, "a `custom` object")?;
+            out.push(tool_fields(custom, &custom_at, &[])?);
+        }
         Some("namespace") if top => {
             evidence.saw(&[Format::OpenaiResponses]);
             let tools_at = at.key("tools");

@@ -1,4 +1,5 @@
-//! OpenAI Chat Completions: `choices[0].message.tool_calls[].function.{name, arguments}`.
+//! OpenAI Chat Completions: `choices[0].message.tool_calls[].function.{name, arguments}` (and
+//! `.custom.{name, input}`).
 //!
 //! `arguments` is a JSON *string*; one that is not valid JSON becomes [`Arguments::Invalid`]
 //! (a finding for the scorer, never a parse error). OpenAI-compatible servers that send an object
@@ -11,8 +12,12 @@
 //! The legacy `function_call` field is read when there are no `tool_calls`. When both are present
 //! and the legacy call matches none of the `tool_calls` (a proxy that rewrote one of them, a stray
 //! `"list_invoices:"`), an [`AnomalyKind::LegacyMismatch`] is recorded and only `tool_calls` are
-//! scored. Calls of a `type` other than `function` (`custom` tools, whose input is free text)
-//! are skipped.
+//! scored.
+//!
+//! A `custom` tool call (`{"type": "custom", "custom": {"name", "input"}}`, GPT-5's free-text
+//! tools) is read in order with the function calls, its input as [`Arguments::Text`]: its name
+//! is checked like any other, its input is not JSON and is not checked as JSON. Calls of any
+//! other `type` are skipped.
 
 use serde_json::Value;
 
@@ -152,21 +157,46 @@ pub(super) fn tool_calls(
     for (i, item) in items.iter().enumerate() {
         let at = calls_at.index(i);
         let item = object(item, &at, "a tool call object")?;
-        match opt_string(item, "type", &at)? {
-            None | Some("function") => {}
+        let mut call = match opt_string(item, "type", &at)? {
+            None | Some("function") => {
+                let function_at = at.key("function");
+                let function = object(
+                    required(item, "function", &at, "a `function` object")?,
+                    &function_at,
+                    "a `function` object",
+                )?;
+                function_call(function, &function_at, json_strings, evidence)?
+            }
+            Some("custom") => {
+                evidence.saw(&[Format::OpenaiChat]);
+                let custom_at = at.key("custom");
+                let custom = object(
+                    required(item, "custom", &at, "a `custom` object")?,
+                    &custom_at,
+                    "a `custom` object",
+                )?;
+                custom_call(custom, &custom_at)?
+            }
             Some(_) => continue,
-        }
-        let function_at = at.key("function");
-        let function = object(
-            required(item, "function", &at, "a `function` object")?,
-            &function_at,
-            "a `function` object",
-        )?;
-        let mut call = function_call(function, &function_at, json_strings, evidence)?;
+        };
         call.id = opt_id(item, "id", &at)?;
         calls.push(call);
     }
     Ok(calls)
+}
+
+/// `{"name": …, "input": "…"}`, the inside of a custom tool call: free text, kept as it is.
+fn custom_call(custom: &Object, at: &At<'_>) -> Result<ToolCall, ParseError> {
+    let name = string(custom, "name", at, "a custom tool name (a string)")?;
+    let input = string(custom, "input", at, "the call's `input` (a string)")?;
+    Ok(ToolCall {
+        id: None,
+        name: name.to_owned(),
+        namespace: None,
+        arguments: Arguments::Text {
+            text: input.to_owned(),
+        },
+    })
 }
 
 /// `{"name": …, "arguments": …}`, the inside of a tool call or the legacy `function_call`.

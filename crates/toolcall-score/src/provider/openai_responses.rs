@@ -1,10 +1,13 @@
-//! OpenAI Responses API: `output` items of type `function_call` and `message`, and the request's
-//! `input` (a string, or items including `function_call` and `function_call_output`).
+//! OpenAI Responses API: `output` items of type `function_call`, `custom_tool_call` and
+//! `message`, and the request's `input` (a string, or items including those calls and their
+//! `function_call_output` / `custom_tool_call_output`).
 //!
-//! A call's id is its `call_id` (what a `function_call_output` must echo), not the item `id`
-//! (`fc_…`). `namespace`, set when the tool came from a namespace tool group, is kept. Items run
-//! by OpenAI itself (`web_search_call`, `file_search_call`, `mcp_call`, …) and free-text
-//! `custom_tool_call`s are skipped; so are `reasoning` items. The stop reason is
+//! A call's id is its `call_id` (what the output item must echo), not the item `id` (`fc_…`,
+//! `ctc_…`). `namespace`, set when the tool came from a namespace tool group, is kept. A
+//! `custom_tool_call` (GPT-5's free-text tools) is read in order with the function calls, its
+//! `input` as [`Arguments::Text`]: its name is checked like any other, its input is not JSON and
+//! is not checked as JSON. Items run by OpenAI itself (`web_search_call`, `file_search_call`,
+//! `mcp_call`, …) are skipped; so are `reasoning` items. The stop reason is
 //! `incomplete_details.reason` when the response is incomplete, its `status` otherwise.
 
 use serde_json::Value;
@@ -12,7 +15,7 @@ use serde_json::Value;
 use super::read::{array, get, json_string_arguments, object, opt_id, opt_object, opt_string};
 use super::read::{push_text, required, string, At, Evidence, Object};
 use crate::errors::ParseError;
-use crate::{Format, Message, Response, Role, ToolCall, ToolResult};
+use crate::{Arguments, Format, Message, Response, Role, ToolCall, ToolResult};
 
 /// A response body: `{"object": "response", "output": [...], "status": ...}`.
 pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
@@ -30,6 +33,7 @@ pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
         let item = object(item, &at, "an output item")?;
         match string(item, "type", &at, "an output item type")? {
             "function_call" => response.calls.push(function_call(item, &at)?),
+            "custom_tool_call" => response.calls.push(custom_tool_call(item, &at)?),
             "message" => content_into(item, &at, &mut response.text)?,
             _ => {}
         }
@@ -61,6 +65,21 @@ pub(super) fn function_call(item: &Object, at: &At<'_>) -> Result<ToolCall, Pars
         name: name.to_owned(),
         namespace: opt_string(item, "namespace", at)?.map(str::to_owned),
         arguments: json_string_arguments(raw),
+    })
+}
+
+/// A `custom_tool_call` item: `{"type": "custom_tool_call", "id": "ctc_…", "call_id": "call_…",
+/// "name": …, "input": "free text", "namespace"?: …}`. The input is kept as the text it is.
+pub(super) fn custom_tool_call(item: &Object, at: &At<'_>) -> Result<ToolCall, ParseError> {
+    let name = string(item, "name", at, "a custom tool name (a string)")?;
+    let input = string(item, "input", at, "the call's `input` (a string)")?;
+    Ok(ToolCall {
+        id: opt_id(item, "call_id", at)?,
+        name: name.to_owned(),
+        namespace: opt_string(item, "namespace", at)?.map(str::to_owned),
+        arguments: Arguments::Text {
+            text: input.to_owned(),
+        },
     })
 }
 
@@ -127,8 +146,12 @@ pub(super) fn input_into(
                 }
                 messages.push(message);
             }
-            Some("function_call") => {
-                let call = function_call(item, &at)?;
+            Some(kind @ ("function_call" | "custom_tool_call")) => {
+                let call = if kind == "function_call" {
+                    function_call(item, &at)?
+                } else {
+                    custom_tool_call(item, &at)?
+                };
                 match messages.last_mut() {
                     // Parallel calls are consecutive items; keep them in one assistant turn.
                     Some(last) if last.role == Role::Assistant && last.results.is_empty() => {
@@ -141,7 +164,8 @@ pub(super) fn input_into(
                     }
                 }
             }
-            Some("function_call_output") => {
+            // A custom tool's output has the shape of a function's.
+            Some("function_call_output" | "custom_tool_call_output") => {
                 let result = function_call_output(item, &at)?;
                 match messages.last_mut() {
                     Some(last) if last.role == Role::Tool => last.results.push(result),
@@ -158,8 +182,8 @@ pub(super) fn input_into(
     Ok(())
 }
 
-/// `{"type": "function_call_output", "call_id": …, "output": "…"}`; the output may also be an
-/// array of content parts.
+/// `{"type": "function_call_output" | "custom_tool_call_output", "call_id": …, "output": "…"}`;
+/// the output may also be an array of content parts.
 fn function_call_output(item: &Object, at: &At<'_>) -> Result<ToolResult, ParseError> {
     let content = match get(item, "output") {
         None => String::new(),

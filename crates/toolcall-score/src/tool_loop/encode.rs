@@ -12,6 +12,9 @@ use crate::Format;
 pub(super) struct Answer<'a> {
     pub id: Option<&'a str>,
     pub name: &'a str,
+    /// Whether it answers an OpenAI custom tool call (free-text input), which the Responses API
+    /// answers with its own item type.
+    pub custom: bool,
     pub output: &'a Result<Value, String>,
     /// `text_of(output)`, computed once by the caller.
     pub text: &'a str,
@@ -76,8 +79,8 @@ fn anthropic(answer: &Answer<'_>) -> Value {
     ])
 }
 
-/// `{"role":"tool","tool_call_id":…,"content":…}`: Chat Completions has no error flag, the text
-/// says it.
+/// `{"role":"tool","tool_call_id":…,"content":…}`, for function and custom calls alike: Chat
+/// Completions has no error flag, the text says it.
 fn openai_chat(answer: &Answer<'_>) -> Value {
     object([
         ("role", Some("tool".into())),
@@ -86,10 +89,16 @@ fn openai_chat(answer: &Answer<'_>) -> Value {
     ])
 }
 
-/// `{"type":"function_call_output","call_id":…,"output":…}`; no error flag either.
+/// `{"type":"function_call_output","call_id":…,"output":…}` (`custom_tool_call_output` for a
+/// custom tool call); no error flag either.
 fn openai_responses(answer: &Answer<'_>) -> Value {
+    let kind = if answer.custom {
+        "custom_tool_call_output"
+    } else {
+        "function_call_output"
+    };
     object([
-        ("type", Some("function_call_output".into())),
+        ("type", Some(kind.into())),
         ("call_id", id(answer)),
         ("output", Some(answer.text.into())),
     ])
@@ -165,12 +174,14 @@ mod tests {
                 Answer {
                     id: Some("c1"),
                     name: "get_balance",
+                    custom: false,
                     output: &ok,
                     text: &text_of(&ok),
                 },
                 Answer {
                     id: None,
                     name: "nope",
+                    custom: false,
                     output: &err,
                     text: &text_of(&err),
                 },

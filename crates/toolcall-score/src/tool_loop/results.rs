@@ -58,7 +58,8 @@ impl PendingResults {
     }
 
     /// The calls the caller must run, in order: calls to defined tools whose arguments are JSON
-    /// (their [`ToolCall::arguments`] is always [`crate::Arguments::Parsed`]). Each carries the
+    /// (their [`ToolCall::arguments`] is always [`crate::Arguments::Parsed`]), and calls to
+    /// defined OpenAI custom tools ([`crate::Arguments::Text`], the free-text input). Each carries the
     /// catalog's name of its tool: a Responses API call defined only with its `namespace`
     /// prefixed (`billing` + `get_balance`) comes as `billing__get_balance` (or `.`, `/`).
     pub fn execute(&self) -> impl ExactSizeIterator<Item = &ToolCall> + '_ {
@@ -151,6 +152,7 @@ impl ToolResults {
             .map(|((call, output), text)| Answer {
                 id: call.id.as_deref(),
                 name: &call.name,
+                custom: call.arguments.text().is_some(),
                 output,
                 text,
             })
@@ -188,7 +190,7 @@ impl ToolResults {
     /// |---|---|
     /// | Anthropic | one `user` message of `tool_result` blocks (`tool_use_id`, `is_error: true`) |
     /// | OpenAI Chat | one `{"role":"tool","tool_call_id",…,"content"}` per call; errors as text |
-    /// | OpenAI Responses | one `function_call_output` item (`call_id`, `output`) per call; errors as text |
+    /// | OpenAI Responses | one `function_call_output` item (`call_id`, `output`) per call, `custom_tool_call_output` for a custom tool call; errors as text |
     /// | Gemini | one `user` content of `functionResponse` parts (`name`, `id` when the call had one, `response: {output}` or `{error}`) |
     /// | Bedrock | one `user` message of `toolResult` blocks (`toolUseId`, `status: "error"`) |
     /// | Ollama | one `{"role":"tool","tool_name",…,"content"}` per call |

@@ -10,7 +10,7 @@ use std::fmt;
 use serde_json::Value;
 
 use super::{Reply, Step, ToolLoop, ToolOutput, ToolResults, TurnEnd};
-use crate::ToolCall;
+use crate::{Arguments, ToolCall};
 
 /// What the loop asks a [`Transport`] to send next.
 #[derive(Clone, Debug, PartialEq)]
@@ -50,7 +50,8 @@ pub trait Transport {
 type Handler<'a> = Box<dyn FnMut(&Value) -> ToolOutput + 'a>;
 
 /// The tools an agent can run, by name: each takes the call's arguments and returns a result or
-/// an error text for the model.
+/// an error text for the model. An OpenAI custom tool's handler takes its free-text input as a
+/// JSON string.
 ///
 /// ```
 /// use serde_json::json;
@@ -86,7 +87,14 @@ impl<'a> Handlers<'a> {
     /// Runs the handler of an executed call. [`ToolLoop::run_turn`] checks up front that every
     /// catalog tool has one, so the fallback only answers a handler removed since.
     fn run(&mut self, call: &ToolCall) -> ToolOutput {
-        let arguments = call.arguments.value().unwrap_or(&Value::Null);
+        let text;
+        let arguments = match &call.arguments {
+            Arguments::Text { text: input } => {
+                text = Value::String(input.clone());
+                &text
+            }
+            other => other.value().unwrap_or(&Value::Null),
+        };
         match self.map.get_mut(&call.name) {
             Some(handler) => handler(arguments),
             None => Err(format!(
