@@ -26,16 +26,17 @@ use toolcall_score::{Arguments, Case, Format, Response, Role, ToolCall};
 pub fn respond(case: &Case) -> Response {
     let format = case.format.unwrap_or(Format::Anthropic);
     let mut response = Response::empty(format);
-    let call = continue_pattern(case)
-        .or_else(|| follow_prompt(case).map(|name| (arguments_for(case, &name), name)))
-        .or_else(|| best_tool(case).map(|name| (arguments_for(case, &name), name)));
+    let call = continue_pattern(case).or_else(|| {
+        let name = follow_prompt(case).or_else(|| best_tool(case))?;
+        Some((Arguments::Parsed(arguments_for(case, &name)), name))
+    });
     match call {
         Some((arguments, name)) => {
             response.calls.push(ToolCall {
                 id: Some("dummy_call_1".to_owned()),
                 name,
                 namespace: None,
-                arguments: Arguments::Parsed(arguments),
+                arguments,
             });
             response.stop_reason = stop_reason(format, true);
         }
@@ -50,11 +51,11 @@ pub fn respond(case: &Case) -> Response {
 }
 
 /// Rule 1: the last call in the transcript, again.
-fn continue_pattern(case: &Case) -> Option<(Value, String)> {
+fn continue_pattern(case: &Case) -> Option<(Arguments, String)> {
     let last = case.transcript.calls().last()?;
     let arguments = match &last.arguments {
-        Arguments::Parsed(value @ Value::Object(_)) => value.clone(),
-        _ => json!({}),
+        Arguments::Parsed(Value::Object(_)) | Arguments::Text { .. } => last.arguments.clone(),
+        Arguments::Parsed(_) | Arguments::Invalid { .. } => Arguments::Parsed(json!({})),
     };
     Some((arguments, last.name.clone()))
 }
@@ -286,6 +287,17 @@ mod tests {
             response.calls[0].arguments,
             Arguments::Parsed(json!({"id": 7}))
         );
+    }
+
+    #[test]
+    fn continues_a_custom_tool_call_with_its_free_text() {
+        let mut last = Message::new(Role::Assistant);
+        last.calls
+            .push(ToolCall::custom(Some("c1"), "run_sql", "SELECT 1"));
+        let c = case("", &[("run_sql", "Runs SQL.")], vec![user("again"), last]);
+        let response = respond(&c);
+        assert_eq!(names(&response), ["run_sql"]);
+        assert_eq!(response.calls[0].arguments.text(), Some("SELECT 1"));
     }
 
     #[test]

@@ -629,6 +629,71 @@ fn every_bundled_case_converts_to_both_request_shapes_without_loss() {
     }
 }
 
+/// A Responses API case with an OpenAI custom (free-text) tool call rebuilds as Chat Completions
+/// with the call still a custom call (same input) of a tool declared custom, its output paired
+/// by id; and as Anthropic, where the text rides in the `tool_use` input.
+#[test]
+fn custom_tool_calls_are_rebuilt_as_custom_calls() {
+    use toolcall_rate::live::request;
+    use toolcall_score::{Arguments, Case, Format};
+
+    let raw = json!({
+        "instructions": "Query the billing database with run_sql.",
+        "tools": [
+            {"type": "function", "name": "get_balance", "parameters": {"type": "object"}},
+            {"type": "custom", "name": "run_sql", "description": "Runs one read-only SQL query."}
+        ],
+        "input": [
+            {"role": "user", "content": "Last invoices of acc_17?"},
+            {"type": "custom_tool_call", "call_id": "call_1", "name": "run_sql",
+             "input": "SELECT id FROM invoices"},
+            {"type": "custom_tool_call_output", "call_id": "call_1", "output": "inv_9"}
+        ]
+    });
+    let case = Case::from_value(&raw).unwrap();
+    let settings = RequestSettings {
+        model: "m".into(),
+        tool_choice: "auto".into(),
+        max_output_tokens: None,
+        temperature: None,
+    };
+    let body = request::openai(&raw, &case, &settings);
+    assert_eq!(
+        body["messages"][2]["tool_calls"],
+        json!([{"id": "call_1", "type": "custom",
+                "custom": {"name": "run_sql", "input": "SELECT id FROM invoices"}}])
+    );
+    assert_eq!(
+        body["messages"][3],
+        json!({"role": "tool", "tool_call_id": "call_1", "content": "inv_9"})
+    );
+    assert_eq!(
+        body["tools"][1],
+        json!({"type": "custom", "custom": {"name": "run_sql",
+                                            "description": "Runs one read-only SQL query."}})
+    );
+    assert_eq!(body["tools"][0]["type"], "function");
+    let back = Case::from_value(&body).unwrap();
+    assert_eq!(back.request_format, Some(Format::OpenaiChat));
+    assert_eq!(
+        back.catalog.names().collect::<Vec<_>>(),
+        ["get_balance", "run_sql"]
+    );
+    let calls: Vec<_> = back.transcript.calls().collect();
+    assert_eq!(
+        calls[0].arguments,
+        Arguments::Text {
+            text: "SELECT id FROM invoices".into()
+        }
+    );
+
+    let body = request::anthropic(&raw, &case, &settings);
+    assert_eq!(
+        body["messages"][1]["content"][0]["input"],
+        json!({"input": "SELECT id FROM invoices"})
+    );
+}
+
 // --- llama.cpp's server (llama-cpp-python 0.3.36, `--chat_format chatml-function-calling`) -----
 // The bodies under tests/fixtures/llama-cpp/ are the real server's, byte for byte, captured by
 // `scripts/live-local` against SmolLM2-135M-Instruct.

@@ -5,6 +5,8 @@
 //! put in it is lost. A case in another shape is rebuilt from the parsed model: system prompt,
 //! tools, and the transcript's text, calls and results.
 
+use std::collections::HashSet;
+
 use serde_json::{json, Map, Value};
 use toolcall_score::{Arguments, Case, Format, Message, Role, ToolCall};
 
@@ -42,13 +44,21 @@ fn arguments_json(arguments: &Arguments) -> Value {
         Arguments::Parsed(value) => value.clone(),
         // The model's broken string cannot be an object; an empty one keeps the turn valid.
         Arguments::Invalid { .. } => json!({}),
+        // Anthropic has no free-text tools: the text rides in an object, unchanged.
+        Arguments::Text { text } => json!({ "input": text }),
     }
 }
 
-fn arguments_string(arguments: &Arguments) -> String {
-    match arguments {
-        Arguments::Parsed(value) => value.to_string(),
-        Arguments::Invalid { raw, .. } => raw.clone(),
+/// An assistant call in Chat Completions' shape: a function call, or a custom tool call for a
+/// free-text input.
+fn openai_call(call: &ToolCall) -> Value {
+    match &call.arguments {
+        Arguments::Text { text } => json!({"id": call_id(call), "type": "custom",
+                                          "custom": {"name": call.name, "input": text}}),
+        Arguments::Parsed(value) => json!({"id": call_id(call), "type": "function",
+                                          "function": {"name": call.name, "arguments": value.to_string()}}),
+        Arguments::Invalid { raw, .. } => json!({"id": call_id(call), "type": "function",
+                                                "function": {"name": call.name, "arguments": raw}}),
     }
 }
 
@@ -149,14 +159,7 @@ fn openai_from_model(case: &Case) -> Map<String, Value> {
                 let mut m = json!({"role": "assistant",
                                    "content": if text.is_empty() { Value::Null } else { json!(text) }});
                 if !message.calls.is_empty() {
-                    m["tool_calls"] = message
-                        .calls
-                        .iter()
-                        .map(|c| {
-                            json!({"id": call_id(c), "type": "function",
-                                   "function": {"name": c.name, "arguments": arguments_string(&c.arguments)}})
-                        })
-                        .collect();
+                    m["tool_calls"] = message.calls.iter().map(openai_call).collect();
                 }
                 messages.push(m);
             }
@@ -172,11 +175,22 @@ fn openai_from_model(case: &Case) -> Map<String, Value> {
             }
         }
     }
+    // The catalog does not say which tools were custom (free-text) ones; a tool the transcript
+    // calls with free text was, and is declared so, to match its calls.
+    let custom: HashSet<&str> = case
+        .transcript
+        .calls()
+        .filter(|c| c.arguments.text().is_some())
+        .map(|c| c.name.as_str())
+        .collect();
     let tools: Vec<Value> = case
         .catalog
         .tools()
         .iter()
         .map(|t| {
+            if custom.contains(t.name.as_str()) {
+                return json!({"type": "custom", "custom": {"name": t.name, "description": t.description}});
+            }
             json!({"type": "function", "function": {
                 "name": t.name, "description": t.description,
                 "parameters": t.input_schema.clone().unwrap_or_else(|| json!({"type": "object", "properties": {}}))}})
