@@ -50,8 +50,9 @@ impl ToolCall {
 /// wrong; that is a finding, not a parse error.
 ///
 /// Serialized (with the `serde` feature) as the JSON value itself for [`Arguments::Parsed`],
-/// `{"raw", "error"}` for [`Arguments::Invalid`] and `{"text"}` for [`Arguments::Text`], so a
-/// free-text input is never mistaken for arguments that parsed to a JSON string.
+/// `{"raw", "error"}` for [`Arguments::Invalid`] and `{"custom_input"}` for [`Arguments::Text`]:
+/// not a bare string, which would read as arguments that parsed to a JSON string, nor a key a
+/// function's own arguments commonly use.
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "serde", serde(untagged))]
@@ -70,6 +71,7 @@ pub enum Arguments {
     /// custom tool takes any text (or text its grammar allows, which is the API's to enforce).
     Text {
         /// The input as the model wrote it.
+        #[cfg_attr(feature = "serde", serde(rename = "custom_input"))]
         text: String,
     },
 }

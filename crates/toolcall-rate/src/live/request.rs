@@ -52,14 +52,15 @@ fn arguments_json(arguments: &Arguments) -> Value {
 /// An assistant call in Chat Completions' shape: a function call, or a custom tool call for a
 /// free-text input.
 fn openai_call(call: &ToolCall) -> Value {
-    match &call.arguments {
-        Arguments::Text { text } => json!({"id": call_id(call), "type": "custom",
-                                          "custom": {"name": call.name, "input": text}}),
-        Arguments::Parsed(value) => json!({"id": call_id(call), "type": "function",
-                                          "function": {"name": call.name, "arguments": value.to_string()}}),
-        Arguments::Invalid { raw, .. } => json!({"id": call_id(call), "type": "function",
-                                                "function": {"name": call.name, "arguments": raw}}),
-    }
+    let (id, name) = (call_id(call), &call.name);
+    let arguments = match &call.arguments {
+        Arguments::Text { text } => {
+            return json!({"id": id, "type": "custom", "custom": {"name": name, "input": text}})
+        }
+        Arguments::Parsed(value) => value.to_string(),
+        Arguments::Invalid { raw, .. } => raw.clone(),
+    };
+    json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
 }
 
 /// Gives every call an id and every result the id of its call: formats without ids (Gemini,
@@ -189,7 +190,8 @@ fn openai_from_model(case: &Case) -> Map<String, Value> {
         .iter()
         .map(|t| {
             if custom.contains(t.name.as_str()) {
-                return json!({"type": "custom", "custom": {"name": t.name, "description": t.description}});
+                let tool = json!({"name": t.name, "description": t.description});
+                return json!({"type": "custom", "custom": tool});
             }
             json!({"type": "function", "function": {
                 "name": t.name, "description": t.description,

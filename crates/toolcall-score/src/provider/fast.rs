@@ -359,8 +359,8 @@ impl<'de> Deserialize<'de> for Calls {
 #[derive(Default)]
 struct Call {
     kind: Option<CallType>,
-    function: Option<Function>,
-    custom: Option<Custom>,
+    function: Option<Inner>,
+    custom: Option<Inner>,
     id: Option<Id>,
 }
 
@@ -370,8 +370,8 @@ impl<'de> Fields<'de> for Call {
     fn field<A: MapAccess<'de>>(&mut self, key: usize, map: &mut A) -> Result<(), A::Error> {
         match key {
             0 => self.kind = map.next_value()?,
-            1 => self.function = map.next_value::<Option<Obj<Function>>>()?.map(|f| f.0),
-            2 => self.custom = map.next_value::<Option<Obj<Custom>>>()?.map(|c| c.0),
+            1 => self.function = map.next_value::<Option<Obj<Inner>>>()?.map(|f| f.0),
+            2 => self.custom = map.next_value::<Option<Obj<Inner>>>()?.map(|c| c.0),
             _ => self.id = map.next_value()?,
         }
         Ok(())
@@ -386,16 +386,18 @@ impl Call {
         let rejected = || E::custom("a call the general path rejects");
         let (name, arguments) = match self.kind {
             None | Some(CallType::Function) => match self.function {
-                Some(Function {
+                Some(Inner {
                     name: Some(name),
                     arguments: Some(Args(arguments)),
+                    ..
                 }) => (name, arguments),
                 _ => return Err(rejected()),
             },
             Some(CallType::Custom) => match self.custom {
-                Some(Custom {
+                Some(Inner {
                     name: Some(name),
                     input: Some(text),
+                    ..
                 }) => (name, Arguments::Text { text }),
                 _ => return Err(rejected()),
             },
@@ -410,38 +412,22 @@ impl Call {
     }
 }
 
-/// A call's `function` object.
+/// A call's `function` object (its `name` and `arguments`) or `custom` object (its `name` and
+/// free-text `input`); the member the other kind has is read too, and never used.
 #[derive(Default)]
-struct Function {
+struct Inner {
     name: Option<String>,
     arguments: Option<Args>,
-}
-
-impl<'de> Fields<'de> for Function {
-    const KEYS: &'static [&'static str] = &["name", "arguments"];
-
-    fn field<A: MapAccess<'de>>(&mut self, key: usize, map: &mut A) -> Result<(), A::Error> {
-        match key {
-            0 => self.name = map.next_value()?,
-            _ => self.arguments = map.next_value()?,
-        }
-        Ok(())
-    }
-}
-
-/// A custom call's `custom` object: its name and free-text input.
-#[derive(Default)]
-struct Custom {
-    name: Option<String>,
     input: Option<String>,
 }
 
-impl<'de> Fields<'de> for Custom {
-    const KEYS: &'static [&'static str] = &["name", "input"];
+impl<'de> Fields<'de> for Inner {
+    const KEYS: &'static [&'static str] = &["name", "arguments", "input"];
 
     fn field<A: MapAccess<'de>>(&mut self, key: usize, map: &mut A) -> Result<(), A::Error> {
         match key {
             0 => self.name = map.next_value()?,
+            1 => self.arguments = map.next_value()?,
             _ => self.input = map.next_value()?,
         }
         Ok(())
@@ -685,6 +671,11 @@ mod tests {
             BODY.replace(
                 r#""tool_calls": ["#,
                 r#""tool_calls": [{"type": "custom", "custom": null}, "#,
+            ),
+            // A member only the other kind of call has, of a type the typed reader cannot read.
+            BODY.replace(
+                r#""name": "get_balance""#,
+                r#""input": 7, "name": "get_balance""#,
             ),
             // A value the typed reader cannot read, though a later duplicate replaces it.
             BODY.replace(r#""object""#, r#""choices": 7, "object""#),

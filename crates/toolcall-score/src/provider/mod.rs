@@ -14,8 +14,8 @@
 //! | format | calls | deliberately not calls |
 //! |---|---|---|
 //! | anthropic | `tool_use` blocks | `server_tool_use` / `mcp_tool_use` (run by the API itself, never seen by the caller's loop); thinking blocks are not text |
-//! | openai-chat | `choices[0].message.tool_calls` (arguments: a JSON string; not JSON is [`crate::Arguments::Invalid`]); the legacy `function_call` when there are no `tool_calls` | other choices (`n > 1` asks for alternatives; the loop acts on choice 0); `custom` tool calls (free-text input) |
-//! | openai-responses | `function_call` items (id: `call_id`; `namespace` kept) | `custom_tool_call`, hosted tool items (`web_search_call`, `mcp_call`, …), `reasoning` |
+//! | openai-chat | `choices[0].message.tool_calls` (arguments: a JSON string; not JSON is [`crate::Arguments::Invalid`]), `custom` tool calls among them (free-text input: [`crate::Arguments::Text`]); the legacy `function_call` when there are no `tool_calls` | other choices (`n > 1` asks for alternatives; the loop acts on choice 0) |
+//! | openai-responses | `function_call` and `custom_tool_call` items (id: `call_id`; `namespace` kept; a custom call's input is [`crate::Arguments::Text`]) | hosted tool items (`web_search_call`, `mcp_call`, …), `reasoning` |
 //! | gemini | `candidates[0]` `functionCall` parts (no `args` reads as `{}`) | `thought` text parts |
 //! | bedrock | `toolUse` blocks | |
 //! | ollama | `message.tool_calls` (arguments: an object; no ids) | |
@@ -33,9 +33,10 @@
 //! [`parse_tools`] tells each item of a tools array by its shape, so a catalog may even mix
 //! formats. Tools that are not functions are kept **by name when they have one** (Anthropic
 //! server tools such as `{"type": "web_search_20250305", "name": "web_search"}`, OpenAI `custom`
-//! tools) with no input schema, since a model can call them by that name; built-ins without a
-//! name (OpenAI `{"type": "web_search"}`, Gemini `{"googleSearch": {}}`, Bedrock `cachePoint`)
-//! are skipped, as nothing calls them as a function. A Responses `namespace` tool group
+//! tools, flat in the Responses API and under `custom` in Chat Completions) with no input
+//! schema, since a model can call them by that name; built-ins without a name (OpenAI
+//! `{"type": "web_search"}`, Gemini `{"googleSearch": {}}`, Bedrock `cachePoint`) are skipped,
+//! as nothing calls them as a function. A Responses `namespace` tool group
 //! contributes its inner tools under their own names (calls carry the namespace separately).
 
 mod anthropic;
