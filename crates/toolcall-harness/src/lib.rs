@@ -56,8 +56,8 @@
 //! - not listed, failing: each offending tool with its cause and the defined names it was likely
 //!   meant to be;
 //! - listed, failing differently: the old and new fingerprints as a diff;
-//! - listed, passing: "now passes: remove it from baselines/<agent>.json
-//!   (ATP_BASELINE_WRITE=1 cargo test)";
+//! - listed, passing: `now passes: remove it from baselines/<agent>.json
+//!   (ATP_BASELINE_WRITE=1 cargo test)`;
 //! - a case or recording that cannot be read: the file, line and column. One bad file fails its
 //!   own test and no other.
 //!

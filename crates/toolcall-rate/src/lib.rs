@@ -25,7 +25,7 @@
 //!
 //! Over JSONL logs, one `{"request": ..., "response": ...}` per line (see [`scan`] for the line
 //! format): [`rate_jsonl`]. From logged conversations to cases and recorded responses:
-//! [`import()`]. Against a live model: [`live`] (features `openai` / `anthropic`).
+//! [`import()`]. Against a live model: the `live` module (features `openai` / `anthropic`).
 //!
 //! # Feature flags
 //!
