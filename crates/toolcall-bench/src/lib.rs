@@ -82,8 +82,8 @@ pub struct Row<'a> {
     pub measured: String,
     /// The target, formatted.
     pub target: &'a str,
-    /// Whether the target is met.
-    pub ok: bool,
+    /// Whether the target is met; `None` for a reference row that has no target of its own.
+    pub ok: Option<bool>,
     /// The absolute figures behind the ratio, and the load average while measuring.
     pub detail: String,
 }
@@ -96,7 +96,11 @@ impl Row<'_> {
             self.name,
             self.measured,
             self.target,
-            if self.ok { "✓" } else { "✗" },
+            match self.ok {
+                Some(true) => "✓",
+                Some(false) => "✗",
+                None => "—",
+            },
             self.detail
         );
     }
