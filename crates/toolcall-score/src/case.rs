@@ -103,9 +103,9 @@ impl Case {
         Ok(case)
     }
 
-    /// Reads a case with the request's tools and the parent's (when given) collected by
-    /// collectors from `collector`; the case's catalogs are left empty for the caller to fill
-    /// from them.
+    /// Reads a case, gathering the request's tools and the parent's (when given) into fresh
+    /// collectors made by `collector`; the case's catalogs are left empty for the caller to fill
+    /// from those collectors.
     fn read(
         value: &Value,
         collector: fn() -> Tools,
