@@ -5,6 +5,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::errors::{parse_json, InputError, ParseError};
+use crate::provider::Tools;
 use crate::{Catalog, Format, Transcript};
 
 /// What the case expects of a response beyond naming defined tools.
@@ -82,12 +83,33 @@ impl Case {
     }
 
     fn parse(path: Option<&Path>, text: &str) -> Result<Case, InputError> {
-        let value = parse_json(path, text)?;
-        Case::from_value(&value).map_err(|e| InputError::invalid(path, text, e))
+        let mut value = parse_json(path, text)?;
+        let (mut case, tools, parent) =
+            Case::read(&value, Tools::deferring).map_err(|e| InputError::invalid(path, text, e))?;
+        // Everything is read: only now are the schemas moved out of the document, which is
+        // dropped right after.
+        if let (Some(parent), Some(document)) = (parent, value.get_mut("parent_tools")) {
+            case.parent = Some(Catalog::new(parent.take_schemas(document)));
+        }
+        case.catalog = Catalog::new(tools.take_schemas(&mut value));
+        Ok(case)
     }
 
     /// Builds a case from a parsed JSON value.
     pub fn from_value(value: &Value) -> Result<Case, ParseError> {
+        let (mut case, tools, parent) = Case::read(value, Tools::cloning)?;
+        case.catalog = Catalog::new(tools.into_tools());
+        case.parent = parent.map(|parent| Catalog::new(parent.into_tools()));
+        Ok(case)
+    }
+
+    /// Reads a case, gathering the request's tools and the parent's (when given) into fresh
+    /// collectors made by `collector`; the case's catalogs are left empty for the caller to fill
+    /// from those collectors.
+    fn read(
+        value: &Value,
+        collector: fn() -> Tools,
+    ) -> Result<(Case, Tools, Option<Tools>), ParseError> {
         let Some(object) = value.as_object() else {
             return Err(ParseError::unexpected("", "a case object", value));
         };
@@ -138,21 +160,26 @@ impl Case {
         };
         let parent = match object.get("parent_tools") {
             None | Some(Value::Null) => None,
-            Some(tools) => Some(Catalog::new(
-                crate::provider::parse_tools(tools).map_err(|e| prefix("/parent_tools", e))?,
-            )),
+            Some(value) => {
+                let mut tools = collector();
+                crate::provider::read_tools(value, &mut tools)
+                    .map_err(|e| prefix("/parent_tools", e))?;
+                Some(tools)
+            }
         };
-        let request = crate::provider::parse_request(value, format)?;
-        Ok(Case {
+        let mut tools = collector();
+        let request = crate::provider::read_request(value, format, &mut tools)?;
+        let case = Case {
             about,
             format,
             request_format: request.format,
             system: request.system.unwrap_or_default(),
-            catalog: request.tools,
+            catalog: Catalog::default(),
             transcript: request.transcript,
-            parent,
+            parent: None,
             expect,
-        })
+        };
+        Ok((case, tools, parent))
     }
 }
 

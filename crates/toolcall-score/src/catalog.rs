@@ -67,7 +67,10 @@ impl Catalog {
             source,
         })?;
         let value = crate::errors::parse_json(Some(path), &text)?;
-        Catalog::from_json(&value).map_err(|e| crate::InputError::invalid(Some(path), &text, e))
+        // The document is dropped after reading: its schemas are moved out, not cloned.
+        crate::provider::parse_owned_tools(value)
+            .map(Catalog::new)
+            .map_err(|e| crate::InputError::invalid(Some(path), &text, e))
     }
 
     fn push(&mut self, tool: Tool) {

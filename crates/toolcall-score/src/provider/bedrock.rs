@@ -11,7 +11,7 @@ use super::read::{array, get, object, opt_id, opt_string, push_text, required, s
 use super::read::{At, Evidence, Object};
 use crate::errors::ParseError;
 use crate::ToolResult;
-use crate::{Anomaly, AnomalyKind, Arguments, Format, Message, Response, Tool, ToolCall};
+use crate::{Anomaly, AnomalyKind, Arguments, Format, Message, Response, ToolCall};
 
 /// A Converse response: `{"output": {"message": {"role", "content": [...]}}, "stopReason"}`.
 pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
@@ -133,13 +133,21 @@ pub(super) fn block_into(
 }
 
 /// A `toolSpec`: `{"name", "description", "inputSchema": {"json": {...}}}`.
-pub(super) fn tool_spec(spec: &Value, at: &At<'_>) -> Result<Tool, ParseError> {
+pub(super) fn tool_spec(
+    spec: &Value,
+    at: &At<'_>,
+    out: &mut super::Tools,
+) -> Result<(), ParseError> {
     let spec = object(spec, at, "a toolSpec object")?;
-    let mut tool = super::tool_fields(spec, at, &[])?;
-    if let Some(schema) = get(spec, "inputSchema") {
-        let schema_at = at.key("inputSchema");
-        let schema = object(schema, &schema_at, "an `inputSchema` object with `json`")?;
-        tool.input_schema = get(schema, "json").cloned();
-    }
-    Ok(tool)
+    let tool = super::named_tool(spec, at)?;
+    let schema_at = at.key("inputSchema");
+    let json = match get(spec, "inputSchema") {
+        Some(schema) => get(
+            object(schema, &schema_at, "an `inputSchema` object with `json`")?,
+            "json",
+        ),
+        None => None,
+    };
+    out.push(tool, json.map(|json| (json, schema_at.key("json"))));
+    Ok(())
 }

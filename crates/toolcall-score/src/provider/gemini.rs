@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::read::{array, get, get_any, object, opt_bool, opt_id, opt_object, opt_string};
 use super::read::{push_text, string, At, Evidence, Object};
 use crate::errors::ParseError;
-use crate::{Anomaly, AnomalyKind, Arguments, Format, Message, Response, Role, Tool, ToolCall};
+use crate::{Anomaly, AnomalyKind, Arguments, Format, Message, Response, Role, ToolCall};
 use crate::{ToolResult, Transcript};
 
 /// A response body: `{"candidates": [{"content": {"parts": [...]}, "finishReason": ...}]}`.
@@ -243,13 +243,13 @@ pub(super) fn system_instruction_into(
 pub(super) fn declarations_into(
     value: &Value,
     at: &At<'_>,
-    out: &mut Vec<Tool>,
+    out: &mut super::Tools,
 ) -> Result<(), ParseError> {
     let items = array(value, at, "an array of function declarations")?;
     for (i, item) in items.iter().enumerate() {
         let at = at.index(i);
         let item = object(item, &at, "a function declaration")?;
-        out.push(super::tool_fields(
+        super::tool_fields(
             item,
             &at,
             &[
@@ -257,7 +257,8 @@ pub(super) fn declarations_into(
                 "parametersJsonSchema",
                 "parameters_json_schema",
             ],
-        )?);
+            out,
+        )?;
     }
     Ok(())
 }

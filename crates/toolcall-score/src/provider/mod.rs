@@ -42,6 +42,7 @@
 mod anthropic;
 mod bedrock;
 mod call_list;
+mod collect;
 mod fast;
 mod gemini;
 mod messages;
@@ -52,6 +53,7 @@ mod read;
 
 use serde_json::Value;
 
+pub(crate) use self::collect::Tools;
 use self::read::Object;
 use self::read::{array, get, get_any, object, opt_array, opt_string, string, At, Evidence};
 use crate::errors::{describe, ParseError};
@@ -211,15 +213,28 @@ pub(crate) fn fast_response(text: &str, format: Option<Format>) -> Option<Respon
 /// `result.tools` (a whole JSON-RPC `tools/list` response). Non-function tools: see the module
 /// docs.
 pub fn parse_tools(value: &Value) -> Result<Vec<Tool>, ParseError> {
-    let mut tools = Vec::new();
-    tools_into(value, &At::ROOT, &mut tools, &mut Evidence::default())?;
-    Ok(tools)
+    let mut tools = Tools::cloning();
+    read_tools(value, &mut tools)?;
+    Ok(tools.into_tools())
+}
+
+/// [`parse_tools`] of a document the caller owns and no longer needs: the schemas are moved out
+/// of it rather than cloned.
+pub(crate) fn parse_owned_tools(mut value: Value) -> Result<Vec<Tool>, ParseError> {
+    let mut tools = Tools::deferring();
+    read_tools(&value, &mut tools)?;
+    Ok(tools.take_schemas(&mut value))
+}
+
+/// Reads a tools array (see [`parse_tools`]) into `tools`.
+pub(crate) fn read_tools(value: &Value, tools: &mut Tools) -> Result<(), ParseError> {
+    tools_into(value, &At::ROOT, tools, &mut Evidence::default())
 }
 
 fn tools_into(
     value: &Value,
     at: &At<'_>,
-    out: &mut Vec<Tool>,
+    out: &mut Tools,
     evidence: &mut Evidence,
 ) -> Result<(), ParseError> {
     const EXPECTED: &str = "a tools array, or an object with `tools` (an MCP `tools/list` \
@@ -263,7 +278,7 @@ fn tools_into(
 fn tool_items(
     items: &[Value],
     at: &At<'_>,
-    out: &mut Vec<Tool>,
+    out: &mut Tools,
     evidence: &mut Evidence,
     top: bool,
 ) -> Result<(), ParseError> {
@@ -298,7 +313,7 @@ const GEMINI_BUILTINS: [&str; 16] = [
 fn tool_item(
     item: &Value,
     at: &At<'_>,
-    out: &mut Vec<Tool>,
+    out: &mut Tools,
     evidence: &mut Evidence,
     top: bool,
 ) -> Result<(), ParseError> {
@@ -311,8 +326,7 @@ fn tool_item(
     }
     if let Some(spec) = get(tool, "toolSpec") {
         evidence.saw(&[Format::Bedrock]);
-        out.push(bedrock::tool_spec(spec, &at.key("toolSpec"))?);
-        return Ok(());
+        return bedrock::tool_spec(spec, &at.key("toolSpec"), out);
     }
     if tool.contains_key("cachePoint") {
         evidence.saw(&[Format::Bedrock]);
@@ -324,11 +338,11 @@ fn tool_item(
                 evidence.saw(&[Format::OpenaiChat, Format::Ollama]);
                 let function_at = at.key("function");
                 let function = object(function, &function_at, "a `function` object")?;
-                out.push(openai_chat::tool(function, &function_at)?);
+                openai_chat::tool(function, &function_at, out)?;
             }
             None => {
                 evidence.saw(&[Format::OpenaiResponses]);
-                out.push(openai_responses::tool(tool, at)?);
+                openai_responses::tool(tool, at, out)?;
             }
         },
         // A Chat Completions custom tool nests its name under `custom` (the Responses API's is
@@ -337,7 +351,7 @@ fn tool_item(
             evidence.saw(&[Format::OpenaiChat]);
             let custom_at = at.key("custom");
             let custom = object(&tool["custom"], &custom_at, "a `custom` object")?;
-            out.push(tool_fields(custom, &custom_at, &[])?);
+            tool_fields(custom, &custom_at, &[], out)?;
         }
         Some("namespace") if top => {
             evidence.saw(&[Format::OpenaiResponses]);
@@ -351,14 +365,14 @@ fn tool_item(
                 if tool.contains_key("input_schema") {
                     evidence.saw(&[Format::Anthropic]);
                 }
-                out.push(tool_fields(tool, at, &["input_schema", "parameters"])?);
+                tool_fields(tool, at, &["input_schema", "parameters"], out)?;
             }
         }
         None if tool.contains_key("name") => {
             if tool.contains_key("input_schema") {
                 evidence.saw(&[Format::Anthropic]);
             }
-            out.push(tool_fields(
+            tool_fields(
                 tool,
                 at,
                 &[
@@ -367,7 +381,8 @@ fn tool_item(
                     "parameters",
                     "parametersJsonSchema",
                 ],
-            )?);
+                out,
+            )?;
         }
         None if GEMINI_BUILTINS.iter().any(|k| tool.contains_key(*k)) => {
             evidence.saw(&[Format::Gemini]);
@@ -385,15 +400,27 @@ fn tool_item(
 }
 
 /// The fields every function definition shares: a required string `name`, an optional string
-/// `description`, and the schema under the first of `schema_keys` present.
-fn tool_fields(tool: &Object, at: &At<'_>, schema_keys: &[&str]) -> Result<Tool, ParseError> {
-    Ok(Tool {
-        name: string(tool, "name", at, "a tool name (a string)")?.to_owned(),
-        description: opt_string(tool, "description", at)?
-            .unwrap_or_default()
-            .to_owned(),
-        input_schema: get_any(tool, schema_keys).map(|(_, schema)| schema.clone()),
-    })
+/// `description`, and the schema under the first of `schema_keys` present; added to `out`.
+fn tool_fields(
+    tool: &Object,
+    at: &At<'_>,
+    schema_keys: &[&str],
+    out: &mut Tools,
+) -> Result<(), ParseError> {
+    let named = named_tool(tool, at)?;
+    out.push(
+        named,
+        get_any(tool, schema_keys).map(|(key, schema)| (schema, at.key(key))),
+    );
+    Ok(())
+}
+
+/// A tool's required string `name` and optional string `description`, without its schema.
+fn named_tool(tool: &Object, at: &At<'_>) -> Result<Tool, ParseError> {
+    Ok(Tool::new(
+        string(tool, "name", at, "a tool name (a string)")?,
+        opt_string(tool, "description", at)?.unwrap_or_default(),
+    ))
 }
 
 /// A message's required `role`.
@@ -429,6 +456,19 @@ const TRANSCRIPT_KEYS: [&str; 3] = ["messages", "contents", "input"];
 /// otherwise each message is read by its own shape, and [`Request::format`] is set when the
 /// distinctive shapes seen all agree on one format.
 pub fn parse_request(value: &Value, format: Option<Format>) -> Result<Request, ParseError> {
+    let mut tools = Tools::cloning();
+    let mut request = read_request(value, format, &mut tools)?;
+    request.tools = Catalog::new(tools.into_tools());
+    Ok(request)
+}
+
+/// [`parse_request`] with the tools read into `tools`, and the returned request's catalog left
+/// empty for the caller to fill from them.
+pub(crate) fn read_request(
+    value: &Value,
+    format: Option<Format>,
+    tools: &mut Tools,
+) -> Result<Request, ParseError> {
     let at = At::ROOT;
     let body = object(value, &at, "a request object")?;
     let mut evidence = Evidence::default();
@@ -449,9 +489,8 @@ pub fn parse_request(value: &Value, format: Option<Format>) -> Result<Request, P
         Some(other) => return Err(at.key("instructions").unexpected("a string", other)),
     }
 
-    let mut tools = Vec::new();
     if let Some(value) = get(body, "tools") {
-        tools_into(value, &at.key("tools"), &mut tools, &mut evidence)?;
+        tools_into(value, &at.key("tools"), tools, &mut evidence)?;
     }
     if let Some(config) = get(body, "toolConfig") {
         // Bedrock's `toolConfig` holds the tools; Gemini's holds only `functionCallingConfig`.
@@ -461,7 +500,7 @@ pub fn parse_request(value: &Value, format: Option<Format>) -> Result<Request, P
             evidence.saw(&[Format::Bedrock]);
             let tools_at = config_at.key("tools");
             let items = array(value, &tools_at, "an array of tools")?;
-            tool_items(items, &tools_at, &mut tools, &mut evidence, true)?;
+            tool_items(items, &tools_at, tools, &mut evidence, true)?;
         }
     }
 
@@ -506,7 +545,7 @@ pub fn parse_request(value: &Value, format: Option<Format>) -> Result<Request, P
     Ok(Request {
         format: format.or_else(|| evidence.format()),
         system: (!system.is_empty()).then(|| system.join("\n\n")),
-        tools: Catalog::new(tools),
+        tools: Catalog::default(),
         transcript,
     })
 }

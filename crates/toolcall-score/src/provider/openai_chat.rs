@@ -24,7 +24,7 @@ use serde_json::Value;
 use super::read::{array, get, json_string_arguments, object, opt_id, opt_string, push_text};
 use super::read::{required, string, At, Evidence, Object};
 use crate::errors::ParseError;
-use crate::{Anomaly, AnomalyKind, Arguments, Format, Response, Tool, ToolCall};
+use crate::{Anomaly, AnomalyKind, Arguments, Format, Response, ToolCall};
 
 /// A response body: `{"object": "chat.completion", "choices": [{"message": {...}}]}`.
 pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
@@ -242,6 +242,10 @@ pub(super) fn legacy_function_call(
 
 /// A tool definition `{"type": "function", "function": {"name", "description", "parameters"}}`
 /// (also Ollama's); `function` is the inner object.
-pub(super) fn tool(function: &Object, at: &At<'_>) -> Result<Tool, ParseError> {
-    super::tool_fields(function, at, &["parameters"])
+pub(super) fn tool(
+    function: &Object,
+    at: &At<'_>,
+    out: &mut super::Tools,
+) -> Result<(), ParseError> {
+    super::tool_fields(function, at, &["parameters"], out)
 }

@@ -211,6 +211,6 @@ fn function_call_output(item: &Object, at: &At<'_>) -> Result<ToolResult, ParseE
 }
 
 /// A flat function tool `{"type": "function", "name", "description", "parameters"}`.
-pub(super) fn tool(item: &Object, at: &At<'_>) -> Result<crate::Tool, ParseError> {
-    super::tool_fields(item, at, &["parameters"])
+pub(super) fn tool(item: &Object, at: &At<'_>, out: &mut super::Tools) -> Result<(), ParseError> {
+    super::tool_fields(item, at, &["parameters"], out)
 }

@@ -1,0 +1,74 @@
+//! The tools a reader collects, and where their input schemas come from.
+//!
+//! Schemas are most of a request's bytes. Read from a borrowed document they must be cloned; but
+//! a case or tools file parsed from text owns its document and drops it right after reading, so
+//! there each schema's place is only noted while reading, and the schemas are moved out once
+//! everything else has been read — a clone and a second drop saved per schema.
+
+use serde_json::Value;
+
+use super::read::At;
+use crate::Tool;
+
+/// The tools read so far, in document order (duplicate names included).
+pub(crate) struct Tools {
+    tools: Vec<Tool>,
+    /// `None`: schemas are cloned as they are read. `Some`: the caller owns the document, and each
+    /// schema waits here, as its tool's index and its JSON pointer, for [`Tools::take_schemas`].
+    deferred: Option<Vec<(usize, String)>>,
+}
+
+impl Tools {
+    /// A collector that clones each schema out of a borrowed document.
+    pub(crate) fn cloning() -> Tools {
+        Tools {
+            tools: Vec::new(),
+            deferred: None,
+        }
+    }
+
+    /// A collector for a document the caller owns: schemas are left in place for
+    /// [`Tools::take_schemas`].
+    pub(crate) fn deferring() -> Tools {
+        Tools {
+            tools: Vec::new(),
+            deferred: Some(Vec::new()),
+        }
+    }
+
+    /// Room for `additional` more tools.
+    pub(super) fn reserve(&mut self, additional: usize) {
+        self.tools.reserve(additional);
+    }
+
+    /// Adds `tool`, read without its schema, with the schema found at `schema` (if any).
+    pub(super) fn push(&mut self, mut tool: Tool, schema: Option<(&Value, At<'_>)>) {
+        if let Some((schema, at)) = schema {
+            match &mut self.deferred {
+                None => tool.input_schema = Some(schema.clone()),
+                Some(deferred) => deferred.push((self.tools.len(), at.to_string())),
+            }
+        }
+        self.tools.push(tool);
+    }
+
+    /// The tools of a cloning collector.
+    pub(crate) fn into_tools(self) -> Vec<Tool> {
+        debug_assert!(
+            self.deferred.is_none(),
+            "a deferring collector's schemas are taken with `take_schemas`"
+        );
+        self.tools
+    }
+
+    /// The tools, their deferred schemas moved out of `document` (the value the pointers are
+    /// relative to, which is left with `null` in their places). Called only once everything is
+    /// read from `document`: nothing may read a schema after this.
+    pub(crate) fn take_schemas(self, document: &mut Value) -> Vec<Tool> {
+        let mut tools = self.tools;
+        for (index, pointer) in self.deferred.into_iter().flatten() {
+            tools[index].input_schema = document.pointer_mut(&pointer).map(Value::take);
+        }
+        tools
+    }
+}
