@@ -46,7 +46,11 @@ impl Tools {
         if let Some((schema, at)) = schema {
             match &mut self.deferred {
                 None => tool.input_schema = Some(schema.clone()),
-                Some(deferred) => deferred.push((self.tools.len(), at.to_string())),
+                Some(deferred) => {
+                    let mut pointer = String::new();
+                    at.push_pointer(&mut pointer);
+                    deferred.push((self.tools.len(), pointer));
+                }
             }
         }
         self.tools.push(tool);
@@ -67,8 +71,65 @@ impl Tools {
     pub(crate) fn take_schemas(self, document: &mut Value) -> Vec<Tool> {
         let mut tools = self.tools;
         for (index, pointer) in self.deferred.into_iter().flatten() {
-            tools[index].input_schema = document.pointer_mut(&pointer).map(Value::take);
+            tools[index].input_schema = find_mut(document, &pointer).map(Value::take);
         }
         tools
+    }
+}
+
+/// `Value::pointer_mut` without its two `String`s per segment: a segment is unescaped only when
+/// it holds a `~`, which the pointers recorded here almost never do.
+fn find_mut<'v>(document: &'v mut Value, pointer: &str) -> Option<&'v mut Value> {
+    let mut here = document;
+    for segment in pointer.split('/').skip(1) {
+        here = match here {
+            Value::Object(map) => {
+                if segment.contains('~') {
+                    map.get_mut(&segment.replace("~1", "/").replace("~0", "~"))?
+                } else {
+                    map.get_mut(segment)?
+                }
+            }
+            // As RFC 6901 (and `pointer_mut`): no sign, no leading zero.
+            Value::Array(_) if segment.starts_with('+') => return None,
+            Value::Array(_) if segment.len() > 1 && segment.starts_with('0') => return None,
+            Value::Array(items) => items.get_mut(segment.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(here)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn find_mut_agrees_with_pointer_mut() {
+        let mut document = serde_json::json!({
+            "tools": [{"a/b": {"c~d": {"x": 1}}}, {"parameters": [10, 20]}],
+            "": {"empty": true}
+        });
+        for pointer in [
+            "",
+            "/tools",
+            "/tools/0/a~1b",
+            "/tools/0/a~1b/c~0d/x",
+            "/tools/1/parameters/1",
+            "/tools/2",
+            "/tools/x",
+            "/tools/0/missing",
+            "/tools/1/parameters/1/deeper",
+            "/",
+            "/~1",
+            "/tools/01",
+        ] {
+            let expected = document.clone().pointer_mut(pointer).cloned();
+            assert_eq!(
+                find_mut(&mut document, pointer).cloned(),
+                expected,
+                "{pointer:?}"
+            );
+        }
     }
 }

@@ -78,22 +78,32 @@ impl<'a> At<'a> {
 impl fmt::Display for At<'_> {
     /// The RFC 6901 JSON pointer (`""` for the root).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut pointer = String::new();
+        self.push_pointer(&mut pointer);
+        f.write_str(&pointer)
+    }
+}
+
+impl At<'_> {
+    /// Appends the RFC 6901 pointer of this place to `out` (a key needs escaping only when it
+    /// holds `~` or `/`, which is rare, so the common case is a plain copy).
+    pub(crate) fn push_pointer(&self, out: &mut String) {
         if let Some(parent) = self.parent {
-            parent.fmt(f)?;
+            parent.push_pointer(out);
         }
         match self.segment {
-            Segment::Root => Ok(()),
-            Segment::Index(i) => write!(f, "/{i}"),
+            Segment::Root => {}
+            Segment::Index(i) => {
+                // Writing to a `String` cannot fail.
+                let _ = fmt::Write::write_fmt(out, format_args!("/{i}"));
+            }
             Segment::Key(key) => {
-                f.write_str("/")?;
-                for c in key.chars() {
-                    match c {
-                        '~' => f.write_str("~0")?,
-                        '/' => f.write_str("~1")?,
-                        c => fmt::Write::write_char(f, c)?,
-                    }
+                out.push('/');
+                if key.contains(['~', '/']) {
+                    out.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                } else {
+                    out.push_str(key);
                 }
-                Ok(())
             }
         }
     }
