@@ -161,6 +161,24 @@ pub struct Report {
 }
 
 impl Report {
+    /// The report of a replay of `flow` that has not started: no steps, no failure, no times.
+    fn before_start(flow: &Flow) -> Report {
+        Report {
+            flow: flow.path.clone(),
+            steps: Vec::new(),
+            planned: flow.calls.len(),
+            failure: None,
+            startup: Duration::ZERO,
+            list: Duration::ZERO,
+            total: Duration::ZERO,
+            tools: 0,
+            server_pid: None,
+            exit_status: None,
+            stderr_tail: Vec::new(),
+            stderr_bytes: 0,
+        }
+    }
+
     /// Whether every step passed.
     pub fn passed(&self) -> bool {
         self.failure.is_none()
@@ -209,23 +227,13 @@ pub fn replay_blocking(flow: &Flow, options: &Options, on_step: &mut dyn FnMut(&
     {
         Ok(runtime) => runtime.block_on(replay(flow, options, on_step)),
         Err(e) => Report {
-            flow: flow.path.clone(),
-            steps: Vec::new(),
-            planned: flow.calls.len(),
             failure: Some(Failure {
                 step: None,
                 phase: "start".into(),
                 kind: FailureKind::Start,
                 message: format!("cannot start the async runtime: {e}"),
             }),
-            startup: Duration::ZERO,
-            list: Duration::ZERO,
-            total: Duration::ZERO,
-            tools: 0,
-            server_pid: None,
-            exit_status: None,
-            stderr_tail: Vec::new(),
-            stderr_bytes: 0,
+            ..Report::before_start(flow)
         },
     }
 }
@@ -243,20 +251,7 @@ pub async fn replay(flow: &Flow, options: &Options, on_step: &mut dyn FnMut(&Ste
         call_timeout: flow.timeouts.call.unwrap_or(options.call_timeout),
         child: None,
         faults: None,
-        report: Report {
-            flow: flow.path.clone(),
-            steps: Vec::new(),
-            planned: flow.calls.len(),
-            failure: None,
-            startup: Duration::ZERO,
-            list: Duration::ZERO,
-            total: Duration::ZERO,
-            tools: 0,
-            server_pid: None,
-            exit_status: None,
-            stderr_tail: Vec::new(),
-            stderr_bytes: 0,
-        },
+        report: Report::before_start(flow),
     };
     let outcome = run.drive(on_step).await;
     let clean = outcome.is_ok();
