@@ -102,25 +102,29 @@ pub(crate) fn locate_one(config: &Config, agent: &str, id: &str) -> Option<(Path
     case.is_file().then_some((case, recording))
 }
 
+/// The entries of `dir`; each one that cannot be read is noted in `problems` and left out. A
+/// missing `dir` is a problem too, unless `missing_ok`.
+fn entries(dir: &Path, missing_ok: bool, problems: &mut Vec<String>) -> Vec<fs::DirEntry> {
+    let read = match fs::read_dir(dir) {
+        Ok(read) => read,
+        Err(e) if missing_ok && e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) => {
+            problems.push(format!("{}: cannot read directory: {e}", dir.display()));
+            return Vec::new();
+        }
+    };
+    read.filter_map(|entry| {
+        entry
+            .map_err(|e| problems.push(format!("{}: cannot read directory: {e}", dir.display())))
+            .ok()
+    })
+    .collect()
+}
+
 /// The directories directly under `dir`, by name. A missing `dir` is no directories.
 fn subdirectories(dir: &Path, problems: &mut Vec<String>) -> Vec<(String, PathBuf)> {
     let mut found = Vec::new();
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return found,
-        Err(e) => {
-            problems.push(format!("{}: cannot read directory: {e}", dir.display()));
-            return found;
-        }
-    };
-    for entry in entries {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(e) => {
-                problems.push(format!("{}: cannot read directory: {e}", dir.display()));
-                continue;
-            }
-        };
+    for entry in entries(dir, true, problems) {
         let path = entry.path();
         if !path.is_dir() {
             continue;
@@ -144,22 +148,7 @@ fn walk(root: &Path, extensions: &[&str], problems: &mut Vec<String>) -> Vec<(St
     let mut found = Vec::new();
     let mut pending = vec![(root.to_path_buf(), String::new())];
     while let Some((dir, prefix)) = pending.pop() {
-        let entries = match fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && dir == root => continue,
-            Err(e) => {
-                problems.push(format!("{}: cannot read directory: {e}", dir.display()));
-                continue;
-            }
-        };
-        for entry in entries {
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(e) => {
-                    problems.push(format!("{}: cannot read directory: {e}", dir.display()));
-                    continue;
-                }
-            };
+        for entry in entries(&dir, dir == root, problems) {
             let path = entry.path();
             let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
                 problems.push(format!(
