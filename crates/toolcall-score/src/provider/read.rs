@@ -51,6 +51,29 @@ impl<'a> At<'a> {
         }
     }
 
+    /// Appends the RFC 6901 pointer of this place to `out` (a key needs escaping only when it
+    /// holds `~` or `/`, which is rare, so the common case is a plain copy).
+    pub(crate) fn push_pointer(&self, out: &mut String) {
+        if let Some(parent) = self.parent {
+            parent.push_pointer(out);
+        }
+        match self.segment {
+            Segment::Root => {}
+            Segment::Index(i) => {
+                // Writing to a `String` cannot fail.
+                let _ = fmt::Write::write_fmt(out, format_args!("/{i}"));
+            }
+            Segment::Key(key) => {
+                out.push('/');
+                if key.contains(['~', '/']) {
+                    out.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                } else {
+                    out.push_str(key);
+                }
+            }
+        }
+    }
+
     /// A wrong-type error at this place.
     pub(crate) fn unexpected(&self, expected: impl Into<String>, found: &Value) -> ParseError {
         ParseError::unexpected(self.to_string(), expected, found)
@@ -81,31 +104,6 @@ impl fmt::Display for At<'_> {
         let mut pointer = String::new();
         self.push_pointer(&mut pointer);
         f.write_str(&pointer)
-    }
-}
-
-impl At<'_> {
-    /// Appends the RFC 6901 pointer of this place to `out` (a key needs escaping only when it
-    /// holds `~` or `/`, which is rare, so the common case is a plain copy).
-    pub(crate) fn push_pointer(&self, out: &mut String) {
-        if let Some(parent) = self.parent {
-            parent.push_pointer(out);
-        }
-        match self.segment {
-            Segment::Root => {}
-            Segment::Index(i) => {
-                // Writing to a `String` cannot fail.
-                let _ = fmt::Write::write_fmt(out, format_args!("/{i}"));
-            }
-            Segment::Key(key) => {
-                out.push('/');
-                if key.contains(['~', '/']) {
-                    out.push_str(&key.replace('~', "~0").replace('/', "~1"));
-                } else {
-                    out.push_str(key);
-                }
-            }
-        }
     }
 }
 
