@@ -20,10 +20,18 @@
 //! only checked to be JSON) — less than scoring needs, with nothing allocated that can be
 //! avoided. Its ratio to raw parsing of the same lines is printed as a reference row.
 //!
+//! Two more reference passes make the **bound**: [`skip`] (a hand-written pass that checks every
+//! byte as a `Value` parse does and reads nothing) over every line, and parsing the corpus's call
+//! arguments, extracted beforehand, into `Value`s (what `Arguments::Parsed` holds and what a
+//! JSON Schema validator takes). Any scorer that checks the JSON and holds arguments as values
+//! does at least both, so raw parsing over their sum bounds the 1-core ratio from above.
+//!
 //! `cargo bench -p toolcall-bench --bench scoring` (`-- --quick` for a smaller corpus and fewer
 //! rounds). For callgrind: `-- --profile ours|raw` makes a warm-up pass and then one measured
 //! pass over the corpus with only that side, in `profiled_pass`
 //! (`valgrind --tool=callgrind --toggle-collect='*profiled_pass*' <bench> --quick --profile ours`).
+
+mod skip;
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -33,7 +41,7 @@ use std::path::{Path, PathBuf};
 use serde::de::IgnoredAny;
 use serde_json::{json, Value};
 use toolcall_bench::{load_average, median, quick, tau_bench_dir, timed, workspace_root, Row};
-use toolcall_score::{Case, Catalog, Format, Response, Scorer};
+use toolcall_score::{Arguments, Case, Catalog, Format, Response, Scorer};
 
 /// One distinct corpus line: a response body and the case it is scored against.
 struct Entry {
@@ -230,6 +238,43 @@ fn pass_raw(prepared: &Prepared<'_>, lines: &[(std::ops::Range<usize>, usize)]) 
     n
 }
 
+/// One pass of the skip reference over `lines`.
+#[inline(never)]
+fn pass_skip(prepared: &Prepared<'_>, lines: &[(std::ops::Range<usize>, usize)]) -> usize {
+    let corpus = prepared.corpus;
+    lines
+        .iter()
+        .filter(|(range, _)| {
+            std::str::from_utf8(&corpus.bytes[range.clone()]).is_ok_and(skip::accepts)
+        })
+        .count()
+}
+
+/// The corpus's call arguments held as values, each written back as JSON text: what a reader
+/// must turn into `Value`s.
+fn arguments(corpus: &Corpus) -> Vec<String> {
+    let mut out = Vec::new();
+    for (range, case) in &corpus.lines {
+        let text = std::str::from_utf8(&corpus.bytes[range.clone()]).expect("UTF-8");
+        let response = Response::from_json_str(text, corpus.cases[*case].format).expect("parses");
+        for call in response.calls {
+            if let Arguments::Parsed(value) = call.arguments {
+                out.push(value.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// One pass of the arguments reference: each into a `Value`.
+#[inline(never)]
+fn pass_arguments(arguments: &[String]) -> usize {
+    arguments
+        .iter()
+        .filter(|text| serde_json::from_str::<Value>(text).is_ok())
+        .count()
+}
+
 /// One pass of ours: parse each line as a response and score it with its case's scorer.
 #[inline(never)]
 fn pass_ours(prepared: &Prepared<'_>, lines: &[(std::ops::Range<usize>, usize)]) -> usize {
@@ -360,7 +405,8 @@ fn main() {
         let pass: Pass = match args.get(at + 1).map(String::as_str) {
             Some("ours") => pass_ours,
             Some("raw") => pass_raw,
-            other => panic!("--profile ours|raw, not {other:?}"),
+            Some("skip") => pass_skip,
+            other => panic!("--profile ours|raw|skip, not {other:?}"),
         };
         // Warm up first (compiled schemas are cached per case), then the measured pass.
         pass(&prepared, &corpus.lines);
@@ -373,15 +419,26 @@ fn main() {
         return;
     }
 
+    skip::self_check();
+    assert_eq!(
+        pass_skip(&prepared, &corpus.lines),
+        corpus.lines.len(),
+        "the skip reference refuses a corpus line"
+    );
+    let arguments = arguments(&corpus);
+
     let rounds = if quick { 3 } else { 9 };
     let load = load_average();
     // Warm up both sides (page in the corpus, grow the allocator's arenas).
     round(&prepared, pass_raw, 1);
     round(&prepared, pass_ours, 1);
     let (mut raw1, mut ours1, mut raw2, mut ours2) = (vec![], vec![], vec![], vec![]);
+    let (mut skip1, mut arguments1) = (vec![], vec![]);
     for _ in 0..rounds {
         raw1.push(round(&prepared, pass_raw, 1));
         ours1.push(round(&prepared, pass_ours, 1));
+        skip1.push(round(&prepared, pass_skip, 1));
+        arguments1.push(timed(|| black_box(pass_arguments(&arguments))).0);
         raw2.push(round(&prepared, pass_raw, 2));
         ours2.push(round(&prepared, pass_ours, 2));
     }
@@ -440,6 +497,25 @@ fn main() {
             ours_chat * 1e3,
             raw_chat / ours_chat,
             raw_chat * 1e3
+        ),
+    }
+    .print();
+
+    let (skip1, arguments1) = (median(&skip1), median(&arguments1));
+    let bound = raw1 / (skip1 + arguments1);
+    Row {
+        name: "scoring bound (reference): validating skip + arguments into Values vs IgnoredAny",
+        measured: format!("{bound:.2}x"),
+        target: "no target",
+        ok: None,
+        detail: format!(
+            "skip {:.1} ms ({:.2}x of raw), {} calls' arguments ({:.0} KB) into Values {:.1} ms, raw parse {:.1} ms; the best 1-core ratio a scorer that checks the JSON and holds arguments as values can reach",
+            skip1 * 1e3,
+            raw1 / skip1,
+            arguments.len(),
+            arguments.iter().map(String::len).sum::<usize>() as f64 / 1e3,
+            arguments1 * 1e3,
+            raw1 * 1e3
         ),
     }
     .print();
