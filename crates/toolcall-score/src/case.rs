@@ -29,7 +29,7 @@ pub enum Expect {
 /// | key | meaning |
 /// |---|---|
 /// | `about` | what the case is about, for humans |
-/// | `format` | the provider format of the request and of recorded responses, when they should not be detected |
+/// | `format` | the provider format of the request and of recorded responses, when they should not be detected; Ollama's own `format` (`"json"` or a JSON Schema object, asking for structured output) is left to the request |
 /// | `parent_tools` | the planner's tools, when this agent is a sub-agent (any tools format) |
 /// | `expect` | `"any"` (default) or `"no_call"`: no tool fits, and any call is a finding |
 #[derive(Clone, Debug, Default)]
@@ -53,6 +53,10 @@ pub struct Case {
     /// What the case expects.
     pub expect: Expect,
 }
+
+/// Ollama's `"format": "json"`, its request key for JSON output (the other value it takes is a
+/// JSON Schema object).
+const OLLAMA_JSON: &str = "json";
 
 impl Case {
     /// The keys of the case format itself, beside the provider's request keys. No provider
@@ -136,7 +140,9 @@ impl Case {
             Some(other) => return Err(ParseError::unexpected("/about", "a string", other)),
         };
         let format = match object.get("format") {
-            None | Some(Value::Null) => None,
+            // Ollama's request key of the same name: structured output, not a case format.
+            None | Some(Value::Null | Value::Object(_)) => None,
+            Some(Value::String(s)) if s == OLLAMA_JSON => None,
             Some(Value::String(s)) => {
                 Some(s.parse::<Format>().map_err(|e| ParseError::Unexpected {
                     pointer: "/format".into(),
@@ -144,7 +150,13 @@ impl Case {
                     found: e.to_string(),
                 })?)
             }
-            Some(other) => return Err(ParseError::unexpected("/format", "a format name", other)),
+            Some(other) => {
+                return Err(ParseError::unexpected(
+                    "/format",
+                    "a format name (or Ollama's \"json\" or a schema object)",
+                    other,
+                ))
+            }
         };
         let expect = match object.get("expect") {
             None | Some(Value::Null) => Expect::Any,
@@ -196,5 +208,53 @@ pub(crate) fn prefix(at: &str, error: ParseError) -> ParseError {
             found,
         },
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    const OLLAMA_TOOLS: &str = r#"[{"type": "function", "function": {"name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]"#;
+
+    fn ollama_request(format: Value) -> Value {
+        let tools: Value = serde_json::from_str(OLLAMA_TOOLS).expect("JSON");
+        json!({
+            "model": "llama3.2",
+            "messages": [{"role": "user", "content": "Weather in Oslo?"}],
+            "tools": tools,
+            "stream": false,
+            "format": format,
+        })
+    }
+
+    /// An Ollama request asking for structured output is a case as it is: its `format` is the
+    /// request's, not the case's.
+    #[test]
+    fn ollamas_own_format_key_is_left_to_the_request() {
+        let schema = json!({"type": "object", "properties": {"answer": {"type": "string"}}});
+        for format in [json!("json"), schema] {
+            let case = Case::from_value(&ollama_request(format.clone()))
+                .unwrap_or_else(|e| panic!("{format}: {e}"));
+            assert_eq!(case.format, None, "{format}");
+            assert_eq!(case.catalog.names().collect::<Vec<_>>(), ["get_weather"]);
+        }
+    }
+
+    /// A case's own `format` still names a format, and anything else there is an error that
+    /// says what it takes.
+    #[test]
+    fn a_case_format_is_a_format_name() {
+        let case = Case::from_value(&ollama_request(json!("ollama"))).expect("a case");
+        assert_eq!(case.format, Some(Format::Ollama));
+        for bad in [json!("olama"), json!(7), json!(["ollama"])] {
+            let error = Case::from_value(&ollama_request(bad.clone()))
+                .expect_err("not a format")
+                .to_string();
+            assert!(error.contains("/format"), "{bad}: {error}");
+        }
     }
 }
