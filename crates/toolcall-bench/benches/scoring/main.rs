@@ -28,7 +28,8 @@
 //!
 //! `cargo bench -p toolcall-bench --bench scoring` (`-- --quick` for a smaller corpus and fewer
 //! rounds). For callgrind: `-- --profile ours|raw|skip|arguments` makes a warm-up pass and then
-//! one measured pass over the corpus with only that side, in `profiled_pass` (`valgrind --tool=callgrind --toggle-collect='*profiled_pass*' <bench> --quick --profile ours`).
+//! one measured pass over the corpus with only that side, in `profiled_pass`
+//! (`valgrind --tool=callgrind --toggle-collect='*profiled_pass*' <bench> --quick --profile ours`).
 
 mod skip;
 
