@@ -254,7 +254,7 @@ fn anthropic_fixtures() {
 
 #[test]
 fn openai_chat_fixtures() {
-    assert_eq!(run_dir("openai_chat"), 15);
+    assert_eq!(run_dir("openai_chat"), 16);
 }
 
 #[test]
@@ -264,12 +264,12 @@ fn openai_responses_fixtures() {
 
 #[test]
 fn gemini_fixtures() {
-    assert_eq!(run_dir("gemini"), 6);
+    assert_eq!(run_dir("gemini"), 7);
 }
 
 #[test]
 fn bedrock_fixtures() {
-    assert_eq!(run_dir("bedrock"), 5);
+    assert_eq!(run_dir("bedrock"), 7);
 }
 
 #[test]
@@ -483,6 +483,88 @@ fn ollama_named_format_keeps_string_arguments_as_strings() {
         Some(&json!("{\"a\": 1}"))
     );
     assert_eq!(calls(None).value(), Some(&json!({"a": 1})));
+}
+
+/// Reads a fixture (a real body; its source is cited in the test that uses it).
+fn fixture(file: &str) -> String {
+    fs::read_to_string(fixtures_dir().join(file)).expect("a readable fixture")
+}
+
+/// OpenAI Chat's deprecated `functions` is still accepted by the API (openai-python's
+/// `CompletionCreateParams.functions`, "Deprecated in favor of `tools`"), and a request using it
+/// is answered by the legacy `function_call`. Its definitions are the catalog: dropping them made
+/// every legacy call an unknown tool. Body: OpenAI's June 2023 function-calling guide
+/// (platform.openai.com/docs/guides/gpt/function-calling).
+#[test]
+fn legacy_chat_functions_are_the_catalog() {
+    let case =
+        Case::from_json_str(&fixture("openai_chat/request-legacy-functions.json")).expect("parses");
+    let tools = case.catalog.tools();
+    assert_eq!(
+        case.catalog.names().collect::<Vec<_>>(),
+        ["get_current_weather"]
+    );
+    assert!(tools[0].input_schema.is_some());
+    assert_eq!(
+        tools[0].description,
+        "Get the current weather in a given location"
+    );
+    assert_eq!(case.request_format, Some(Format::OpenaiChat));
+    let not_an_array = json!({"functions": {"name": "f"}});
+    let error = parse_request(&not_an_array, None).expect_err("an error");
+    assert_eq!(error.pointer(), Some("/functions"));
+}
+
+/// Bedrock system tools (`toolConfig.tools[].systemTool`) are tools Bedrock provides and runs
+/// itself, as Nova's code interpreter and web grounding: the request is valid and names them,
+/// and a `toolUse` typed `server_tool_use` is Bedrock running one, not a call for the caller's
+/// loop. Bodies: https://docs.aws.amazon.com/nova/latest/userguide/tool-built-in.html (the
+/// request and the `toolUse` block) and .../nova/latest/userguide/grounding.html.
+#[test]
+fn bedrock_system_tools_are_named_and_their_runs_are_not_calls() {
+    let case = Case::from_json_str(&fixture("bedrock/request-system-tool.json")).expect("parses");
+    assert_eq!(
+        case.catalog.names().collect::<Vec<_>>(),
+        ["nova_code_interpreter"]
+    );
+    let grounding = json!({"toolConfig": {"tools": [{"systemTool": {"name": "nova_grounding"}}]}});
+    let request = parse_request(&grounding, None).expect("parses");
+    assert_eq!(
+        request.tools.names().collect::<Vec<_>>(),
+        ["nova_grounding"]
+    );
+    assert_eq!(request.format, Some(Format::Bedrock));
+
+    let response =
+        Response::from_json_str(&fixture("bedrock/server-tool-use.json"), None).expect("parses");
+    assert!(response.calls.is_empty(), "{:?}", response.calls);
+    // Replayed in a transcript, the server's run is not the assistant's call either.
+    let replayed: Value =
+        serde_json::from_str(&fixture("bedrock/server-tool-use.json")).expect("JSON");
+    let transcript = json!({"messages": [replayed["output"]["message"]]});
+    let request = parse_request(&transcript, None).expect("parses");
+    assert_eq!(request.transcript.calls().count(), 0);
+}
+
+/// Gemini's `Tool` has more built-in kinds than function declarations, none of them with a name
+/// (googleapis' genai SDKs: `parallelAiSearch`, `enterpriseWebSearch`, `exaAiSearch`,
+/// `mcpServers`, and the Python SDK's snake_case spellings): a request using one is valid and
+/// adds nothing to the catalog. Body: Vertex AI's grounding with Parallel
+/// (https://docs.cloud.google.com/vertex-ai/generative-ai/docs/grounding/grounding-with-parallel).
+#[test]
+fn gemini_grounding_tools_are_skipped_not_rejected() {
+    let case =
+        Case::from_json_str(&fixture("gemini/request-parallel-grounding.json")).expect("parses");
+    assert_eq!(case.catalog.names().count(), 0);
+    assert_eq!(case.request_format, Some(Format::Gemini));
+    let tools = json!([
+        {"function_declarations": [{"name": "get_weather"}]},
+        {"enterprise_web_search": {}},
+        {"parallel_ai_search": {}}
+    ]);
+    let parsed = parse_tools(&tools).expect("parses");
+    assert_eq!(parsed.len(), 1);
+    assert_eq!(parsed[0].name, "get_weather");
 }
 
 mod never_panics {

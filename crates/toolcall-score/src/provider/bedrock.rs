@@ -4,6 +4,10 @@
 //! A `stopReason` of `malformed_tool_use` (the model produced a tool call Bedrock could not parse)
 //! becomes an [`AnomalyKind::MalformedCall`]. A `toolResult` with `status: "error"` is an error
 //! result; its `json` content is kept as JSON text.
+//!
+//! A `toolUse` typed `server_tool_use` is not a call: it is a system tool (`toolConfig.tools[]
+//! .systemTool`, such as Nova's `nova_code_interpreter`) that Bedrock ran itself, as Anthropic's
+//! `server_tool_use` blocks are. System tools are kept in the catalog by name, with no schema.
 
 use serde_json::Value;
 
@@ -49,10 +53,10 @@ pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
         }
         if let Some(tool_use) = get(block, "toolUse") {
             let use_at = at.key("toolUse");
-            response.calls.push(tool_use_call(
-                object(tool_use, &use_at, "a toolUse object")?,
-                &use_at,
-            )?);
+            let tool_use = object(tool_use, &use_at, "a toolUse object")?;
+            if !ran_by_bedrock(tool_use, &use_at)? {
+                response.calls.push(tool_use_call(tool_use, &use_at)?);
+            }
         }
     }
     let reason = opt_string(body, "stopReason", &at)?;
@@ -66,6 +70,12 @@ pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
     }
     response.stop_reason = reason.map(str::to_owned);
     Ok(response)
+}
+
+/// Whether a `toolUse` is a system tool's, run by Bedrock itself (`"type": "server_tool_use"`);
+/// a client tool's `toolUse` has no `type`.
+fn ran_by_bedrock(tool_use: &Object, at: &At<'_>) -> Result<bool, ParseError> {
+    Ok(opt_string(tool_use, "type", at)? == Some("server_tool_use"))
 }
 
 /// `{"toolUseId": "tooluse_…", "name": …, "input": {...}}`.
@@ -118,8 +128,10 @@ pub(super) fn block_into(
     }
     if let Some(tool_use) = get(block, "toolUse") {
         let use_at = at.key("toolUse");
-        let call = tool_use_call(object(tool_use, &use_at, "a toolUse object")?, &use_at)?;
-        message.calls.push(call);
+        let tool_use = object(tool_use, &use_at, "a toolUse object")?;
+        if !ran_by_bedrock(tool_use, &use_at)? {
+            message.calls.push(tool_use_call(tool_use, &use_at)?);
+        }
     }
     if let Some(result) = get(block, "toolResult") {
         let result_at = at.key("toolResult");
@@ -149,5 +161,16 @@ pub(super) fn tool_spec(
         None => None,
     };
     out.push(tool, json.map(|json| (json, schema_at.key("json"))));
+    Ok(())
+}
+
+/// A `systemTool`: `{"name": "nova_grounding"}`, a tool Bedrock provides and runs; kept by name.
+pub(super) fn system_tool(
+    tool: &Value,
+    at: &At<'_>,
+    out: &mut super::Tools,
+) -> Result<(), ParseError> {
+    let tool = object(tool, at, "a systemTool object")?;
+    out.push(super::named_tool(tool, at)?, None);
     Ok(())
 }

@@ -17,7 +17,7 @@
 //! | openai-chat | `choices[0].message.tool_calls` (arguments: a JSON string; not JSON is [`crate::Arguments::Invalid`]), `custom` tool calls among them (free-text input: [`crate::Arguments::Text`]); the legacy `function_call` when there are no `tool_calls` | other choices (`n > 1` asks for alternatives; the loop acts on choice 0) |
 //! | openai-responses | `function_call` and `custom_tool_call` items (id: `call_id`; `namespace` kept; a custom call's input is [`crate::Arguments::Text`]) | hosted tool items (`web_search_call`, `mcp_call`, …), `reasoning` |
 //! | gemini | `candidates[0]` `functionCall` parts (no `args` reads as `{}`) | `thought` text parts |
-//! | bedrock | `toolUse` blocks | |
+//! | bedrock | `toolUse` blocks | `toolUse` typed `server_tool_use` (a system tool, run by Bedrock itself) |
 //! | ollama | `message.tool_calls` (arguments: an object; no ids) | |
 //! | call-list | each `{name, input \| arguments, id?}` or JSON-RPC `tools/call` request (no arguments reads as `{}`) | |
 //!
@@ -33,8 +33,9 @@
 //! [`parse_tools`] tells each item of a tools array by its shape, so a catalog may even mix
 //! formats. Tools that are not functions are kept **by name when they have one** (Anthropic
 //! server tools such as `{"type": "web_search_20250305", "name": "web_search"}`, OpenAI `custom`
-//! tools, flat in the Responses API and under `custom` in Chat Completions) with no input
-//! schema, since a model can call them by that name; built-ins without a name (OpenAI
+//! tools, flat in the Responses API and under `custom` in Chat Completions, Bedrock
+//! `{"systemTool": {"name": "nova_grounding"}}`) with no input schema, since a model can call
+//! them by that name; built-ins without a name (OpenAI
 //! `{"type": "web_search"}`, Gemini `{"googleSearch": {}}`, Bedrock `cachePoint`) are skipped,
 //! as nothing calls them as a function. A Responses `namespace` tool group
 //! contributes its inner tools under their own names (calls carry the namespace separately).
@@ -208,10 +209,10 @@ pub(crate) fn fast_response(text: &str, format: Option<Format>) -> Option<Respon
 /// `{type: "function", function: {name, description, parameters}}`, Responses `{type:
 /// "function", name, description, parameters}`, bare function definitions `{name, description,
 /// parameters}`, Gemini `{functionDeclarations: [...]}`, Bedrock `{toolSpec: {name, description,
-/// inputSchema: {json}}}` and MCP `{name, description, inputSchema}` items; or an object holding
-/// such an array under `tools` (an MCP `tools/list` result, a Bedrock `toolConfig`) or
-/// `result.tools` (a whole JSON-RPC `tools/list` response). Non-function tools: see the module
-/// docs.
+/// inputSchema: {json}}}` (and `{systemTool: {name}}`) and MCP `{name, description,
+/// inputSchema}` items; or an object holding such an array under `tools` (an MCP `tools/list`
+/// result, a Bedrock `toolConfig`) or `result.tools` (a whole JSON-RPC `tools/list` response).
+/// Non-function tools: see the module docs.
 pub fn parse_tools(value: &Value) -> Result<Vec<Tool>, ParseError> {
     let mut tools = Tools::cloning();
     read_tools(value, &mut tools)?;
@@ -289,8 +290,9 @@ fn tool_items(
     Ok(())
 }
 
-/// Gemini's built-in tools: objects keyed by the tool, with no `name`.
-const GEMINI_BUILTINS: [&str; 16] = [
+/// Gemini's built-in tools: objects keyed by the tool, with no `name` (the REST API's camelCase
+/// keys and the Python SDK's snake_case ones, as the SDKs' `Tool` types list them).
+const GEMINI_BUILTINS: [&str; 23] = [
     "googleSearch",
     "google_search",
     "googleSearchRetrieval",
@@ -306,6 +308,13 @@ const GEMINI_BUILTINS: [&str; 16] = [
     "fileSearch",
     "file_search",
     "enterpriseWebSearch",
+    "enterprise_web_search",
+    "parallelAiSearch",
+    "parallel_ai_search",
+    "exaAiSearch",
+    "exa_ai_search",
+    "mcpServers",
+    "mcp_servers",
     "retrieval",
 ];
 
@@ -327,6 +336,10 @@ fn tool_item(
     if let Some(spec) = get(tool, "toolSpec") {
         evidence.saw(&[Format::Bedrock]);
         return bedrock::tool_spec(spec, &at.key("toolSpec"), out);
+    }
+    if let Some(system) = get(tool, "systemTool") {
+        evidence.saw(&[Format::Bedrock]);
+        return bedrock::system_tool(system, &at.key("systemTool"), out);
     }
     if tool.contains_key("cachePoint") {
         evidence.saw(&[Format::Bedrock]);
@@ -390,11 +403,22 @@ fn tool_item(
         None => {
             return Err(at.unexpected(
                 "a tool definition: {name, description, input_schema | inputSchema | \
-                 parameters}, {type: \"function\", function: {…}}, {functionDeclarations: […]} \
-                 or {toolSpec: {…}}",
+                 parameters}, {type: \"function\", function: {…}}, {functionDeclarations: […]}, \
+                 {toolSpec: {…}} or {systemTool: {…}}",
                 item,
             ))
         }
+    }
+    Ok(())
+}
+
+/// OpenAI Chat's deprecated `functions`: each item a bare `{name, description, parameters}`.
+fn legacy_functions(items: &[Value], at: &At<'_>, out: &mut Tools) -> Result<(), ParseError> {
+    out.reserve(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let at = at.index(i);
+        let function = object(item, &at, "a function definition object")?;
+        openai_chat::tool(function, &at, out)?;
     }
     Ok(())
 }
@@ -447,7 +471,8 @@ const TRANSCRIPT_KEYS: [&str; 3] = ["messages", "contents", "input"];
 ///   `systemInstruction` / `system_instruction` (Gemini), `instructions` (Responses), and the
 ///   text of `system` / `developer` role messages (which also stay in the transcript); parts are
 ///   joined by blank lines;
-/// - tools: `tools` and `toolConfig.tools` (see [`parse_tools`]);
+/// - tools: `tools`, `toolConfig.tools` (see [`parse_tools`]) and OpenAI Chat's deprecated
+///   `functions` (bare `{name, description, parameters}` definitions, still accepted by the API);
 /// - transcript: `messages` (Anthropic, OpenAI Chat, Bedrock, Ollama), `contents` (Gemini) or
 ///   `input` (Responses) — at most one of them.
 ///
@@ -491,6 +516,12 @@ pub(crate) fn read_request(
 
     if let Some(value) = get(body, "tools") {
         tools_into(value, &at.key("tools"), tools, &mut evidence)?;
+    }
+    if let Some(functions) = get(body, "functions") {
+        evidence.saw(&[Format::OpenaiChat]);
+        let functions_at = at.key("functions");
+        let items = array(functions, &functions_at, "an array of function definitions")?;
+        legacy_functions(items, &functions_at, tools)?;
     }
     if let Some(config) = get(body, "toolConfig") {
         // Bedrock's `toolConfig` holds the tools; Gemini's holds only `functionCallingConfig`.
