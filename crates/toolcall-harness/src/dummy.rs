@@ -37,6 +37,7 @@ pub fn respond(case: &Case) -> Response {
                 name,
                 namespace: None,
                 arguments,
+                builtin: None,
             });
             response.stop_reason = stop_reason(format, true);
         }

@@ -74,8 +74,8 @@ pub use escape::escape;
 pub use format::{Format, UnknownFormat};
 pub use lint::{lint, Drift, DriftSource};
 pub use model::{
-    Anomaly, AnomalyKind, Arguments, Message, Request, Response, Role, ToolCall, ToolResult,
-    Transcript,
+    Anomaly, AnomalyKind, Arguments, Builtin, Message, Request, Response, Role, ToolCall,
+    ToolResult, Transcript,
 };
 pub use score::{score, Scorer};
 pub use span::locate;

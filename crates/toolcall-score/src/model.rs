@@ -20,6 +20,11 @@ pub struct ToolCall {
     pub namespace: Option<String>,
     /// The arguments.
     pub arguments: Arguments,
+    /// Which built-in tool of the OpenAI Responses API this calls, when it is one the caller's
+    /// own loop runs (a `shell_call` item, say) rather than a function; `None` for every other
+    /// call.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub builtin: Option<Builtin>,
 }
 
 impl ToolCall {
@@ -30,6 +35,7 @@ impl ToolCall {
             name: name.to_owned(),
             namespace: None,
             arguments: Arguments::Parsed(arguments),
+            builtin: None,
         }
     }
 
@@ -42,6 +48,59 @@ impl ToolCall {
             arguments: Arguments::Text {
                 text: input.to_owned(),
             },
+            builtin: None,
+        }
+    }
+
+    /// A call to an OpenAI Responses built-in tool, named as [`Builtin::name`] says, with the
+    /// item's `action` (or `operation`) as its arguments.
+    pub fn builtin(id: Option<&str>, builtin: Builtin, arguments: Value) -> ToolCall {
+        ToolCall {
+            id: id.map(str::to_owned),
+            name: builtin.name().to_owned(),
+            namespace: None,
+            arguments: Arguments::Parsed(arguments),
+            builtin: Some(builtin),
+        }
+    }
+}
+
+/// A built-in tool of the OpenAI Responses API that the API does not run itself: the model emits
+/// a call item of the tool's own type, the caller's loop executes it and sends back an output
+/// item of the matching type. Hosted tools (`web_search`, `file_search`, `mcp`, …) run on
+/// OpenAI's side and never become calls.
+///
+/// Such a call has no function name: it is named after the tool's `type` in the request's
+/// `tools` (see [`Builtin::name`]), so a request that did not declare the tool gets an
+/// `unknown_tool` finding like any undefined function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+#[non_exhaustive]
+pub enum Builtin {
+    /// Computer use: `computer_call` items, declared as `{"type": "computer_use_preview", …}` or
+    /// (generally available) `{"type": "computer"}`, answered with `computer_call_output`.
+    Computer,
+    /// Codex's local shell: `local_shell_call` items, declared as `{"type": "local_shell"}`,
+    /// answered with `local_shell_call_output`.
+    LocalShell,
+    /// The shell tool: `shell_call` items, declared as `{"type": "shell"}`, answered with
+    /// `shell_call_output`.
+    Shell,
+    /// File edits as diffs: `apply_patch_call` items, declared as `{"type": "apply_patch"}`,
+    /// answered with `apply_patch_call_output`.
+    ApplyPatch,
+}
+
+impl Builtin {
+    /// The name its calls carry and its declaration is catalogued under: the request's tool
+    /// `type`, `computer` for both computer-use types.
+    pub fn name(self) -> &'static str {
+        match self {
+            Builtin::Computer => "computer",
+            Builtin::LocalShell => "local_shell",
+            Builtin::Shell => "shell",
+            Builtin::ApplyPatch => "apply_patch",
         }
     }
 }

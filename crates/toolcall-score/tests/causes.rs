@@ -307,6 +307,124 @@ fn custom_call_to_a_defined_custom_tool_passes() {
     assert!(verdict.is_pass(), "{:#?}", verdict.findings());
 }
 
+/// A Responses body whose one output item is `item` (a `shell_call`, say).
+fn responses_output(item: Value) -> Response {
+    let body = json!({"id": "resp_1", "object": "response", "status": "completed",
+                      "model": "gpt-5.1", "output": [item]});
+    Response::from_value(&body, None).expect("the response parses")
+}
+
+/// A Codex-style sub-agent that was handed only `read_file`, not the `shell` tool.
+fn shell_case(tools: Value) -> Case {
+    case(json!({
+        "instructions": "You review diffs. Read files with read_file.",
+        "tools": tools,
+        "input": [{"role": "user", "content": "Review the change to src/lib.rs."}]
+    }))
+}
+
+/// A `shell_call` is run by the caller's loop like a function call (openai-python
+/// `types/responses/response_function_shell_tool_call.py`), so a model that was not given the
+/// `shell` tool but emits one is an unknown tool, however the call is spelled.
+#[test]
+fn shell_call_without_the_shell_tool_is_unknown() {
+    let read_file = json!({"type": "function", "name": "read_file", "description": "Reads a file.",
+                           "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}});
+    let shell_call = json!({"type": "shell_call", "id": "sh_1", "call_id": "call_1",
+                            "action": {"commands": ["cat src/lib.rs"]}, "status": "completed"});
+    let verdict = score(
+        &shell_case(json!([read_file])),
+        &responses_output(shell_call.clone()),
+    );
+    let finding = only_unknown(&verdict);
+    assert_eq!(finding.name.as_deref(), Some("shell"));
+    assert_eq!(finding.call_id.as_deref(), Some("call_1"));
+    assert_eq!(verdict.findings().len(), 1, "{:#?}", verdict.findings());
+
+    let given_shell = shell_case(json!([read_file, {"type": "shell"}]));
+    let verdict = score(&given_shell, &responses_output(shell_call));
+    assert!(verdict.is_pass(), "{:#?}", verdict.findings());
+}
+
+/// The computer-use tool is declared as `computer_use_preview` or (generally available)
+/// `computer` (openai-python `types/responses/computer_use_preview_tool.py`, `computer_tool.py`);
+/// either makes a `computer_call` defined.
+#[test]
+fn computer_call_is_defined_by_either_computer_tool() {
+    let click = json!({"type": "computer_call", "id": "cu_1", "call_id": "call_1",
+                       "action": {"type": "click", "button": "left", "x": 10, "y": 20},
+                       "pending_safety_checks": [], "status": "completed"});
+    for tool in [
+        json!({"type": "computer_use_preview", "display_width": 1024, "display_height": 768,
+               "environment": "browser"}),
+        json!({"type": "computer"}),
+    ] {
+        let verdict = score(&shell_case(json!([tool])), &responses_output(click.clone()));
+        assert!(verdict.is_pass(), "{tool}: {:#?}", verdict.findings());
+    }
+    let verdict = score(&shell_case(json!([])), &responses_output(click));
+    assert_eq!(only_unknown(&verdict).name.as_deref(), Some("computer"));
+}
+
+/// Built-in calls in a Responses transcript are answered by their own output items; the local
+/// shell's is keyed by `id` in the SDK types and by `call_id` in OpenAI's guide.
+#[test]
+fn builtin_calls_in_a_transcript_are_paired_with_their_outputs() {
+    let calls = json!([
+        {"type": "shell_call", "id": "sh_1", "call_id": "call_sh", "action": {"commands": ["ls"]}},
+        {"type": "local_shell_call", "id": "lsh_1", "call_id": "call_ls", "status": "completed",
+         "action": {"type": "exec", "command": ["ls"], "env": {}}},
+        {"type": "local_shell_call", "id": "lsh_2", "call_id": "call_ls2", "status": "completed",
+         "action": {"type": "exec", "command": ["pwd"], "env": {}}},
+        {"type": "apply_patch_call", "id": "apc_1", "call_id": "call_ap", "status": "completed",
+         "operation": {"type": "delete_file", "path": "old.rs"}},
+        {"type": "computer_call", "id": "cu_1", "call_id": "call_cu", "status": "completed",
+         "action": {"type": "screenshot"}, "pending_safety_checks": []}
+    ]);
+    let outputs = json!([
+        {"type": "shell_call_output", "call_id": "call_sh",
+         "output": [{"stdout": "lib.rs", "stderr": "", "outcome": {"type": "exit", "exit_code": 0}}]},
+        {"type": "local_shell_call_output", "id": "call_ls", "output": "lib.rs"},
+        {"type": "local_shell_call_output", "call_id": "call_ls2", "output": "/work"},
+        {"type": "apply_patch_call_output", "call_id": "call_ap", "status": "completed"},
+        {"type": "computer_call_output", "call_id": "call_cu",
+         "output": {"type": "computer_screenshot", "image_url": "data:image/png;base64,AA=="}}
+    ]);
+    let transcript = |outputs: &[Value]| {
+        let mut input = vec![json!({"role": "user", "content": "Go."})];
+        input.extend(calls.as_array().into_iter().flatten().cloned());
+        input.extend(outputs.iter().cloned());
+        case(json!({
+            "tools": [{"type": "shell"}, {"type": "local_shell"}, {"type": "apply_patch"},
+                      {"type": "computer"}],
+            "input": input
+        }))
+    };
+    let outputs = outputs.as_array().expect("an array");
+    let answered = transcript(outputs);
+    assert_eq!(answered.transcript.calls().count(), 5);
+    let shell_output = answered.transcript.results().next().expect("a result");
+    assert_eq!(shell_output.content, "lib.rs");
+    let done = responses_output(json!({"type": "message", "role": "assistant",
+        "content": [{"type": "output_text", "text": "Done."}]}));
+    let verdict = score(&answered, &done);
+    assert!(verdict.is_pass(), "{:#?}", verdict.findings());
+
+    // Each output left out leaves its own call unanswered.
+    for (i, call_id) in ["call_sh", "call_ls", "call_ls2", "call_ap", "call_cu"]
+        .into_iter()
+        .enumerate()
+    {
+        let mut fewer = outputs.clone();
+        fewer.remove(i);
+        let verdict = score(&transcript(&fewer), &done);
+        assert_eq!(verdict.findings().len(), 1, "{:#?}", verdict.findings());
+        let finding = &verdict.findings()[0];
+        assert_eq!(finding.kind, FindingKind::UnansweredCall);
+        assert_eq!(finding.call_id.as_deref(), Some(call_id));
+    }
+}
+
 #[test]
 fn arguments_that_are_not_an_object_or_not_json() {
     let case = case(json!({"tools": [tool("get_balance", "Current balance.")]}));

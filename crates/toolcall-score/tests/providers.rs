@@ -137,8 +137,9 @@ fn check_response(text: &str, expect: &Value) -> Result<(), String> {
     Ok(())
 }
 
-/// One line per message: role, `text=N`, `call=[namespace/]name#id[[text]]` (`[text]`: a custom
-/// tool call's free-text input), `result=id|name[!error]`.
+/// One line per message: role, `text=N`, `call=[namespace/]name#id[[text]|[builtin]]` (`[text]`:
+/// a custom tool call's free-text input; `[builtin]`: a Responses built-in tool's call),
+/// `result=id|name[!error]`.
 fn summarize(message: &Message) -> String {
     let mut line = match message.role {
         Role::System => "system",
@@ -159,6 +160,8 @@ fn summarize(message: &Message) -> String {
         let id = call.id.as_deref().unwrap_or("-");
         let text = if call.arguments.text().is_some() {
             "[text]"
+        } else if call.builtin.is_some() {
+            "[builtin]"
         } else {
             ""
         };
@@ -259,7 +262,7 @@ fn openai_chat_fixtures() {
 
 #[test]
 fn openai_responses_fixtures() {
-    assert_eq!(run_dir("openai_responses"), 7);
+    assert_eq!(run_dir("openai_responses"), 13);
 }
 
 #[test]
@@ -513,6 +516,31 @@ fn legacy_chat_functions_are_the_catalog() {
     let not_an_array = json!({"functions": {"name": "f"}});
     let error = parse_request(&not_an_array, None).expect_err("an error");
     assert_eq!(error.pointer(), Some("/functions"));
+}
+
+/// The Responses API's built-in tools the caller's loop runs are declared by `type` alone
+/// (openai-python `types/responses/tool.py`: `shell`, `apply_patch`, `local_shell`,
+/// `computer_use_preview`, `computer`): each is catalogued under the name its calls carry, with no
+/// schema, both computer-use types as `computer`. Hosted tools stay out of the catalog.
+#[test]
+fn responses_builtin_tools_are_named_after_their_type() {
+    let tools = json!([
+        {"type": "shell"},
+        {"type": "apply_patch"},
+        {"type": "local_shell"},
+        {"type": "computer_use_preview", "display_width": 1024, "display_height": 768,
+         "environment": "browser"},
+        {"type": "web_search"},
+        {"type": "code_interpreter", "container": {"type": "auto"}}
+    ]);
+    let parsed = parse_tools(&tools).expect("parses");
+    let names: Vec<&str> = parsed.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["shell", "apply_patch", "local_shell", "computer"]);
+    assert!(parsed.iter().all(|t| t.input_schema.is_none()));
+    let ga = parse_tools(&json!([{"type": "computer"}])).expect("parses");
+    assert_eq!(ga[0].name, "computer");
+    let request = parse_request(&json!({"tools": [{"type": "shell"}]}), None).expect("parses");
+    assert_eq!(request.format, Some(Format::OpenaiResponses));
 }
 
 /// Bedrock system tools (`toolConfig.tools[].systemTool`) are tools Bedrock provides and runs

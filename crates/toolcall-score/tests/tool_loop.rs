@@ -905,3 +905,95 @@ mod custom_calls {
         assert!(error.starts_with(ERROR), "{error}");
     }
 }
+
+mod builtin_calls {
+    //! The Responses API's built-in tools that the caller runs (`shell`, `apply_patch`,
+    //! `computer`, `local_shell`): a declared one is run by the handler of its name, given the
+    //! call's action; every one is answered with its own output item type, in the shape of the
+    //! OpenAI SDK types (openai-python `types/responses/response_input_item_param.py`).
+
+    use super::*;
+
+    #[test]
+    fn each_builtin_call_is_answered_with_its_own_output_item() {
+        let catalog = Catalog::new([
+            Tool::new("shell", ""),
+            Tool::new("apply_patch", ""),
+            Tool::new("computer", ""),
+        ]);
+        let mut guard = ToolLoop::new(catalog, LoopPolicy::default());
+        let body = json!({"object": "response", "status": "completed", "output": [
+            {"type": "shell_call", "id": "sh_1", "call_id": "call_1", "status": "completed",
+             "action": {"commands": ["ls src"]}},
+            {"type": "apply_patch_call", "id": "apc_2", "call_id": "call_2", "status": "completed",
+             "operation": {"type": "delete_file", "path": "src/old.rs"}},
+            {"type": "computer_call", "id": "cu_3", "call_id": "call_3", "status": "completed",
+             "action": {"type": "screenshot"}, "pending_safety_checks": []},
+            {"type": "local_shell_call", "id": "lsh_4", "call_id": "call_4", "status": "completed",
+             "action": {"type": "exec", "command": ["rm", "-rf", "/"], "env": {}}}
+        ]});
+        let done = json!({"object": "response", "status": "completed", "output": [
+            {"type": "message", "role": "assistant",
+             "content": [{"type": "output_text", "text": "done"}]}
+        ]});
+        let mut transport = ScriptedTransport::new([body, done]);
+        let screenshot = json!({"type": "computer_screenshot",
+                                "image_url": "data:image/png;base64,iVBORw0KGgo="});
+        let log = RefCell::new(Vec::new());
+        let mut handlers = Handlers::default()
+            .with("shell", |action| {
+                log.borrow_mut().push(("shell".to_owned(), action.clone()));
+                Ok(json!("lib.rs\nold.rs"))
+            })
+            .with("apply_patch", |operation| {
+                log.borrow_mut()
+                    .push(("apply_patch".to_owned(), operation.clone()));
+                Err("src/old.rs: no such file".to_owned())
+            })
+            .with("computer", |action| {
+                log.borrow_mut()
+                    .push(("computer".to_owned(), action.clone()));
+                Ok(screenshot.clone())
+            });
+        let end = guard.run_turn(&mut transport, &mut handlers).expect("runs");
+        drop(handlers);
+        assert_eq!(end.outcome, Outcome::Finished);
+        assert_eq!(guard.metrics().turn().unknown_calls(), 1);
+        assert_eq!(
+            log.into_inner(),
+            [
+                ("shell".to_owned(), json!({"commands": ["ls src"]})),
+                (
+                    "apply_patch".to_owned(),
+                    json!({"type": "delete_file", "path": "src/old.rs"})
+                ),
+                ("computer".to_owned(), json!({"type": "screenshot"})),
+            ]
+        );
+        let sent = results(&transport, 1).messages();
+        assert_eq!(sent.len(), 4);
+        assert_eq!(
+            sent[0],
+            json!({"type": "shell_call_output", "call_id": "call_1", "output": [
+                {"stdout": "lib.rs\nold.rs", "stderr": "",
+                 "outcome": {"type": "exit", "exit_code": 0}}]})
+        );
+        assert_eq!(
+            sent[1],
+            json!({"type": "apply_patch_call_output", "call_id": "call_2", "status": "failed",
+                   "output": "src/old.rs: no such file"})
+        );
+        assert_eq!(
+            sent[2],
+            json!({"type": "computer_call_output", "call_id": "call_3", "output": screenshot})
+        );
+        // Not declared: answered with the loop's error, still in the local shell's own item.
+        assert_eq!(sent[3]["type"], "local_shell_call_output");
+        assert_eq!(sent[3]["call_id"], "call_4");
+        let error = sent[3]["output"].as_str().expect("a text output");
+        assert!(
+            error.starts_with("Error: no tool named `local_shell` exists."),
+            "{error}"
+        );
+    }
+}

@@ -44,6 +44,7 @@ pub(super) fn tool_use(block: &Object, at: &At<'_>) -> Result<ToolCall, ParseErr
         name: string(block, "name", at, "a tool name (a string)")?.to_owned(),
         namespace: None,
         arguments: Arguments::Parsed(required(block, "input", at, "the call's `input`")?.clone()),
+        builtin: None,
     })
 }
 

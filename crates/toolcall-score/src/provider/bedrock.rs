@@ -87,6 +87,7 @@ fn tool_use_call(tool_use: &Object, at: &At<'_>) -> Result<ToolCall, ParseError>
         arguments: Arguments::Parsed(
             required(tool_use, "input", at, "the call's `input`")?.clone(),
         ),
+        builtin: None,
     })
 }
 

@@ -55,5 +55,6 @@ fn call(item: &Object, at: &At<'_>) -> Result<ToolCall, ParseError> {
         name: name.to_owned(),
         namespace: None,
         arguments: Arguments::Parsed(arguments),
+        builtin: None,
     })
 }

@@ -408,6 +408,7 @@ impl Call {
             name,
             namespace: None,
             arguments,
+            builtin: None,
         }))
     }
 }

@@ -128,6 +128,7 @@ fn function_call(call: &Object, at: &At<'_>) -> Result<ToolCall, ParseError> {
                 .cloned()
                 .unwrap_or_else(|| Value::Object(Object::new())),
         ),
+        builtin: None,
     })
 }
 

@@ -15,7 +15,7 @@
 //! |---|---|---|
 //! | anthropic | `tool_use` blocks | `server_tool_use` / `mcp_tool_use` (run by the API itself, never seen by the caller's loop); thinking blocks are not text |
 //! | openai-chat | `choices[0].message.tool_calls` (arguments: a JSON string; not JSON is [`crate::Arguments::Invalid`]), `custom` tool calls among them (free-text input: [`crate::Arguments::Text`]); the legacy `function_call` when there are no `tool_calls` | other choices (`n > 1` asks for alternatives; the loop acts on choice 0) |
-//! | openai-responses | `function_call` and `custom_tool_call` items (id: `call_id`; `namespace` kept; a custom call's input is [`crate::Arguments::Text`]) | hosted tool items (`web_search_call`, `mcp_call`, …), `reasoning` |
+//! | openai-responses | `function_call` and `custom_tool_call` items (id: `call_id`; `namespace` kept; a custom call's input is [`crate::Arguments::Text`]); the call items of built-in tools the caller runs, `computer_call`, `local_shell_call`, `shell_call`, `apply_patch_call` (named after the tool, see [`crate::Builtin`]; arguments: the item's `action` or `operation`) | hosted tool items (`web_search_call`, `mcp_call`, …), `reasoning` |
 //! | gemini | `candidates[0]` `functionCall` parts (no `args` reads as `{}`) | `thought` text parts |
 //! | bedrock | `toolUse` blocks | `toolUse` typed `server_tool_use` (a system tool, run by Bedrock itself) |
 //! | ollama | `message.tool_calls` (arguments: an object; no ids) | |
@@ -35,10 +35,13 @@
 //! server tools such as `{"type": "web_search_20250305", "name": "web_search"}`, OpenAI `custom`
 //! tools, flat in the Responses API and under `custom` in Chat Completions, Bedrock
 //! `{"systemTool": {"name": "nova_grounding"}}`) with no input schema, since a model can call
-//! them by that name; built-ins without a name (OpenAI
-//! `{"type": "web_search"}`, Gemini `{"googleSearch": {}}`, Bedrock `cachePoint`) are skipped,
-//! as nothing calls them as a function. A Responses `namespace` tool group
-//! contributes its inner tools under their own names (calls carry the namespace separately).
+//! them by that name. The Responses built-ins the caller's own loop runs have no name but are
+//! kept under the one their calls carry (`{"type": "shell"}` as `shell`, likewise `local_shell`
+//! and `apply_patch`; `computer_use_preview` and `computer` both as `computer`). Other built-ins
+//! without a name (OpenAI `{"type": "web_search"}`, Gemini `{"googleSearch": {}}`, Bedrock
+//! `cachePoint`) are skipped, as nothing calls them as a function. A Responses `namespace` tool
+//! group contributes its inner tools under their own names (calls carry the namespace
+//! separately).
 
 mod anthropic;
 mod bedrock;
@@ -210,7 +213,9 @@ pub(crate) fn fast_response(text: &str, format: Option<Format>) -> Option<Respon
 /// "function", name, description, parameters}`, bare function definitions `{name, description,
 /// parameters}`, Gemini `{functionDeclarations: [...]}`, Bedrock `{toolSpec: {name, description,
 /// inputSchema: {json}}}` (and `{systemTool: {name}}`) and MCP `{name, description,
-/// inputSchema}` items; or an object holding such an array under `tools` (an MCP `tools/list`
+/// inputSchema}` items, and the Responses built-ins the caller runs (`{type: "shell" |
+/// "local_shell" | "apply_patch" | "computer_use_preview" | "computer"}`, named after their calls,
+/// without a schema); or an object holding such an array under `tools` (an MCP `tools/list`
 /// result, a Bedrock `toolConfig`) or `result.tools` (a whole JSON-RPC `tools/list` response).
 /// Non-function tools: see the module docs.
 pub fn parse_tools(value: &Value) -> Result<Vec<Tool>, ParseError> {
@@ -372,15 +377,23 @@ fn tool_item(
             let inner = opt_array(tool, "tools", at, "an array of tools")?;
             tool_items(inner, &tools_at, out, evidence, false)?;
         }
-        // A non-function tool: kept when it has a name the model can call it by.
-        Some(_) => {
-            if tool.contains_key("name") {
-                if tool.contains_key("input_schema") {
-                    evidence.saw(&[Format::Anthropic]);
-                }
-                tool_fields(tool, at, &["input_schema", "parameters"], out)?;
+        Some(kind) => match openai_responses::declared_builtin(kind) {
+            // A Responses built-in the caller's loop runs (`{"type": "shell"}`, …): its calls
+            // carry no function name but are named after it.
+            Some(builtin) => {
+                evidence.saw(&[Format::OpenaiResponses]);
+                out.push(Tool::new(builtin.name(), ""), None);
             }
-        }
+            // Any other non-function tool: kept when it has a name the model can call it by.
+            None => {
+                if tool.contains_key("name") {
+                    if tool.contains_key("input_schema") {
+                        evidence.saw(&[Format::Anthropic]);
+                    }
+                    tool_fields(tool, at, &["input_schema", "parameters"], out)?;
+                }
+            }
+        },
         None if tool.contains_key("name") => {
             if tool.contains_key("input_schema") {
                 evidence.saw(&[Format::Anthropic]);

@@ -196,6 +196,7 @@ fn custom_call(custom: &Object, at: &At<'_>) -> Result<ToolCall, ParseError> {
         arguments: Arguments::Text {
             text: input.to_owned(),
         },
+        builtin: None,
     })
 }
 
@@ -224,6 +225,7 @@ fn function_call(
         name: name.to_owned(),
         namespace: None,
         arguments,
+        builtin: None,
     })
 }
 

@@ -1,21 +1,37 @@
-//! OpenAI Responses API: `output` items of type `function_call`, `custom_tool_call` and
-//! `message`, and the request's `input` (a string, or items including those calls and their
-//! `function_call_output` / `custom_tool_call_output`).
+//! OpenAI Responses API: `output` items of type `function_call`, `custom_tool_call`, the
+//! built-in tools' call items the caller runs, and `message`; and the request's `input` (a
+//! string, or items including those calls and their outputs).
 //!
 //! A call's id is its `call_id` (what the output item must echo), not the item `id` (`fc_…`,
 //! `ctc_…`). `namespace`, set when the tool came from a namespace tool group, is kept. A
 //! `custom_tool_call` (GPT-5's free-text tools) is read in order with the function calls, its
 //! `input` as [`Arguments::Text`]: its name is checked like any other, its input is not JSON and
-//! is not checked as JSON. Items run by OpenAI itself (`web_search_call`, `file_search_call`,
-//! `mcp_call`, …) are skipped; so are `reasoning` items. The stop reason is
+//! is not checked as JSON.
+//!
+//! Some built-in tools are not run by OpenAI but handed to the caller's loop, exactly like a
+//! function call, so they are read as calls (with [`ToolCall::builtin`] set): a model that was not
+//! given `shell` but emits a `shell_call` is the plumbing bug scoring exists to catch. Each is
+//! named after its tool (see [`Builtin::name`]), its arguments are the item's `action` (or
+//! `operation`), as the OpenAI SDK types (`openai-python`, `src/openai/types/responses/`) define
+//! them:
+//!
+//! | item | tool `type` | arguments | answered by (id key) |
+//! |---|---|---|---|
+//! | `computer_call` | `computer_use_preview`, `computer` | `action`, or `{"actions": […]}` (batched) | `computer_call_output` (`call_id`) |
+//! | `local_shell_call` | `local_shell` | `action` (`{"type": "exec", "command": […], …}`) | `local_shell_call_output` (`id` in the SDK types, `call_id` in OpenAI's guide) |
+//! | `shell_call` | `shell` | `action` (`{"commands": […], …}`) | `shell_call_output` (`call_id`) |
+//! | `apply_patch_call` | `apply_patch` | `operation` (`{"type": "update_file", "path", "diff"}`, …) | `apply_patch_call_output` (`call_id`) |
+//!
+//! Items run by OpenAI itself (`web_search_call`, `file_search_call`, `mcp_call`,
+//! `code_interpreter_call`, …) are skipped; so are `reasoning` items. The stop reason is
 //! `incomplete_details.reason` when the response is incomplete, its `status` otherwise.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::read::{array, get, json_string_arguments, object, opt_id, opt_object, opt_string};
 use super::read::{push_text, required, string, At, Evidence, Object};
 use crate::errors::ParseError;
-use crate::{Arguments, Format, Message, Response, Role, ToolCall, ToolResult};
+use crate::{Arguments, Builtin, Format, Message, Response, Role, ToolCall, ToolResult};
 
 /// A response body: `{"object": "response", "output": [...], "status": ...}`.
 pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
@@ -35,7 +51,11 @@ pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
             "function_call" => response.calls.push(function_call(item, &at)?),
             "custom_tool_call" => response.calls.push(custom_tool_call(item, &at)?),
             "message" => content_into(item, &at, &mut response.text)?,
-            _ => {}
+            kind => {
+                if let Some(builtin) = call_builtin(kind) {
+                    response.calls.push(builtin_call(item, &at, builtin)?);
+                }
+            }
         }
     }
     let incomplete = opt_object(body, "incomplete_details", &at, "an object")?;
@@ -65,6 +85,7 @@ pub(super) fn function_call(item: &Object, at: &At<'_>) -> Result<ToolCall, Pars
         name: name.to_owned(),
         namespace: opt_string(item, "namespace", at)?.map(str::to_owned),
         arguments: json_string_arguments(raw),
+        builtin: None,
     })
 }
 
@@ -80,6 +101,68 @@ pub(super) fn custom_tool_call(item: &Object, at: &At<'_>) -> Result<ToolCall, P
         arguments: Arguments::Text {
             text: input.to_owned(),
         },
+        builtin: None,
+    })
+}
+
+/// The built-in tool whose call items have type `kind`, if it is one the caller runs.
+fn call_builtin(kind: &str) -> Option<Builtin> {
+    match kind {
+        "computer_call" => Some(Builtin::Computer),
+        "local_shell_call" => Some(Builtin::LocalShell),
+        "shell_call" => Some(Builtin::Shell),
+        "apply_patch_call" => Some(Builtin::ApplyPatch),
+        _ => None,
+    }
+}
+
+/// The built-in tool whose output items have type `kind`.
+fn output_builtin(kind: &str) -> Option<Builtin> {
+    match kind {
+        "computer_call_output" => Some(Builtin::Computer),
+        "local_shell_call_output" => Some(Builtin::LocalShell),
+        "shell_call_output" => Some(Builtin::Shell),
+        "apply_patch_call_output" => Some(Builtin::ApplyPatch),
+        _ => None,
+    }
+}
+
+/// The built-in tool a request's tool of type `kind` declares, if it is one the caller runs.
+pub(super) fn declared_builtin(kind: &str) -> Option<Builtin> {
+    match kind {
+        "computer_use_preview" | "computer" => Some(Builtin::Computer),
+        "local_shell" => Some(Builtin::LocalShell),
+        "shell" => Some(Builtin::Shell),
+        "apply_patch" => Some(Builtin::ApplyPatch),
+        _ => None,
+    }
+}
+
+/// A built-in tool's call item: `{"type": "shell_call", "id": "…", "call_id": "call_…",
+/// "action": {…}, "status": …}` (`operation` for `apply_patch_call`). The action is the call's
+/// arguments, whatever its type (one that is not an object is a finding, not a parse error). A
+/// `computer_call` carries one `action`, or (with the generally available `computer` tool) a
+/// batch under `actions`, read as `{"actions": […]}`.
+fn builtin_call(item: &Object, at: &At<'_>, builtin: Builtin) -> Result<ToolCall, ParseError> {
+    let arguments = match builtin {
+        Builtin::Computer => match (get(item, "action"), get(item, "actions")) {
+            (Some(action), _) => action.clone(),
+            (None, Some(actions)) => json!({ "actions": actions }),
+            (None, None) => {
+                return Err(at
+                    .key("action")
+                    .missing("the call's `action` (or `actions`)"))
+            }
+        },
+        Builtin::ApplyPatch => required(item, "operation", at, "the call's `operation`")?.clone(),
+        _ => required(item, "action", at, "the call's `action`")?.clone(),
+    };
+    Ok(ToolCall {
+        id: opt_id(item, "call_id", at)?,
+        name: builtin.name().to_owned(),
+        namespace: None,
+        arguments: Arguments::Parsed(arguments),
+        builtin: Some(builtin),
     })
 }
 
@@ -146,40 +229,49 @@ pub(super) fn input_into(
                 }
                 messages.push(message);
             }
-            Some(kind @ ("function_call" | "custom_tool_call")) => {
-                let call = if kind == "function_call" {
-                    function_call(item, &at)?
-                } else {
-                    custom_tool_call(item, &at)?
-                };
-                match messages.last_mut() {
-                    // Parallel calls are consecutive items; keep them in one assistant turn.
-                    Some(last) if last.role == Role::Assistant && last.results.is_empty() => {
-                        last.calls.push(call)
-                    }
-                    _ => {
-                        let mut message = Message::new(Role::Assistant);
-                        message.calls.push(call);
-                        messages.push(message);
-                    }
-                }
-            }
+            Some("function_call") => push_call(messages, function_call(item, &at)?),
+            Some("custom_tool_call") => push_call(messages, custom_tool_call(item, &at)?),
             // A custom tool's output has the shape of a function's.
             Some("function_call_output" | "custom_tool_call_output") => {
-                let result = function_call_output(item, &at)?;
-                match messages.last_mut() {
-                    Some(last) if last.role == Role::Tool => last.results.push(result),
-                    _ => {
-                        let mut message = Message::new(Role::Tool);
-                        message.results.push(result);
-                        messages.push(message);
-                    }
+                push_result(messages, function_call_output(item, &at)?)
+            }
+            Some(kind) => {
+                if let Some(builtin) = call_builtin(kind) {
+                    push_call(messages, builtin_call(item, &at, builtin)?);
+                } else if let Some(builtin) = output_builtin(kind) {
+                    push_result(messages, builtin_output(item, &at, builtin)?);
                 }
             }
-            Some(_) => {}
         }
     }
     Ok(())
+}
+
+/// Adds a call to the transcript. Parallel calls are consecutive items: they stay in one
+/// assistant turn.
+fn push_call(messages: &mut Vec<Message>, call: ToolCall) {
+    match messages.last_mut() {
+        Some(last) if last.role == Role::Assistant && last.results.is_empty() => {
+            last.calls.push(call)
+        }
+        _ => {
+            let mut message = Message::new(Role::Assistant);
+            message.calls.push(call);
+            messages.push(message);
+        }
+    }
+}
+
+/// Adds a call's output to the transcript, consecutive outputs in one tool message.
+fn push_result(messages: &mut Vec<Message>, result: ToolResult) {
+    match messages.last_mut() {
+        Some(last) if last.role == Role::Tool => last.results.push(result),
+        _ => {
+            let mut message = Message::new(Role::Tool);
+            message.results.push(result);
+            messages.push(message);
+        }
+    }
 }
 
 /// `{"type": "function_call_output" | "custom_tool_call_output", "call_id": …, "output": "…"}`;
@@ -206,6 +298,45 @@ fn function_call_output(item: &Object, at: &At<'_>) -> Result<ToolResult, ParseE
         call_id: opt_id(item, "call_id", at)?,
         name: None,
         is_error: false,
+        content,
+    })
+}
+
+/// A built-in tool's output item, keyed by the call's `call_id` like a function's output; a local
+/// shell's is keyed by `id` in the SDK types but by `call_id` in OpenAI's local shell guide, so
+/// `id` is read when `call_id` is absent. Its output is a string (local shell, apply patch), a screenshot object
+/// (computer, kept as its JSON text) or chunks of `{stdout, stderr, outcome}` (shell, joined);
+/// an `apply_patch_call_output` with `status: "failed"` is an error.
+fn builtin_output(item: &Object, at: &At<'_>, builtin: Builtin) -> Result<ToolResult, ParseError> {
+    let call_id = match (builtin, opt_id(item, "call_id", at)?) {
+        (Builtin::LocalShell, None) => opt_id(item, "id", at)?,
+        (_, call_id) => call_id,
+    };
+    let content = match get(item, "output") {
+        None => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(chunks)) => {
+            let mut parts = Vec::new();
+            let output_at = at.key("output");
+            for (i, chunk) in chunks.iter().enumerate() {
+                let at = output_at.index(i);
+                let chunk = object(chunk, &at, "an output chunk")?;
+                for key in ["stdout", "stderr", "text"] {
+                    if let Some(text) = opt_string(chunk, key, &at)? {
+                        push_text(&mut parts, text);
+                    }
+                }
+            }
+            parts.join("\n")
+        }
+        Some(other) => other.to_string(),
+    };
+    let is_error =
+        builtin == Builtin::ApplyPatch && opt_string(item, "status", at)? == Some("failed");
+    Ok(ToolResult {
+        call_id,
+        name: None,
+        is_error,
         content,
     })
 }

@@ -6,7 +6,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::Format;
+use crate::{Builtin, Format};
 
 /// One answer, ready to encode.
 pub(super) struct Answer<'a> {
@@ -15,6 +15,8 @@ pub(super) struct Answer<'a> {
     /// Whether it answers an OpenAI custom tool call (free-text input), which the Responses API
     /// answers with its own item type.
     pub custom: bool,
+    /// The Responses built-in tool it answers a call of, which takes its own output item type.
+    pub builtin: Option<Builtin>,
     pub output: &'a Result<Value, String>,
     /// `text_of(output)`, computed once by the caller.
     pub text: &'a str,
@@ -90,8 +92,12 @@ fn openai_chat(answer: &Answer<'_>) -> Value {
 }
 
 /// `{"type":"function_call_output","call_id":…,"output":…}` (`custom_tool_call_output` for a
-/// custom tool call); no error flag either.
+/// custom tool call); no error flag either. A built-in tool's call takes its own output item:
+/// see [`responses_builtin`].
 fn openai_responses(answer: &Answer<'_>) -> Value {
+    if let Some(item) = answer.builtin.and_then(|b| responses_builtin(answer, b)) {
+        return item;
+    }
     let kind = if answer.custom {
         "custom_tool_call_output"
     } else {
@@ -102,6 +108,69 @@ fn openai_responses(answer: &Answer<'_>) -> Value {
         ("call_id", id(answer)),
         ("output", Some(answer.text.into())),
     ])
+}
+
+/// The output item of a Responses built-in tool's call, in the shape of the OpenAI SDK types
+/// (`openai-python`, `types/responses/response_input_item_param.py`); `None` when the answer
+/// cannot take that shape.
+///
+/// - `local_shell_call_output`: `call_id`, `output` text. The SDK types key it by `id`; OpenAI's
+///   local shell guide and the clients that run it send `call_id`, which is what is sent here.
+/// - `shell_call_output`: `call_id`, `output` as chunks of `{stdout, stderr, outcome}`. An output
+///   that is already such chunks is sent as is; other output is one chunk on stdout with exit
+///   code 0, an error one chunk on stderr with exit code 1.
+/// - `apply_patch_call_output`: `call_id`, `status` (`completed`, `failed` for an error),
+///   `output` text.
+/// - `computer_call_output`: `call_id`, `output` a screenshot (`{"type": "computer_screenshot",
+///   "image_url" | "file_id"}`), which must be the output given, as an object. A screenshot has
+///   no room for text, so a text answer (an error included) is `None`: it goes as a
+///   `function_call_output` on the same `call_id` rather than be dropped.
+fn responses_builtin(answer: &Answer<'_>, builtin: Builtin) -> Option<Value> {
+    let text = || Some(Value::from(answer.text));
+    Some(match builtin {
+        Builtin::LocalShell => object([
+            ("type", Some("local_shell_call_output".into())),
+            ("call_id", id(answer)),
+            ("output", text()),
+        ]),
+        Builtin::Shell => {
+            let chunks = match answer.output {
+                Ok(Value::Array(chunks)) if chunks.iter().all(|c| c.get("outcome").is_some()) => {
+                    Value::Array(chunks.clone())
+                }
+                Ok(_) => json!([{"stdout": answer.text, "stderr": "",
+                                 "outcome": {"type": "exit", "exit_code": 0}}]),
+                Err(_) => json!([{"stdout": "", "stderr": answer.text,
+                                  "outcome": {"type": "exit", "exit_code": 1}}]),
+            };
+            object([
+                ("type", Some("shell_call_output".into())),
+                ("call_id", id(answer)),
+                ("output", Some(chunks)),
+            ])
+        }
+        Builtin::ApplyPatch => {
+            let status = if answer.output.is_ok() {
+                "completed"
+            } else {
+                "failed"
+            };
+            object([
+                ("type", Some("apply_patch_call_output".into())),
+                ("call_id", id(answer)),
+                ("status", Some(status.into())),
+                ("output", text()),
+            ])
+        }
+        Builtin::Computer => match answer.output {
+            Ok(screenshot @ Value::Object(_)) => object([
+                ("type", Some("computer_call_output".into())),
+                ("call_id", id(answer)),
+                ("output", Some(screenshot.clone())),
+            ]),
+            _ => return None,
+        },
+    })
 }
 
 /// `{"functionResponse":{"name":…,"id":…,"response":{"output":…}|{"error":…}}}`: the keys Gemini
@@ -163,7 +232,7 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::{encode, text_of, Answer};
-    use crate::Format;
+    use crate::{Builtin, Format};
 
     fn two_answers(format: Format) -> Vec<Value> {
         let ok = Ok(json!({"balance": 12}));
@@ -175,6 +244,7 @@ mod tests {
                     id: Some("c1"),
                     name: "get_balance",
                     custom: false,
+                    builtin: None,
                     output: &ok,
                     text: &text_of(&ok),
                 },
@@ -182,6 +252,7 @@ mod tests {
                     id: None,
                     name: "nope",
                     custom: false,
+                    builtin: None,
                     output: &err,
                     text: &text_of(&err),
                 },
@@ -264,6 +335,74 @@ mod tests {
                 json!({"name": "nope", "isError": true,
                        "content": [{"type": "text", "text": "Error: no tool named `nope` exists."}]}),
             ]
+        );
+    }
+
+    /// One Responses answer to a call of `builtin`, with `output`.
+    fn builtin_answer(builtin: Builtin, output: Result<Value, String>) -> Value {
+        let text = text_of(&output);
+        let mut items = encode(
+            Format::OpenaiResponses,
+            &[Answer {
+                id: Some("call_1"),
+                name: builtin.name(),
+                custom: false,
+                builtin: Some(builtin),
+                output: &output,
+                text: &text,
+            }],
+        );
+        assert_eq!(items.len(), 1);
+        items.remove(0)
+    }
+
+    #[test]
+    fn shell_output_chunks_pass_as_they_are_and_errors_go_to_stderr() {
+        let chunks = json!([
+            {"stdout": "a", "stderr": "", "outcome": {"type": "exit", "exit_code": 0}},
+            {"stdout": "", "stderr": "", "outcome": {"type": "timeout"}}
+        ]);
+        assert_eq!(
+            builtin_answer(Builtin::Shell, Ok(chunks.clone())),
+            json!({"type": "shell_call_output", "call_id": "call_1", "output": chunks})
+        );
+        // An array that is not chunks is output like any other value.
+        assert_eq!(
+            builtin_answer(Builtin::Shell, Ok(json!(["a", "b"])))["output"],
+            json!([{"stdout": "[\"a\",\"b\"]", "stderr": "",
+                    "outcome": {"type": "exit", "exit_code": 0}}])
+        );
+        assert_eq!(
+            builtin_answer(Builtin::Shell, Err("Error: denied".to_owned()))["output"],
+            json!([{"stdout": "", "stderr": "Error: denied",
+                    "outcome": {"type": "exit", "exit_code": 1}}])
+        );
+    }
+
+    #[test]
+    fn local_shell_and_apply_patch_answer_with_text() {
+        assert_eq!(
+            builtin_answer(Builtin::LocalShell, Ok(json!("ok"))),
+            json!({"type": "local_shell_call_output", "call_id": "call_1", "output": "ok"})
+        );
+        assert_eq!(
+            builtin_answer(Builtin::ApplyPatch, Ok(json!("patched"))),
+            json!({"type": "apply_patch_call_output", "call_id": "call_1",
+                   "status": "completed", "output": "patched"})
+        );
+    }
+
+    #[test]
+    fn a_computer_call_answered_with_text_falls_back_to_a_function_call_output() {
+        let screenshot = json!({"type": "computer_screenshot", "file_id": "file_1"});
+        assert_eq!(
+            builtin_answer(Builtin::Computer, Ok(screenshot.clone())),
+            json!({"type": "computer_call_output", "call_id": "call_1", "output": screenshot})
+        );
+        assert_eq!(
+            builtin_answer(Builtin::Computer, Err("Error: no display".to_owned())),
+            json!({"type": "function_call_output", "call_id": "call_1",
+                   "output": "Error: no display"})
         );
     }
 }

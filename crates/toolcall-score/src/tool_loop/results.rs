@@ -153,6 +153,7 @@ impl ToolResults {
                 id: call.id.as_deref(),
                 name: &call.name,
                 custom: call.arguments.text().is_some(),
+                builtin: call.builtin,
                 output,
                 text,
             })
@@ -190,7 +191,7 @@ impl ToolResults {
     /// |---|---|
     /// | Anthropic | one `user` message of `tool_result` blocks (`tool_use_id`, `is_error: true`) |
     /// | OpenAI Chat | one `{"role":"tool","tool_call_id",…,"content"}` per call; errors as text |
-    /// | OpenAI Responses | one `function_call_output` item (`call_id`, `output`) per call, `custom_tool_call_output` for a custom tool call; errors as text |
+    /// | OpenAI Responses | one `function_call_output` item (`call_id`, `output`) per call, `custom_tool_call_output` for a custom tool call; errors as text. A built-in tool's call takes its own item: `local_shell_call_output`, `shell_call_output` (`{stdout, stderr, outcome}` chunks), `apply_patch_call_output` (`status: "failed"` for an error), `computer_call_output` (the output given must be the screenshot object; text goes as a `function_call_output`) |
     /// | Gemini | one `user` content of `functionResponse` parts (`name`, `id` when the call had one, `response: {output}` or `{error}`) |
     /// | Bedrock | one `user` message of `toolResult` blocks (`toolUseId`, `status: "error"`) |
     /// | Ollama | one `{"role":"tool","tool_name",…,"content"}` per call |
