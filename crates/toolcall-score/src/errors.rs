@@ -28,6 +28,14 @@ pub enum ParseError {
         /// What the shape looked like and why nothing matched.
         why: String,
     },
+    /// A recorded stream (server-sent events, NDJSON chunks) that cannot be assembled into a
+    /// response: it holds no event of a known kind, mixes two formats' events, or reports an
+    /// error of its own.
+    #[error("the stream cannot be assembled into a response: {why}")]
+    Stream {
+        /// What the stream held, and why it is not a response.
+        why: String,
+    },
     /// The shape matches more than one format and the format was not named.
     #[error("the JSON's shape fits more than one format ({}); name the one it is", list(.candidates))]
     Ambiguous {
@@ -104,6 +112,18 @@ pub struct Location {
     pub column: usize,
 }
 
+impl Location {
+    /// The place of byte `offset` of `text`.
+    fn at(path: Option<&Path>, text: &str, offset: usize) -> Location {
+        let (line, column) = crate::span::line_column(text, offset);
+        Location {
+            path: path.map(Path::to_path_buf),
+            line,
+            column,
+        }
+    }
+}
+
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.path {
@@ -167,12 +187,7 @@ impl InputError {
     }
 
     pub(crate) fn syntax(path: Option<&Path>, error: &serde_json::Error) -> InputError {
-        let message = error.to_string();
-        // serde_json appends " at line L column C"; the location says that already.
-        let message = match message.rfind(" at line ") {
-            Some(at) => message[..at].to_owned(),
-            None => message,
-        };
+        let message = syntax_message(error);
         InputError::Syntax {
             location: Location {
                 path: path.map(Path::to_path_buf),
@@ -180,6 +195,33 @@ impl InputError {
                 column: error.column().max(1),
             },
             message,
+        }
+    }
+
+    /// A syntax error of JSON text that sits at byte `offset` of the file's `text` (an event's
+    /// payload inside a recorded stream).
+    pub(crate) fn syntax_at(
+        path: Option<&Path>,
+        text: &str,
+        offset: usize,
+        error: &serde_json::Error,
+    ) -> InputError {
+        InputError::Syntax {
+            location: Location::at(path, text, offset),
+            message: syntax_message(error),
+        }
+    }
+
+    /// An error about the value at byte `offset` of the file's `text`.
+    pub(crate) fn invalid_at(
+        path: Option<&Path>,
+        text: &str,
+        offset: usize,
+        error: ParseError,
+    ) -> InputError {
+        InputError::Invalid {
+            location: Location::at(path, text, offset),
+            error,
         }
     }
 
@@ -196,6 +238,16 @@ impl InputError {
             },
             error,
         }
+    }
+}
+
+/// What serde_json says of a syntax error, without the " at line L column C" it appends (the
+/// location says that already).
+fn syntax_message(error: &serde_json::Error) -> String {
+    let message = error.to_string();
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_owned(),
+        None => message,
     }
 }
 

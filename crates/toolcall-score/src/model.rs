@@ -297,6 +297,14 @@ pub struct Request {
 impl Response {
     /// Parses a provider's response from JSON text; `format` `None` detects it from the shape.
     /// Errors name the line and column.
+    ///
+    /// The text may also be a recorded stream: server-sent events (`data:` lines, from OpenAI
+    /// Chat Completions or Responses, Anthropic or Gemini's `alt=sse`), Ollama's NDJSON chunks,
+    /// or a JSON array of chunks. It is assembled into the body the same request would have got
+    /// without streaming, and gives exactly the response that body gives (see
+    /// [`crate::provider`]). A payload that is not JSON is a syntax error at its line and column;
+    /// an event that reports an error, or a stream with no event of a known kind, is a
+    /// [`crate::ParseError::Stream`].
     pub fn from_json_str(
         text: &str,
         format: Option<Format>,
@@ -305,7 +313,8 @@ impl Response {
     }
 
     /// Reads a provider's response file; `format` `None` detects it from the shape. Errors name
-    /// the file, line and column.
+    /// the file, line and column. The file may be a recorded stream, as for
+    /// [`Response::from_json_str`].
     pub fn load(
         path: &std::path::Path,
         format: Option<Format>,
@@ -322,10 +331,19 @@ impl Response {
         text: &str,
         format: Option<Format>,
     ) -> Result<Response, crate::InputError> {
+        // A recorded stream is told from its first bytes (server-sent events), or once the text
+        // failed to be one JSON document (NDJSON), so a plain body costs nothing extra.
+        use crate::provider::{framing, parse_stream, Framing};
+        if framing(text, false) == Some(Framing::Sse) {
+            return parse_stream(path, text, format, Framing::Sse);
+        }
         // A body is read in one pass without building a `Value` of the whole of it; what that
         // pass declines, and every error, takes the general path.
         if let Some(response) = crate::provider::fast_response(text, format) {
             return Ok(response);
+        }
+        if let Some(framing) = framing(text, true) {
+            return parse_stream(path, text, format, framing);
         }
         let value = crate::errors::parse_json(path, text)?;
         crate::provider::parse_response(&value, format)

@@ -8,6 +8,11 @@
 /// `text`. When the pointer leads past what the text holds, the deepest value it reached is
 /// returned; `None` only when the text is not JSON at all.
 pub fn locate(text: &str, pointer: &str) -> Option<(usize, usize)> {
+    locate_offset(text, pointer).map(|pos| line_column(text, pos))
+}
+
+/// [`locate`] as a byte offset into `text`.
+pub(crate) fn locate_offset(text: &str, pointer: &str) -> Option<usize> {
     let bytes = text.as_bytes();
     let mut pos = skip_ws(bytes, 0);
     if pos >= bytes.len() {
@@ -23,11 +28,17 @@ pub fn locate(text: &str, pointer: &str) -> Option<(usize, usize)> {
             None => break,
         }
     }
-    Some(line_column(text, pos))
+    Some(pos)
 }
 
-fn line_column(text: &str, pos: usize) -> (usize, usize) {
-    let before = &text[..pos.min(text.len())];
+/// The 1-based line and column (in characters) of the byte offset `pos` of `text` (an offset
+/// inside a character counts as that character's start).
+pub(crate) fn line_column(text: &str, pos: usize) -> (usize, usize) {
+    let mut pos = pos.min(text.len());
+    while !text.is_char_boundary(pos) {
+        pos -= 1;
+    }
+    let before = &text[..pos];
     let line = before.matches('\n').count() + 1;
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     let column = before[line_start..].chars().count() + 1;

@@ -312,7 +312,9 @@ fn every_fixture_directory_is_run() {
             "gemini",
             "ollama",
             "openai_chat",
-            "openai_responses"
+            "openai_responses",
+            // Run by `tests/stream.rs`: streams beside the bodies they assemble into.
+            "stream"
         ]
     );
 }
@@ -742,11 +744,33 @@ mod never_panics {
         for dir in fs::read_dir(fixtures_dir()).expect("fixtures") {
             for file in fs::read_dir(dir.expect("entry").path()).expect("a directory") {
                 let path = file.expect("entry").path();
+                // Recorded streams (`.sse`, `.ndjson`) are not JSON documents.
+                if path.extension().is_none_or(|e| e != "json") {
+                    continue;
+                }
                 let text = fs::read_to_string(&path).expect("readable");
                 values.push(serde_json::from_str(&text).expect("fixtures are JSON"));
             }
         }
         values
+    }
+
+    /// The recorded streams of `fixtures/stream/` (read once per test binary).
+    fn streams() -> &'static [String] {
+        static STREAMS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        STREAMS.get_or_init(|| {
+            let mut streams = Vec::new();
+            for file in fs::read_dir(fixtures_dir().join("stream")).expect("the stream fixtures") {
+                let path = file.expect("entry").path();
+                if path
+                    .extension()
+                    .is_some_and(|e| e == "sse" || e == "ndjson")
+                {
+                    streams.push(fs::read_to_string(&path).expect("readable"));
+                }
+            }
+            streams
+        })
     }
 
     /// Replaces the value reached by following `path` (each step picks a child modulo the
@@ -851,6 +875,26 @@ mod never_panics {
             let _ = Case::from_json_str(&text);
             if let Ok(value) = serde_json::from_str::<Value>(&text) {
                 exercise(&value);
+            }
+        }
+
+        #[test]
+        fn stream_text_with_bytes_flipped(
+            index in any::<prop::sample::Index>(),
+            flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4),
+        ) {
+            let all = streams();
+            let mut text = all[index.index(all.len())].clone().into_bytes();
+            for (at, byte) in flips {
+                let i = at.index(text.len());
+                text[i] = byte;
+            }
+            let text = String::from_utf8_lossy(&text);
+            for format in std::iter::once(None).chain(Format::ALL.map(Some)) {
+                if let Err(error) = Response::from_json_str(&text, format) {
+                    let location = error.location().expect("a stream's errors have a place");
+                    assert!(location.line <= text.matches('\n').count() + 1, "{error}");
+                }
             }
         }
 

@@ -21,6 +21,10 @@
 //! | ollama | `message.tool_calls` (arguments: an object; no ids) | |
 //! | call-list | each `{name, input \| arguments, id?}` or JSON-RPC `tools/call` request (no arguments reads as `{}`) | |
 //!
+//! A recorded stream (server-sent events, Ollama's NDJSON, or a JSON array of chunks) is first
+//! assembled into the non-streaming body of its format (`stream.rs` says how, per format), then
+//! read as above; Bedrock's `ConverseStream` is binary on the wire and is not read.
+//!
 //! Anomalies: OpenAI Chat's legacy `function_call` disagreeing with `tool_calls` (only
 //! `tool_calls` are scored), Gemini's `UNEXPECTED_TOOL_CALL` and `MALFORMED_FUNCTION_CALL` finish
 //! reasons (with `finishMessage`), Bedrock's `malformed_tool_use` stop reason. The stop reason is
@@ -54,6 +58,7 @@ mod ollama;
 mod openai_chat;
 mod openai_responses;
 mod read;
+mod stream;
 
 use serde_json::Value;
 
@@ -75,11 +80,16 @@ use crate::{Catalog, Format, Request, Response, Role, Tool, Transcript};
 /// | ollama | `{"model", "message": {...}, "done": ...}` |
 /// | call-list | a JSON array (of `{name, input \| arguments}`) |
 ///
+/// A JSON array whose first item is a stream event (a `chat.completion.chunk`, an Anthropic or
+/// Responses event, a Gemini chunk, an Ollama chunk) is that format's stream, not a call list.
+///
 /// A shape that fits none is [`ParseError::UnknownShape`], saying what it saw; one that fits
 /// several is [`ParseError::Ambiguous`].
 pub fn detect(value: &Value) -> Result<Format, ParseError> {
     let body = match value {
-        Value::Array(_) => return Ok(Format::CallList),
+        Value::Array(items) => {
+            return Ok(stream::chunk_array_format(items).unwrap_or(Format::CallList))
+        }
         Value::Object(body) => body,
         other => {
             return Err(ParseError::UnknownShape {
@@ -180,10 +190,20 @@ fn unknown_why(value: &Value, body: &Object) -> String {
 
 /// Parses a provider's response body. With `format` `None` the format is detected.
 ///
+/// A JSON array of stream chunks (see [`detect`]) is assembled into its format's body first;
+/// an error inside a chunk has the chunk's pointer (`/3/delta/…`).
+///
 /// Each format's module says which parts are read; a value of the wrong type where a call, its
 /// name or its container belongs is a [`ParseError::Unexpected`] with its JSON pointer. Arguments
 /// that are not valid JSON are not an error: they become [`crate::Arguments::Invalid`].
 pub fn parse_response(value: &Value, format: Option<Format>) -> Result<Response, ParseError> {
+    if let Value::Array(items) = value {
+        if let Some(kind) = stream::chunk_array_format(items) {
+            if format.is_none_or(|f| f == kind) {
+                return stream::parse_items(items, format);
+            }
+        }
+    }
     let format = match format {
         Some(format) => format,
         None => detect(value)?,
@@ -198,6 +218,8 @@ pub fn parse_response(value: &Value, format: Option<Format>) -> Result<Response,
         Format::CallList => call_list::response(value),
     }
 }
+
+pub(crate) use self::stream::{framing, parse_text as parse_stream, Framing};
 
 /// The response in `text` when the single-pass reader handles it (any valid response, bar a few
 /// odd shapes), equal to what [`parse_response`] gives over the text's `Value`; `None` sends the

@@ -1,0 +1,1201 @@
+//! Recorded streams: a response as the wire carried it with `stream: true`, assembled into the
+//! body the same request would have got without streaming.
+//!
+//! Agents mostly stream, so the response a team records is often the raw stream: server-sent
+//! events (`event:` / `data:` lines) or, for Ollama, NDJSON chunks, or an SDK's dump of the chunk
+//! objects as a JSON array. Each format's events are folded here into a `serde_json::Value` of the
+//! provider's own non-streaming shape, and that format's reader runs on it, so every rule of the
+//! readers applies to a stream unchanged. Nothing is marked as streamed or as cut short: a stream
+//! without its final event assembles what it has (its stop reason is what the events said, often
+//! none).
+//!
+//! | format | events | assembled |
+//! |---|---|---|
+//! | openai-chat | `chat.completion.chunk`s, then `data: [DONE]` | choice 0 only: `delta.content` and `delta.refusal` concatenated; `delta.tool_calls` merged by `index` (the first `id`, the last `type`, `function.name` / `function.arguments` and `custom.name` / `custom.input` concatenated); the legacy `delta.function_call` likewise; the last non-null `finish_reason` |
+//! | anthropic | `message_start`, `content_block_start` / `_delta` / `_stop`, `message_delta`, `message_stop`, `ping` | the `message_start` skeleton; blocks by `index`; `text_delta` appended to the text; `input_json_delta`'s `partial_json` concatenated into the block's `input` (none keeps the start's `{}`; not JSON is [`crate::Arguments::Invalid`], as OpenAI's string arguments are); `message_delta`'s `stop_reason`; thinking, signature and citation deltas ignored |
+//! | openai-responses | `response.*` events | the `response` of `response.completed`, `.incomplete` or `.failed` (its `output`, if absent, from the `response.output_item.done` items); without one (a stream cut short), the `response.created` skeleton with the output items in `output_index` order, each the `.done` item, else the `.added` one with its argument, custom input and text deltas applied |
+//! | gemini | `GenerateContentResponse` chunks (`streamGenerateContent?alt=sse`, or the JSON array it sends without `alt=sse`) | `candidates[0].content.parts` of every chunk in order, adjacent plain text parts merged; the last `finishReason` and `finishMessage`; the last `promptFeedback` |
+//! | ollama | NDJSON chunks (`"done": false`, then `"done": true` with `done_reason`) | `message.content` concatenated, `message.tool_calls` collected, the last `done_reason` |
+//!
+//! Bedrock's `ConverseStream` is not read: on the wire it is AWS's binary event-stream encoding,
+//! not text.
+//!
+//! A stream is told from its first bytes before any JSON parsing (`data:`, `event:`, `id:`,
+//! `retry:` or a `:` comment: server-sent events), so a plain body costs nothing extra; NDJSON is
+//! tried only once a body has failed to parse as one JSON document, and only when its first line
+//! is an object with `"done": false`. Errors point into the original text: a `data:` payload
+//! that is not JSON is a syntax error at its line and column; a value of the wrong type is an
+//! error with the JSON pointer *inside its event* and that event's line and column (an item's
+//! pointer, `/3/…`, in a JSON array of chunks). An event reporting an error (`{"type":
+//! "error"}`, `{"error": …}`) makes the stream an error, not a response.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::read::{array, get, get_any, json_string_arguments, object, opt_array, opt_id};
+use super::read::{opt_object, opt_string, required, string, At, Object};
+use crate::errors::{describe, ParseError};
+use crate::{Format, InputError, Response};
+
+/// How a recorded stream's events are framed in its text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Framing {
+    /// Server-sent events: `data:` lines, events ended by blank lines.
+    Sse,
+    /// One JSON chunk per line (Ollama).
+    Ndjson,
+}
+
+/// The framing of `text` when it is a recorded stream. Server-sent events are told from the
+/// first non-blank bytes alone; NDJSON only when `not_json` (the text failed to parse as one
+/// JSON document), from a first line that is an Ollama chunk with `"done": false` and more lines
+/// after it.
+pub(crate) fn framing(text: &str, not_json: bool) -> Option<Framing> {
+    if is_sse(text) {
+        return Some(Framing::Sse);
+    }
+    (not_json && is_ndjson(text)).then_some(Framing::Ndjson)
+}
+
+fn is_sse(text: &str) -> bool {
+    let start = text.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == '\u{feff}');
+    start.starts_with(':')
+        || ["data:", "event:", "id:", "retry:"]
+            .iter()
+            .any(|field| start.starts_with(field))
+}
+
+fn is_ndjson(text: &str) -> bool {
+    let mut lines = lines(text).filter(|(_, line)| !line.trim().is_empty());
+    let Some((_, first)) = lines.next() else {
+        return false;
+    };
+    first.trim_start().starts_with('{')
+        && lines.next().is_some()
+        && serde_json::from_str::<Value>(first)
+            .is_ok_and(|chunk| chunk.get("done") == Some(&Value::Bool(false)))
+}
+
+/// The response a recorded stream assembles into; errors name the line and column in `text`.
+pub(crate) fn parse_text(
+    path: Option<&Path>,
+    text: &str,
+    format: Option<Format>,
+    framing: Framing,
+) -> Result<Response, InputError> {
+    let payloads = match framing {
+        Framing::Sse => sse_payloads(text),
+        Framing::Ndjson => ndjson_payloads(text),
+    };
+    let payloads =
+        payloads.map_err(|(offset, error)| InputError::syntax_at(path, text, offset, &error))?;
+    let (events, sources): (Vec<Value>, Vec<Vec<Range<usize>>>) = payloads.into_iter().unzip();
+    response(&events, format).map_err(|fault| {
+        let offset = match fault.event {
+            Some(i) => {
+                let ranges = &sources[i];
+                let payload = join(text, ranges);
+                let inside = fault
+                    .error
+                    .pointer()
+                    .and_then(|p| crate::span::locate_offset(&payload, p))
+                    .unwrap_or(0);
+                offset_in(ranges, inside)
+            }
+            None => sources
+                .first()
+                .and_then(|r| r.first())
+                .map_or(0, |r| r.start),
+        };
+        InputError::invalid_at(path, text, offset, fault.error)
+    })
+}
+
+/// The format of a JSON array of stream chunks (an SDK's dump of a stream), when it is one:
+/// its first item is an event of a known kind (and not a call, which has a `name`).
+pub(crate) fn chunk_array_format(items: &[Value]) -> Option<Format> {
+    let first = items.first()?;
+    if first.get("name").is_some() {
+        return None;
+    }
+    kind(first)
+}
+
+/// The response a JSON array of chunks assembles into; an error's pointer is the item's (`/3/…`).
+pub(crate) fn parse_items(items: &[Value], format: Option<Format>) -> Result<Response, ParseError> {
+    response(items, format).map_err(|fault| match fault.event {
+        Some(i) => match fault.error {
+            ParseError::Stream { why } => ParseError::Stream {
+                why: format!("{why} (item {i} of the array)"),
+            },
+            error => crate::case::prefix(&format!("/{i}"), error),
+        },
+        None => fault.error,
+    })
+}
+
+/// An error, with the event (by index) its pointer is inside of; `None` for the whole stream.
+struct Fault {
+    event: Option<usize>,
+    error: ParseError,
+}
+
+/// A closure turning an error inside event `event` into a [`Fault`].
+fn at_event(event: usize) -> impl Fn(ParseError) -> Fault {
+    move |error| Fault {
+        event: Some(event),
+        error,
+    }
+}
+
+/// Where a part of the assembled body came from: the value at `body` (a JSON pointer into the
+/// body) is, or was built from, the value at `source` inside event `event`.
+struct Origin {
+    body: String,
+    event: usize,
+    source: String,
+}
+
+impl Origin {
+    fn new(body: impl Into<String>, event: usize, source: impl Into<String>) -> Origin {
+        Origin {
+            body: body.into(),
+            event,
+            source: source.into(),
+        }
+    }
+}
+
+/// A stream folded into its format's non-streaming body.
+struct Assembled {
+    body: Value,
+    origins: Vec<Origin>,
+    /// Calls (by their index among the response's calls) whose arguments arrived as JSON text
+    /// that does not parse, with that text.
+    invalid: Vec<(usize, String)>,
+}
+
+impl Assembled {
+    fn new(body: Value) -> Assembled {
+        Assembled {
+            body,
+            origins: Vec::new(),
+            invalid: Vec::new(),
+        }
+    }
+}
+
+/// The response `events` assemble into.
+fn response(events: &[Value], format: Option<Format>) -> Result<Response, Fault> {
+    let mut stream_format = None;
+    for (i, event) in events.iter().enumerate() {
+        if let Some(message) = reported_error(event) {
+            return Err(Fault {
+                event: Some(i),
+                error: ParseError::Stream {
+                    why: format!("it reports an error: {}", crate::escape(&message)),
+                },
+            });
+        }
+        let Some(kind) = kind(event) else { continue };
+        match (stream_format, format) {
+            (None, Some(named)) if named != kind => {
+                return Err(stream_error(
+                    i,
+                    format!("its events are {kind}'s, not {named}'s"),
+                ))
+            }
+            (None, _) => stream_format = Some((kind, i)),
+            (Some((first, _)), _) if first != kind => {
+                return Err(stream_error(
+                    i,
+                    format!("a {kind} event in a stream of {first} events"),
+                ))
+            }
+            _ => {}
+        }
+    }
+    let Some((format, first)) = stream_format else {
+        return Err(Fault {
+            event: None,
+            error: ParseError::Stream {
+                why: unknown_why(events),
+            },
+        });
+    };
+    let mut assembled = match format {
+        Format::OpenaiChat => openai_chat(events)?,
+        Format::Anthropic => anthropic(events)?,
+        Format::OpenaiResponses => openai_responses(events)?,
+        Format::Gemini => gemini(events)?,
+        Format::Ollama => ollama(events)?,
+        Format::Bedrock | Format::CallList => {
+            return Err(stream_error(
+                first,
+                format!("{format} has no stream read here"),
+            ))
+        }
+    };
+    // Whatever is wrong in the body and was not traced to an event is the first event's.
+    assembled.origins.push(Origin::new("", first, ""));
+    let mut response = super::parse_response(&assembled.body, Some(format))
+        .map_err(|error| trace(&assembled.origins, events, error))?;
+    for (index, raw) in assembled.invalid {
+        if let Some(call) = response.calls.get_mut(index) {
+            call.arguments = json_string_arguments(&raw);
+        }
+    }
+    Ok(response)
+}
+
+fn stream_error(event: usize, why: String) -> Fault {
+    Fault {
+        event: Some(event),
+        error: ParseError::Stream { why },
+    }
+}
+
+/// Why no event was of a known kind: what the stream held.
+fn unknown_why(events: &[Value]) -> String {
+    let saw = match events.first() {
+        None => "it holds no events".to_owned(),
+        Some(first) => format!(
+            "none of its {} event(s) is of a known kind; the first is {}",
+            events.len(),
+            describe(first)
+        ),
+    };
+    format!(
+        "{saw}; known are OpenAI `chat.completion.chunk`s, Anthropic `message_start` and \
+         `content_block_*` events, OpenAI Responses `response.*` events, Gemini chunks with \
+         `candidates` and Ollama chunks with `message` and `done`"
+    )
+}
+
+/// The format an event belongs to, told from its shape.
+fn kind(event: &Value) -> Option<Format> {
+    let event = event.as_object()?;
+    let str_of = |key: &str| event.get(key).and_then(Value::as_str);
+    if str_of("object") == Some("chat.completion.chunk")
+        || event
+            .get("choices")
+            .and_then(|c| c.get(0))
+            .is_some_and(|choice| choice.get("delta").is_some())
+    {
+        return Some(Format::OpenaiChat);
+    }
+    match str_of("type") {
+        Some(
+            "message_start"
+            | "content_block_start"
+            | "content_block_delta"
+            | "content_block_stop"
+            | "message_delta"
+            | "message_stop"
+            | "ping",
+        ) => return Some(Format::Anthropic),
+        Some(t) if t.starts_with("response.") => return Some(Format::OpenaiResponses),
+        _ => {}
+    }
+    if ["candidates", "promptFeedback", "prompt_feedback"]
+        .iter()
+        .any(|k| event.contains_key(*k))
+    {
+        return Some(Format::Gemini);
+    }
+    if event.get("message").is_some_and(Value::is_object) && event.contains_key("done") {
+        return Some(Format::Ollama);
+    }
+    None
+}
+
+/// The message of an event that reports an error: Anthropic's and the Responses API's `{"type":
+/// "error"}`, and the `{"error": …}` the others send mid-stream.
+fn reported_error(event: &Value) -> Option<String> {
+    let body = event.as_object()?;
+    let typed = body.get("type").and_then(Value::as_str) == Some("error");
+    if !typed && (!body.contains_key("error") || kind(event).is_some()) {
+        return None;
+    }
+    let error = body.get("error").unwrap_or(event);
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .or_else(|| error.as_str())
+        .or_else(|| body.get("message").and_then(Value::as_str));
+    Some(message.map_or_else(|| describe(error), str::to_owned))
+}
+
+/// Maps an error the reader found in the assembled body to the event the offending value came
+/// from (the longest origin whose body pointer leads to it), with the pointer rewritten into that
+/// event and cut back to a value the event holds (or a missing key of one).
+fn trace(origins: &[Origin], events: &[Value], error: ParseError) -> Fault {
+    let Some(pointer) = error.pointer() else {
+        return Fault { event: None, error };
+    };
+    let origin = origins
+        .iter()
+        .filter(|o| {
+            pointer
+                .strip_prefix(o.body.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
+        .max_by_key(|o| o.body.len());
+    let Some(origin) = origin else {
+        return Fault { event: None, error };
+    };
+    let mut source = format!("{}{}", origin.source, &pointer[origin.body.len()..]);
+    if let Some(event) = events.get(origin.event) {
+        while !source.is_empty()
+            && event.pointer(&source).is_none()
+            && event.pointer(parent(&source)).is_none()
+        {
+            source.truncate(parent(&source).len());
+        }
+    }
+    let error = match error {
+        ParseError::Unexpected {
+            expected, found, ..
+        } => ParseError::Unexpected {
+            pointer: source,
+            expected,
+            found,
+        },
+        other => other,
+    };
+    Fault {
+        event: Some(origin.event),
+        error,
+    }
+}
+
+fn parent(pointer: &str) -> &str {
+    pointer.rfind('/').map_or("", |at| &pointer[..at])
+}
+
+// ---------------------------------------------------------------------------------------------
+// Framing: the text of each event's payload, with where it sits.
+
+/// The lines of `text` with their byte offsets, without their `\n` or `\r\n`.
+fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut offset = 0;
+    text.split('\n').map(move |line| {
+        let start = offset;
+        offset += line.len() + 1;
+        (start, line.strip_suffix('\r').unwrap_or(line))
+    })
+}
+
+/// One payload: its value, and the byte ranges of `text` it was read from (one per `data:` line).
+type Payload = (Value, Vec<Range<usize>>);
+
+/// A syntax error, at a byte offset of the text.
+type SyntaxError = (usize, serde_json::Error);
+
+/// The `data:` payloads of server-sent events, per the HTML standard's framing: fields until a
+/// blank line make an event, `:` lines are comments, the `data:` lines of one event are joined by
+/// `\n`, one space after the colon is dropped. `[DONE]` and empty payloads carry nothing. A log
+/// that dropped the blank lines between events leaves several one-line JSON payloads in one
+/// event: when the joined text does not parse but each line does, each line is an event.
+fn sse_payloads(text: &str) -> Result<Vec<Payload>, SyntaxError> {
+    let mut payloads = Vec::new();
+    let mut data: Vec<Range<usize>> = Vec::new();
+    for (start, line) in lines(text) {
+        if line.is_empty() {
+            flush(text, &mut data, &mut payloads)?;
+            continue;
+        }
+        if line.starts_with(':') {
+            continue;
+        }
+        let (field, value) = match line.find(':') {
+            Some(colon) => {
+                let value = &line[colon + 1..];
+                (
+                    &line[..colon],
+                    colon + 1 + usize::from(value.starts_with(' ')),
+                )
+            }
+            None => (line, line.len()),
+        };
+        if field == "data" {
+            data.push(start + value..start + line.len());
+        }
+    }
+    flush(text, &mut data, &mut payloads)?;
+    Ok(payloads)
+}
+
+/// Ends an event: parses the payload of its `data` lines (see [`sse_payloads`]).
+fn flush(
+    text: &str,
+    data: &mut Vec<Range<usize>>,
+    payloads: &mut Vec<Payload>,
+) -> Result<(), SyntaxError> {
+    let ranges = std::mem::take(data);
+    let joined = join(text, &ranges);
+    let trimmed = joined.trim();
+    if trimmed.is_empty() || trimmed == "[DONE]" {
+        return Ok(());
+    }
+    match serde_json::from_str(&joined) {
+        Ok(value) => payloads.push((value, ranges)),
+        Err(error) => {
+            let each: Option<Vec<Payload>> = (ranges.len() > 1)
+                .then(|| {
+                    ranges
+                        .iter()
+                        .filter(|r| !text[(*r).clone()].trim().is_empty())
+                        .map(|r| {
+                            Some((
+                                serde_json::from_str(&text[r.clone()]).ok()?,
+                                vec![r.clone()],
+                            ))
+                        })
+                        .collect()
+                })
+                .flatten();
+            match each {
+                Some(each) => payloads.extend(each),
+                None => return Err((syntax_offset(&ranges, &error), error)),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The payloads of NDJSON: each non-blank line one JSON value.
+fn ndjson_payloads(text: &str) -> Result<Vec<Payload>, SyntaxError> {
+    let mut payloads = Vec::new();
+    for (start, line) in lines(text) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let range = start..start + line.len();
+        match serde_json::from_str(line) {
+            Ok(value) => payloads.push((value, vec![range])),
+            Err(error) => {
+                let ranges = [range];
+                return Err((syntax_offset(&ranges, &error), error));
+            }
+        }
+    }
+    Ok(payloads)
+}
+
+/// The payload of `ranges`: their text joined by `\n`.
+fn join(text: &str, ranges: &[Range<usize>]) -> String {
+    let parts: Vec<&str> = ranges.iter().map(|r| &text[r.clone()]).collect();
+    parts.join("\n")
+}
+
+/// The offset in the text of byte `inside` of the payload joined from `ranges`.
+fn offset_in(ranges: &[Range<usize>], mut inside: usize) -> usize {
+    for range in ranges {
+        if inside <= range.len() {
+            return range.start + inside;
+        }
+        inside -= range.len() + 1;
+    }
+    ranges.last().map_or(0, |r| r.end)
+}
+
+/// The offset in the text of a syntax error in the payload joined from `ranges` (serde_json
+/// counts lines from 1, and columns from 1 in bytes; 0 at the very start).
+fn syntax_offset(ranges: &[Range<usize>], error: &serde_json::Error) -> usize {
+    let line = error.line().max(1) - 1;
+    let Some(range) = ranges.get(line).or(ranges.last()) else {
+        return 0;
+    };
+    range.start + (error.column().max(1) - 1).min(range.len())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Assembly, one function per format.
+
+/// A chunk's non-negative integer member `key` (`index`, `output_index`); absent is `default`.
+fn index(body: &Object, key: &str, at: &At<'_>, default: Option<u64>) -> Result<u64, ParseError> {
+    match (get(body, key), default) {
+        (Some(value), _) => value.as_u64().ok_or_else(|| {
+            at.key(key)
+                .unexpected("an index (a non-negative integer)", value)
+        }),
+        (None, Some(default)) => Ok(default),
+        (None, None) => Err(at.key(key).missing("an index (a non-negative integer)")),
+    }
+}
+
+/// Appends the optional string member `key` of `body` to `out`.
+fn append(
+    out: &mut Option<String>,
+    body: &Object,
+    key: &str,
+    at: &At<'_>,
+) -> Result<(), ParseError> {
+    if let Some(piece) = opt_string(body, key, at)? {
+        out.get_or_insert_with(String::new).push_str(piece);
+    }
+    Ok(())
+}
+
+/// Appends a string delta to the string member `key` of `target` (creating it when absent; a
+/// member of another type is left alone, for the reader to report).
+fn append_to(target: &mut Value, key: &str, piece: &str) {
+    let Some(target) = target.as_object_mut() else {
+        return;
+    };
+    match target
+        .entry(key)
+        .or_insert_with(|| Value::String(String::new()))
+    {
+        Value::String(s) => s.push_str(piece),
+        Value::Null => target[key] = Value::String(piece.to_owned()),
+        _ => {}
+    }
+}
+
+fn opt_value(value: Option<String>) -> Value {
+    value.map_or(Value::Null, Value::String)
+}
+
+/// One tool call of a Chat Completions stream, merged from its deltas.
+struct ChatCall {
+    id: Option<String>,
+    kind: Option<String>,
+    name: Option<String>,
+    arguments: Option<String>,
+    custom_name: Option<String>,
+    input: Option<String>,
+    /// The event and pointer of its first delta.
+    origin: (usize, String),
+}
+
+fn openai_chat(events: &[Value]) -> Result<Assembled, Fault> {
+    let mut seen = false;
+    let mut content = None;
+    let mut refusal = None;
+    let mut finish = None;
+    let mut calls: BTreeMap<u64, ChatCall> = BTreeMap::new();
+    let mut legacy: Option<(Option<String>, Option<String>)> = None;
+    for (e, event) in events.iter().enumerate() {
+        let Some(body) = event.as_object() else {
+            continue;
+        };
+        let fault = at_event(e);
+        let at = At::ROOT;
+        let choices_at = at.key("choices");
+        let choices = opt_array(body, "choices", &at, "an array of choices").map_err(&fault)?;
+        for (c, choice) in choices.iter().enumerate() {
+            let choice_at = choices_at.index(c);
+            let choice = object(choice, &choice_at, "a choice object").map_err(&fault)?;
+            if index(choice, "index", &choice_at, Some(0)).map_err(&fault)? != 0 {
+                continue;
+            }
+            seen = true;
+            if let Some(reason) = opt_string(choice, "finish_reason", &choice_at).map_err(&fault)? {
+                finish = Some(reason.to_owned());
+            }
+            let delta_at = choice_at.key("delta");
+            let Some(delta) =
+                opt_object(choice, "delta", &choice_at, "a delta object").map_err(&fault)?
+            else {
+                continue;
+            };
+            append(&mut content, delta, "content", &delta_at).map_err(&fault)?;
+            append(&mut refusal, delta, "refusal", &delta_at).map_err(&fault)?;
+            let calls_at = delta_at.key("tool_calls");
+            let items = opt_array(delta, "tool_calls", &delta_at, "an array of tool calls")
+                .map_err(&fault)?;
+            for (j, item) in items.iter().enumerate() {
+                let at = calls_at.index(j);
+                let item = object(item, &at, "a tool call delta").map_err(&fault)?;
+                let slot = index(item, "index", &at, Some(j as u64)).map_err(&fault)?;
+                let call = calls.entry(slot).or_insert_with(|| ChatCall {
+                    id: None,
+                    kind: None,
+                    name: None,
+                    arguments: None,
+                    custom_name: None,
+                    input: None,
+                    origin: (e, at.to_string()),
+                });
+                if call.id.is_none() {
+                    call.id = opt_id(item, "id", &at).map_err(&fault)?;
+                }
+                if let Some(kind) = opt_string(item, "type", &at).map_err(&fault)? {
+                    call.kind = Some(kind.to_owned());
+                }
+                let function_at = at.key("function");
+                if let Some(function) =
+                    opt_object(item, "function", &at, "a `function` object").map_err(&fault)?
+                {
+                    append(&mut call.name, function, "name", &function_at).map_err(&fault)?;
+                    append(&mut call.arguments, function, "arguments", &function_at)
+                        .map_err(&fault)?;
+                }
+                let custom_at = at.key("custom");
+                if let Some(custom) =
+                    opt_object(item, "custom", &at, "a `custom` object").map_err(&fault)?
+                {
+                    append(&mut call.custom_name, custom, "name", &custom_at).map_err(&fault)?;
+                    append(&mut call.input, custom, "input", &custom_at).map_err(&fault)?;
+                }
+            }
+            let legacy_at = delta_at.key("function_call");
+            if let Some(function) = opt_object(
+                delta,
+                "function_call",
+                &delta_at,
+                "a `function_call` object",
+            )
+            .map_err(&fault)?
+            {
+                let (name, arguments) = legacy.get_or_insert((None, None));
+                append(name, function, "name", &legacy_at).map_err(&fault)?;
+                append(arguments, function, "arguments", &legacy_at).map_err(&fault)?;
+            }
+        }
+    }
+
+    let mut assembled = Assembled::new(Value::Null);
+    let mut message = Map::new();
+    message.insert("role".into(), "assistant".into());
+    message.insert("content".into(), opt_value(content));
+    if refusal.is_some() {
+        message.insert("refusal".into(), opt_value(refusal));
+    }
+    if !calls.is_empty() {
+        let mut items = Vec::with_capacity(calls.len());
+        for (k, call) in calls.into_values().enumerate() {
+            let (event, source) = call.origin;
+            assembled.origins.push(Origin::new(
+                format!("/choices/0/message/tool_calls/{k}"),
+                event,
+                source,
+            ));
+            let mut item = Map::new();
+            item.insert("id".into(), opt_value(call.id));
+            let custom = call.kind.as_deref() == Some("custom");
+            item.insert(
+                "type".into(),
+                call.kind.unwrap_or_else(|| "function".into()).into(),
+            );
+            let (key, name, value_key, value) = if custom {
+                ("custom", call.custom_name, "input", call.input)
+            } else {
+                ("function", call.name, "arguments", call.arguments)
+            };
+            let mut inner = Map::new();
+            if let Some(name) = name {
+                inner.insert("name".into(), name.into());
+            }
+            inner.insert(value_key.into(), value.unwrap_or_default().into());
+            item.insert(key.into(), inner.into());
+            items.push(Value::Object(item));
+        }
+        message.insert("tool_calls".into(), items.into());
+    }
+    if let Some((name, arguments)) = legacy {
+        let mut function = Map::new();
+        if let Some(name) = name {
+            function.insert("name".into(), name.into());
+        }
+        function.insert("arguments".into(), arguments.unwrap_or_default().into());
+        message.insert("function_call".into(), function.into());
+    }
+    let choices = if seen {
+        let mut choice = Map::new();
+        choice.insert("index".into(), 0.into());
+        choice.insert("message".into(), message.into());
+        choice.insert("finish_reason".into(), opt_value(finish));
+        vec![Value::Object(choice)]
+    } else {
+        Vec::new()
+    };
+    let mut body = Map::new();
+    body.insert("object".into(), "chat.completion".into());
+    body.insert("choices".into(), choices.into());
+    assembled.body = body.into();
+    Ok(assembled)
+}
+
+/// One content block of an Anthropic stream.
+struct Block {
+    block: Value,
+    /// The concatenated `partial_json` of its `input_json_delta`s.
+    json: String,
+    event: usize,
+}
+
+fn anthropic(events: &[Value]) -> Result<Assembled, Fault> {
+    let mut message: Option<(Object, usize)> = None;
+    let mut blocks: BTreeMap<u64, Block> = BTreeMap::new();
+    let mut stop: Vec<(String, Value)> = Vec::new();
+    for (e, event) in events.iter().enumerate() {
+        let Some(body) = event.as_object() else {
+            continue;
+        };
+        let fault = at_event(e);
+        let at = At::ROOT;
+        match opt_string(body, "type", &at).map_err(&fault)? {
+            Some("message_start") => {
+                let value = required(body, "message", &at, "a message object").map_err(&fault)?;
+                let skeleton = object(value, &at.key("message"), "a message object");
+                message = Some((skeleton.map_err(&fault)?.clone(), e));
+            }
+            Some("content_block_start") => {
+                let slot = index(body, "index", &at, None).map_err(&fault)?;
+                let block_at = at.key("content_block");
+                let block = required(body, "content_block", &at, "a content block")
+                    .and_then(|b| object(b, &block_at, "a content block"))
+                    .map_err(&fault)?;
+                blocks.insert(
+                    slot,
+                    Block {
+                        block: Value::Object(block.clone()),
+                        json: String::new(),
+                        event: e,
+                    },
+                );
+            }
+            Some("content_block_delta") => {
+                let slot = index(body, "index", &at, None).map_err(&fault)?;
+                let Some(block) = blocks.get_mut(&slot) else {
+                    let found = body.get("index").unwrap_or(&Value::Null);
+                    return Err(fault(at.key("index").unexpected(
+                        "the index of a block a `content_block_start` opened",
+                        found,
+                    )));
+                };
+                let delta_at = at.key("delta");
+                let delta = required(body, "delta", &at, "a delta object")
+                    .and_then(|d| object(d, &delta_at, "a delta object"))
+                    .map_err(&fault)?;
+                match opt_string(delta, "type", &delta_at).map_err(&fault)? {
+                    Some("text_delta") => {
+                        let text = string(delta, "text", &delta_at, "a string").map_err(&fault)?;
+                        append_to(&mut block.block, "text", text);
+                    }
+                    Some("input_json_delta") => {
+                        let partial =
+                            string(delta, "partial_json", &delta_at, "a string").map_err(&fault)?;
+                        block.json.push_str(partial);
+                    }
+                    // Thinking, signatures and citations are not what scoring reads.
+                    _ => {}
+                }
+            }
+            Some("message_delta") => {
+                let delta_at = at.key("delta");
+                if let Some(delta) =
+                    opt_object(body, "delta", &at, "a delta object").map_err(&fault)?
+                {
+                    for key in ["stop_reason", "stop_sequence"] {
+                        if let Some(value) = delta.get(key) {
+                            if !value.is_null() && !value.is_string() {
+                                return Err(fault(delta_at.key(key).unexpected("a string", value)));
+                            }
+                            stop.push((key.to_owned(), value.clone()));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    let mut assembled = Assembled::new(Value::Null);
+    let mut body = match message {
+        Some((skeleton, e)) => {
+            assembled.origins.push(Origin::new("", e, "/message"));
+            skeleton
+        }
+        None => {
+            let mut skeleton = Map::new();
+            skeleton.insert("type".into(), "message".into());
+            skeleton.insert("role".into(), "assistant".into());
+            skeleton
+        }
+    };
+    let mut content = Vec::with_capacity(blocks.len());
+    let mut calls = 0;
+    for (k, block) in blocks.into_values().enumerate() {
+        let Block {
+            mut block,
+            json,
+            event,
+        } = block;
+        assembled.origins.push(Origin::new(
+            format!("/content/{k}"),
+            event,
+            "/content_block",
+        ));
+        let is_call = block.get("type").and_then(Value::as_str) == Some("tool_use");
+        if !json.is_empty() {
+            let input = match serde_json::from_str::<Value>(&json) {
+                Ok(input) => input,
+                Err(_) => {
+                    if is_call {
+                        assembled.invalid.push((calls, json.clone()));
+                    }
+                    Value::String(json)
+                }
+            };
+            if let Some(block) = block.as_object_mut() {
+                block.insert("input".into(), input);
+            }
+        }
+        calls += usize::from(is_call);
+        content.push(block);
+    }
+    body.insert("content".into(), content.into());
+    for (key, value) in stop {
+        body.insert(key, value);
+    }
+    assembled.body = body.into();
+    Ok(assembled)
+}
+
+/// One output item of a Responses stream, with the event that last set it.
+struct Item {
+    item: Value,
+    event: usize,
+}
+
+fn openai_responses(events: &[Value]) -> Result<Assembled, Fault> {
+    let mut skeleton: Option<(Value, usize)> = None;
+    let mut last: Option<(Value, usize)> = None;
+    let mut items: BTreeMap<u64, Item> = BTreeMap::new();
+    for (e, event) in events.iter().enumerate() {
+        let Some(body) = event.as_object() else {
+            continue;
+        };
+        let fault = at_event(e);
+        let at = At::ROOT;
+        let Some(kind) = opt_string(body, "type", &at).map_err(&fault)? else {
+            continue;
+        };
+        let response = || {
+            let value = required(body, "response", &at, "a response object")?;
+            object(value, &at.key("response"), "a response object").map(|_| value.clone())
+        };
+        match kind {
+            "response.created" | "response.in_progress" | "response.queued" => {
+                skeleton = Some((response().map_err(&fault)?, e));
+            }
+            "response.completed" | "response.incomplete" | "response.failed" => {
+                last = Some((response().map_err(&fault)?, e));
+            }
+            "response.output_item.added" | "response.output_item.done" => {
+                let slot = index(body, "output_index", &at, None).map_err(&fault)?;
+                let value = required(body, "item", &at, "an output item").map_err(&fault)?;
+                object(value, &at.key("item"), "an output item").map_err(&fault)?;
+                items.insert(
+                    slot,
+                    Item {
+                        item: value.clone(),
+                        event: e,
+                    },
+                );
+            }
+            "response.function_call_arguments.delta"
+            | "response.custom_tool_call_input.delta"
+            | "response.content_part.added"
+            | "response.output_text.delta" => {
+                let slot = index(body, "output_index", &at, None).map_err(&fault)?;
+                let Some(Item { item, .. }) = items.get_mut(&slot) else {
+                    let found = body.get("output_index").unwrap_or(&Value::Null);
+                    return Err(fault(at.key("output_index").unexpected(
+                        "the index of an item a `response.output_item.added` opened",
+                        found,
+                    )));
+                };
+                apply_item_delta(kind, body, &at, item).map_err(&fault)?;
+            }
+            _ => {}
+        }
+    }
+
+    let mut assembled = Assembled::new(Value::Null);
+    // The final response's `output` is the stream's own, unless it left it out; a skeleton's is
+    // the empty array it started with, so the items are the stream's.
+    let (mut body, fill) = match (last, skeleton) {
+        (Some((response, e)), _) => {
+            assembled.origins.push(Origin::new("", e, "/response"));
+            let fill = response.get("output").is_none_or(Value::is_null);
+            (response, fill)
+        }
+        (None, Some((response, e))) => {
+            assembled.origins.push(Origin::new("", e, "/response"));
+            (response, true)
+        }
+        (None, None) => {
+            let mut body = Map::new();
+            body.insert("object".into(), "response".into());
+            (Value::Object(body), true)
+        }
+    };
+    if fill {
+        let mut output = Vec::with_capacity(items.len());
+        for (k, Item { item, event }) in items.into_values().enumerate() {
+            assembled
+                .origins
+                .push(Origin::new(format!("/output/{k}"), event, "/item"));
+            output.push(item);
+        }
+        if let Some(body) = body.as_object_mut() {
+            body.insert("output".into(), output.into());
+        }
+    }
+    assembled.body = body;
+    Ok(assembled)
+}
+
+/// Applies a delta event of an output item not yet done to the item.
+fn apply_item_delta(
+    kind: &str,
+    body: &Object,
+    at: &At<'_>,
+    item: &mut Value,
+) -> Result<(), ParseError> {
+    match kind {
+        "response.function_call_arguments.delta" => {
+            append_to(item, "arguments", string(body, "delta", at, "a string")?);
+        }
+        "response.custom_tool_call_input.delta" => {
+            append_to(item, "input", string(body, "delta", at, "a string")?);
+        }
+        "response.content_part.added" => {
+            let part = required(body, "part", at, "a content part")?;
+            object(part, &at.key("part"), "a content part")?;
+            if let Some(item) = item.as_object_mut() {
+                let content = item
+                    .entry("content")
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                if let Value::Array(parts) = content {
+                    parts.push(part.clone());
+                }
+            }
+        }
+        _ => {
+            let text = string(body, "delta", at, "a string")?;
+            let part = index(body, "content_index", at, Some(0))?;
+            let part = usize::try_from(part).ok().and_then(|p| {
+                item.get_mut("content")
+                    .and_then(Value::as_array_mut)
+                    .and_then(|parts| parts.get_mut(p))
+            });
+            if let Some(part) = part {
+                append_to(part, "text", text);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn gemini(events: &[Value]) -> Result<Assembled, Fault> {
+    let mut assembled = Assembled::new(Value::Null);
+    let mut candidate: Option<Object> = None;
+    let mut parts: Vec<Value> = Vec::new();
+    let mut feedback: Option<(&str, Value)> = None;
+    for (e, event) in events.iter().enumerate() {
+        let Some(body) = event.as_object() else {
+            continue;
+        };
+        let fault = at_event(e);
+        let at = At::ROOT;
+        if let Some((key, value)) = get_any(body, &["promptFeedback", "prompt_feedback"]) {
+            feedback = Some((key, value.clone()));
+        }
+        let candidates_at = at.key("candidates");
+        let Some(candidates) = get(body, "candidates") else {
+            continue;
+        };
+        let candidates =
+            array(candidates, &candidates_at, "an array of candidates").map_err(&fault)?;
+        let Some(first) = candidates.first() else {
+            continue;
+        };
+        let candidate_at = candidates_at.index(0);
+        let first = object(first, &candidate_at, "a candidate object").map_err(&fault)?;
+        let merged = candidate.get_or_insert_with(Map::new);
+        for key in [
+            "finishReason",
+            "finish_reason",
+            "finishMessage",
+            "finish_message",
+        ] {
+            if let Some(value) = get(first, key) {
+                merged.insert(key.to_owned(), value.clone());
+                assembled.origins.push(Origin::new(
+                    format!("/candidates/0/{key}"),
+                    e,
+                    format!("/candidates/0/{key}"),
+                ));
+            }
+        }
+        let content_at = candidate_at.key("content");
+        let Some(content) =
+            opt_object(first, "content", &candidate_at, "a content object").map_err(&fault)?
+        else {
+            continue;
+        };
+        if let Some(role) = get(content, "role") {
+            merged.insert("role".to_owned(), role.clone());
+        }
+        let parts_at = content_at.key("parts");
+        for (j, part) in opt_array(content, "parts", &content_at, "an array of parts")
+            .map_err(&fault)?
+            .iter()
+            .enumerate()
+        {
+            if let (Some(last), Some(text)) = (parts.last_mut(), plain_text(part)) {
+                if plain_text(last).is_some() && last.get("thought") == part.get("thought") {
+                    append_to(last, "text", text);
+                    continue;
+                }
+            }
+            assembled.origins.push(Origin::new(
+                format!("/candidates/0/content/parts/{}", parts.len()),
+                e,
+                parts_at.index(j).to_string(),
+            ));
+            parts.push(part.clone());
+        }
+    }
+
+    let mut body = Map::new();
+    if let Some(mut merged) = candidate {
+        let role = merged.remove("role").unwrap_or_else(|| "model".into());
+        let mut content = Map::new();
+        content.insert("role".into(), role);
+        content.insert("parts".into(), parts.into());
+        merged.insert("content".into(), content.into());
+        body.insert("candidates".into(), vec![Value::Object(merged)].into());
+    }
+    if let Some((key, value)) = feedback {
+        body.insert(key.to_owned(), value);
+    }
+    assembled.body = body.into();
+    Ok(assembled)
+}
+
+/// The text of a part that is only text (and perhaps a `thought` flag), which can merge with its
+/// neighbour; parts with anything else (a `thoughtSignature`, a call) stay as they came.
+fn plain_text(part: &Value) -> Option<&str> {
+    let part = part.as_object()?;
+    let only_text = part.keys().all(|k| k == "text" || k == "thought");
+    only_text.then(|| part.get("text")?.as_str()).flatten()
+}
+
+fn ollama(events: &[Value]) -> Result<Assembled, Fault> {
+    let mut assembled = Assembled::new(Value::Null);
+    let mut content: Option<String> = None;
+    let mut calls: Vec<Value> = Vec::new();
+    let mut body = Map::new();
+    for (e, event) in events.iter().enumerate() {
+        let Some(chunk) = event.as_object() else {
+            continue;
+        };
+        let fault = at_event(e);
+        let at = At::ROOT;
+        for key in ["model", "done", "done_reason"] {
+            if let Some(value) = get(chunk, key) {
+                body.insert(key.to_owned(), value.clone());
+                if key == "done_reason" {
+                    assembled
+                        .origins
+                        .push(Origin::new("/done_reason", e, "/done_reason"));
+                }
+            }
+        }
+        let message_at = at.key("message");
+        let Some(message) =
+            opt_object(chunk, "message", &at, "a message object").map_err(&fault)?
+        else {
+            continue;
+        };
+        append(&mut content, message, "content", &message_at).map_err(&fault)?;
+        let calls_at = message_at.key("tool_calls");
+        let items = opt_array(message, "tool_calls", &message_at, "an array of tool calls")
+            .map_err(&fault)?;
+        for (j, call) in items.iter().enumerate() {
+            assembled.origins.push(Origin::new(
+                format!("/message/tool_calls/{}", calls.len()),
+                e,
+                calls_at.index(j).to_string(),
+            ));
+            calls.push(call.clone());
+        }
+    }
+    let mut message = Map::new();
+    message.insert("role".into(), "assistant".into());
+    message.insert("content".into(), content.unwrap_or_default().into());
+    if !calls.is_empty() {
+        message.insert("tool_calls".into(), calls.into());
+    }
+    body.insert("message".into(), message.into());
+    assembled.body = body.into();
+    Ok(assembled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tells_server_sent_events_from_their_first_bytes() {
+        for text in [
+            "data: {}",
+            "\n\nevent: x\n",
+            ": keep-alive\n",
+            "id: 1",
+            "retry: 10",
+        ] {
+            assert!(is_sse(text), "{text:?}");
+        }
+        for text in ["{\"data\": 1}", "[]", "dat", ""] {
+            assert!(!is_sse(text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn tells_ollama_ndjson_by_its_first_chunk() {
+        assert!(is_ndjson("{\"done\": false}\n{\"done\": true}\n"));
+        assert!(!is_ndjson("{\"done\": false}\n"));
+        assert!(!is_ndjson("{\"done\": true}\n{\"done\": true}"));
+        assert!(!is_ndjson("{\n\"done\": false}\n"));
+    }
+
+    #[test]
+    fn joins_data_lines_and_splits_them_when_blank_lines_were_lost() {
+        let text =
+            "data: {\"a\":\ndata: 1}\n\ndata: {\"b\": 2}\ndata: {\"c\": 3}\n\ndata: [DONE]\n";
+        let values: Vec<Value> = sse_payloads(text)
+            .map_err(|(_, e)| e.to_string())
+            .expect("payloads")
+            .into_iter()
+            .map(|(v, _)| v)
+            .collect();
+        assert_eq!(
+            values,
+            [
+                serde_json::json!({"a": 1}),
+                serde_json::json!({"b": 2}),
+                serde_json::json!({"c": 3})
+            ]
+        );
+    }
+
+    #[test]
+    fn positions_map_back_into_the_text() {
+        let ranges = [10..15, 20..30];
+        assert_eq!(offset_in(&ranges, 0), 10);
+        assert_eq!(offset_in(&ranges, 5), 15);
+        assert_eq!(offset_in(&ranges, 6), 20);
+        assert_eq!(offset_in(&ranges, 99), 30);
+    }
+}

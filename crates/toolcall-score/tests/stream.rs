@@ -1,0 +1,328 @@
+//! Recorded streams, driven by `tests/fixtures/stream/`: every `NAME.sse`, `NAME.ndjson` and
+//! `NAME.chunks.json` there must parse to exactly the `Response` its hand-written non-streamed
+//! body `NAME.body.json` parses to. Then what differs from a plain body: cut-short streams,
+//! arguments that do not parse, and errors with their positions in the stream's text.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use toolcall_score::{score, Arguments, Case, Format, InputError, ParseError, Response};
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/stream")
+}
+
+fn read(name: &str) -> String {
+    let path = dir().join(name);
+    fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The stream and its body parse to the same response, detected and with the format named.
+fn assert_same(stream: &str, body: &str, format: Format) -> Response {
+    let text = read(stream);
+    let streamed = Response::from_json_str(&text, None).unwrap_or_else(|e| panic!("{stream}: {e}"));
+    let plain =
+        Response::from_json_str(&read(body), None).unwrap_or_else(|e| panic!("{body}: {e}"));
+    assert_eq!(streamed, plain, "{stream}");
+    assert_eq!(streamed.format, format, "{stream}");
+    let named = Response::from_json_str(&text, Some(format)).expect("the named format reads it");
+    assert_eq!(named, plain, "{stream} with its format named");
+    let loaded = Response::load(&dir().join(stream), None).expect("the file loads");
+    assert_eq!(loaded, plain, "{stream} loaded");
+    streamed
+}
+
+#[test]
+fn every_stream_fixture_matches_its_body() {
+    let mut streams: Vec<String> = fs::read_dir(dir())
+        .expect("the stream fixtures")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|name| !name.ends_with(".body.json"))
+        .collect();
+    streams.sort();
+    assert_eq!(streams.len(), 7, "{streams:?}");
+    for stream in &streams {
+        let stem = stream.split('.').next().expect("a name");
+        let body = format!("{stem}.body.json");
+        let text = read(&body);
+        let format = Response::from_json_str(&text, None)
+            .unwrap_or_else(|e| panic!("{body}: {e}"))
+            .format;
+        assert_same(stream, &body, format);
+    }
+}
+
+#[test]
+fn openai_chat_parallel_calls_merge_by_index() {
+    let response = assert_same(
+        "openai-chat-parallel.sse",
+        "openai-chat-parallel.body.json",
+        Format::OpenaiChat,
+    );
+    let calls: Vec<(&str, Option<&str>, _)> = response
+        .calls
+        .iter()
+        .map(|c| {
+            (
+                c.name.as_str(),
+                c.id.as_deref(),
+                c.arguments.value().cloned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            (
+                "get_weather",
+                Some("call_qOfTGgDrItLORNfC6VwUbyLL"),
+                Some(json!({"location": "Shanghai"}))
+            ),
+            (
+                "get_weather",
+                Some("call_Xs9vJ2kQm81pLrT0aZcWfH3e"),
+                Some(json!({"location": "Paris"}))
+            ),
+        ]
+    );
+    assert_eq!(response.text, ["Checking both cities."]);
+    assert_eq!(response.stop_reason.as_deref(), Some("tool_calls"));
+}
+
+#[test]
+fn anthropic_split_input_json_is_the_tool_input() {
+    let response = assert_same(
+        "anthropic-tool-use.sse",
+        "anthropic-tool-use.body.json",
+        Format::Anthropic,
+    );
+    assert_eq!(
+        response.calls[0].arguments,
+        Arguments::Parsed(json!({"location": "San Francisco, CA", "unit": "fahrenheit"}))
+    );
+    // No `input_json_delta` at all: the start's `{}`.
+    assert_eq!(response.calls[1].arguments, Arguments::Parsed(json!({})));
+    assert_eq!(response.stop_reason.as_deref(), Some("tool_use"));
+}
+
+#[test]
+fn a_responses_stream_cut_short_keeps_its_items() {
+    let response = assert_same(
+        "openai-responses-cut-short.sse",
+        "openai-responses-cut-short.body.json",
+        Format::OpenaiResponses,
+    );
+    assert_eq!(response.text, ["Let me look that up."]);
+    assert_eq!(response.calls[0].name, "search_orders");
+    assert_eq!(response.stop_reason.as_deref(), Some("in_progress"));
+}
+
+#[test]
+fn gemini_chunks_as_sse_and_as_a_json_array() {
+    let response = assert_same(
+        "gemini-function-call.chunks.json",
+        "gemini-function-call.body.json",
+        Format::Gemini,
+    );
+    assert_eq!(response.text, ["I'll turn on the lights."]);
+    assert_eq!(response.calls.len(), 2);
+    assert_eq!(response.stop_reason.as_deref(), Some("STOP"));
+}
+
+#[test]
+fn ollama_ndjson_collects_tool_calls() {
+    let response = assert_same(
+        "ollama-tool-calls.ndjson",
+        "ollama-tool-calls.body.json",
+        Format::Ollama,
+    );
+    let names: Vec<&str> = response.calls.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["get_current_weather", "get_current_weather"]);
+    assert_eq!(response.text, ["I'll check the weather."]);
+}
+
+#[test]
+fn an_unknown_tool_in_a_stream_is_found() {
+    let case = Case::from_value(&json!({
+        "tools": [{"type": "function", "function": {"name": "get_weather",
+                   "parameters": {"type": "object"}}}],
+        "messages": [{"role": "user", "content": "Weather in Shanghai and Paris, and the time?"}]
+    }))
+    .expect("the case parses");
+    let text = read("openai-chat-parallel.sse").replacen(
+        r#""id":"call_Xs9vJ2kQm81pLrT0aZcWfH3e","type":"function","function":{"name":"get_weather""#,
+        r#""id":"call_Xs9vJ2kQm81pLrT0aZcWfH3e","type":"function","function":{"name":"get_wea"}}]},"logprobs":null,"finish_reason":null}]}
+
+data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"name":"ther_at""#,
+        1,
+    );
+    let response = Response::from_json_str(&text, None).expect("the stream parses");
+    assert_eq!(
+        response.calls[1].name, "get_weather_at",
+        "names concatenate"
+    );
+    let verdict = score(&case, &response);
+    let unknown: Vec<_> = verdict.unknown().collect();
+    assert_eq!(unknown.len(), 1, "{:#?}", verdict.findings());
+    assert_eq!(unknown[0].name.as_deref(), Some("get_weather_at"));
+    assert_eq!(unknown[0].suggestions(), ["get_weather"]);
+}
+
+#[test]
+fn concatenated_arguments_that_are_not_json_are_invalid_not_an_error() {
+    // Chat: the string arguments go to the reader as they are.
+    let chat = "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"location\\\": \\\"Par\"}}]},\"finish_reason\":null}]}\n\n";
+    let response = Response::from_json_str(chat, None).expect("a cut-short stream parses");
+    assert!(
+        matches!(&response.calls[0].arguments, Arguments::Invalid { raw, .. } if raw == "{\"location\": \"Par"),
+        "{:?}",
+        response.calls[0].arguments
+    );
+    assert_eq!(response.stop_reason, None);
+
+    // Anthropic: the concatenated `partial_json` of the second call, cut off mid-string.
+    let anthropic = read("anthropic-tool-use.sse").replace(
+        r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_01Ab2CdEfGhIjKlMnOpQrStU","name":"get_time","input":{}}}"#,
+        r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_01Ab2CdEfGhIjKlMnOpQrStU","name":"get_time","input":{}}}
+
+data: {"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"zone\": \"Europe/Par"}}"#,
+    );
+    let response = Response::from_json_str(&anthropic, None).expect("the stream parses");
+    let Arguments::Invalid { raw, error } = &response.calls[1].arguments else {
+        panic!("{:?}", response.calls[1].arguments);
+    };
+    assert_eq!(raw, "{\"zone\": \"Europe/Par");
+    assert!(error.contains("EOF"), "{error}");
+    assert!(response.calls[0].arguments.value().is_some());
+}
+
+/// The error of `text`, with its line and column.
+fn error_of(text: &str) -> (InputError, usize, usize) {
+    let error = Response::from_json_str(text, None).expect_err("an error");
+    let location = error.location().expect("a location").clone();
+    (error, location.line, location.column)
+}
+
+#[test]
+fn a_malformed_payload_is_a_syntax_error_at_its_place() {
+    let text = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"type\":\"message\",\"role\":\"assistant\",\"content\":[]}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\" \"text\":\"\"}}\n\n";
+    let (error, line, column) = error_of(text);
+    assert!(matches!(error, InputError::Syntax { .. }), "{error}");
+    assert_eq!((line, column), (5, 78), "{error}");
+
+    let ndjson = "{\"model\":\"qwen3\",\"message\":{\"role\":\"assistant\",\"content\":\"a\"},\"done\":false}\n{\"model\":\"qwen3\",\"message\":{\"role\":\"assistant\",\"content\":\"b\"},\"done\":tru}\n";
+    let (error, line, column) = error_of(ndjson);
+    assert!(matches!(error, InputError::Syntax { .. }), "{error}");
+    assert_eq!((line, column), (2, 73), "{error}");
+}
+
+#[test]
+fn a_value_of_the_wrong_type_points_into_its_event() {
+    // The arguments delta of the third chunk is a number.
+    let text = read("openai-chat-parallel.sse").replacen(
+        r#""arguments":"cation\": \"Shang""#,
+        r#""arguments":7"#,
+        1,
+    );
+    let (error, line, column) = error_of(&text);
+    let InputError::Invalid { error: inner, .. } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(
+        inner.pointer(),
+        Some("/choices/0/delta/tool_calls/0/function/arguments")
+    );
+    let expected_line = text
+        .lines()
+        .position(|l| l.contains(r#""arguments":7"#))
+        .expect("the line")
+        + 1;
+    let expected_column = text
+        .lines()
+        .nth(expected_line - 1)
+        .expect("the line")
+        .find(r#":7"#)
+        .expect("the value")
+        + 2;
+    assert_eq!((line, column), (expected_line, expected_column), "{error}");
+
+    // A tool name the reader rejects, traced back to the `content_block_start` it came from.
+    let text =
+        read("anthropic-tool-use.sse").replacen(r#""name":"get_weather""#, r#""name":42"#, 1);
+    let (error, line, column) = error_of(&text);
+    let InputError::Invalid { error: inner, .. } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(inner.pointer(), Some("/content_block/name"), "{error}");
+    let expected_line = text
+        .lines()
+        .position(|l| l.contains(r#""name":42"#))
+        .expect("the line")
+        + 1;
+    let expected_column = text
+        .lines()
+        .nth(expected_line - 1)
+        .expect("the line")
+        .find("42")
+        .expect("the value")
+        + 1;
+    assert_eq!((line, column), (expected_line, expected_column), "{error}");
+}
+
+#[test]
+fn streams_that_are_not_responses_say_what_they_saw() {
+    let (error, line, _) = error_of("event: hello\ndata: {\"greeting\": \"hi\"}\n\n");
+    assert!(
+        matches!(&error, InputError::Invalid { error: ParseError::Stream { why }, .. }
+            if why.contains("none of its 1 event(s) is of a known kind") && why.contains("greeting")),
+        "{error}"
+    );
+    assert_eq!(line, 2);
+
+    let (error, _, _) = error_of(": keep-alive\n\n");
+    assert!(error.to_string().contains("it holds no events"), "{error}");
+
+    let overloaded = read("anthropic-tool-use.sse").replace(
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}",
+        "event: error\ndata: {\"type\": \"error\", \"error\": {\"type\": \"overloaded_error\", \"message\": \"Overloaded\"}}",
+    );
+    let (error, line, column) = error_of(&overloaded);
+    assert!(
+        error
+            .to_string()
+            .contains("it reports an error: Overloaded"),
+        "{error}"
+    );
+    let expected = overloaded
+        .lines()
+        .position(|l| l.contains("overloaded_error"))
+        .expect("the line")
+        + 1;
+    assert_eq!((line, column), (expected, 7), "{error}");
+
+    let named = Response::from_json_str(&read("anthropic-tool-use.sse"), Some(Format::OpenaiChat))
+        .expect_err("not a chat stream");
+    assert!(
+        named
+            .to_string()
+            .contains("its events are anthropic's, not openai-chat's"),
+        "{named}"
+    );
+}
+
+#[test]
+fn a_single_chunk_still_gets_the_hint() {
+    let chunk =
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}"#;
+    let error = Response::from_json_str(chunk, None).expect_err("one event is not a response");
+    assert!(
+        error.to_string().contains("one event of a stream"),
+        "{error}"
+    );
+}
