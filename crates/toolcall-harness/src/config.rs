@@ -14,8 +14,8 @@ use crate::errors::ConfigError;
 pub struct Config {
     /// The case tree: every `**/*.json` below it is a case (`ATP_CASES`).
     pub cases: PathBuf,
-    /// The recorded responses: `<recorded>/<agent>/<case-id>.json` or `.jsonl`
-    /// (`ATP_RECORDED`).
+    /// The recorded responses: `<recorded>/<agent>/<case-id>.json` (or `.jsonl`, `.sse`,
+    /// `.ndjson`: see [`toolcall_score::Recording`]) (`ATP_RECORDED`).
     pub recorded: PathBuf,
     /// The baselines: `<baselines>/<agent>.json` (`ATP_BASELINES`).
     pub baselines: PathBuf,

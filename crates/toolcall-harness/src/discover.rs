@@ -8,6 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
+use toolcall_score::Recording;
+
 use crate::Config;
 
 /// What is on disk.
@@ -26,9 +28,10 @@ pub(crate) struct Suite {
 /// One agent's recorded responses.
 #[derive(Debug, Default)]
 pub(crate) struct AgentFiles {
-    /// Case id → recorded response file (`.json`, or `.jsonl` for several samples).
+    /// Case id → recorded response file (see [`Recording`]: `.json`, `.jsonl` for several
+    /// samples, `.sse` or `.ndjson` for a recorded stream).
     pub recordings: BTreeMap<String, PathBuf>,
-    /// Problems specific to this agent's directory (a case recorded as both `.json` and `.jsonl`).
+    /// Problems specific to this agent's directory (a case recorded under two names).
     pub problems: Vec<String>,
 }
 
@@ -41,7 +44,7 @@ impl Suite {
         }
         for (name, dir) in subdirectories(&config.recorded, &mut suite.problems) {
             let mut files = AgentFiles::default();
-            for (id, path) in walk(&dir, &["json", "jsonl"], &mut files.problems) {
+            for (id, path) in walk(&dir, &Recording::EXTENSIONS, &mut files.problems) {
                 if let Some(first) = files.recordings.get(&id) {
                     files.problems.push(format!(
                         "case `{id}` is recorded twice, as {} and {}: keep one",
@@ -92,13 +95,14 @@ pub(crate) fn locate_one(config: &Config, agent: &str, id: &str) -> Option<(Path
     }
     let case = config.cases.join(format!("{id}.json"));
     let dir = config.recorded.join(agent);
-    let json = dir.join(format!("{id}.json"));
-    let jsonl = dir.join(format!("{id}.jsonl"));
-    let recording = match (json.is_file(), jsonl.is_file()) {
-        (true, false) => json,
-        (false, true) => jsonl,
-        _ => return None,
-    };
+    let mut recordings = Recording::EXTENSIONS
+        .iter()
+        .map(|extension| dir.join(format!("{id}.{extension}")))
+        .filter(|path| path.is_file());
+    let recording = recordings.next()?;
+    if recordings.next().is_some() {
+        return None; // recorded twice: the walk reports it
+    }
     case.is_file().then_some((case, recording))
 }
 

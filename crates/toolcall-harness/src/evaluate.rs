@@ -7,7 +7,9 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use toolcall_score::{Case, Finding, Format, InputError, ParseError, Response, Scorer, Verdict};
+use toolcall_score::{
+    Case, Finding, Format, InputError, ParseError, Recording, Response, Scorer, Verdict,
+};
 
 use crate::baseline::Entry;
 
@@ -258,8 +260,9 @@ fn judge(failing: bool, fingerprint: &[String], entry: Option<&Entry>) -> Outcom
     }
 }
 
-/// The responses of a recording: one for `.json`, one per non-blank line for `.jsonl`. An error
-/// is a message naming the file, line and column, and the line for an annotation.
+/// The responses of a recording: one per non-blank line for `.jsonl`, else one (a body, or a
+/// stream that [`Response`] assembles; see [`Recording`]). An error is a message naming the
+/// file, line and column, and the line for an annotation.
 #[allow(clippy::type_complexity)]
 pub(crate) fn load_responses(
     path: &Path,
@@ -267,7 +270,7 @@ pub(crate) fn load_responses(
 ) -> Result<Vec<(Option<usize>, Response)>, (String, Option<usize>)> {
     let text = fs::read_to_string(path)
         .map_err(|e| (format!("{}: cannot read: {e}", path.display()), None))?;
-    if path.extension().is_some_and(|e| e == "jsonl") {
+    if Recording::of(path) == Some(Recording::PerLine) {
         let mut responses = Vec::new();
         for (index, line) in text.lines().enumerate() {
             if line.trim().is_empty() {

@@ -48,6 +48,10 @@ fn main() -> ExitCode {
             bad_case_fails_its_own_test_only,
         ),
         (
+            "report::a_recorded_stream_is_one_response",
+            a_recorded_stream_is_one_response,
+        ),
+        (
             "process::green_tree_exits_zero_with_xfail",
             green_tree_exits_zero_with_xfail,
         ),
@@ -329,6 +333,65 @@ fn jsonl_fingerprint_is_the_union() -> Result<(), Failed> {
     );
     let lines: Vec<Option<usize>> = case.samples.iter().map(|s| s.line).collect();
     ensure!(lines == [Some(1), Some(2), Some(3)], "{lines:?}");
+    Ok(())
+}
+
+/// The Anthropic stream of `recorded/claude/billing/invented.json`: the same call, in events.
+const INVENTED_STREAM: &str = r#"event: message_start
+data: {"type":"message_start","message":{"id":"msg_01H8","type":"message","role":"assistant","model":"claude-sonnet-4-20250514","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":412,"output_tokens":1}}}
+
+event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_01","name":"get_invoices","input":{}}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"account_id\": "}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"\"acc_2\"}"}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":0}
+
+event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":61}}
+
+event: message_stop
+data: {"type":"message_stop"}
+"#;
+
+/// A `.sse` recording is one response, scored like the body it assembles into; a case recorded
+/// under two names is a coverage problem that names both files.
+fn a_recorded_stream_is_one_response() -> Result<(), Failed> {
+    let tree = scratch("green", "recorded-stream");
+    let billing = tree.join("recorded/claude/billing");
+    fs::remove_file(billing.join("invented.json"))?;
+    fs::write(billing.join("invented.sse"), INVENTED_STREAM)?;
+    let streamed = report(&tree);
+    let case = outcome_of(&streamed, "claude", "billing/invented");
+    ensure!(case.samples.len() == 1, "{} samples", case.samples.len());
+    ensure!(
+        case.fingerprint == ["get_invoices (invented)"],
+        "{:?}",
+        case.fingerprint
+    );
+    ensure!(
+        case.outcome == Outcome::ExpectedFailure,
+        "{:?}",
+        case.outcome
+    );
+    ensure!(
+        streamed.is_ok(),
+        "the stream stands in for the body: {streamed:?}"
+    );
+
+    fs::copy(billing.join("clean.json"), billing.join("clean.sse"))?;
+    let twice = report(&tree);
+    let claude = twice.agents().iter().find(|a| a.name == "claude");
+    let coverage = claude.map(|a| a.coverage.join("\n")).unwrap_or_default();
+    ensure!(
+        coverage.contains("recorded twice") && coverage.contains("clean.sse"),
+        "{coverage}"
+    );
     Ok(())
 }
 

@@ -41,7 +41,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use toolcall_score::{Case, Format, Response, Scorer};
+use toolcall_score::{Case, Format, Recording, Response, Scorer};
 
 use crate::tally::{Origin, Tally};
 use crate::RateError;
@@ -367,6 +367,14 @@ pub(crate) fn case_id(root: &Path, path: &Path) -> Option<String> {
     Some(parts.join("/"))
 }
 
+/// The files recording case `id` under `recorded`, in [`Recording::EXTENSIONS`] order.
+fn recordings<'a>(recorded: &'a Path, id: &'a str) -> impl Iterator<Item = PathBuf> + 'a {
+    Recording::EXTENSIONS
+        .iter()
+        .map(move |extension| recorded.join(format!("{id}.{extension}")))
+        .filter(|path| path.is_file())
+}
+
 fn has_extension(path: &Path, extensions: &[&str]) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
@@ -413,29 +421,25 @@ pub fn rate_tree(
         |sender, stop| {
             let mut order = 0usize;
             let mut batch = Vec::with_capacity(16);
-            walk(
-                recorded,
-                &|p| has_extension(p, &["json", "jsonl"]),
-                &mut |path| {
-                    if stop.load(Ordering::Relaxed) {
-                        return Ok(());
-                    }
-                    let Some(id) = case_id(recorded, &path) else {
-                        return Ok(());
-                    };
-                    order += 1;
-                    batch.push(Recorded {
-                        order,
-                        case: cases.join(format!("{id}.json")),
-                        id,
-                        recorded: path,
-                    });
-                    if batch.len() == 16 {
-                        let _ = sender.send(std::mem::take(&mut batch));
-                    }
-                    Ok(())
-                },
-            )?;
+            walk(recorded, &|p| Recording::of(p).is_some(), &mut |path| {
+                if stop.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
+                let Some(id) = case_id(recorded, &path) else {
+                    return Ok(());
+                };
+                order += 1;
+                batch.push(Recorded {
+                    order,
+                    case: cases.join(format!("{id}.json")),
+                    id,
+                    recorded: path,
+                });
+                if batch.len() == 16 {
+                    let _ = sender.send(std::mem::take(&mut batch));
+                }
+                Ok(())
+            })?;
             if !batch.is_empty() {
                 let _ = sender.send(batch);
             }
@@ -454,9 +458,7 @@ pub fn rate_tree(
     let mut unrecorded = 0;
     walk(cases, &|p| has_extension(p, &["json"]), &mut |path| {
         if let Some(id) = case_id(cases, &path) {
-            let json = recorded.join(format!("{id}.json"));
-            let jsonl = recorded.join(format!("{id}.jsonl"));
-            if !json.is_file() && !jsonl.is_file() {
+            if recordings(recorded, &id).next().is_none() {
                 unrecorded += 1;
             }
         }
@@ -484,14 +486,19 @@ fn score_recorded(tally: &mut Tally, item: &Recorded, format: Option<Format>) {
         Err(e) => return tally.bad_input(origin, e.to_string()),
     };
     let format = format.or(case.format);
-    if has_extension(&item.recorded, &["jsonl"]) {
-        if item.recorded.with_extension("json").is_file() {
+    // A case recorded under two names is scored once, from the first in `EXTENSIONS` order.
+    let siblings = Recording::EXTENSIONS.map(|extension| item.recorded.with_extension(extension));
+    if let Some(first) = siblings.iter().find(|path| path.is_file()) {
+        if *first != item.recorded {
             let message = format!(
-                "{shown}: case `{}` is recorded as both .json and .jsonl; only the .json is scored",
-                item.id
+                "{shown}: case `{}` is recorded twice; only {} is scored",
+                item.id,
+                first.display()
             );
             return tally.bad_input(origin, message);
         }
+    }
+    if Recording::of(&item.recorded) == Some(Recording::PerLine) {
         let text = match std::fs::read_to_string(&item.recorded) {
             Ok(text) => text,
             Err(e) => return tally.bad_input(origin, format!("{shown}: cannot read: {e}")),

@@ -183,6 +183,59 @@ fn the_json_report_has_the_documented_keys() {
         .contains("--max-unknown 0"));
 }
 
+/// A recorded stream (`.sse`) is one response, assembled; a case recorded under two names is
+/// scored once, and the other file is reported.
+#[test]
+fn a_recorded_stream_is_scored_as_one_response() {
+    let dir = scratch("stream");
+    let (cases, recorded) = (dir.join("cases"), dir.join("recorded/agent"));
+    write(&cases.join("billing/a.json"), &case(&[], false));
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gpt-4o",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let events = [
+        chunk(
+            json!({"role": "assistant", "tool_calls": [{"index": 0, "id": "call_0",
+                   "type": "function", "function": {"name": "get_invo", "arguments": ""}}]}),
+            Value::Null,
+        ),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"name": "ices", "arguments": "{}"}}]}),
+            Value::Null,
+        ),
+        chunk(json!({}), json!("tool_calls")),
+    ];
+    let mut stream: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+    stream.push_str("data: [DONE]\n\n");
+    std::fs::create_dir_all(recorded.join("billing")).unwrap();
+    std::fs::write(recorded.join("billing/a.sse"), stream).unwrap();
+
+    let report = Report::new(
+        rate_tree(&cases, &recorded, &options()).unwrap().tally,
+        Gate::default(),
+    );
+    assert_eq!((report.responses, report.calls, report.unknown), (1, 1, 1));
+    assert_eq!(report.bad_lines, 0, "{:?}", report.errors);
+    assert_eq!(report.distinct[0].name, "get_invoices");
+
+    write(
+        &recorded.join("billing/a.json"),
+        &response(&["get_balance"]),
+    );
+    let report = Report::new(
+        rate_tree(&cases, &recorded, &options()).unwrap().tally,
+        Gate::default(),
+    );
+    assert_eq!((report.responses, report.unknown), (1, 0), "only a.json");
+    assert_eq!(report.bad_lines, 1);
+    assert!(
+        report.errors[0].contains("a.sse") && report.errors[0].contains("recorded twice"),
+        "{:?}",
+        report.errors
+    );
+}
+
 #[test]
 fn jsonl_lines_are_scored_and_bad_lines_counted_with_file_and_line() {
     let dir = scratch("jsonl");

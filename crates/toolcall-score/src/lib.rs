@@ -59,6 +59,7 @@ mod mention;
 mod model;
 mod namespace;
 pub mod provider;
+mod recording;
 #[cfg(feature = "schema")]
 mod schema;
 mod score;
@@ -77,6 +78,7 @@ pub use model::{
     Anomaly, AnomalyKind, Arguments, Builtin, Message, Request, Response, Role, ToolCall,
     ToolResult, Transcript,
 };
+pub use recording::Recording;
 pub use score::{score, Scorer};
 pub use span::locate;
 pub use suggest::suggest;

@@ -1,0 +1,60 @@
+//! Which files under `recorded/<agent>/` hold responses, and how many each holds: the one
+//! convention the harness, `toolcall check` and `toolcall rate` share, kept here so that they
+//! cannot drift apart.
+
+use std::path::Path;
+
+/// How a recorded response file holds its responses, told by its extension.
+///
+/// | extension | holds |
+/// |---|---|
+/// | `.json` | one response body |
+/// | `.jsonl` | one response body per non-blank line (repeated samples) |
+/// | `.sse` | one recorded stream of server-sent events (OpenAI, Anthropic, Gemini) |
+/// | `.ndjson` | one recorded stream of NDJSON chunks (Ollama) |
+///
+/// Both streams are read by [`crate::Response::load`], which assembles them into their format's
+/// body. A case recorded under two of these names at once is ambiguous; the callers report it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recording {
+    /// The whole file is one response (a body or a stream).
+    One,
+    /// Each non-blank line is a response body.
+    PerLine,
+}
+
+impl Recording {
+    /// Every extension a recording may have, in order of preference (the first is what a
+    /// recorder writes).
+    pub const EXTENSIONS: [&'static str; 4] = ["json", "jsonl", "sse", "ndjson"];
+
+    /// The kind of the file at `path`; `None` when its extension is not a recording's.
+    pub fn of(path: &Path) -> Option<Recording> {
+        match path.extension()?.to_str()? {
+            "jsonl" => Some(Recording::PerLine),
+            "json" | "sse" | "ndjson" => Some(Recording::One),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_extension_has_a_kind_and_nothing_else_does() {
+        for extension in Recording::EXTENSIONS {
+            let path = format!("recorded/gpt-4o/billing/refund.{extension}");
+            assert!(Recording::of(Path::new(&path)).is_some(), "{path}");
+        }
+        assert_eq!(
+            Recording::of(Path::new("a.jsonl")),
+            Some(Recording::PerLine)
+        );
+        assert_eq!(Recording::of(Path::new("a.sse")), Some(Recording::One));
+        for other in ["a.txt", "a", "a.json.bak", ".json"] {
+            assert_eq!(Recording::of(Path::new(other)), None, "{other}");
+        }
+    }
+}
