@@ -19,7 +19,8 @@
 //!   `parent_tools` go here) or a provider's own request body (OpenAI Chat, Anthropic Messages,
 //!   Gemini, ...). A JSON *string* holding such a body is accepted too (logs often keep the raw
 //!   body).
-//! - `response`: the provider's response body, as it came back (or a string holding it).
+//! - `response`: the provider's response body, as it came back (or a string holding it, or
+//!   holding the recorded stream it came as: server-sent events, Ollama's NDJSON).
 //! - `format` (optional): the response's format; otherwise the request's, or detected.
 //! - `id` (optional): shown instead of `file:line` where the report points at the line.
 //!
@@ -206,7 +207,7 @@ struct LogLine {
     id: Option<String>,
 }
 
-/// A value, or the JSON document a string value holds (raw bodies kept as strings).
+/// A value, or the JSON document a string value holds (raw request bodies kept as strings).
 fn unwrap_string(value: Value) -> Result<Value, serde_json::Error> {
     match value {
         Value::String(text) => serde_json::from_str(&text),
@@ -224,11 +225,15 @@ fn score_line(
         serde_json::from_slice(bytes).map_err(|e| format!("not a log line: {e}"))?;
     let request =
         unwrap_string(line.request).map_err(|e| format!("`request` string is not JSON: {e}"))?;
-    let response =
-        unwrap_string(line.response).map_err(|e| format!("`response` string is not JSON: {e}"))?;
     let case = Case::from_value(&request).map_err(|e| format!("request: {e}"))?;
     let format = line.format.or(format).or(case.format);
-    let response = Response::from_value(&response, format).map_err(|e| format!("response: {e}"))?;
+    // A string holds the body as it came, or the stream it came as (see `Response::from_json_str`).
+    let response = match line.response {
+        Value::String(text) => {
+            Response::from_json_str(&text, format).map_err(|e| format!("`response` string: {e}"))?
+        }
+        value => Response::from_value(&value, format).map_err(|e| format!("response: {e}"))?,
+    };
     let origin = match line.id {
         Some(id) => Origin {
             order: origin.order,

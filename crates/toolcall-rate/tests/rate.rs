@@ -236,6 +236,24 @@ fn a_recorded_stream_is_scored_as_one_response() {
     );
 }
 
+/// A log line's `response` may be the stream the response came as, kept as a string.
+#[test]
+fn a_log_line_may_hold_the_response_as_its_stream() {
+    let dir = scratch("stream-log");
+    let chunk = json!({"object": "chat.completion.chunk", "choices": [{"index": 0,
+        "delta": {"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+                  "function": {"name": "get_invoices", "arguments": "{}"}}]},
+        "finish_reason": "tool_calls"}]});
+    let line = json!({"request": case(&[], false), "response": format!("data: {chunk}\n\ndata: [DONE]\n\n")});
+    let log = dir.join("log.jsonl");
+    std::fs::write(&log, format!("{line}\n")).unwrap();
+    let tally = rate_jsonl(std::slice::from_ref(&log), &options()).unwrap();
+    let report = Report::new(tally, Gate::default());
+    assert_eq!(report.bad_lines, 0, "{:?}", report.errors);
+    assert_eq!((report.responses, report.calls, report.unknown), (1, 1, 1));
+    assert_eq!(report.distinct[0].name, "get_invoices");
+}
+
 #[test]
 fn jsonl_lines_are_scored_and_bad_lines_counted_with_file_and_line() {
     let dir = scratch("jsonl");
