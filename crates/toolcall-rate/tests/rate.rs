@@ -386,7 +386,8 @@ fn a_case_recorded_twice_is_scored_once_and_reported() {
         report.errors
     );
     assert!(
-        report.errors[0].contains("both .json and .jsonl"),
+        report.errors[0].contains("recorded twice; only")
+            && report.errors[0].ends_with("a.json is scored"),
         "{:?}",
         report.errors
     );
