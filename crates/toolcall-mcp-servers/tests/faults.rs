@@ -217,6 +217,32 @@ fn the_stderr_tail_comes_with_a_failure() {
     assert!(report.stderr_tail[0].starts_with("fault-server: debug: xxx"));
 }
 
+/// A tool that declares an `outputSchema` must answer with `structuredContent` that matches it;
+/// the `ok` mode's results match theirs, so every passing fault test checks the positive side.
+#[test]
+fn structured_content_is_checked_against_the_output_schema() {
+    let report = run(&fault_flow("ok", echo(1)));
+    assert!(report.passed(), "{:?}", report.failure);
+
+    let (kind, message) = failure(&run(&fault_flow("output-mismatch", echo(1))));
+    assert_eq!(kind, FailureKind::InvalidOutput, "{message}");
+    assert!(
+        message.starts_with(
+            "step 1: echo: the structuredContent does not match the tool's outputSchema: "
+        ) && message.contains("echoed"),
+        "{message}"
+    );
+
+    assert_eq!(
+        failure(&run(&fault_flow("output-missing", echo(1)))),
+        (
+            FailureKind::InvalidOutput,
+            "step 1: echo: the tool declares an outputSchema, but its result has no structuredContent"
+                .to_owned()
+        )
+    );
+}
+
 #[test]
 fn a_result_over_the_limit_is_named() {
     let report = run(&big_result_flow());

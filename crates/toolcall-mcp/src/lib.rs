@@ -8,7 +8,9 @@
 //! 2. the arguments are validated against that tool's `inputSchema` *before* the call, so a newly
 //!    required field is a schema failure naming the field;
 //! 3. the call is made; `isError: true` is a failure (Node servers omit the field when false);
-//! 4. each `expect` entry, a JSON pointer into `structuredContent` (or into the first text block
+//! 4. when the tool declares an `outputSchema`, the result's `structuredContent` must be there
+//!    and match it (the specification's MUST, which servers break as their types drift);
+//! 5. each `expect` entry, a JSON pointer into `structuredContent` (or into the first text block
 //!    that parses as JSON), must hold. Never a substring match.
 //!
 //! The first failure ends the replay with one line saying what broke ([`Failure`]).

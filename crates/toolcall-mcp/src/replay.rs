@@ -104,6 +104,10 @@ pub enum FailureKind {
     InvalidArguments,
     /// The tool answered with `isError: true`.
     ToolError,
+    /// The tool declares an `outputSchema` and its result's `structuredContent` is missing or
+    /// does not match it (the MCP specification: "servers MUST provide structured results that
+    /// conform to this schema").
+    InvalidOutput,
     /// The server answered the call with a JSON-RPC error.
     RpcError,
     /// An `expect` assertion did not hold.
@@ -368,18 +372,31 @@ impl Run<'_> {
             .await?;
         self.report.list = started.elapsed();
         self.report.tools = listed.len();
+        // The output schemas as a catalog of their own: a catalog checks a value against each
+        // tool's schema, whichever side of the call the schema describes.
+        let outputs = Catalog::new(listed.iter().filter_map(|t| {
+            Some(Tool {
+                name: t.name.to_string(),
+                description: String::new(),
+                input_schema: Some(Value::Object((**t.output_schema.as_ref()?).clone())),
+            })
+        }));
         let catalog = Catalog::new(listed.into_iter().map(|t| Tool {
             name: t.name.into_owned(),
             description: t.description.map(|d| d.into_owned()).unwrap_or_default(),
             input_schema: Some(Value::Object((*t.input_schema).clone())),
         }));
+        let catalogs = Catalogs {
+            tools: catalog,
+            outputs,
+        };
 
         for (i, call) in self.flow.calls.iter().enumerate() {
             let phase = Phase {
                 step: Some(i + 1),
                 label: format!("step {}: {}", i + 1, escape(&call.name)),
             };
-            let step = self.call(client, &catalog, call, &phase).await?;
+            let step = self.call(client, &catalogs, call, &phase).await?;
             on_step(&step);
             self.report.steps.push(step);
         }
@@ -389,10 +406,11 @@ impl Run<'_> {
     async fn call(
         &mut self,
         client: &Client,
-        catalog: &Catalog,
+        catalogs: &Catalogs,
         call: &Call,
         phase: &Phase,
     ) -> Result<Step, Failure> {
+        let catalog = &catalogs.tools;
         if !catalog.contains(&call.name) {
             return Err(phase.fail(FailureKind::UnknownTool, unknown_tool(&call.name, catalog)));
         }
@@ -434,6 +452,8 @@ impl Run<'_> {
                 ),
             ));
         }
+        check_output(&catalogs.outputs, &call.name, &result)
+            .map_err(|message| phase.fail(FailureKind::InvalidOutput, message))?;
         check_expectations(&result, &call.expect)
             .map_err(|message| phase.fail(FailureKind::Expectation, message))?;
         Ok(Step {
@@ -650,6 +670,36 @@ fn describe_exit(status: ExitStatus) -> String {
         Some(code) => format!("exit code {code}"),
         None => status.to_string(),
     }
+}
+
+/// What `tools/list` declared: the tools with their input schemas, and the output schemas of
+/// those that declare one.
+struct Catalogs {
+    tools: Catalog,
+    outputs: Catalog,
+}
+
+/// Checks a successful result against the tool's `outputSchema`, when it declares one: the
+/// result must carry `structuredContent`, and it must match.
+fn check_output(outputs: &Catalog, name: &str, result: &Value) -> Result<(), String> {
+    if !outputs.contains(name) {
+        return Ok(());
+    }
+    let Some(structured) = result.get("structuredContent") else {
+        return Err(
+            "the tool declares an outputSchema, but its result has no structuredContent".into(),
+        );
+    };
+    outputs.validate(name, structured).map_err(|errors| {
+        format!(
+            "the structuredContent does not match the tool's outputSchema: {}",
+            errors
+                .iter()
+                .map(|e| escape(e).to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
+        )
+    })
 }
 
 fn unknown_tool(name: &str, catalog: &Catalog) -> String {

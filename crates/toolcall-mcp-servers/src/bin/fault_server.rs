@@ -3,7 +3,8 @@
 //! `fault-server MODE`; every mode speaks just enough MCP by hand (no SDK: the faults are about
 //! bytes on the wire) to get to its fault. The tool it lists is `echo {"text": string}`, which
 //! answers with the text and what the server sees: its working directory, `PATH` and
-//! `ATP_FLOW_VAR`.
+//! `ATP_FLOW_VAR`, as `structuredContent` that its `outputSchema` (a `text` member) describes
+//! (`big-result` declares no output schema: its answer is text alone).
 //!
 //! | mode | what it does |
 //! |---|---|
@@ -17,6 +18,8 @@
 //! | `big-result` | answers `tools/call` with a 10 MB text block |
 //! | `crash-mid-flow` | exits with code 101 on the second `tools/call` |
 //! | `grandchild` | starts `sleep 600` (its pid on stderr), then hangs on every `tools/call` |
+//! | `output-mismatch` | declares an `outputSchema` that requires `echoed`, which its results lack |
+//! | `output-missing` | declares its `outputSchema`, then answers with text alone |
 
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
@@ -36,6 +39,8 @@ fn main() -> ExitCode {
         "big-result",
         "crash-mid-flow",
         "grandchild",
+        "output-mismatch",
+        "output-missing",
     ];
     if !known.contains(&mode.as_str()) {
         eprintln!(
@@ -103,11 +108,27 @@ fn main() -> ExitCode {
                     "serverInfo": {"name": "fault-server", "version": "1.0"}
                 })
             }
-            "tools/list" => json!({"tools": [{
-                "name": "echo",
-                "description": "Echoes its text.",
-                "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}
-            }]}),
+            "tools/list" => {
+                let mut echo = json!({
+                    "name": "echo",
+                    "description": "Echoes its text.",
+                    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+                    "outputSchema": {"type": "object", "required": ["text"],
+                                     "properties": {"text": {"type": ["string", "null"]}}}
+                });
+                match mode.as_str() {
+                    // Text alone, as a tool without an output schema answers.
+                    "big-result" => {
+                        echo.as_object_mut().map(|tool| tool.remove("outputSchema"));
+                    }
+                    "output-mismatch" => {
+                        echo["outputSchema"] = json!({"type": "object", "required": ["echoed"],
+                            "properties": {"echoed": {"type": "string"}}});
+                    }
+                    _ => {}
+                }
+                json!({"tools": [echo]})
+            }
             "tools/call" => {
                 calls += 1;
                 match mode.as_str() {
@@ -118,6 +139,9 @@ fn main() -> ExitCode {
                     }
                     "big-result" => json!({
                         "content": [{"type": "text", "text": "y".repeat(10 * 1000 * 1000)}]
+                    }),
+                    "output-missing" => json!({
+                        "content": [{"type": "text", "text": request["params"]["arguments"]["text"]}]
                     }),
                     _ => {
                         // What the server sees of its environment, for the tests of what
