@@ -419,11 +419,7 @@ impl Run<'_> {
                 FailureKind::InvalidArguments,
                 format!(
                     "the arguments do not match the tool's inputSchema: {}",
-                    errors
-                        .iter()
-                        .map(|e| escape(e).to_string())
-                        .collect::<Vec<_>>()
-                        .join("; ")
+                    schema_errors(&errors)
                 ),
             ));
         }
@@ -693,13 +689,18 @@ fn check_output(outputs: &Catalog, name: &str, result: &Value) -> Result<(), Str
     outputs.validate(name, structured).map_err(|errors| {
         format!(
             "the structuredContent does not match the tool's outputSchema: {}",
-            errors
-                .iter()
-                .map(|e| escape(e).to_string())
-                .collect::<Vec<_>>()
-                .join("; ")
+            schema_errors(&errors)
         )
     })
+}
+
+/// A schema check's errors on one line, each escaped (they quote the checked values).
+fn schema_errors(errors: &[String]) -> String {
+    errors
+        .iter()
+        .map(|e| escape(e).to_string())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn unknown_tool(name: &str, catalog: &Catalog) -> String {
