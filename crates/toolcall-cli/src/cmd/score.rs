@@ -46,19 +46,19 @@ pub fn run(args: &Args) -> ExitCode {
     let shown = args.response.display().to_string();
     if args.json {
         match serde_json::to_string_pretty(&verdict) {
-            Ok(json) => println!("{json}"),
+            Ok(json) => output::outln!("{json}"),
             Err(e) => return output::bad_input(&e),
         }
     } else if verdict.is_pass() {
-        println!(
+        output::outln!(
             "PASS {shown}: {} call(s), all defined",
             response.calls.len()
         );
     } else {
         let n = verdict.findings().len();
-        println!("FAIL {shown}: {n} finding(s)");
+        output::outln!("FAIL {shown}: {n} finding(s)");
         for finding in verdict.findings() {
-            println!("  {finding}");
+            output::outln!("  {finding}");
         }
     }
     if output::in_github_actions() {
