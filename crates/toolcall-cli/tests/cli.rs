@@ -267,3 +267,28 @@ fn a_closed_stdout_ends_the_output_without_a_panic() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// A case whose tools sit under a misspelt key (or an empty tools file) defines no tools, so
+/// every call is "invented": the output says why instead of leaving the user to guess.
+#[test]
+fn a_case_with_no_tools_says_so() {
+    let dir = scratch("no-tools");
+    let case = write(&dir, "case.json", &CASE.replace("\"tools\"", "\"tool\""));
+    let tools = write(&dir, "tools.json", "[]");
+    let response = write(&dir, "r.json", &chat_response("get_balance", "{}"));
+    for (flag, path) in [("--case", &case), ("--tools", &tools)] {
+        let out = toolcall(&[
+            "score",
+            flag,
+            path.to_str().unwrap(),
+            "--response",
+            response.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("{} defines no tools", path.display())),
+            "{flag}: {err}"
+        );
+    }
+}

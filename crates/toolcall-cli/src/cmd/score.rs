@@ -42,6 +42,15 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(response) => response,
         Err(e) => return output::bad_input(&e),
     };
+    let source = args.case.as_ref().or(args.tools.as_ref());
+    if let Some(path) = source.filter(|_| case.catalog.is_empty() && !response.calls.is_empty()) {
+        // Every call will be "invented"; the likelier story is a misplaced or misspelt key.
+        eprintln!(
+            "note: {} defines no tools, so every call is unknown; is the tools array there, \
+             under the provider's own key (`tools`, `toolConfig.tools`, …)?",
+            path.display()
+        );
+    }
     let verdict = score(&case, &response);
     let shown = args.response.display().to_string();
     if args.json {
