@@ -1,7 +1,9 @@
 //! `toolcall`: the command-line face of toolcall-score.
 //!
 //! One module per subcommand under `cmd/`; each owns its clap arguments and returns an
-//! [`ExitCode`]. Exit codes are shared: 0 pass, 1 fail (a finding, a gate exceeded), 2 bad input.// Doc comments on clap arguments are `--help` text, written for a terminal, not for rustdoc.
+//! [`ExitCode`]. Exit codes are shared: 0 pass, 1 fail (a finding, a gate exceeded), 2 bad input.
+
+// Doc comments on clap arguments are `--help` text, written for a terminal, not for rustdoc.
 #![allow(rustdoc::bare_urls, rustdoc::invalid_html_tags)]
 
 use std::process::ExitCode;

@@ -1,5 +1,6 @@
-//! Shared output conventions: exit codes, and GitHub Actions annotations.
+//! Shared output conventions: exit codes, standard output, and GitHub Actions annotations.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 /// Everything passed.
@@ -13,6 +14,25 @@ pub const BAD_INPUT: u8 = 2;
 pub fn bad_input(error: &dyn std::fmt::Display) -> ExitCode {
     eprintln!("error: {error}");
     ExitCode::from(BAD_INPUT)
+}
+
+/// `println!` for the command's output: a closed pipe (`toolcall rate --json | head`) ends the
+/// output quietly instead of panicking, so the exit code still reports the verdict.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::output::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+pub(crate) use outln;
+
+/// Writes to standard output; see [`outln`]. A reader that went away is not an error (the rest
+/// of the output is dropped); any other failure is reported on stderr once per write.
+pub fn write_stdout(args: std::fmt::Arguments<'_>) {
+    if let Err(e) = std::io::stdout().lock().write_fmt(args) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("error: cannot write to standard output: {e}");
+        }
+    }
 }
 
 /// Whether we run inside GitHub Actions (`GITHUB_ACTIONS=true`).

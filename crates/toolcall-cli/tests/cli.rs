@@ -245,3 +245,50 @@ fn github_actions_get_annotations() {
         .unwrap();
     assert!(stderr(&out).contains("::error file="), "{}", stderr(&out));
 }
+
+/// `toolcall score … | head` closes the pipe early: the output stops quietly and the exit code
+/// still reports the verdict, where `println!` would panic (exit 101, a backtrace on stderr).
+#[test]
+fn a_closed_stdout_ends_the_output_without_a_panic() {
+    let dir = scratch("closed-stdout");
+    let case = write(&dir, "case.json", CASE);
+    let response = write(&dir, "r.json", &chat_response("list_invoices", "{}"));
+    // A pipe with no reader left: every write to it fails with EPIPE.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .args(["score", "--case", case.to_str().unwrap()])
+        .args(["--response", response.to_str().unwrap()])
+        .env_remove("GITHUB_ACTIONS")
+        .stdout(writer)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// A case whose tools sit under a misspelt key (or an empty tools file) defines no tools, so
+/// every call is "invented": the output says why instead of leaving the user to guess.
+#[test]
+fn a_case_with_no_tools_says_so() {
+    let dir = scratch("no-tools");
+    let case = write(&dir, "case.json", &CASE.replace("\"tools\"", "\"tool\""));
+    let tools = write(&dir, "tools.json", "[]");
+    let response = write(&dir, "r.json", &chat_response("get_balance", "{}"));
+    for (flag, path) in [("--case", &case), ("--tools", &tools)] {
+        let out = toolcall(&[
+            "score",
+            flag,
+            path.to_str().unwrap(),
+            "--response",
+            response.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("{} defines no tools", path.display())),
+            "{flag}: {err}"
+        );
+    }
+}

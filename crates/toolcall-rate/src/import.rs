@@ -31,6 +31,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
+use toolcall_score::InputError;
 
 use crate::RateError;
 
@@ -103,14 +104,7 @@ fn read_json(path: &Path) -> Result<Value, RateError> {
         path: path.to_path_buf(),
         source,
     })?;
-    serde_json::from_str(&text).map_err(|e| RateError::Import {
-        path: path.to_path_buf(),
-        why: format!(
-            "line {} column {}: not valid JSON: {e}",
-            e.line(),
-            e.column()
-        ),
-    })
+    serde_json::from_str(&text).map_err(|e| InputError::syntax(Some(path), &e).into())
 }
 
 fn is_message_list(value: &Value) -> bool {

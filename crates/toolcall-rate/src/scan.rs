@@ -411,11 +411,17 @@ pub fn rate_tree(
     options: &ScanOptions,
 ) -> Result<TreeScan, RateError> {
     for dir in [cases, recorded] {
-        if !dir.is_dir() {
-            return Err(RateError::Read {
-                path: dir.to_path_buf(),
-                source: std::io::Error::new(std::io::ErrorKind::NotFound, "not a directory"),
-            });
+        let error = |source| RateError::Read {
+            path: dir.to_path_buf(),
+            source,
+        };
+        // A missing tree says so (a typo'd agent name), rather than "not a directory".
+        let metadata = std::fs::metadata(dir).map_err(error)?;
+        if !metadata.is_dir() {
+            return Err(error(std::io::Error::new(
+                std::io::ErrorKind::NotADirectory,
+                "not a directory",
+            )));
         }
     }
     let progress = options.progress.then(|| Progress::new(0, "files"));

@@ -550,3 +550,52 @@ fn import_without_tools_says_how_to_give_them() {
     assert!(err.to_string().contains("--tools"), "{err}");
     assert!(!dir.join("out").exists(), "nothing is written on error");
 }
+
+/// A conversation file that is not JSON is named the way every other input error is,
+/// `file:line:column: not valid JSON: …`, with the position said once.
+#[test]
+fn import_of_malformed_json_names_file_line_and_column() {
+    let dir = scratch("import-malformed");
+    let input = dir.join("log.json");
+    std::fs::write(
+        &input,
+        "{\"messages\": [\n  {\"role\": \"user\" \"content\": \"hi\"}\n]}\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let err = import(
+        &input,
+        &ImportOptions {
+            out,
+            ..ImportOptions::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.starts_with(&format!("{}:2:19: not valid JSON: ", input.display())),
+        "{err}"
+    );
+    assert!(!err.contains("line 2"), "the position is said once: {err}");
+}
+
+/// A tree that does not exist is reported as missing, not as "not a directory".
+#[test]
+fn a_missing_tree_is_named_as_missing() {
+    let dir = scratch("missing-tree");
+    let (cases, _) = tree(&dir);
+    let missing = dir.join("recorded/gpt4o");
+    let err = rate_tree(&cases, &missing, &options())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("recorded/gpt4o") && err.contains("No such file or directory"),
+        "{err}"
+    );
+    let file = dir.join("file.json");
+    std::fs::write(&file, "{}").unwrap();
+    let err = rate_tree(&cases, &file, &options())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not a directory"), "{err}");
+}

@@ -124,7 +124,7 @@ impl Case {
                 .find(|k| {
                     **k != key
                         && k.chars().count().abs_diff(key.chars().count()) <= 1
-                        && crate::suggest::edit_distance(k, key) <= 1
+                        && (crate::suggest::edit_distance(k, key) <= 1 || swapped_pair(k, key))
                 })
             {
                 return Err(ParseError::Unexpected {
@@ -195,6 +195,17 @@ impl Case {
     }
 }
 
+/// Whether `b` is `a` with two adjacent characters swapped (`expcet` for `expect`): the
+/// commonest typo, and two edits to Levenshtein.
+fn swapped_pair(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a.len() != b.len() {
+        return false;
+    }
+    let differ: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
+    matches!(differ[..], [i, j] if j == i + 1 && a[i] == b[j] && a[j] == b[i])
+}
+
 /// Re-roots an error found inside a sub-value.
 pub(crate) fn prefix(at: &str, error: ParseError) -> ParseError {
     match error {
@@ -256,5 +267,35 @@ mod tests {
                 .to_string();
             assert!(error.contains("/format"), "{bad}: {error}");
         }
+    }
+
+    /// A misspelt case key is an error naming the key it was meant to be, whether a letter is
+    /// missing, extra, wrong, or two letters are swapped (the commonest typo); a provider's own
+    /// keys are left alone.
+    #[test]
+    fn a_misspelt_case_key_is_named() {
+        for (typo, meant) in [
+            ("expct", "expect"),
+            ("expecct", "expect"),
+            ("expcet", "expect"),
+            ("abuot", "about"),
+            ("parnet_tools", "parent_tools"),
+            ("fromat", "format"),
+            ("abotu", "about"),
+        ] {
+            let mut case = ollama_request(Value::Null);
+            case[typo] = json!("no_call");
+            let error = Case::from_value(&case).expect_err(typo).to_string();
+            assert!(
+                error.contains(&format!("/{typo}")) && error.contains(&format!("`{meant}`")),
+                "{typo}: {error}"
+            );
+        }
+        let mut case = ollama_request(Value::Null);
+        // One longer than a case key, and not a misspelling of one.
+        case["abcdefg"] = json!(1);
+        case["expectxy"] = json!(1);
+        let case = Case::from_value(&case).expect("no case key misspelt");
+        assert_eq!(case.format, None);
     }
 }

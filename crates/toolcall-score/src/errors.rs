@@ -186,7 +186,9 @@ impl InputError {
         }
     }
 
-    pub(crate) fn syntax(path: Option<&Path>, error: &serde_json::Error) -> InputError {
+    /// A syntax error serde_json found in the file at `path`, at the line and column it gives
+    /// (its message without the " at line L column C" it appends).
+    pub fn syntax(path: Option<&Path>, error: &serde_json::Error) -> InputError {
         let message = syntax_message(error);
         InputError::Syntax {
             location: Location {

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use toolcall_harness::{github, Config, Report};
 use toolcall_score::escape;
 
-use crate::output::{in_github_actions, FAIL, PASS};
+use crate::output::{in_github_actions, outln, write_stdout, FAIL, PASS};
 
 /// Arguments of `toolcall check`.
 #[derive(Debug, clap::Args)]
@@ -42,10 +42,10 @@ pub fn run(args: &Args) -> ExitCode {
         config.baselines = baselines.clone();
     }
     let report = Report::build(&config);
-    print!("{}", render(&report, &config));
+    write_stdout(format_args!("{}", render(&report, &config)));
     if in_github_actions() {
         for line in annotations(&report) {
-            println!("{line}");
+            outln!("{line}");
         }
     }
     ExitCode::from(if report.is_ok() { PASS } else { FAIL })

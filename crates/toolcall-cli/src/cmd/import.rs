@@ -57,7 +57,7 @@ pub fn run(args: &Args) -> ExitCode {
     };
     match import(&args.input, &options) {
         Ok(summary) => {
-            println!(
+            output::outln!(
                 "imported {} conversation(s): {} case(s) with {} tool call(s) into {}/cases and {}/recorded/{}",
                 summary.conversations,
                 summary.cases,

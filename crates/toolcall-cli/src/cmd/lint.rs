@@ -49,15 +49,15 @@ pub fn run(args: &Args) -> ExitCode {
             })
             .collect();
         match serde_json::to_string_pretty(&rows) {
-            Ok(json) => println!("{json}"),
+            Ok(json) => output::outln!("{json}"),
             Err(e) => return output::bad_input(&e),
         }
     } else {
         for (case, drift) in &found {
-            println!("{case}: {drift}");
+            output::outln!("{case}: {drift}");
         }
         if found.is_empty() && !bad_input {
-            println!("no drift in {} case(s)", args.cases.len());
+            output::outln!("no drift in {} case(s)", args.cases.len());
         }
     }
     if output::in_github_actions() {

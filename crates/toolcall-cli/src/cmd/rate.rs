@@ -160,9 +160,9 @@ pub fn run(args: &Args) -> ExitCode {
         }
     }
     if args.json {
-        println!("{json}");
+        output::outln!("{json}");
     } else {
-        println!("{report}");
+        output::outln!("{report}");
     }
     if output::in_github_actions() && !report.passed() {
         for d in &report.distinct {

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use toolcall_mcp::{replay_blocking, Flow, Options, Report};
 
-use crate::output::{annotation, bad_input, in_github_actions, FAIL};
+use crate::output::{annotation, bad_input, in_github_actions, outln, FAIL};
 
 /// Arguments of `toolcall replay`.
 #[derive(Debug, clap::Args)]
@@ -61,9 +61,9 @@ pub fn run(args: &Args) -> ExitCode {
     let mut failed = false;
     for flow in &flows {
         if flows.len() > 1 {
-            println!("replay {}", flow.path.display());
+            outln!("replay {}", flow.path.display());
         }
-        let report = replay_blocking(flow, &options, &mut |step| println!("{step}"));
+        let report = replay_blocking(flow, &options, &mut |step| outln!("{step}"));
         print_end(&report);
         failed |= !report.passed();
     }
@@ -76,19 +76,19 @@ pub fn run(args: &Args) -> ExitCode {
 
 fn print_end(report: &Report) {
     if let Some(failure) = &report.failure {
-        println!("{failure}");
+        outln!("{failure}");
         if !report.stderr_tail.is_empty() {
-            println!(
+            outln!(
                 "server stderr (last {} lines, {} bytes in all):",
                 report.stderr_tail.len(),
                 report.stderr_bytes
             );
             for line in &report.stderr_tail {
-                println!("  | {}", toolcall_score::escape(line));
+                outln!("  | {}", toolcall_score::escape(line));
             }
         }
         if in_github_actions() {
-            println!(
+            outln!(
                 "{}",
                 annotation(
                     &report.flow.display().to_string(),
@@ -99,5 +99,5 @@ fn print_end(report: &Report) {
             );
         }
     }
-    println!("{}", report.summary());
+    outln!("{}", report.summary());
 }

@@ -42,23 +42,32 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(response) => response,
         Err(e) => return output::bad_input(&e),
     };
+    let source = args.case.as_ref().or(args.tools.as_ref());
+    if let Some(path) = source.filter(|_| case.catalog.is_empty() && !response.calls.is_empty()) {
+        // Every call will be "invented"; the likelier story is a misplaced or misspelt key.
+        eprintln!(
+            "note: {} defines no tools, so every call is unknown; is the tools array there, \
+             under the provider's own key (`tools`, `toolConfig.tools`, …)?",
+            path.display()
+        );
+    }
     let verdict = score(&case, &response);
     let shown = args.response.display().to_string();
     if args.json {
         match serde_json::to_string_pretty(&verdict) {
-            Ok(json) => println!("{json}"),
+            Ok(json) => output::outln!("{json}"),
             Err(e) => return output::bad_input(&e),
         }
     } else if verdict.is_pass() {
-        println!(
+        output::outln!(
             "PASS {shown}: {} call(s), all defined",
             response.calls.len()
         );
     } else {
         let n = verdict.findings().len();
-        println!("FAIL {shown}: {n} finding(s)");
+        output::outln!("FAIL {shown}: {n} finding(s)");
         for finding in verdict.findings() {
-            println!("  {finding}");
+            output::outln!("  {finding}");
         }
     }
     if output::in_github_actions() {
