@@ -255,6 +255,25 @@ mod tests {
         }
     }
 
+    /// A response body given where a case belongs is named as one, not read as an empty case.
+    #[test]
+    fn a_response_body_is_not_a_case() {
+        let body = json!({"object": "chat.completion", "choices": [{"index": 0,
+            "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}]});
+        let error = Case::from_value(&body).expect_err("a response").to_string();
+        assert!(
+            error.contains("found a response body (openai-chat): score it as the response"),
+            "{error}"
+        );
+        let anthropic = json!({"type": "message", "role": "assistant", "content": []});
+        let error = Case::from_value(&anthropic)
+            .expect_err("a response")
+            .to_string();
+        assert!(error.contains("a response body (anthropic)"), "{error}");
+        // A case with only its own keys is still a case (the bare membership check).
+        assert!(Case::from_value(&json!({"about": "nothing yet"})).is_ok());
+    }
+
     /// A case's own `format` still names a format, and anything else there is an error that
     /// says what it takes.
     #[test]

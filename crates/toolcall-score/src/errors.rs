@@ -13,7 +13,7 @@ use crate::Format;
 #[non_exhaustive]
 pub enum ParseError {
     /// A value had the wrong type or a required key was missing.
-    #[error("at {pointer}: expected {expected}, found {found}")]
+    #[error("at {}: expected {expected}, found {found}", place(.pointer))]
     Unexpected {
         /// Where, as a JSON pointer (`""` is the whole document).
         pointer: String,
@@ -240,6 +240,15 @@ impl InputError {
             },
             error,
         }
+    }
+}
+
+/// A JSON pointer as a place in a message: the empty pointer is the whole document.
+fn place(pointer: &str) -> &str {
+    if pointer.is_empty() {
+        "the top level"
+    } else {
+        pointer
     }
 }
 

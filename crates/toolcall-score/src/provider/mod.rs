@@ -497,6 +497,20 @@ fn role(message: &Object, at: &At<'_>) -> Result<Role, ParseError> {
     }
 }
 
+/// Every key a request is read from: system prompts, tools and transcripts of every family.
+const REQUEST_KEYS: [&str; 10] = [
+    "system",
+    "systemInstruction",
+    "system_instruction",
+    "instructions",
+    "tools",
+    "functions",
+    "toolConfig",
+    "messages",
+    "contents",
+    "input",
+];
+
 /// The keys that hold a transcript, one per request family.
 const TRANSCRIPT_KEYS: [&str; 3] = ["messages", "contents", "input"];
 
@@ -531,6 +545,17 @@ pub(crate) fn read_request(
 ) -> Result<Request, ParseError> {
     let at = At::ROOT;
     let body = object(value, &at, "a request object")?;
+    // A response body has none of a request's keys, and would read as an empty request: say
+    // what it is instead (a format is detected or named, never guessed silently).
+    if !REQUEST_KEYS.iter().any(|key| body.contains_key(*key)) {
+        if let Ok(format) = detect(value) {
+            return Err(ParseError::Unexpected {
+                pointer: String::new(),
+                expected: "a request (`messages`, `contents` or `input`, `tools`, `system`)".into(),
+                found: format!("a response body ({format}): score it as the response"),
+            });
+        }
+    }
     let mut evidence = Evidence::default();
     let mut system = Vec::new();
 
