@@ -721,8 +721,12 @@ fn unknown_tool(name: &str, catalog: &Catalog) -> String {
         },
         names.join(", ")
     );
-    if let Some(best) = toolcall_score::suggest(name, catalog).first() {
-        message.push_str(&format!("; did you mean {}?", escape(best)));
+    // Every suggestion, as the scorer gives them: when two are about as close, the first is
+    // not always the one meant.
+    let suggestions = toolcall_score::suggest(name, catalog);
+    if !suggestions.is_empty() {
+        let names: Vec<String> = suggestions.iter().map(|n| escape(n).to_string()).collect();
+        message.push_str(&format!("; did you mean {}?", names.join(" or ")));
     }
     message
 }
