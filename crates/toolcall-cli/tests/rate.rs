@@ -192,6 +192,21 @@ fn jsonl_logs_with_a_bad_line_are_scored_and_the_line_named() {
     assert!(String::from_utf8_lossy(&output.stderr).contains(&format!("{shown}:3")));
 }
 
+/// Nothing readable at all is bad input (exit 2), not a pass with no gate set.
+#[test]
+fn nothing_readable_exits_2() {
+    let dir = scratch("nothing-readable");
+    let log = dir.join("traffic.jsonl");
+    std::fs::write(&log, "not json\n{\"request\": 1}\n").unwrap();
+    let output = toolcall(&["rate", &log.display().to_string()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no response could be read (2 unreadable input(s)"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn import_refuses_to_overwrite_without_force() {
     let dir = scratch("import");

@@ -183,6 +183,16 @@ pub fn run(args: &Args) -> ExitCode {
         eprintln!("error: some live requests failed (see `errors` in the report)");
         return ExitCode::from(output::BAD_INPUT);
     }
+    // Some unreadable lines in a day of logs are expected; all of them is a wrong path or
+    // format, and a gate that scored nothing must not pass.
+    if report.responses == 0 && report.bad_lines > 0 {
+        eprintln!(
+            "error: no response could be read ({} unreadable input(s), listed above): check the paths, \
+             the case ids under --cases, and the log line format",
+            report.bad_lines
+        );
+        return ExitCode::from(output::BAD_INPUT);
+    }
     ExitCode::from(if report.passed() {
         output::PASS
     } else {
