@@ -42,3 +42,11 @@ pub fn in_github_actions() -> bool {
 
 /// GitHub Actions annotations, shared with the harness so both escape alike.
 pub use toolcall_harness::github::{annotation, repo_relative};
+
+/// `--format`: one of the core's format names, listed in `--help` and in the error for any
+/// other value.
+pub fn format_parser() -> impl clap::builder::TypedValueParser<Value = toolcall_score::Format> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(toolcall_score::Format::ALL.map(|f| f.as_str()))
+        .try_map(|name| name.parse::<toolcall_score::Format>())
+}

@@ -42,6 +42,21 @@ fn chat_response(name: &str, arguments: &str) -> String {
     .to_string()
 }
 
+/// `--format` lists every format name in `--help`, and a misspelt one is refused with them.
+#[test]
+fn format_names_are_listed_and_checked() {
+    let help = stdout(&toolcall(&["score", "--help"]));
+    let names = toolcall_score::Format::ALL.map(|f| f.as_str()).join(", ");
+    assert!(
+        help.replace(char::is_whitespace, "")
+            .contains(&names.replace(' ', "")),
+        "{help}"
+    );
+    let output = toolcall(&["score", "--response", "r.json", "--format", "olama"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("'ollama'"));
+}
+
 #[test]
 fn score_passes_a_defined_call() {
     let dir = scratch("pass");

@@ -85,7 +85,7 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub min_calls: Option<u64>,
     /// The response format, when detection should not run.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::output::format_parser())]
     pub format: Option<Format>,
     /// Make the first unreadable line or file fatal (exit 2).
     #[arg(long)]

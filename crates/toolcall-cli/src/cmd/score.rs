@@ -20,7 +20,7 @@ pub struct Args {
     #[arg(long)]
     pub response: PathBuf,
     /// The response format; detected from its shape when not given.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::output::format_parser())]
     pub format: Option<Format>,
     /// Print the verdict as JSON: {"verdict": "pass"|"fail", "findings": [...]}.
     #[arg(long)]
