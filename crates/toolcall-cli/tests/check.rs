@@ -62,7 +62,54 @@ fn a_red_tree_lists_every_unexpected_result_and_exits_one() {
     ] {
         assert!(out.contains(needle), "missing {needle:?} in:\n{out}");
     }
-    assert!(out.ends_with("FAILED: unexpected results above\n"), "{out}");
+    assert!(
+        out.ends_with(
+            "FAILED: unexpected results above (to accept them as known: \
+             toolcall check --write-baselines, or ATP_BASELINE_WRITE=1 cargo test)\n"
+        ),
+        "{out}"
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// A tree with no test target can accept its failures from the command line.
+#[test]
+fn write_baselines_accepts_the_current_failures() {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("check-write-baselines");
+    let _ = std::fs::remove_dir_all(&root);
+    copy_dir(&fixture("green"), &root);
+    let baseline = root.join("baselines/claude.json");
+    std::fs::remove_file(&baseline).unwrap();
+    let (code, out) = check(&root, false);
+    assert_eq!(
+        code,
+        Some(1),
+        "claude's failures are new without its baseline: {out}"
+    );
+
+    let output = Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .args(["check", "--write-baselines", "--root"])
+        .arg(&root)
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{out}");
+    assert!(out.ends_with("ok: every result is expected\n"), "{out}");
+    let written = std::fs::read_to_string(&baseline).unwrap();
+    assert!(written.contains("billing/invented"), "{written}");
 }
 
 #[test]

@@ -291,7 +291,10 @@ fn check(config: &Config, file: &std::path::Path, problems: Vec<String>) -> Resu
 /// entries of vanished cases go. Entries that cannot be judged this run (an unreadable case or
 /// recording, a missing recording) are kept as they are. Nothing is written unless every old
 /// baseline could be read. A summary goes to stderr.
-pub(crate) fn write_baselines(config: &Config) -> Result<(), crate::BaselineError> {
+///
+/// What `ATP_BASELINE_WRITE=1 cargo test` does before testing, and `toolcall check
+/// --write-baselines` for a tree with no test target.
+pub fn write_baselines(config: &Config) -> Result<(), crate::BaselineError> {
     let report = Report::build(config);
     let mut plans = Vec::new();
     for agent in report.agents() {

@@ -27,6 +27,10 @@ pub struct Args {
     /// The baselines, when not `<root>/baselines` (`ATP_BASELINES`).
     #[arg(long)]
     pub baselines: Option<PathBuf>,
+    /// Rewrite the baselines from this run first (what `ATP_BASELINE_WRITE=1 cargo test` does):
+    /// failing cases are accepted as known, passing ones leave, notes are kept.
+    #[arg(long)]
+    pub write_baselines: bool,
 }
 
 /// Runs `toolcall check`: exit 0 when every result is expected, 1 otherwise.
@@ -40,6 +44,11 @@ pub fn run(args: &Args) -> ExitCode {
     }
     if let Some(baselines) = &args.baselines {
         config.baselines = baselines.clone();
+    }
+    if args.write_baselines {
+        if let Err(e) = toolcall_harness::write_baselines(&config) {
+            return crate::output::bad_input(&e);
+        }
     }
     let report = Report::build(&config);
     write_stdout(format_args!("{}", render(&report, &config)));
@@ -152,7 +161,8 @@ fn render(report: &Report, config: &Config) -> String {
         if report.is_ok() {
             "ok: every result is expected"
         } else {
-            "FAILED: unexpected results above"
+            "FAILED: unexpected results above (to accept them as known: \
+             toolcall check --write-baselines, or ATP_BASELINE_WRITE=1 cargo test)"
         }
     );
     out
