@@ -275,6 +275,20 @@ fn a_value_of_the_wrong_type_points_into_its_event() {
     assert_eq!((line, column), (expected_line, expected_column), "{error}");
 }
 
+/// An error in the final response of a Responses stream points at the value inside the
+/// `response` of its event, not at the event's top level.
+#[test]
+fn a_wrong_value_in_the_final_response_points_inside_it() {
+    let text = "data: {\"type\":\"response.completed\",\"response\":{\"object\":\"response\",\"output\":7}}\n\n";
+    let (error, line, column) = error_of(text);
+    let InputError::Invalid { error: inner, .. } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(inner.pointer(), Some("/response/output"), "{error}");
+    let expected = text.find(":7").expect("the value") + 2;
+    assert_eq!((line, column), (1, expected), "{error}");
+}
+
 #[test]
 fn streams_that_are_not_responses_say_what_they_saw() {
     let (error, line, _) = error_of("event: hello\ndata: {\"greeting\": \"hi\"}\n\n");

@@ -226,7 +226,7 @@ fn response(events: &[Value], format: Option<Format>) -> Result<Response, Fault>
             },
         });
     };
-    let mut assembled = match format {
+    let assembled = match format {
         Format::OpenaiChat => openai_chat(events)?,
         Format::Anthropic => anthropic(events)?,
         Format::OpenaiResponses => openai_responses(events)?,
@@ -239,10 +239,8 @@ fn response(events: &[Value], format: Option<Format>) -> Result<Response, Fault>
             ))
         }
     };
-    // Whatever is wrong in the body and was not traced to an event is the first event's.
-    assembled.origins.push(Origin::new("", first, ""));
     let mut response = super::parse_response(&assembled.body, Some(format))
-        .map_err(|error| trace(&assembled.origins, events, error))?;
+        .map_err(|error| trace(&assembled.origins, first, events, error))?;
     for (index, raw) in assembled.invalid {
         if let Some(call) = response.calls.get_mut(index) {
             call.arguments = json_string_arguments(&raw);
@@ -331,11 +329,13 @@ fn reported_error(event: &Value) -> Option<String> {
 
 /// Maps an error the reader found in the assembled body to the event the offending value came
 /// from (the longest origin whose body pointer leads to it), with the pointer rewritten into that
-/// event and cut back to a value the event holds (or a missing key of one).
-fn trace(origins: &[Origin], events: &[Value], error: ParseError) -> Fault {
+/// event and cut back to a value the event holds (or a missing key of one). What no origin
+/// leads to is event `first`'s, at the same pointer.
+fn trace(origins: &[Origin], first: usize, events: &[Value], error: ParseError) -> Fault {
     let Some(pointer) = error.pointer() else {
         return Fault { event: None, error };
     };
+    let fallback = Origin::new("", first, "");
     let origin = origins
         .iter()
         .filter(|o| {
@@ -343,10 +343,8 @@ fn trace(origins: &[Origin], events: &[Value], error: ParseError) -> Fault {
                 .strip_prefix(o.body.as_str())
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
         })
-        .max_by_key(|o| o.body.len());
-    let Some(origin) = origin else {
-        return Fault { event: None, error };
-    };
+        .max_by_key(|o| o.body.len())
+        .unwrap_or(&fallback);
     let mut source = format!("{}{}", origin.source, &pointer[origin.body.len()..]);
     if let Some(event) = events.get(origin.event) {
         while !source.is_empty()
