@@ -157,13 +157,8 @@ fn builtin_call(item: &Object, at: &At<'_>, builtin: Builtin) -> Result<ToolCall
         Builtin::ApplyPatch => required(item, "operation", at, "the call's `operation`")?.clone(),
         _ => required(item, "action", at, "the call's `action`")?.clone(),
     };
-    Ok(ToolCall {
-        id: opt_id(item, "call_id", at)?,
-        name: builtin.name().to_owned(),
-        namespace: None,
-        arguments: Arguments::Parsed(arguments),
-        builtin: Some(builtin),
-    })
+    let id = opt_id(item, "call_id", at)?;
+    Ok(ToolCall::builtin(id.as_deref(), builtin, arguments))
 }
 
 /// A message item's `content`: a string or an array of parts (`output_text`, `input_text`,
