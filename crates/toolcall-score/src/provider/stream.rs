@@ -545,12 +545,10 @@ fn append_to(target: &mut Value, key: &str, piece: &str) {
     let Some(target) = target.as_object_mut() else {
         return;
     };
-    match target
-        .entry(key)
-        .or_insert_with(|| Value::String(String::new()))
-    {
+    let slot = target.entry(key).or_insert(Value::Null);
+    match slot {
         Value::String(s) => s.push_str(piece),
-        Value::Null => target[key] = Value::String(piece.to_owned()),
+        Value::Null => *slot = Value::String(piece.to_owned()),
         _ => {}
     }
 }
