@@ -333,8 +333,8 @@ impl Response {
     ) -> Result<Response, crate::InputError> {
         // A recorded stream is told from its first bytes (server-sent events), or once the text
         // failed to be one JSON document (NDJSON), so a plain body costs nothing extra.
-        use crate::provider::{framing, parse_stream, Framing};
-        if framing(text, false) == Some(Framing::Sse) {
+        use crate::provider::{is_ndjson, is_sse, parse_stream, Framing};
+        if is_sse(text) {
             return parse_stream(path, text, format, Framing::Sse);
         }
         // A body is read in one pass without building a `Value` of the whole of it; what that
@@ -342,8 +342,8 @@ impl Response {
         if let Some(response) = crate::provider::fast_response(text, format) {
             return Ok(response);
         }
-        if let Some(framing) = framing(text, true) {
-            return parse_stream(path, text, format, framing);
+        if is_ndjson(text) {
+            return parse_stream(path, text, format, Framing::Ndjson);
         }
         let value = crate::errors::parse_json(path, text)?;
         crate::provider::parse_response(&value, format)

@@ -219,7 +219,7 @@ pub fn parse_response(value: &Value, format: Option<Format>) -> Result<Response,
     }
 }
 
-pub(crate) use self::stream::{framing, parse_text as parse_stream, Framing};
+pub(crate) use self::stream::{is_ndjson, is_sse, parse_text as parse_stream, Framing};
 
 /// The response in `text` when the single-pass reader handles it (any valid response, bar a few
 /// odd shapes), equal to what [`parse_response`] gives over the text's `Value`; `None` sends the

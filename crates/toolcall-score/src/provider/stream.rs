@@ -22,8 +22,8 @@
 //!
 //! A stream is told from its first bytes before any JSON parsing (`data:`, `event:`, `id:`,
 //! `retry:` or a `:` comment: server-sent events), so a plain body costs nothing extra; NDJSON is
-//! tried only once a body has failed to parse as one JSON document, and only when its first line
-//! is an object with `"done": false`. Errors point into the original text: a `data:` payload
+//! tried only once the single-pass read has declined a body (NDJSON is never one JSON document),
+//! and only when its first line is an object with `"done": false`. Errors point into the original text: a `data:` payload
 //! that is not JSON is a syntax error at its line and column; a value of the wrong type is an
 //! error with the JSON pointer *inside its event* and that event's line and column (an item's
 //! pointer, `/3/…`, in a JSON array of chunks). An event reporting an error (`{"type":
@@ -49,18 +49,9 @@ pub(crate) enum Framing {
     Ndjson,
 }
 
-/// The framing of `text` when it is a recorded stream. Server-sent events are told from the
-/// first non-blank bytes alone; NDJSON only when `not_json` (the text failed to parse as one
-/// JSON document), from a first line that is an Ollama chunk with `"done": false` and more lines
-/// after it.
-pub(crate) fn framing(text: &str, not_json: bool) -> Option<Framing> {
-    if is_sse(text) {
-        return Some(Framing::Sse);
-    }
-    (not_json && is_ndjson(text)).then_some(Framing::Ndjson)
-}
-
-fn is_sse(text: &str) -> bool {
+/// Whether `text` is server-sent events, told from its first non-blank bytes alone: `data:`,
+/// `event:`, `id:`, `retry:` or a `:` comment.
+pub(crate) fn is_sse(text: &str) -> bool {
     let start = text.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == '\u{feff}');
     start.starts_with(':')
         || ["data:", "event:", "id:", "retry:"]
@@ -68,7 +59,10 @@ fn is_sse(text: &str) -> bool {
             .any(|field| start.starts_with(field))
 }
 
-fn is_ndjson(text: &str) -> bool {
+/// Whether `text` is Ollama's NDJSON: a first line that is a chunk with `"done": false`, and more
+/// lines after it. Such a text is never one JSON document, so it is asked only once the
+/// single-pass read has declined the text, and a plain body never pays for it.
+pub(crate) fn is_ndjson(text: &str) -> bool {
     let mut lines = lines(text).filter(|(_, line)| !line.trim().is_empty());
     let Some((_, first)) = lines.next() else {
         return false;
