@@ -95,10 +95,7 @@ pub(crate) fn locate_one(config: &Config, agent: &str, id: &str) -> Option<(Path
     }
     let case = config.cases.join(format!("{id}.json"));
     let dir = config.recorded.join(agent);
-    let mut recordings = Recording::EXTENSIONS
-        .iter()
-        .map(|extension| dir.join(format!("{id}.{extension}")))
-        .filter(|path| path.is_file());
+    let mut recordings = Recording::files(&dir, id);
     let recording = recordings.next()?;
     if recordings.next().is_some() {
         return None; // recorded twice: the walk reports it

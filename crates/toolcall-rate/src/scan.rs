@@ -372,14 +372,6 @@ pub(crate) fn case_id(root: &Path, path: &Path) -> Option<String> {
     Some(parts.join("/"))
 }
 
-/// The files recording case `id` under `recorded`, in [`Recording::EXTENSIONS`] order.
-fn recordings<'a>(recorded: &'a Path, id: &'a str) -> impl Iterator<Item = PathBuf> + 'a {
-    Recording::EXTENSIONS
-        .iter()
-        .map(move |extension| recorded.join(format!("{id}.{extension}")))
-        .filter(|path| path.is_file())
-}
-
 fn has_extension(path: &Path, extensions: &[&str]) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
@@ -469,7 +461,7 @@ pub fn rate_tree(
     let mut unrecorded = 0;
     walk(cases, &|p| has_extension(p, &["json"]), &mut |path| {
         if let Some(id) = case_id(cases, &path) {
-            if recordings(recorded, &id).next().is_none() {
+            if Recording::files(recorded, &id).next().is_none() {
                 unrecorded += 1;
             }
         }

@@ -2,7 +2,7 @@
 //! convention the harness, `toolcall check` and `toolcall rate` share, kept here so that they
 //! cannot drift apart.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// How a recorded response file holds its responses, told by its extension.
 ///
@@ -35,6 +35,15 @@ impl Recording {
             "json" | "sse" | "ndjson" => Some(Recording::One),
             _ => None,
         }
+    }
+
+    /// The files under `dir` that record case `id` (`<dir>/<id>.<extension>`), in
+    /// [`Recording::EXTENSIONS`] order; more than one is a case recorded twice.
+    pub fn files<'a>(dir: &'a Path, id: &'a str) -> impl Iterator<Item = PathBuf> + 'a {
+        Recording::EXTENSIONS
+            .iter()
+            .map(move |extension| dir.join(format!("{id}.{extension}")))
+            .filter(|path| path.is_file())
     }
 }
 
