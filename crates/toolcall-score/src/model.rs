@@ -93,6 +93,25 @@ pub enum Builtin {
 }
 
 impl Builtin {
+    /// Every built-in tool the caller runs.
+    pub(crate) const ALL: [Builtin; 4] = [
+        Builtin::Computer,
+        Builtin::LocalShell,
+        Builtin::Shell,
+        Builtin::ApplyPatch,
+    ];
+
+    /// The type of its call items (`shell_call`); the output item answering one has that type
+    /// with `_output` after it.
+    pub(crate) fn call_item(self) -> &'static str {
+        match self {
+            Builtin::Computer => "computer_call",
+            Builtin::LocalShell => "local_shell_call",
+            Builtin::Shell => "shell_call",
+            Builtin::ApplyPatch => "apply_patch_call",
+        }
+    }
+
     /// The name its calls carry and its declaration is catalogued under: the request's tool
     /// `type`, `computer` for both computer-use types.
     pub fn name(self) -> &'static str {

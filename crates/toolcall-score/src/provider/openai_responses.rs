@@ -107,24 +107,12 @@ pub(super) fn custom_tool_call(item: &Object, at: &At<'_>) -> Result<ToolCall, P
 
 /// The built-in tool whose call items have type `kind`, if it is one the caller runs.
 fn call_builtin(kind: &str) -> Option<Builtin> {
-    match kind {
-        "computer_call" => Some(Builtin::Computer),
-        "local_shell_call" => Some(Builtin::LocalShell),
-        "shell_call" => Some(Builtin::Shell),
-        "apply_patch_call" => Some(Builtin::ApplyPatch),
-        _ => None,
-    }
+    Builtin::ALL.into_iter().find(|b| b.call_item() == kind)
 }
 
 /// The built-in tool whose output items have type `kind`.
 fn output_builtin(kind: &str) -> Option<Builtin> {
-    match kind {
-        "computer_call_output" => Some(Builtin::Computer),
-        "local_shell_call_output" => Some(Builtin::LocalShell),
-        "shell_call_output" => Some(Builtin::Shell),
-        "apply_patch_call_output" => Some(Builtin::ApplyPatch),
-        _ => None,
-    }
+    kind.strip_suffix("_output").and_then(call_builtin)
 }
 
 /// The built-in tool a request's tool of type `kind` declares, if it is one the caller runs.

@@ -127,9 +127,10 @@ fn openai_responses(answer: &Answer<'_>) -> Value {
 ///   `function_call_output` on the same `call_id` rather than be dropped.
 fn responses_builtin(answer: &Answer<'_>, builtin: Builtin) -> Option<Value> {
     let text = || Some(Value::from(answer.text));
+    let kind = || Some(Value::from(format!("{}_output", builtin.call_item())));
     Some(match builtin {
         Builtin::LocalShell => object([
-            ("type", Some("local_shell_call_output".into())),
+            ("type", kind()),
             ("call_id", id(answer)),
             ("output", text()),
         ]),
@@ -144,7 +145,7 @@ fn responses_builtin(answer: &Answer<'_>, builtin: Builtin) -> Option<Value> {
                                   "outcome": {"type": "exit", "exit_code": 1}}]),
             };
             object([
-                ("type", Some("shell_call_output".into())),
+                ("type", kind()),
                 ("call_id", id(answer)),
                 ("output", Some(chunks)),
             ])
@@ -156,7 +157,7 @@ fn responses_builtin(answer: &Answer<'_>, builtin: Builtin) -> Option<Value> {
                 "failed"
             };
             object([
-                ("type", Some("apply_patch_call_output".into())),
+                ("type", kind()),
                 ("call_id", id(answer)),
                 ("status", Some(status.into())),
                 ("output", text()),
@@ -164,7 +165,7 @@ fn responses_builtin(answer: &Answer<'_>, builtin: Builtin) -> Option<Value> {
         }
         Builtin::Computer => match answer.output {
             Ok(screenshot @ Value::Object(_)) => object([
-                ("type", Some("computer_call_output".into())),
+                ("type", kind()),
                 ("call_id", id(answer)),
                 ("output", Some(screenshot.clone())),
             ]),
