@@ -206,7 +206,7 @@ fn response(events: &[Value], format: Option<Format>) -> Result<Response, Fault>
             (Some((first, _)), _) if first != kind => {
                 return Err(stream_error(
                     i,
-                    format!("a {kind} event in a stream of {first} events"),
+                    format!("an event of {kind} in a stream of {first} events"),
                 ))
             }
             _ => {}
@@ -396,6 +396,11 @@ fn sse_payloads(text: &str) -> Result<Vec<Payload>, SyntaxError> {
     let mut payloads = Vec::new();
     let mut data: Vec<Range<usize>> = Vec::new();
     for (start, line) in lines(text) {
+        // The standard ignores a byte order mark at the start of the stream.
+        let (start, line) = match line.strip_prefix('\u{feff}') {
+            Some(rest) if start == 0 => (start + '\u{feff}'.len_utf8(), rest),
+            _ => (start, line),
+        };
         if line.is_empty() {
             flush(text, &mut data, &mut payloads)?;
             continue;
@@ -1178,6 +1183,18 @@ mod tests {
                 serde_json::json!({"c": 3})
             ]
         );
+    }
+
+    #[test]
+    fn a_byte_order_mark_before_the_first_field_is_ignored() {
+        let text = "\u{feff}data: {\"a\": 1}\r\n\r\ndata: [DONE]\r\n";
+        let payloads = sse_payloads(text)
+            .map_err(|(_, e)| e.to_string())
+            .expect("payloads");
+        assert_eq!(payloads.len(), 1);
+        let (value, ranges) = &payloads[0];
+        assert_eq!(value, &serde_json::json!({"a": 1}));
+        assert_eq!(&text[ranges[0].clone()], "{\"a\": 1}");
     }
 
     #[test]
