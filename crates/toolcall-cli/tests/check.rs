@@ -1,7 +1,11 @@
 //! `toolcall check` over the harness's fixture trees: the report, its exit code, annotations.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use support::{stdout, toolcall};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -87,8 +91,7 @@ fn copy_dir(from: &Path, to: &Path) {
 /// A tree with no test target can accept its failures from the command line.
 #[test]
 fn write_baselines_accepts_the_current_failures() {
-    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("check-write-baselines");
-    let _ = std::fs::remove_dir_all(&root);
+    let root = support::scratch("check", "write-baselines");
     copy_dir(&fixture("green"), &root);
     let baseline = root.join("baselines/claude.json");
     std::fs::remove_file(&baseline).unwrap();
@@ -99,13 +102,13 @@ fn write_baselines_accepts_the_current_failures() {
         "claude's failures are new without its baseline: {out}"
     );
 
-    let output = Command::new(env!("CARGO_BIN_EXE_toolcall"))
-        .args(["check", "--write-baselines", "--root"])
-        .arg(&root)
-        .env_remove("GITHUB_ACTIONS")
-        .output()
-        .unwrap();
-    let out = String::from_utf8_lossy(&output.stdout);
+    let output = toolcall(&[
+        "check",
+        "--write-baselines",
+        "--root",
+        root.to_str().unwrap(),
+    ]);
+    let out = stdout(&output);
     assert_eq!(output.status.code(), Some(0), "{out}");
     assert!(out.ends_with("ok: every result is expected\n"), "{out}");
     let written = std::fs::read_to_string(&baseline).unwrap();
