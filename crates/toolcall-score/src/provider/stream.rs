@@ -172,16 +172,6 @@ struct Assembled {
     invalid: Vec<(usize, String)>,
 }
 
-impl Assembled {
-    fn new(body: Value) -> Assembled {
-        Assembled {
-            body,
-            origins: Vec::new(),
-            invalid: Vec::new(),
-        }
-    }
-}
-
 /// The response `events` assemble into.
 fn response(events: &[Value], format: Option<Format>) -> Result<Response, Fault> {
     let mut stream_format = None;
@@ -655,7 +645,7 @@ fn openai_chat(events: &[Value]) -> Result<Assembled, Fault> {
         }
     }
 
-    let mut assembled = Assembled::new(Value::Null);
+    let mut origins = Vec::new();
     let mut message = Map::new();
     message.insert("role".into(), "assistant".into());
     message.insert("content".into(), opt_value(content));
@@ -666,7 +656,7 @@ fn openai_chat(events: &[Value]) -> Result<Assembled, Fault> {
         let mut items = Vec::with_capacity(calls.len());
         for (k, call) in calls.into_values().enumerate() {
             let (event, source) = call.origin;
-            assembled.origins.push(Origin::new(
+            origins.push(Origin::new(
                 format!("/choices/0/message/tool_calls/{k}"),
                 event,
                 source,
@@ -713,8 +703,11 @@ fn openai_chat(events: &[Value]) -> Result<Assembled, Fault> {
     let mut body = Map::new();
     body.insert("object".into(), "chat.completion".into());
     body.insert("choices".into(), choices.into());
-    assembled.body = body.into();
-    Ok(assembled)
+    Ok(Assembled {
+        body: body.into(),
+        origins,
+        invalid: Vec::new(),
+    })
 }
 
 /// One content block of an Anthropic stream.
@@ -802,10 +795,11 @@ fn anthropic(events: &[Value]) -> Result<Assembled, Fault> {
         }
     }
 
-    let mut assembled = Assembled::new(Value::Null);
+    let mut origins = Vec::new();
+    let mut invalid = Vec::new();
     let mut body = match message {
         Some((skeleton, e)) => {
-            assembled.origins.push(Origin::new("", e, "/message"));
+            origins.push(Origin::new("", e, "/message"));
             skeleton
         }
         None => {
@@ -823,7 +817,7 @@ fn anthropic(events: &[Value]) -> Result<Assembled, Fault> {
             json,
             event,
         } = block;
-        assembled.origins.push(Origin::new(
+        origins.push(Origin::new(
             format!("/content/{k}"),
             event,
             "/content_block",
@@ -834,7 +828,7 @@ fn anthropic(events: &[Value]) -> Result<Assembled, Fault> {
                 Ok(input) => input,
                 Err(_) => {
                     if is_call {
-                        assembled.invalid.push((calls, json.clone()));
+                        invalid.push((calls, json.clone()));
                     }
                     Value::String(json)
                 }
@@ -850,8 +844,11 @@ fn anthropic(events: &[Value]) -> Result<Assembled, Fault> {
     for (key, value) in stop {
         body.insert(key, value);
     }
-    assembled.body = body.into();
-    Ok(assembled)
+    Ok(Assembled {
+        body: body.into(),
+        origins,
+        invalid,
+    })
 }
 
 /// One output item of a Responses stream, with the event that last set it.
@@ -914,17 +911,17 @@ fn openai_responses(events: &[Value]) -> Result<Assembled, Fault> {
         }
     }
 
-    let mut assembled = Assembled::new(Value::Null);
+    let mut origins = Vec::new();
     // The final response's `output` is the stream's own, unless it left it out; a skeleton's is
     // the empty array it started with, so the items are the stream's.
     let (mut body, fill) = match (last, skeleton) {
         (Some((response, e)), _) => {
-            assembled.origins.push(Origin::new("", e, "/response"));
+            origins.push(Origin::new("", e, "/response"));
             let fill = response.get("output").is_none_or(Value::is_null);
             (response, fill)
         }
         (None, Some((response, e))) => {
-            assembled.origins.push(Origin::new("", e, "/response"));
+            origins.push(Origin::new("", e, "/response"));
             (response, true)
         }
         (None, None) => {
@@ -936,17 +933,18 @@ fn openai_responses(events: &[Value]) -> Result<Assembled, Fault> {
     if fill {
         let mut output = Vec::with_capacity(items.len());
         for (k, Item { item, event }) in items.into_values().enumerate() {
-            assembled
-                .origins
-                .push(Origin::new(format!("/output/{k}"), event, "/item"));
+            origins.push(Origin::new(format!("/output/{k}"), event, "/item"));
             output.push(item);
         }
         if let Some(body) = body.as_object_mut() {
             body.insert("output".into(), output.into());
         }
     }
-    assembled.body = body;
-    Ok(assembled)
+    Ok(Assembled {
+        body,
+        origins,
+        invalid: Vec::new(),
+    })
 }
 
 /// Applies a delta event of an output item not yet done to the item.
@@ -992,7 +990,7 @@ fn apply_item_delta(
 }
 
 fn gemini(events: &[Value]) -> Result<Assembled, Fault> {
-    let mut assembled = Assembled::new(Value::Null);
+    let mut origins = Vec::new();
     let mut candidate: Option<Object> = None;
     let mut parts: Vec<Value> = Vec::new();
     let mut feedback: Option<(&str, Value)> = None;
@@ -1025,7 +1023,7 @@ fn gemini(events: &[Value]) -> Result<Assembled, Fault> {
         ] {
             if let Some(value) = get(first, key) {
                 merged.insert(key.to_owned(), value.clone());
-                assembled.origins.push(Origin::new(
+                origins.push(Origin::new(
                     format!("/candidates/0/{key}"),
                     e,
                     format!("/candidates/0/{key}"),
@@ -1053,7 +1051,7 @@ fn gemini(events: &[Value]) -> Result<Assembled, Fault> {
                     continue;
                 }
             }
-            assembled.origins.push(Origin::new(
+            origins.push(Origin::new(
                 format!("/candidates/0/content/parts/{}", parts.len()),
                 e,
                 parts_at.index(j).to_string(),
@@ -1074,8 +1072,11 @@ fn gemini(events: &[Value]) -> Result<Assembled, Fault> {
     if let Some((key, value)) = feedback {
         body.insert(key.to_owned(), value);
     }
-    assembled.body = body.into();
-    Ok(assembled)
+    Ok(Assembled {
+        body: body.into(),
+        origins,
+        invalid: Vec::new(),
+    })
 }
 
 /// The text of a part that is only text (and perhaps a `thought` flag), which can merge with its
@@ -1087,7 +1088,7 @@ fn plain_text(part: &Value) -> Option<&str> {
 }
 
 fn ollama(events: &[Value]) -> Result<Assembled, Fault> {
-    let mut assembled = Assembled::new(Value::Null);
+    let mut origins = Vec::new();
     let mut content: Option<String> = None;
     let mut calls: Vec<Value> = Vec::new();
     let mut body = Map::new();
@@ -1101,9 +1102,7 @@ fn ollama(events: &[Value]) -> Result<Assembled, Fault> {
             if let Some(value) = get(chunk, key) {
                 body.insert(key.to_owned(), value.clone());
                 if key == "done_reason" {
-                    assembled
-                        .origins
-                        .push(Origin::new("/done_reason", e, "/done_reason"));
+                    origins.push(Origin::new("/done_reason", e, "/done_reason"));
                 }
             }
         }
@@ -1118,7 +1117,7 @@ fn ollama(events: &[Value]) -> Result<Assembled, Fault> {
         let items = opt_array(message, "tool_calls", &message_at, "an array of tool calls")
             .map_err(&fault)?;
         for (j, call) in items.iter().enumerate() {
-            assembled.origins.push(Origin::new(
+            origins.push(Origin::new(
                 format!("/message/tool_calls/{}", calls.len()),
                 e,
                 calls_at.index(j).to_string(),
@@ -1133,8 +1132,11 @@ fn ollama(events: &[Value]) -> Result<Assembled, Fault> {
         message.insert("tool_calls".into(), calls.into());
     }
     body.insert("message".into(), message.into());
-    assembled.body = body.into();
-    Ok(assembled)
+    Ok(Assembled {
+        body: body.into(),
+        origins,
+        invalid: Vec::new(),
+    })
 }
 
 #[cfg(test)]
