@@ -227,19 +227,14 @@ impl InputError {
         }
     }
 
+    /// An error about the value its pointer leads to in the file's `text` (the start when
+    /// it has none).
     pub(crate) fn invalid(path: Option<&Path>, text: &str, error: ParseError) -> InputError {
-        let (line, column) = error
+        let offset = error
             .pointer()
-            .and_then(|p| crate::locate(text, p))
-            .unwrap_or((1, 1));
-        InputError::Invalid {
-            location: Location {
-                path: path.map(Path::to_path_buf),
-                line,
-                column,
-            },
-            error,
-        }
+            .and_then(|p| crate::span::locate_offset(text, p))
+            .unwrap_or(0);
+        InputError::invalid_at(path, text, offset, error)
     }
 }
 
