@@ -287,9 +287,9 @@ fn function_call_output(item: &Object, at: &At<'_>) -> Result<ToolResult, ParseE
 
 /// A built-in tool's output item, keyed by the call's `call_id` like a function's output; a local
 /// shell's is keyed by `id` in the SDK types but by `call_id` in OpenAI's local shell guide, so
-/// `id` is read when `call_id` is absent. Its output is a string (local shell, apply patch), a screenshot object
-/// (computer, kept as its JSON text) or chunks of `{stdout, stderr, outcome}` (shell, joined);
-/// an `apply_patch_call_output` with `status: "failed"` is an error.
+/// `id` is read when `call_id` is absent. Its output is a string (local shell, apply patch), a
+/// screenshot object (computer, kept as its JSON text) or chunks of `{stdout, stderr, outcome}`
+/// (shell, joined); an `apply_patch_call_output` with `status: "failed"` is an error.
 fn builtin_output(item: &Object, at: &At<'_>, builtin: Builtin) -> Result<ToolResult, ParseError> {
     let call_id = match (builtin, opt_id(item, "call_id", at)?) {
         (Builtin::LocalShell, None) => opt_id(item, "id", at)?,

@@ -23,11 +23,11 @@
 //! A stream is told from its first bytes before any JSON parsing (`data:`, `event:`, `id:`,
 //! `retry:` or a `:` comment: server-sent events), so a plain body costs nothing extra; NDJSON is
 //! tried only once the single-pass read has declined a body (NDJSON is never one JSON document),
-//! and only when its first line is an object with `"done": false`. Errors point into the original text: a `data:` payload
-//! that is not JSON is a syntax error at its line and column; a value of the wrong type is an
-//! error with the JSON pointer *inside its event* and that event's line and column (an item's
-//! pointer, `/3/…`, in a JSON array of chunks). An event reporting an error (`{"type":
-//! "error"}`, `{"error": …}`) makes the stream an error, not a response.
+//! and only when its first line is an object with `"done": false`. Errors point into the
+//! original text: a `data:` payload that is not JSON is a syntax error at its line and column; a
+//! value of the wrong type is an error with the JSON pointer *inside its event* and that event's
+//! line and column (an item's pointer, `/3/…`, in a JSON array of chunks). An event reporting an
+//! error (`{"type": "error"}`, `{"error": …}`) makes the stream an error, not a response.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
