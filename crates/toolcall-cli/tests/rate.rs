@@ -207,6 +207,29 @@ fn nothing_readable_exits_2() {
     );
 }
 
+/// Conversations without a single tool call are not a silent "0 cases".
+#[test]
+fn import_of_conversations_without_tool_calls_is_bad_input() {
+    let dir = scratch("import-no-calls");
+    let input = dir.join("log.json");
+    let conversation = json!({"tools": case()["tools"], "messages": [
+        {"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]});
+    write(&input, &conversation);
+    let out = dir.join("out");
+    let output = toolcall(&[
+        "import",
+        &input.display().to_string(),
+        "--out",
+        &out.display().to_string(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("read 1 conversation(s), but no assistant turn in them calls a tool"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn import_refuses_to_overwrite_without_force() {
     let dir = scratch("import");

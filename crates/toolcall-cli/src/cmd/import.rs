@@ -56,6 +56,14 @@ pub fn run(args: &Args) -> ExitCode {
         force: args.force,
     };
     match import(&args.input, &options) {
+        // A case is an assistant turn that called tools: none means the input is not what the
+        // user thinks (a wrong `--messages-key`, logs without tool calls).
+        Ok(summary) if summary.cases == 0 => output::bad_input(&format!(
+            "{}: read {} conversation(s), but no assistant turn in them calls a tool, so there is \
+             no case to import (is `--messages-key` right for these logs?)",
+            args.input.display(),
+            summary.conversations
+        )),
         Ok(summary) => {
             output::outln!(
                 "imported {} conversation(s): {} case(s) with {} tool call(s) into {}/cases and {}/recorded/{}",
