@@ -36,6 +36,17 @@ pub enum ParseError {
         /// What the stream held, and why it is not a response.
         why: String,
     },
+    /// The body could not be read as the format it was named (by `--format`, or a case's
+    /// `format`), and its shape is another format's.
+    #[error("{error}; the body's shape is {detected}'s, not {named}'s: name {detected}, or leave the format out to detect it")]
+    FormatMismatch {
+        /// The format the body was read as.
+        named: Format,
+        /// The format its shape fits.
+        detected: Format,
+        /// Why it could not be read as `named`.
+        error: Box<ParseError>,
+    },
     /// The shape matches more than one format and the format was not named.
     #[error("the JSON's shape fits more than one format ({}); name the one it is", list(.candidates))]
     Ambiguous {
@@ -67,6 +78,7 @@ impl ParseError {
     pub fn pointer(&self) -> Option<&str> {
         match self {
             ParseError::Unexpected { pointer, .. } => Some(pointer),
+            ParseError::FormatMismatch { error, .. } => error.pointer(),
             _ => None,
         }
     }

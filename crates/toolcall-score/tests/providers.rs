@@ -917,3 +917,29 @@ mod never_panics {
         }
     }
 }
+
+/// A body read as a format it is not says which format its shape is, keeping the place of the
+/// first thing that did not fit.
+#[test]
+fn a_body_named_as_another_format_says_which_it_is() {
+    let text = "{\n  \"object\": \"chat.completion\",\n  \"choices\": [{\"index\": 0,\n    \"message\": {\"role\": \"assistant\", \"content\": \"hi\"}}]\n}";
+    let error = Response::from_json_str(text, Some(Format::Anthropic)).expect_err("not anthropic");
+    let message = error.to_string();
+    assert!(
+        message.ends_with(
+            "the body's shape is openai-chat's, not anthropic's: name openai-chat, or leave the \
+             format out to detect it"
+        ),
+        "{message}"
+    );
+    assert!(message.contains("at /content"), "{message}");
+    // Read as what it is, or detected, it is fine.
+    assert!(Response::from_json_str(text, Some(Format::OpenaiChat)).is_ok());
+    assert!(Response::from_json_str(text, None).is_ok());
+    // A body of the named format that is merely wrong keeps its own error, with no hint.
+    let broken = r#"{"type": "message", "role": "assistant", "content": 7}"#;
+    let message = Response::from_json_str(broken, Some(Format::Anthropic))
+        .expect_err("content is not an array")
+        .to_string();
+    assert!(!message.contains("shape is"), "{message}");
+}

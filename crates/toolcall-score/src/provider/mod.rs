@@ -204,10 +204,22 @@ pub fn parse_response(value: &Value, format: Option<Format>) -> Result<Response,
             }
         }
     }
-    let format = match format {
-        Some(format) => format,
-        None => detect(value)?,
+    let Some(named) = format else {
+        return read_as(value, detect(value)?);
     };
+    read_as(value, named).map_err(|error| match detect(value) {
+        // The body is another format's: the named one is what is wrong, not the value.
+        Ok(detected) if detected != named => ParseError::FormatMismatch {
+            named,
+            detected,
+            error: Box::new(error),
+        },
+        _ => error,
+    })
+}
+
+/// The response in `value`, read as `format`'s.
+fn read_as(value: &Value, format: Format) -> Result<Response, ParseError> {
     match format {
         Format::Anthropic => anthropic::response(value),
         Format::OpenaiChat => openai_chat::response(value),
