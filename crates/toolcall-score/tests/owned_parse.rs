@@ -3,26 +3,13 @@
 //! document, over every case under `cases/`, every fixture, and a request mixing every tools
 //! shape.
 
+mod support;
+
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{json, Value};
 use toolcall_score::{Case, Catalog};
-
-/// Every `.json` file under `dir`, recursively, bar the fixtures' expectations.
-fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let entries = fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    for entry in entries {
-        let path = entry.expect("a directory entry").path();
-        if path.is_dir() {
-            json_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "json")
-            && !path.to_string_lossy().ends_with(".expect.json")
-        {
-            out.push(path);
-        }
-    }
-}
 
 fn assert_same_catalog(owned: &Catalog, cloned: &Catalog, what: &str) {
     assert_eq!(owned.tools(), cloned.tools(), "{what}: tools");
@@ -79,10 +66,14 @@ fn assert_same(text: &str, what: &str, path: Option<&Path>) -> bool {
 #[test]
 fn every_case_and_fixture_reads_the_same_from_text() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    json_files(&manifest.join("../../cases"), &mut files);
+    let mut files = support::files(&manifest.join("../../cases"), &[".json"]);
     let cases = files.len();
-    json_files(&manifest.join("tests/fixtures"), &mut files);
+    // The fixtures' expectations (`*.expect.json`) are not inputs.
+    files.extend(
+        support::files(&manifest.join("tests/fixtures"), &[".json"])
+            .into_iter()
+            .filter(|path| !path.to_string_lossy().ends_with(".expect.json")),
+    );
     assert!(cases >= 40, "found only {cases} cases");
     let mut parsed = 0;
     let mut with_schemas = 0;

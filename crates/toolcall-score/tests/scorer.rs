@@ -3,6 +3,8 @@
 //! names, text mentions and transcripts meet in every combination), one `Scorer` per case reused
 //! across all of them.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 
 use toolcall_score::{score, Case, Response, Scorer};
@@ -11,27 +13,9 @@ fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let read = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    for entry in read {
-        let path = entry.expect("a directory entry").path();
-        if path.is_dir() {
-            files(&path, out);
-        } else if path
-            .extension()
-            .is_some_and(|e| e == "json" || e == "jsonl")
-        {
-            out.push(path);
-        }
-    }
-}
-
 /// Every case that loads, by id (its path under `cases/` without the extension).
 fn cases(root: &Path) -> Vec<(PathBuf, Case)> {
-    let mut paths = Vec::new();
-    files(&root.join("cases"), &mut paths);
-    paths.sort();
-    paths
+    support::files(&root.join("cases"), &[".json", ".jsonl"])
         .into_iter()
         .filter_map(|path| {
             let case = Case::load(&path).ok()?;
@@ -47,11 +31,8 @@ fn cases(root: &Path) -> Vec<(PathBuf, Case)> {
 /// Every recorded response that parses (in its own case's format when the case names one).
 fn responses(root: &Path, cases: &[(PathBuf, Case)]) -> Vec<(String, Response)> {
     let recorded = root.join("recorded");
-    let mut paths = Vec::new();
-    files(&recorded, &mut paths);
-    paths.sort();
     let mut out = Vec::new();
-    for path in paths {
+    for path in support::files(&recorded, &[".json", ".jsonl"]) {
         let relative = path.strip_prefix(&recorded).expect("under recorded/");
         let id: PathBuf = relative
             .iter()
