@@ -260,23 +260,7 @@ fn push_result(messages: &mut Vec<Message>, result: ToolResult) {
 /// `{"type": "function_call_output" | "custom_tool_call_output", "call_id": …, "output": "…"}`;
 /// the output may also be an array of content parts.
 fn function_call_output(item: &Object, at: &At<'_>) -> Result<ToolResult, ParseError> {
-    let content = match get(item, "output") {
-        None => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(items)) => {
-            let mut parts = Vec::new();
-            let output_at = at.key("output");
-            for (i, part) in items.iter().enumerate() {
-                let at = output_at.index(i);
-                let part = object(part, &at, "a content part")?;
-                if let Some(text) = opt_string(part, "text", &at)? {
-                    push_text(&mut parts, text);
-                }
-            }
-            parts.join("\n")
-        }
-        Some(other) => other.to_string(),
-    };
+    let content = output_text(item, at, "a content part", &["text"])?;
     Ok(ToolResult {
         call_id: opt_id(item, "call_id", at)?,
         name: None,
@@ -295,25 +279,7 @@ fn builtin_output(item: &Object, at: &At<'_>, builtin: Builtin) -> Result<ToolRe
         (Builtin::LocalShell, None) => opt_id(item, "id", at)?,
         (_, call_id) => call_id,
     };
-    let content = match get(item, "output") {
-        None => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(chunks)) => {
-            let mut parts = Vec::new();
-            let output_at = at.key("output");
-            for (i, chunk) in chunks.iter().enumerate() {
-                let at = output_at.index(i);
-                let chunk = object(chunk, &at, "an output chunk")?;
-                for key in ["stdout", "stderr", "text"] {
-                    if let Some(text) = opt_string(chunk, key, &at)? {
-                        push_text(&mut parts, text);
-                    }
-                }
-            }
-            parts.join("\n")
-        }
-        Some(other) => other.to_string(),
-    };
+    let content = output_text(item, at, "an output chunk", &["stdout", "stderr", "text"])?;
     let is_error =
         builtin == Builtin::ApplyPatch && opt_string(item, "status", at)? == Some("failed");
     Ok(ToolResult {
@@ -321,6 +287,35 @@ fn builtin_output(item: &Object, at: &At<'_>, builtin: Builtin) -> Result<ToolRe
         name: None,
         is_error,
         content,
+    })
+}
+
+/// An output item's `output` as text: a string as it is; an array of `part`s (objects), their
+/// `keys`' strings joined by lines; any other value as its JSON text; none, empty.
+fn output_text(
+    item: &Object,
+    at: &At<'_>,
+    part: &str,
+    keys: &[&str],
+) -> Result<String, ParseError> {
+    Ok(match get(item, "output") {
+        None => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(items)) => {
+            let mut texts = Vec::new();
+            let output_at = at.key("output");
+            for (i, item) in items.iter().enumerate() {
+                let at = output_at.index(i);
+                let item = object(item, &at, part)?;
+                for key in keys {
+                    if let Some(text) = opt_string(item, key, &at)? {
+                        push_text(&mut texts, text);
+                    }
+                }
+            }
+            texts.join("\n")
+        }
+        Some(other) => other.to_string(),
     })
 }
 
