@@ -228,16 +228,9 @@ fn placeholder(schema: Option<&Value>) -> Value {
     }
 }
 
+/// The stop reason `format`'s provider gives such a turn.
 fn stop_reason(format: Format, called: bool) -> Option<String> {
-    let reason = match (format, called) {
-        (Format::Anthropic | Format::Bedrock, true) => "tool_use",
-        (Format::Anthropic | Format::Bedrock, false) => "end_turn",
-        (Format::OpenaiChat, true) => "tool_calls",
-        (Format::Gemini, _) => "STOP",
-        (Format::OpenaiChat | Format::Ollama, _) => "stop",
-        _ => return None,
-    };
-    Some(reason.to_owned())
+    format.stop_reason(called).map(str::to_owned)
 }
 
 #[cfg(test)]

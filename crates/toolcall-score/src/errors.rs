@@ -23,7 +23,7 @@ pub enum ParseError {
         found: String,
     },
     /// The shape matches no supported format.
-    #[error("the JSON's shape matches no supported format: {why}; name the format explicitly (anthropic, openai-chat, openai-responses, gemini, bedrock, ollama, call-list)")]
+    #[error("the JSON's shape matches no supported format: {why}; name the format explicitly ({})", crate::format::names())]
     UnknownShape {
         /// What the shape looked like and why nothing matched.
         why: String,

@@ -1,55 +1,82 @@
-//! The wire formats this crate reads, named the way users type them on a command line.
+//! The wire formats this crate reads, and the registry that lists them.
+//!
+//! A format is one module under `provider/` that defines its `WIRE` (see `provider/wire.rs`:
+//! its names, its shape, its reader, its stream events, how the loop guard answers in it); the
+//! registry below is the one place that lists the modules. Every list of formats — [`Format`]
+//! itself, [`Format::ALL`], the names `--format` accepts, the messages that name the formats, the
+//! order detection tries them in — is derived from it.
 
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer};
 
-/// A provider's wire format, for responses, tool arrays and transcripts alike.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
-pub enum Format {
+use crate::provider::wire::Wire;
+
+/// Declares [`Format`], [`Format::ALL`] and the lookup of each format's [`Wire`] from one list of
+/// `Variant => module` lines.
+macro_rules! registry {
+    ($( $(#[$doc:meta])* $variant:ident => $module:ident, )*) => {
+        /// A provider's wire format, for responses, tool arrays and transcripts alike.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum Format {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Format {
+            /// Every format, in the registry's order (the order detection tries them in).
+            pub const ALL: [Format; [$(stringify!($variant)),*].len()] = [$(Format::$variant),*];
+
+            /// Everything the shared layers need to know about this format.
+            pub(crate) const fn wire(self) -> &'static Wire {
+                match self {
+                    $( Format::$variant => &crate::provider::$module::WIRE, )*
+                }
+            }
+        }
+    };
+}
+
+registry! {
     /// Anthropic Messages API (`content` blocks of type `tool_use` / `tool_result`).
-    Anthropic,
+    Anthropic => anthropic,
     /// OpenAI Chat Completions (`choices[].message.tool_calls`, `arguments` as a JSON string).
-    OpenaiChat,
+    OpenaiChat => openai_chat,
     /// OpenAI Responses API (`output` items of type `function_call`).
-    OpenaiResponses,
+    OpenaiResponses => openai_responses,
     /// Gemini `generateContent` (`candidates[].content.parts[].functionCall`).
-    Gemini,
+    Gemini => gemini,
     /// Amazon Bedrock Converse (`output.message.content[].toolUse`).
-    Bedrock,
+    Bedrock => bedrock,
     /// Ollama `/api/chat` (`message.tool_calls`, `arguments` as an object).
-    Ollama,
+    Ollama => ollama,
     /// A plain JSON list of `{name, input}` calls, as in an MCP replay transcript.
-    CallList,
+    CallList => call_list,
 }
 
 impl Format {
-    /// Every format, in a stable order.
-    pub const ALL: [Format; 7] = [
-        Format::Anthropic,
-        Format::OpenaiChat,
-        Format::OpenaiResponses,
-        Format::Gemini,
-        Format::Bedrock,
-        Format::Ollama,
-        Format::CallList,
-    ];
-
     /// The name used on the command line, in case files and in JSON output.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Format::Anthropic => "anthropic",
-            Format::OpenaiChat => "openai-chat",
-            Format::OpenaiResponses => "openai-responses",
-            Format::Gemini => "gemini",
-            Format::Bedrock => "bedrock",
-            Format::Ollama => "ollama",
-            Format::CallList => "call-list",
+        self.wire().name
+    }
+
+    /// The stop reason this format's provider reports for a turn that ends with tool calls
+    /// (`called`) or in text; `None` where the format has no such field (call lists).
+    pub fn stop_reason(self, called: bool) -> Option<&'static str> {
+        let reasons = self.wire().stop_reasons;
+        if called {
+            reasons.calls
+        } else {
+            reasons.text
         }
     }
+}
+
+/// Every format's name, comma-separated, for messages that list them.
+pub(crate) fn names() -> String {
+    let names: Vec<&str> = Format::ALL.iter().map(|f| f.as_str()).collect();
+    names.join(", ")
 }
 
 impl fmt::Display for Format {
@@ -58,9 +85,16 @@ impl fmt::Display for Format {
     }
 }
 
+#[cfg(feature = "serde")]
+impl serde::Serialize for Format {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 /// The error for a format name that is not one of [`Format::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown format `{given}`: expected one of anthropic, openai-chat, openai-responses, gemini, bedrock, ollama, call-list")]
+#[error("unknown format `{given}`: expected one of {}", names())]
 pub struct UnknownFormat {
     /// What was given.
     pub given: String,
@@ -71,21 +105,15 @@ impl FromStr for Format {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let normalized = s.trim().to_ascii_lowercase().replace('_', "-");
-        let format = match normalized.as_str() {
-            "anthropic" | "claude" | "messages" => Format::Anthropic,
-            "openai-chat" | "openai" | "chat" | "chat-completions" => Format::OpenaiChat,
-            "openai-responses" | "responses" => Format::OpenaiResponses,
-            "gemini" | "google" | "vertex" => Format::Gemini,
-            "bedrock" | "converse" | "bedrock-converse" => Format::Bedrock,
-            "ollama" => Format::Ollama,
-            "call-list" | "calls" | "mcp" => Format::CallList,
-            _ => {
-                return Err(UnknownFormat {
-                    given: s.to_owned(),
-                })
-            }
-        };
-        Ok(format)
+        Format::ALL
+            .into_iter()
+            .find(|f| {
+                let wire = f.wire();
+                wire.name == normalized || wire.aliases.contains(&normalized.as_str())
+            })
+            .ok_or_else(|| UnknownFormat {
+                given: s.to_owned(),
+            })
     }
 }
 
@@ -93,5 +121,27 @@ impl<'de> Deserialize<'de> for Format {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let name = String::deserialize(deserializer)?;
         name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_aliases_are_unique_and_parse_back() {
+        let mut seen = std::collections::BTreeSet::new();
+        for format in Format::ALL {
+            let wire = format.wire();
+            assert_eq!(wire.name.parse::<Format>(), Ok(format));
+            for name in std::iter::once(&wire.name).chain(wire.aliases) {
+                assert!(seen.insert(*name), "`{name}` names two formats");
+                assert_eq!(name.parse::<Format>(), Ok(format), "{name}");
+                assert_eq!(*name, name.to_ascii_lowercase().replace('_', "-"));
+            }
+        }
+        assert_eq!("OpenAI_Chat".parse::<Format>(), Ok(Format::OpenaiChat));
+        let unknown = "cohere".parse::<Format>().unwrap_err().to_string();
+        assert!(unknown.contains("anthropic, openai-chat"), "{unknown}");
     }
 }

@@ -12,6 +12,44 @@ use super::read::{array, get, object, opt_bool, opt_id, opt_string, push_text, r
 use super::read::{At, Evidence, Object};
 use crate::errors::ParseError;
 use crate::{Arguments, Format, Message, Response, ToolCall, ToolResult};
+use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Wire};
+
+/// Anthropic Messages, for the registry.
+pub(crate) const WIRE: Wire = Wire {
+    name: "anthropic",
+    aliases: &["claude", "messages"],
+    shape: "`type: \"message\"` with `content`",
+    fits,
+    top_keys: &["type", "content", "role", "stop_reason"],
+    read: response,
+    answers,
+    pairs_by_id: true,
+    stop_reasons: StopReasons {
+        calls: Some("tool_use"),
+        text: Some("end_turn"),
+    },
+};
+
+/// `{"type": "message", …}`, or `content` blocks with `role: "assistant"` or a `stop_reason`.
+fn fits(body: &dyn Members) -> bool {
+    body.str_of("type") == Some("message")
+        || (body.is_array("content")
+            && (body.str_of("role") == Some("assistant") || body.has("stop_reason")))
+}
+
+/// One user message of `{"type":"tool_result","tool_use_id":…,"content":…,"is_error":true}`
+/// blocks.
+fn answers(answers: &[Answer<'_>]) -> Vec<Value> {
+    let blocks = answers.iter().map(|answer| {
+        object_of([
+            ("type", Some("tool_result".into())),
+            ("tool_use_id", answer.id_value()),
+            ("content", Some(answer.text.into())),
+            ("is_error", answer.is_error().then_some(Value::Bool(true))),
+        ])
+    });
+    vec![serde_json::json!({"role": "user", "content": blocks.collect::<Vec<_>>()})]
+}
 
 /// A response body: `{"type": "message", "content": [...], "stop_reason": ...}`.
 pub(super) fn response(value: &Value) -> Result<Response, ParseError> {

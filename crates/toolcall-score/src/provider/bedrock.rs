@@ -16,6 +16,47 @@ use super::read::{At, Evidence, Object};
 use crate::errors::ParseError;
 use crate::ToolResult;
 use crate::{Anomaly, AnomalyKind, Arguments, Format, Message, Response, ToolCall};
+use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Wire};
+
+/// Bedrock Converse, for the registry.
+pub(crate) const WIRE: Wire = Wire {
+    name: "bedrock",
+    aliases: &["converse", "bedrock-converse"],
+    shape: "`output.message`",
+    fits,
+    top_keys: &["output", "stopReason"],
+    read: response,
+    answers,
+    pairs_by_id: true,
+    stop_reasons: StopReasons {
+        calls: Some("tool_use"),
+        text: Some("end_turn"),
+    },
+};
+
+/// An `output` object, or a `stopReason`.
+fn fits(body: &dyn Members) -> bool {
+    body.is_object("output") || body.has("stopReason")
+}
+
+/// One user message of `{"toolResult":{"toolUseId":…,"content":[{"text":…}|{"json":…}],
+/// "status":"error"}}` blocks.
+fn answers(answers: &[Answer<'_>]) -> Vec<Value> {
+    let blocks = answers.iter().map(|answer| {
+        let content = match answer.output {
+            Ok(value @ Value::Object(_)) => serde_json::json!({ "json": value }),
+            _ => serde_json::json!({ "text": answer.text }),
+        };
+        serde_json::json!({
+            "toolResult": object_of([
+                ("toolUseId", answer.id_value()),
+                ("content", Some(serde_json::json!([content]))),
+                ("status", answer.is_error().then(|| "error".into())),
+            ])
+        })
+    });
+    vec![serde_json::json!({"role": "user", "content": blocks.collect::<Vec<_>>()})]
+}
 
 /// A Converse response: `{"output": {"message": {"role", "content": [...]}}, "stopReason"}`.
 pub(super) fn response(value: &Value) -> Result<Response, ParseError> {

@@ -11,6 +11,47 @@ use serde_json::Value;
 use super::read::{array, get, object, opt_id, opt_string, string, At, Object};
 use crate::errors::ParseError;
 use crate::{Arguments, Format, Response, ToolCall};
+use super::wire::{object_of, Answer, Members, StopReasons, Wire};
+
+/// Call lists, for the registry.
+pub(crate) const WIRE: Wire = Wire {
+    name: "call-list",
+    aliases: &["calls", "mcp"],
+    shape: "an array of calls",
+    fits,
+    top_keys: &[],
+    read: response,
+    answers,
+    pairs_by_id: false,
+    stop_reasons: StopReasons {
+        calls: None,
+        text: None,
+    },
+};
+
+/// Never an object: a call list is a JSON array, which detection tells apart before any
+/// object's shape is asked.
+fn fits(_: &dyn Members) -> bool {
+    false
+}
+
+/// An MCP-style `CallToolResult` for each, with the call's name (and id, when it had one).
+fn answers(answers: &[Answer<'_>]) -> Vec<Value> {
+    answers
+        .iter()
+        .map(|answer| {
+            object_of([
+                ("name", Some(answer.name.into())),
+                ("id", answer.id_value()),
+                (
+                    "content",
+                    Some(serde_json::json!([{ "type": "text", "text": answer.text }])),
+                ),
+                ("isError", Some(answer.is_error().into())),
+            ])
+        })
+        .collect()
+}
 
 /// The list.
 pub(super) fn response(value: &Value) -> Result<Response, ParseError> {

@@ -36,6 +36,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::read::{json_string_arguments, opt_string, push_text, At};
+use super::wire::TOP_KEYS;
 use super::{openai_chat, Members};
 use crate::{Anomaly, AnomalyKind, Arguments, Format, Response, ToolCall};
 
@@ -160,25 +161,16 @@ impl<'de, T: Fields<'de>> Deserialize<'de> for Obj<T> {
     }
 }
 
-/// The top-level members some reader looks at: `choices` (read typed, for Chat Completions), the
-/// shape keys [`super::detect`] looks at, and the members each format's reader reads.
-const TOP_KEYS: [&str; 14] = [
-    "choices",
-    "object",
-    "type",
-    "content",
-    "role",
-    "stop_reason",
-    "output",
-    "candidates",
-    "stopReason",
-    "message",
-    "done",
-    "done_reason",
-    "incomplete_details",
-    "status",
-];
-const CHOICES: usize = 0;
+// The top-level members some reader looks at (`TOP_KEYS`) are the union of every format's
+// `top_keys`, from the registry: the shape keys detection looks at and the members each
+// format's reader reads. `choices` is read typed, for Chat Completions.
+const CHOICES: usize = {
+    let mut i = 0;
+    while !matches!(TOP_KEYS[i].as_bytes(), b"choices") {
+        i += 1;
+    }
+    i
+};
 
 /// A response body (an object, or a call list), read into the response when this path reads it
 /// exactly as the general path would.

@@ -18,6 +18,48 @@ use super::read::{push_text, string, At, Evidence, Object};
 use crate::errors::ParseError;
 use crate::{Anomaly, AnomalyKind, Arguments, Format, Message, Response, Role, ToolCall};
 use crate::{ToolResult, Transcript};
+use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Wire};
+
+/// Gemini `generateContent`, for the registry.
+pub(crate) const WIRE: Wire = Wire {
+    name: "gemini",
+    aliases: &["google", "vertex"],
+    shape: "`candidates`",
+    fits,
+    top_keys: &["candidates"],
+    read: response,
+    answers,
+    pairs_by_id: false,
+    stop_reasons: StopReasons {
+        calls: Some("STOP"),
+        text: Some("STOP"),
+    },
+};
+
+/// `candidates`.
+fn fits(body: &dyn Members) -> bool {
+    body.has("candidates")
+}
+
+/// One user content of `{"functionResponse":{"name":…,"id":…,"response":{"output":…}|{"error":…}}}`
+/// parts: the keys Gemini documents for a function's output and for its error details. Ids are
+/// echoed only when the call had one.
+fn answers(answers: &[Answer<'_>]) -> Vec<Value> {
+    let parts = answers.iter().map(|answer| {
+        let response = match answer.output {
+            Ok(value) => serde_json::json!({ "output": value }),
+            Err(text) => serde_json::json!({ "error": text }),
+        };
+        serde_json::json!({
+            "functionResponse": object_of([
+                ("name", Some(answer.name.into())),
+                ("id", answer.id_value()),
+                ("response", Some(response)),
+            ])
+        })
+    });
+    vec![serde_json::json!({"role": "user", "parts": parts.collect::<Vec<_>>()})]
+}
 
 /// A response body: `{"candidates": [{"content": {"parts": [...]}, "finishReason": ...}]}`.
 pub(super) fn response(value: &Value) -> Result<Response, ParseError> {

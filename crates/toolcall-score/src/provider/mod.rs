@@ -47,23 +47,25 @@
 //! group contributes its inner tools under their own names (calls carry the namespace
 //! separately).
 
-mod anthropic;
-mod bedrock;
-mod call_list;
+pub(crate) mod anthropic;
+pub(crate) mod bedrock;
+pub(crate) mod call_list;
 mod collect;
 mod fast;
-mod gemini;
+pub(crate) mod gemini;
 mod messages;
-mod ollama;
-mod openai_chat;
-mod openai_responses;
+pub(crate) mod ollama;
+pub(crate) mod openai_chat;
+pub(crate) mod openai_responses;
 mod read;
 mod stream;
+pub(crate) mod wire;
 
 use serde_json::Value;
 
 pub(crate) use self::collect::Tools;
 use self::read::Object;
+pub(crate) use self::wire::{fitting, Members};
 use self::read::{array, get, get_any, object, opt_array, opt_string, string, At, Evidence};
 use crate::errors::{describe, ParseError};
 use crate::{Catalog, Format, Request, Response, Role, Tool, Transcript};
@@ -77,14 +79,16 @@ use crate::{Catalog, Format, Request, Response, Role, Tool, Transcript};
 /// | openai-responses | `{"object": "response", "output": [...]}`, or `output` as an array |
 /// | gemini | `{"candidates": [...]}` |
 /// | bedrock | `{"output": {"message": {...}}, "stopReason": ...}` |
-/// | ollama | `{"model", "message": {...}, "done": ...}` |
+/// | ollama | `{"model", "message": {...}, "done": ...}` (`message` and `done` both) |
 /// | call-list | a JSON array (of `{name, input \| arguments}`) |
 ///
+/// Each format's module holds its own predicate (its `Wire::fits`); detection asks them all.
 /// A JSON array whose first item is a stream event (a `chat.completion.chunk`, an Anthropic or
 /// Responses event, a Gemini chunk, an Ollama chunk) is that format's stream, not a call list.
 ///
-/// A shape that fits none is [`ParseError::UnknownShape`], saying what it saw; one that fits
-/// several is [`ParseError::Ambiguous`].
+/// A shape that fits none is [`ParseError::UnknownShape`], saying what it saw and which formats
+/// it resembles (those whose members it has); one that fits several is
+/// [`ParseError::Ambiguous`].
 pub fn detect(value: &Value) -> Result<Format, ParseError> {
     let body = match value {
         Value::Array(items) => {
@@ -111,55 +115,8 @@ pub fn detect(value: &Value) -> Result<Format, ParseError> {
     })
 }
 
-/// The members of a response object that [`detect`] looks at: an object, or the members the
-/// single-pass reader kept of one.
-pub(crate) trait Members {
-    /// The member `key`, when present (`null` included).
-    fn member(&self, key: &str) -> Option<&Value>;
-}
-
-impl Members for Object {
-    fn member(&self, key: &str) -> Option<&Value> {
-        self.get(key)
-    }
-}
-
-/// The one format a response object's shape fits; otherwise every format it fits (none, or
-/// several).
-pub(crate) fn fitting(body: &impl Members) -> Result<Format, Vec<Format>> {
-    let mut fitting = Format::ALL.into_iter().filter(|f| fits(*f, body));
-    match (fitting.next(), fitting.next()) {
-        (Some(one), None) => Ok(one),
-        (None, _) => Err(Vec::new()),
-        (Some(first), Some(second)) => Err([first, second].into_iter().chain(fitting).collect()),
-    }
-}
-
-/// Whether a response body has the shape of `format`.
-fn fits(format: Format, body: &impl Members) -> bool {
-    let str_of = |key: &str| body.member(key).and_then(Value::as_str);
-    let is_array = |key: &str| body.member(key).is_some_and(Value::is_array);
-    let is_object = |key: &str| body.member(key).is_some_and(Value::is_object);
-    let present = |key: &str| body.member(key).is_some();
-    match format {
-        Format::Anthropic => {
-            str_of("type") == Some("message")
-                || (is_array("content")
-                    && (str_of("role") == Some("assistant") || present("stop_reason")))
-        }
-        Format::OpenaiChat => {
-            str_of("object") == Some("chat.completion")
-                || (present("choices") && str_of("object") != Some("chat.completion.chunk"))
-        }
-        Format::OpenaiResponses => str_of("object") == Some("response") || is_array("output"),
-        Format::Gemini => present("candidates"),
-        Format::Bedrock => is_object("output") || present("stopReason"),
-        Format::Ollama => is_object("message") || present("done"),
-        Format::CallList => false,
-    }
-}
-
-/// Why a response object fits no format: what it holds, and what each format would need.
+/// Why a response object fits no format: what it holds, which formats it resembles, and what
+/// each format would need.
 fn unknown_why(value: &Value, body: &Object) -> String {
     let mut why = format!("found {}", describe(value));
     let str_of = |key: &str| body.get(key).and_then(Value::as_str);
@@ -178,13 +135,32 @@ fn unknown_why(value: &Value, body: &Object) -> String {
         || str_of("type").is_some_and(|t| t.starts_with("message_") || t.starts_with("content_"))
     {
         why.push_str(", which looks like one event of a stream: record the assembled response");
+    } else {
+        let resembles: Vec<String> = Format::ALL
+            .into_iter()
+            .filter_map(|format| {
+                let shared: Vec<&str> = format
+                    .wire()
+                    .top_keys
+                    .iter()
+                    .copied()
+                    .filter(|key| body.contains_key(*key))
+                    .collect();
+                (!shared.is_empty()).then(|| format!("{format}'s `{}`", shared.join("`, `")))
+            })
+            .collect();
+        if !resembles.is_empty() {
+            why.push_str(&format!(
+                "; it has {} but not the rest of that shape",
+                resembles.join(" and ")
+            ));
+        }
     }
-    why.push_str(
-        "; a response needs `type: \"message\"` with `content` (anthropic), `choices` \
-         (openai-chat), an `output` array (openai-responses), `candidates` (gemini), \
-         `output.message` (bedrock) or `message` with `done` (ollama), or must be an array of \
-         calls (call-list)",
-    );
+    let shapes: Vec<String> = Format::ALL
+        .into_iter()
+        .map(|format| format!("{} ({format})", format.wire().shape))
+        .collect();
+    why.push_str(&format!("; a response needs {}", shapes.join(", ")));
     why
 }
 
@@ -220,15 +196,7 @@ pub fn parse_response(value: &Value, format: Option<Format>) -> Result<Response,
 
 /// The response in `value`, read as `format`'s.
 fn read_as(value: &Value, format: Format) -> Result<Response, ParseError> {
-    match format {
-        Format::Anthropic => anthropic::response(value),
-        Format::OpenaiChat => openai_chat::response(value),
-        Format::OpenaiResponses => openai_responses::response(value),
-        Format::Gemini => gemini::response(value),
-        Format::Bedrock => bedrock::response(value),
-        Format::Ollama => ollama::response(value),
-        Format::CallList => call_list::response(value),
-    }
+    (format.wire().read)(value)
 }
 
 pub(crate) use self::stream::{is_ndjson, is_sse, parse_text as parse_stream, Framing};

@@ -7,8 +7,45 @@
 use serde_json::Value;
 
 use super::read::{object, opt_string, required, At, Evidence};
+use super::wire::{Answer, Members, MembersExt, StopReasons, Wire};
 use crate::errors::ParseError;
 use crate::{Format, Response};
+
+/// Ollama `/api/chat`, for the registry.
+pub(crate) const WIRE: Wire = Wire {
+    name: "ollama",
+    aliases: &[],
+    shape: "`message` with `done`",
+    fits,
+    top_keys: &["message", "done", "done_reason"],
+    read: response,
+    answers,
+    pairs_by_id: false,
+    stop_reasons: StopReasons {
+        calls: Some("stop"),
+        text: Some("stop"),
+    },
+};
+
+/// A `message` object, or `done`.
+fn fits(body: &dyn Members) -> bool {
+    body.is_object("message") || body.has("done")
+}
+
+/// `{"role":"tool","tool_name":…,"content":…}` for each: Ollama pairs results with calls by name
+/// and order, not by id.
+fn answers(answers: &[Answer<'_>]) -> Vec<Value> {
+    answers
+        .iter()
+        .map(|answer| {
+            serde_json::json!({
+                "role": "tool",
+                "tool_name": answer.name,
+                "content": answer.text,
+            })
+        })
+        .collect()
+}
 
 /// A response body: `{"model", "created_at", "message": {...}, "done_reason", "done"}`.
 pub(super) fn response(value: &Value) -> Result<Response, ParseError> {

@@ -25,6 +25,44 @@ use super::read::{array, get, json_string_arguments, object, opt_id, opt_string,
 use super::read::{required, string, At, Evidence, Object};
 use crate::errors::ParseError;
 use crate::{Anomaly, AnomalyKind, Arguments, Format, Response, ToolCall};
+use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Wire};
+
+/// OpenAI Chat Completions, for the registry.
+pub(crate) const WIRE: Wire = Wire {
+    name: "openai-chat",
+    aliases: &["openai", "chat", "chat-completions"],
+    shape: "`choices`",
+    fits,
+    top_keys: &["choices", "object"],
+    read: response,
+    answers,
+    pairs_by_id: true,
+    stop_reasons: StopReasons {
+        calls: Some("tool_calls"),
+        text: Some("stop"),
+    },
+};
+
+/// `{"object": "chat.completion", …}`, or just `choices` (but not a stream's chunk).
+fn fits(body: &dyn Members) -> bool {
+    body.str_of("object") == Some("chat.completion")
+        || (body.has("choices") && body.str_of("object") != Some("chat.completion.chunk"))
+}
+
+/// `{"role":"tool","tool_call_id":…,"content":…}` for each, function and custom calls alike:
+/// Chat Completions has no error flag, the text says it.
+fn answers(answers: &[Answer<'_>]) -> Vec<Value> {
+    answers
+        .iter()
+        .map(|answer| {
+            object_of([
+                ("role", Some("tool".into())),
+                ("tool_call_id", answer.id_value()),
+                ("content", Some(answer.text.into())),
+            ])
+        })
+        .collect()
+}
 
 /// A response body: `{"object": "chat.completion", "choices": [{"message": {...}}]}`.
 pub(super) fn response(value: &Value) -> Result<Response, ParseError> {

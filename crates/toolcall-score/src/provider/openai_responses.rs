@@ -32,6 +32,115 @@ use super::read::{array, get, json_string_arguments, object, opt_id, opt_object,
 use super::read::{push_text, required, string, At, Evidence, Object};
 use crate::errors::ParseError;
 use crate::{Arguments, Builtin, Format, Message, Response, Role, ToolCall, ToolResult};
+use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Wire};
+
+/// The OpenAI Responses API, for the registry.
+pub(crate) const WIRE: Wire = Wire {
+    name: "openai-responses",
+    aliases: &["responses"],
+    shape: "an `output` array",
+    fits,
+    top_keys: &["object", "output", "incomplete_details", "status"],
+    read: response,
+    answers,
+    pairs_by_id: true,
+    stop_reasons: StopReasons {
+        calls: Some("completed"),
+        text: Some("completed"),
+    },
+};
+
+/// `{"object": "response", …}`, or an `output` array.
+fn fits(body: &dyn Members) -> bool {
+    body.str_of("object") == Some("response") || body.is_array("output")
+}
+
+/// One input item for each: `{"type":"function_call_output","call_id":…,"output":…}`
+/// (`custom_tool_call_output` for a custom tool call), with no error flag; a built-in tool's
+/// call takes its own output item (see [`builtin_answer`]).
+fn answers(answers: &[Answer<'_>]) -> Vec<Value> {
+    answers.iter().map(answer).collect()
+}
+
+fn answer(answer: &Answer<'_>) -> Value {
+    if let Some(item) = answer.builtin.and_then(|b| builtin_answer(answer, b)) {
+        return item;
+    }
+    let kind = if answer.custom {
+        "custom_tool_call_output"
+    } else {
+        "function_call_output"
+    };
+    object_of([
+        ("type", Some(kind.into())),
+        ("call_id", answer.id_value()),
+        ("output", Some(answer.text.into())),
+    ])
+}
+
+/// The output item of a built-in tool's call, in the shape of the OpenAI SDK types
+/// (`openai-python`, `types/responses/response_input_item_param.py`); `None` when the answer
+/// cannot take that shape.
+///
+/// - `local_shell_call_output`: `call_id`, `output` text. The SDK types key it by `id`; OpenAI's
+///   local shell guide and the clients that run it send `call_id`, which is what is sent here.
+/// - `shell_call_output`: `call_id`, `output` as chunks of `{stdout, stderr, outcome}`. An output
+///   that is already such chunks is sent as is; other output is one chunk on stdout with exit
+///   code 0, an error one chunk on stderr with exit code 1.
+/// - `apply_patch_call_output`: `call_id`, `status` (`completed`, `failed` for an error),
+///   `output` text.
+/// - `computer_call_output`: `call_id`, `output` a screenshot (`{"type": "computer_screenshot",
+///   "image_url" | "file_id"}`), which must be the output given, as an object. A screenshot has
+///   no room for text, so a text answer (an error included) is `None`: it goes as a
+///   `function_call_output` on the same `call_id` rather than be dropped.
+fn builtin_answer(answer: &Answer<'_>, builtin: Builtin) -> Option<Value> {
+    let text = || Some(Value::from(answer.text));
+    let kind = || Some(Value::from(format!("{}_output", builtin.call_item())));
+    Some(match builtin {
+        Builtin::LocalShell => object_of([
+            ("type", kind()),
+            ("call_id", answer.id_value()),
+            ("output", text()),
+        ]),
+        Builtin::Shell => {
+            let chunks = match answer.output {
+                Ok(Value::Array(chunks)) if chunks.iter().all(|c| c.get("outcome").is_some()) => {
+                    Value::Array(chunks.clone())
+                }
+                Ok(_) => json!([{"stdout": answer.text, "stderr": "",
+                                 "outcome": {"type": "exit", "exit_code": 0}}]),
+                Err(_) => json!([{"stdout": "", "stderr": answer.text,
+                                  "outcome": {"type": "exit", "exit_code": 1}}]),
+            };
+            object_of([
+                ("type", kind()),
+                ("call_id", answer.id_value()),
+                ("output", Some(chunks)),
+            ])
+        }
+        Builtin::ApplyPatch => {
+            let status = if answer.is_error() {
+                "failed"
+            } else {
+                "completed"
+            };
+            object_of([
+                ("type", kind()),
+                ("call_id", answer.id_value()),
+                ("status", Some(status.into())),
+                ("output", text()),
+            ])
+        }
+        Builtin::Computer => match answer.output {
+            Ok(screenshot @ Value::Object(_)) => object_of([
+                ("type", kind()),
+                ("call_id", answer.id_value()),
+                ("output", Some(screenshot.clone())),
+            ]),
+            _ => return None,
+        },
+    })
+}
 
 /// A response body: `{"object": "response", "output": [...], "status": ...}`.
 pub(super) fn response(value: &Value) -> Result<Response, ParseError> {

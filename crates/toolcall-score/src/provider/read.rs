@@ -251,15 +251,18 @@ pub(crate) fn push_text(out: &mut Vec<String>, text: &str) {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Evidence {
     /// Bit `i` set: `Format::ALL[i]` still fits.
-    fits: u8,
+    fits: u64,
     /// Whether any shape said anything.
     seen: bool,
 }
 
+// One bit per format.
+const _: () = assert!(Format::ALL.len() <= u64::BITS as usize);
+
 impl Default for Evidence {
     fn default() -> Self {
         Evidence {
-            fits: u8::MAX,
+            fits: u64::MAX,
             seen: false,
         }
     }
@@ -268,7 +271,7 @@ impl Default for Evidence {
 impl Evidence {
     /// A shape was seen that only these formats use.
     pub(crate) fn saw(&mut self, formats: &[Format]) {
-        let mask = formats.iter().fold(0u8, |m, f| m | bit(*f));
+        let mask = formats.iter().fold(0, |m, f| m | bit(*f));
         self.fits &= mask;
         self.seen = true;
     }
@@ -286,9 +289,9 @@ impl Evidence {
     }
 }
 
-fn bit(format: Format) -> u8 {
-    let index = Format::ALL.iter().position(|f| *f == format).unwrap_or(7);
-    1u8 << index
+fn bit(format: Format) -> u64 {
+    let index = Format::ALL.iter().position(|f| *f == format).unwrap_or(0);
+    1 << index
 }
 
 #[cfg(test)]

@@ -501,7 +501,7 @@ fn malformed(response: &Response) -> Option<String> {
             ));
         }
     }
-    if needs_ids(response.format) {
+    if response.format.wire().pairs_by_id {
         let missing = response
             .calls
             .iter()
@@ -516,15 +516,6 @@ fn malformed(response: &Response) -> Option<String> {
         }
     }
     None
-}
-
-/// Formats whose results are paired with calls by id only (Gemini, Ollama and call lists also
-/// pair by order and name).
-fn needs_ids(format: Format) -> bool {
-    matches!(
-        format,
-        Format::Anthropic | Format::OpenaiChat | Format::OpenaiResponses | Format::Bedrock
-    )
 }
 
 fn available_sentence(catalog: &Catalog) -> String {

@@ -1,0 +1,190 @@
+//! What one wire format knows, as one value: a [`Wire`].
+//!
+//! Each format's module defines a `WIRE` and the registry in `format.rs` lists the modules, one
+//! line each. The shared layers — detection, the single-pass reader's kept members, stream
+//! assembly, the loop guard's answers, the names users type and every message that lists
+//! formats — ask a format's `Wire` for what they need instead of matching on [`Format`]. So a
+//! new format is its own module plus a registry line, and a `Wire` field it forgets is a
+//! compile error (a struct literal must name every field).
+
+use serde_json::{Map, Value};
+
+use crate::errors::ParseError;
+use crate::{Builtin, Format, Response};
+
+/// Everything the shared layers need from one wire format.
+pub(crate) struct Wire {
+    /// The name used on the command line, in case files and in JSON output (`openai-chat`).
+    pub(crate) name: &'static str,
+    /// Other names `--format` and a case's `format` accept (compared lower-cased, `_` as `-`).
+    pub(crate) aliases: &'static [&'static str],
+    /// The response shape, as error messages describe it ("`choices` (openai-chat)" reads
+    /// "`choices`").
+    pub(crate) shape: &'static str,
+    /// Whether a response object has this format's shape. Sees only the members in
+    /// `top_keys` (the single-pass reader keeps no others).
+    pub(crate) fits: fn(&dyn Members) -> bool,
+    /// The top-level members of a response object that `fits` and `read` look at.
+    pub(crate) top_keys: &'static [&'static str],
+    /// Reads a response body of this format.
+    pub(crate) read: fn(&Value) -> Result<Response, ParseError>,
+    /// The messages (or input items) that carry the loop guard's answers back, in call order.
+    pub(crate) answers: fn(&[Answer<'_>]) -> Vec<Value>,
+    /// Whether results are paired with calls by id only (others also pair by order and name),
+    /// so a call without an id cannot be answered.
+    pub(crate) pairs_by_id: bool,
+    /// The stop reason the provider gives a turn that ends in tool calls, and one that ends in
+    /// text (what the dummy agent's responses carry).
+    pub(crate) stop_reasons: StopReasons,
+}
+
+/// The stop reasons a format's provider reports.
+#[derive(Clone, Copy)]
+pub(crate) struct StopReasons {
+    /// A turn that ends with tool calls.
+    pub(crate) calls: Option<&'static str>,
+    /// A turn that ends in text.
+    pub(crate) text: Option<&'static str>,
+}
+
+/// The members of a response object that detection looks at: an object, or the members the
+/// single-pass reader kept of one.
+pub(crate) trait Members {
+    /// The member `key`, when present (`null` included).
+    fn member(&self, key: &str) -> Option<&Value>;
+}
+
+impl Members for Map<String, Value> {
+    fn member(&self, key: &str) -> Option<&Value> {
+        self.get(key)
+    }
+}
+
+/// Typed looks at a response object's members, for `fits` predicates.
+pub(crate) trait MembersExt: Members {
+    /// The member `key` as a string.
+    fn str_of(&self, key: &str) -> Option<&str> {
+        self.member(key).and_then(Value::as_str)
+    }
+    /// Whether the member `key` is an array.
+    fn is_array(&self, key: &str) -> bool {
+        self.member(key).is_some_and(Value::is_array)
+    }
+    /// Whether the member `key` is an object.
+    fn is_object(&self, key: &str) -> bool {
+        self.member(key).is_some_and(Value::is_object)
+    }
+    /// Whether the member `key` is present (`null` included).
+    fn has(&self, key: &str) -> bool {
+        self.member(key).is_some()
+    }
+}
+
+impl<M: Members + ?Sized> MembersExt for M {}
+
+/// One answer of the loop guard, ready to encode.
+pub(crate) struct Answer<'a> {
+    pub(crate) id: Option<&'a str>,
+    pub(crate) name: &'a str,
+    /// Whether it answers an OpenAI custom tool call (free-text input), which the Responses API
+    /// answers with its own item type.
+    pub(crate) custom: bool,
+    /// The Responses built-in tool it answers a call of, which takes its own output item type.
+    pub(crate) builtin: Option<Builtin>,
+    pub(crate) output: &'a Result<Value, String>,
+    /// `text_of(output)`, computed once by the caller.
+    pub(crate) text: &'a str,
+}
+
+impl Answer<'_> {
+    /// The call id as a JSON value, when the call carried one (echoed only then).
+    pub(crate) fn id_value(&self) -> Option<Value> {
+        self.id.map(Value::from)
+    }
+
+    /// Whether the answer is an error result.
+    pub(crate) fn is_error(&self) -> bool {
+        self.output.is_err()
+    }
+}
+
+/// An object from key/value pairs, skipping `None` values (optional ids are echoed only when the
+/// call carried one).
+pub(crate) fn object_of<const N: usize>(pairs: [(&str, Option<Value>); N]) -> Value {
+    let mut map = Map::new();
+    for (key, value) in pairs {
+        if let Some(value) = value {
+            map.insert(key.to_owned(), value);
+        }
+    }
+    Value::Object(map)
+}
+
+/// The format of a body or event, from the formats' predicates: the one that fits, else every
+/// one that does (none, or several).
+pub(crate) fn fitting(body: &dyn Members) -> Result<Format, Vec<Format>> {
+    let mut fitting = Format::ALL.into_iter().filter(|f| (f.wire().fits)(body));
+    match (fitting.next(), fitting.next()) {
+        (Some(one), None) => Ok(one),
+        (None, _) => Err(Vec::new()),
+        (Some(first), Some(second)) => Err([first, second].into_iter().chain(fitting).collect()),
+    }
+}
+
+/// The union of every format's `top_keys`, in registry order, without repeats: the members the
+/// single-pass reader keeps. Computed at compile time.
+pub(crate) const TOP_KEY_COUNT: usize = union_of_top_keys::<256>().1;
+
+/// See [`TOP_KEY_COUNT`].
+pub(crate) const TOP_KEYS: [&str; TOP_KEY_COUNT] = {
+    let (all, _) = union_of_top_keys::<256>();
+    let mut keys = [""; TOP_KEY_COUNT];
+    let mut i = 0;
+    while i < TOP_KEY_COUNT {
+        keys[i] = all[i];
+        i += 1;
+    }
+    keys
+};
+
+const fn union_of_top_keys<const MAX: usize>() -> ([&'static str; MAX], usize) {
+    let mut keys = [""; MAX];
+    let mut count = 0;
+    let mut f = 0;
+    while f < Format::ALL.len() {
+        let own = Format::ALL[f].wire().top_keys;
+        let mut k = 0;
+        while k < own.len() {
+            let mut seen = false;
+            let mut j = 0;
+            while j < count {
+                if same(keys[j], own[k]) {
+                    seen = true;
+                }
+                j += 1;
+            }
+            if !seen {
+                keys[count] = own[k];
+                count += 1;
+            }
+            k += 1;
+        }
+        f += 1;
+    }
+    (keys, count)
+}
+
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
