@@ -287,7 +287,7 @@ fn call_list_fixtures() {
 
 #[test]
 fn detection_fixtures() {
-    assert_eq!(run_dir("detect"), 6);
+    assert_eq!(run_dir("detect"), 7);
 }
 
 #[test]

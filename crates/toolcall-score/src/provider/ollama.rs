@@ -27,9 +27,11 @@ pub(crate) const WIRE: Wire = Wire {
     },
 };
 
-/// A `message` object, or `done`.
+/// A `message` object and `done`: every Ollama chat body and chunk has both. A body with only
+/// `message` is another provider's (Cohere v2's chat response has `message` and
+/// `finish_reason`), and reading it as Ollama's would guess silently.
 fn fits(body: &dyn Members) -> bool {
-    body.is_object("message") || body.has("done")
+    body.is_object("message") && body.has("done")
 }
 
 /// `{"role":"tool","tool_name":…,"content":…}` for each: Ollama pairs results with calls by name
