@@ -257,12 +257,12 @@ fn anthropic_fixtures() {
 
 #[test]
 fn openai_chat_fixtures() {
-    assert_eq!(run_dir("openai_chat"), 16);
+    assert_eq!(run_dir("openai_chat"), 18);
 }
 
 #[test]
 fn openai_responses_fixtures() {
-    assert_eq!(run_dir("openai_responses"), 13);
+    assert_eq!(run_dir("openai_responses"), 15);
 }
 
 #[test]

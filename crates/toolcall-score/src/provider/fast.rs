@@ -373,16 +373,19 @@ impl<'de> Fields<'de> for Call {
 impl Call {
     /// The call, or `None` for a call of another type than `function` or `custom`; an error
     /// (whose text is never shown) where the general path fails: no `function` (`custom`)
-    /// object, no string `name`, no `arguments` (no string `input`).
+    /// object, no string `name` (no string `input`). No `arguments` is no arguments, `{}`.
     fn into_call<E: de::Error>(self) -> Result<Option<ToolCall>, E> {
         let rejected = || E::custom("a call the general path rejects");
         let (name, arguments) = match self.kind {
             None | Some(CallType::Function) => match self.function {
                 Some(Inner {
                     name: Some(name),
-                    arguments: Some(Args(arguments)),
+                    arguments,
                     ..
-                }) => (name, arguments),
+                }) => (
+                    name,
+                    arguments.map_or_else(|| Arguments::Parsed(Value::Object(Map::new())), |a| a.0),
+                ),
                 _ => return Err(rejected()),
             },
             Some(CallType::Custom) => match self.custom {

@@ -412,6 +412,14 @@ fn tool_item(
                 out,
             )?;
         }
+        // A Chat Completions function tool without its `"type": "function"` discriminator, as
+        // some SDKs send it; the API reads it as a function.
+        None if get(tool, "function").is_some_and(Value::is_object) => {
+            evidence.saw(&[Format::OpenaiChat, Format::Ollama]);
+            let function_at = at.key("function");
+            let function = object(&tool["function"], &function_at, "a `function` object")?;
+            openai_chat::tool(function, &function_at, out)?;
+        }
         None if GEMINI_BUILTINS.iter().any(|k| tool.contains_key(*k)) => {
             evidence.saw(&[Format::Gemini]);
         }
@@ -608,6 +616,7 @@ pub(crate) fn read_request(
                 &transcript_at,
                 &mut transcript.messages,
                 &mut system,
+                tools,
                 &mut evidence,
             )?,
         }

@@ -246,17 +246,20 @@ fn function_call(
     evidence: &mut Evidence,
 ) -> Result<ToolCall, ParseError> {
     let name = string(function, "name", at, "a function name (a string)")?;
-    let arguments = match required(function, "arguments", at, "the call's `arguments`")? {
-        Value::String(raw) if json_strings => {
+    let arguments = match get(function, "arguments") {
+        Some(Value::String(raw)) if json_strings => {
             evidence.saw(&[Format::OpenaiChat]);
             json_string_arguments(raw)
         }
-        other => {
+        Some(other) => {
             if other.is_object() {
                 evidence.saw(&[Format::Ollama]);
             }
             Arguments::Parsed(other.clone())
         }
+        // No `arguments` (or `null`): a call with no arguments, as OpenAI-compatible servers
+        // send a call to a tool without parameters.
+        None => Arguments::Parsed(Value::Object(Object::new())),
     };
     Ok(ToolCall {
         id: None,
@@ -277,7 +280,20 @@ pub(super) fn legacy_function_call(
     };
     let call_at = at.key("function_call");
     let function = object(value, &call_at, "a `function_call` object")?;
+    if is_zero_value(function) {
+        return Ok(None);
+    }
     function_call(function, &call_at, true, &mut Evidence::default()).map(Some)
+}
+
+/// Whether a legacy `function_call` holds only its fields' zero values (`{"name": "",
+/// "arguments": ""}`): what SDK accumulators and OpenAI-compatible servers write beside
+/// `tool_calls` when the deprecated field was never used. It is absent, not a call named "".
+fn is_zero_value(function: &Object) -> bool {
+    function.iter().all(|(key, value)| match key.as_str() {
+        "name" | "arguments" => matches!(value, Value::Null) || value.as_str() == Some(""),
+        _ => false,
+    })
 }
 
 /// A tool definition `{"type": "function", "function": {"name", "description", "parameters"}}`

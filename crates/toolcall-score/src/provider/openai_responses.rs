@@ -183,17 +183,16 @@ pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
 /// "name": …, "arguments": "{…}", "namespace"?: …}`.
 pub(super) fn function_call(item: &Object, at: &At<'_>) -> Result<ToolCall, ParseError> {
     let name = string(item, "name", at, "a function name (a string)")?;
-    let raw = string(
-        item,
-        "arguments",
-        at,
-        "the call's `arguments` (a JSON string)",
-    )?;
+    // No `arguments` (or `null`) is a call with no arguments.
+    let arguments = match opt_string(item, "arguments", at)? {
+        Some(raw) => json_string_arguments(raw),
+        None => Arguments::Parsed(Value::Object(Object::new())),
+    };
     Ok(ToolCall {
         id: opt_id(item, "call_id", at)?,
         name: name.to_owned(),
         namespace: opt_string(item, "namespace", at)?.map(str::to_owned),
-        arguments: json_string_arguments(raw),
+        arguments,
         builtin: None,
     })
 }
@@ -295,6 +294,7 @@ pub(super) fn input_into(
     at: &At<'_>,
     messages: &mut Vec<Message>,
     system: &mut Vec<String>,
+    tools: &mut super::Tools,
     evidence: &mut Evidence,
 ) -> Result<(), ParseError> {
     evidence.saw(&[Format::OpenaiResponses]);
@@ -326,6 +326,14 @@ pub(super) fn input_into(
             // A custom tool's output has the shape of a function's.
             Some("function_call_output" | "custom_tool_call_output") => {
                 push_result(messages, function_call_output(item, &at)?)
+            }
+            // Tools added mid-conversation: Codex sends its whole catalog as an
+            // `additional_tools` item (with an empty top-level `tools`), and a client-run tool
+            // search answers with the tools it loaded. Both are defined for the calls after them.
+            Some("additional_tools" | "tool_search_output") => {
+                let tools_at = at.key("tools");
+                let items = super::read::opt_array(item, "tools", &at, "an array of tools")?;
+                super::tool_items(items, &tools_at, tools, evidence, true)?;
             }
             Some(kind) => {
                 if let Some(builtin) = call_builtin(kind) {
