@@ -54,9 +54,10 @@ pub struct Case {
     pub expect: Expect,
 }
 
-/// Ollama's `"format": "json"`, its request key for JSON output (the other value it takes is a
-/// JSON Schema object).
-const OLLAMA_JSON: &str = "json";
+/// The strings Ollama's own `format` request key takes: `"json"` for JSON output, and `""` for
+/// none, which Go clients (langchaingo, Ollama's own `api` package) send when it is unset. Its
+/// other value is a JSON Schema object.
+const OLLAMA_FORMATS: [&str; 2] = ["json", ""];
 
 impl Case {
     /// The keys of the case format itself, beside the provider's request keys. No provider
@@ -142,7 +143,7 @@ impl Case {
         let format = match object.get("format") {
             // Ollama's request key of the same name: structured output, not a case format.
             None | Some(Value::Null | Value::Object(_)) => None,
-            Some(Value::String(s)) if s == OLLAMA_JSON => None,
+            Some(Value::String(s)) if OLLAMA_FORMATS.contains(&s.as_str()) => None,
             Some(Value::String(s)) => {
                 Some(s.parse::<Format>().map_err(|e| ParseError::Unexpected {
                     pointer: "/format".into(),
@@ -153,7 +154,7 @@ impl Case {
             Some(other) => {
                 return Err(ParseError::unexpected(
                     "/format",
-                    "a format name (or Ollama's \"json\" or a schema object)",
+                    "a format name (or Ollama's \"json\", \"\" or a schema object)",
                     other,
                 ))
             }
@@ -242,12 +243,13 @@ mod tests {
         })
     }
 
-    /// An Ollama request asking for structured output is a case as it is: its `format` is the
-    /// request's, not the case's.
+    /// An Ollama request asking for structured output (or, as Go clients send it, for none:
+    /// `"format": ""`, seen in langchaingo's recorded requests) is a case as it is: its `format`
+    /// is the request's, not the case's.
     #[test]
     fn ollamas_own_format_key_is_left_to_the_request() {
         let schema = json!({"type": "object", "properties": {"answer": {"type": "string"}}});
-        for format in [json!("json"), schema] {
+        for format in [json!("json"), json!(""), schema] {
             let case = Case::from_value(&ollama_request(format.clone()))
                 .unwrap_or_else(|e| panic!("{format}: {e}"));
             assert_eq!(case.format, None, "{format}");
