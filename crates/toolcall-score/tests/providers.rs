@@ -267,7 +267,7 @@ fn openai_responses_fixtures() {
 
 #[test]
 fn gemini_fixtures() {
-    assert_eq!(run_dir("gemini"), 7);
+    assert_eq!(run_dir("gemini"), 9);
 }
 
 #[test]

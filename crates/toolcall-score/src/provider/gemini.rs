@@ -108,7 +108,8 @@ pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
     } else {
         "finishReason"
     };
-    let reason = opt_string(candidate, reason_key, &candidate_at)?;
+    let reason = finish_reason(candidate, reason_key, &candidate_at)?;
+    let reason = reason.as_deref();
     let kind = match reason {
         Some("UNEXPECTED_TOOL_CALL") => Some(AnomalyKind::UnexpectedToolCall),
         Some("MALFORMED_FUNCTION_CALL") => Some(AnomalyKind::MalformedCall),
@@ -127,6 +128,43 @@ pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
     }
     response.stop_reason = reason.map(str::to_owned);
     Ok(response)
+}
+
+/// A candidate's finish reason: its name, or — from clients that ask for
+/// `enum-encoding=int`, as the Go SDK does — its number, read as the Gemini API's
+/// `Candidate.FinishReason` names it (a number it does not name stays a number).
+fn finish_reason(
+    candidate: &Object,
+    key: &str,
+    at: &At<'_>,
+) -> Result<Option<String>, ParseError> {
+    const NAMES: [&str; 13] = [
+        "FINISH_REASON_UNSPECIFIED",
+        "STOP",
+        "MAX_TOKENS",
+        "SAFETY",
+        "RECITATION",
+        "OTHER",
+        "LANGUAGE",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "MALFORMED_FUNCTION_CALL",
+        "IMAGE_SAFETY",
+        "UNEXPECTED_TOOL_CALL",
+    ];
+    match get(candidate, key) {
+        None => Ok(None),
+        Some(Value::String(name)) => Ok(Some(name.clone())),
+        Some(Value::Number(n)) => Ok(Some(
+            n.as_u64()
+                .and_then(|i| NAMES.get(usize::try_from(i).ok()?))
+                .map_or_else(|| n.to_string(), |name| (*name).to_owned()),
+        )),
+        Some(other) => Err(at
+            .key(key)
+            .unexpected("a finish reason (a string or its number)", other)),
+    }
 }
 
 /// `promptFeedback.blockReason`, worded for an error message, when the prompt was blocked (the
