@@ -257,7 +257,7 @@ fn anthropic_fixtures() {
 
 #[test]
 fn openai_chat_fixtures() {
-    assert_eq!(run_dir("openai_chat"), 18);
+    assert_eq!(run_dir("openai_chat"), 20);
 }
 
 #[test]
@@ -272,7 +272,7 @@ fn gemini_fixtures() {
 
 #[test]
 fn bedrock_fixtures() {
-    assert_eq!(run_dir("bedrock"), 7);
+    assert_eq!(run_dir("bedrock"), 8);
 }
 
 #[test]

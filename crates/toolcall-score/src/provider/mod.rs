@@ -218,8 +218,9 @@ pub(crate) fn fast_response(text: &str, format: Option<Format>) -> Option<Respon
 /// inputSchema}` items, and the Responses built-ins the caller runs (`{type: "shell" |
 /// "local_shell" | "apply_patch" | "computer_use_preview" | "computer"}`, named after their calls,
 /// without a schema); or an object holding such an array under `tools` (an MCP `tools/list`
-/// result, a Bedrock `toolConfig`) or `result.tools` (a whole JSON-RPC `tools/list` response).
-/// Non-function tools: see the module docs.
+/// result, a Bedrock `toolConfig`) or `result.tools` (a whole JSON-RPC `tools/list` response);
+/// or a whole request body, whose tools are read as [`parse_request`] reads them. Non-function
+/// tools: see the module docs.
 pub fn parse_tools(value: &Value) -> Result<Vec<Tool>, ParseError> {
     let mut tools = Tools::cloning();
     read_tools(value, &mut tools)?;
@@ -235,7 +236,20 @@ pub(crate) fn parse_owned_tools(mut value: Value) -> Result<Vec<Tool>, ParseErro
 }
 
 /// Reads a tools array (see [`parse_tools`]) into `tools`.
+///
+/// A whole request body is read too (`--tools request.json`, or a planner's request as
+/// `parent_tools`): its tools wherever the request keeps them, as [`parse_request`] reads them
+/// (`tools`, Bedrock's `toolConfig.tools`, Chat's legacy `functions`, Responses input items
+/// that add tools), and none for a request that sent none.
 pub(crate) fn read_tools(value: &Value, tools: &mut Tools) -> Result<(), ParseError> {
+    if let Value::Object(body) = value {
+        let is_request = REQUEST_KEYS
+            .iter()
+            .any(|key| *key != "tools" && body.contains_key(*key));
+        if is_request {
+            return read_request(value, None, tools).map(drop);
+        }
+    }
     tools_into(value, &At::ROOT, tools, &mut Evidence::default())
 }
 
