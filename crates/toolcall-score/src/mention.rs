@@ -7,7 +7,14 @@
 //! A bare identifier in text is weak evidence (`account_id` is a parameter, `snake_case` a style),
 //! so a mention counts only in a context that says "this is a tool being called": a JSON object
 //! with a name and arguments, call syntax (`get_balance(`), or a calling verb or the word "tool"
-//! next to it ("call lookup_customer", "the `refund` tool"), unless negated ("I can't call x").
+//! next to it ("call lookup_customer", "the `refund` tool").
+//!
+//! Talk about a tool is not a call to it. The words of a phrase must stand next to each other in
+//! one clause (`running | shuttingDown` is a type union, not "running" a tool), and a clause that
+//! declines or reports the call does not count, for call syntax as for phrases: a negation
+//! anywhere in the clause before it ("I don't have the ability to call x", "there is no tool
+//! called x") or in the words after it ("`x()` is not one of my tools"), or a reporting verb
+//! before it ("you asked me to call x").
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -68,6 +75,20 @@ const VERBS: &[&str] = &[
 ];
 const FILLERS: &[&str] = &["the", "a", "an", "tool", "function", "now", "first", "then"];
 const NEGATIONS: &[&str] = &["not", "no", "never", "cannot", "without", "unable", "nor"];
+/// Verbs that report what someone else said rather than make a call ("you asked me to call x").
+const REPORTING: &[&str] = &[
+    "asked",
+    "mentioned",
+    "mentions",
+    "requested",
+    "said",
+    "says",
+    "wrote",
+    "suggested",
+    "quoted",
+];
+/// Words that start a new clause: a negation before one does not reach past it.
+const CONJUNCTIONS: &[&str] = &["but", "so", "and", "however", "instead", "although", "though"];
 const NOUNS: &[&str] = &["tool", "function", "endpoint", "action"];
 const ARGUMENT_KEYS: &[&str] = &[
     "arguments",
@@ -87,6 +108,10 @@ const NAME_KEYS: &[&str] = &[
 
 /// Longest name considered; longer runs are prose, not identifiers.
 const MAX_NAME: usize = 128;
+/// Words read back from a phrase for a negation or a reporting verb, within its clause.
+const CLAUSE_WORDS: usize = 8;
+/// Bytes read for the closing parenthesis of call syntax.
+const MAX_ARGUMENTS: usize = 512;
 /// JSON blocks tried per text, so a text full of braces stays linear.
 const MAX_JSON_ATTEMPTS: usize = 64;
 
@@ -112,7 +137,9 @@ pub(crate) fn mentions<'a>(text: &'a str) -> Vec<Mention<'a>> {
             continue;
         }
         if text[token.end..].starts_with('(') {
-            push(Cow::Borrowed(token.text), Evidence::CallSyntax, token.start);
+            if !declined(text, &token, after_call(text, token.end)) {
+                push(Cow::Borrowed(token.text), Evidence::CallSyntax, token.start);
+            }
         } else if called_by_phrase(text, &token) {
             push(Cow::Borrowed(token.text), Evidence::Phrase, token.start);
         }
@@ -291,44 +318,160 @@ fn lower(word: &str) -> Cow<'_, str> {
 }
 
 /// A calling verb up to two filler words before `token`, or a noun like "tool" right after it,
-/// with no negation in the three words before that.
+/// the words of the phrase next to each other in one sentence, and the clause not declining the
+/// call (see [`declined`]).
 fn called_by_phrase(text: &str, token: &Token<'_>) -> bool {
-    // The six words before: three to find the verb in, three before it for a negation.
-    let mut before: [Option<Token<'_>>; 6] = [None; 6];
-    let mut at = token.run.0;
-    for slot in &mut before {
-        *slot = token_before(text, at);
-        match slot {
-            Some(previous) => at = previous.run.0,
-            None => break,
-        }
-    }
-    let word = |k: usize| before[k].map(|t| lower(t.text));
-    // `anchor` counts words back from `token`: 0 is the token itself (the noun case).
-    let mut anchor = None;
-    for k in 0..3 {
-        let Some(word) = word(k) else {
+    // `first` is where the phrase starts: the verb, or the name itself before its noun.
+    let mut first = None;
+    let mut next = *token;
+    for _ in 0..3 {
+        let Some(previous) = token_before(text, next.run.0) else {
             break;
         };
+        if !is_inline_gap(&text[previous.end..next.start]) {
+            break;
+        }
+        let word = lower(previous.text);
         if VERBS.contains(&word.as_ref()) {
-            anchor = Some(k + 1);
+            first = Some(previous);
             break;
         }
         if !FILLERS.contains(&word.as_ref()) {
             break;
         }
+        next = previous;
     }
-    if anchor.is_none()
-        && token_after(text, token.run.1).is_some_and(|t| NOUNS.contains(&lower(t.text).as_ref()))
-    {
-        anchor = Some(0);
+    let mut after = token.run.1;
+    if first.is_none() {
+        let noun = token_after(text, token.run.1).filter(|noun| {
+            is_inline_gap(&text[token.end..noun.start])
+                && NOUNS.contains(&lower(noun.text).as_ref())
+        });
+        let Some(noun) = noun else {
+            return false;
+        };
+        first = Some(*token);
+        after = noun.run.1;
     }
-    let Some(anchor) = anchor else {
-        return false;
-    };
-    !(anchor..anchor + 3).filter_map(word).any(|lower| {
-        NEGATIONS.contains(&lower.as_ref()) || lower.ends_with("n't") || lower.ends_with("n’t")
-    })
+    first.is_some_and(|first| !declined(text, &first, after))
+}
+
+/// Whether the text between two words keeps them in one phrase: spaces, one line break (a
+/// hard-wrapped line, not a blank one), and inline marks (`` ` ``, `*`, quotes, `:`, `[`). Any
+/// other punctuation is structure: `running | shuttingDown` is a type union, not "running" a
+/// tool; `call. get_x` is two sentences.
+fn is_inline_gap(gap: &str) -> bool {
+    gap.chars().all(|c| {
+        c.is_whitespace() || matches!(c, '`' | '*' | '"' | '“' | '”' | '\'' | '‘' | '’' | ':' | '[')
+    }) && !has_blank_line(gap)
+}
+
+/// Whether the text between two words ends a clause: a sentence or clause mark, a bracket, a
+/// code operator, a dash, or a blank line.
+fn breaks_clause(gap: &str) -> bool {
+    has_blank_line(gap)
+        || gap.chars().any(|c| {
+            matches!(
+                c,
+                ',' | ';'
+                    | '.'
+                    | '!'
+                    | '?'
+                    | ':'
+                    | '('
+                    | ')'
+                    | '{'
+                    | '}'
+                    | '|'
+                    | '='
+                    | '<'
+                    | '>'
+                    | '-'
+                    | '–'
+                    | '—'
+            )
+        })
+}
+
+/// Whether `gap` holds a blank line: two line breaks with only white space between them.
+fn has_blank_line(gap: &str) -> bool {
+    let mut after_break = false;
+    for c in gap.chars() {
+        if c == '\n' {
+            if after_break {
+                return true;
+            }
+            after_break = true;
+        } else if !c.is_whitespace() {
+            after_break = false;
+        }
+    }
+    false
+}
+
+fn is_negation(word: &str) -> bool {
+    NEGATIONS.contains(&word) || word.ends_with("n't") || word.ends_with("n’t")
+}
+
+/// Whether the clause around a phrase declines the call or reports it instead of making it: a
+/// negation anywhere in the clause before `first` ("I don't have the ability to call x", "there
+/// is no tool called x"), a reporting verb there ("you asked me to call x", "the user mentioned
+/// using x"), or a negation in the three words after the phrase, which ends at byte `after`
+/// ("`x()` is not one of my tools"). The clause ends at a break ([`breaks_clause`]) or a
+/// conjunction: "I can't see it, so I'll call x" is a call.
+fn declined(text: &str, first: &Token<'_>, after: usize) -> bool {
+    let mut next = *first;
+    for _ in 0..CLAUSE_WORDS {
+        let Some(previous) = token_before(text, next.run.0) else {
+            break;
+        };
+        let word = lower(previous.text);
+        if breaks_clause(&text[previous.end..next.start]) || CONJUNCTIONS.contains(&word.as_ref())
+        {
+            break;
+        }
+        if is_negation(&word) || REPORTING.contains(&word.as_ref()) {
+            return true;
+        }
+        next = previous;
+    }
+    let mut end = after;
+    let mut from = after;
+    for _ in 0..3 {
+        let Some(next) = token_after(text, from) else {
+            break;
+        };
+        if breaks_clause(&text[end..next.start]) {
+            break;
+        }
+        let word = lower(next.text);
+        if is_negation(&word) || word == "unavailable" {
+            return true;
+        }
+        end = next.end;
+        from = next.run.1;
+    }
+    false
+}
+
+/// Where call syntax `name(…)` that starts at `open` (the `(`) ends: after its closing
+/// parenthesis on the same line, or at `open` when there is none.
+fn after_call(text: &str, open: usize) -> usize {
+    let mut depth = 0usize;
+    for (i, b) in text.as_bytes()[open..].iter().enumerate().take(MAX_ARGUMENTS) {
+        match b {
+            b'(' => depth += 1,
+            b')' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return open + i + 1;
+                }
+            }
+            b'\n' => break,
+            _ => {}
+        }
+    }
+    open
 }
 
 /// Names of calls written as JSON values inside the text, with the byte offset of each block,
@@ -427,7 +570,7 @@ fn sentence_around(text: &str, at: usize) -> String {
 mod tests {
     use super::*;
 
-    fn names(text: &str) -> Vec<String> {
+    pub(super) fn names(text: &str) -> Vec<String> {
         mentions(text)
             .into_iter()
             .map(|m| m.name.into_owned())
@@ -506,33 +649,58 @@ mod tests {
             }
         }
         let lower = |t: &Token<'_>| t.text.to_lowercase();
+        let gap = |j: usize| &text[tokens[j].end..tokens[j + 1].start];
+        let declined = |first: usize, after: usize| {
+            for j in (first.saturating_sub(CLAUSE_WORDS)..first).rev() {
+                let word = lower(&tokens[j]);
+                if breaks_clause(gap(j)) || CONJUNCTIONS.contains(&word.as_str()) {
+                    break;
+                }
+                if is_negation(&word) || REPORTING.contains(&word.as_str()) {
+                    return true;
+                }
+            }
+            let mut end = after;
+            let next = tokens.iter().position(|t| t.start >= after);
+            for t in next.map_or(&[][..], |k| &tokens[k..]).iter().take(3) {
+                if breaks_clause(&text[end..t.start]) {
+                    break;
+                }
+                let word = lower(t);
+                if is_negation(&word) || word == "unavailable" {
+                    return true;
+                }
+                end = t.end;
+            }
+            false
+        };
         let phrase = |i: usize| {
-            let mut anchor = None;
+            let mut first = None;
             for j in (i.saturating_sub(3)..i).rev() {
+                if !is_inline_gap(gap(j)) {
+                    break;
+                }
                 let word = lower(&tokens[j]);
                 if VERBS.contains(&word.as_str()) {
-                    anchor = Some(j);
+                    first = Some(j);
                     break;
                 }
                 if !FILLERS.contains(&word.as_str()) {
                     break;
                 }
             }
-            if anchor.is_none()
-                && tokens
-                    .get(i + 1)
-                    .is_some_and(|t| NOUNS.contains(&lower(t).as_str()))
-            {
-                anchor = Some(i);
+            let mut after = tokens[i].run.1;
+            if first.is_none() {
+                let noun = tokens.get(i + 1).filter(|noun| {
+                    is_inline_gap(gap(i)) && NOUNS.contains(&lower(noun).as_str())
+                });
+                let Some(noun) = noun else {
+                    return false;
+                };
+                first = Some(i);
+                after = noun.run.1;
             }
-            anchor.is_some_and(|anchor| {
-                !tokens[anchor.saturating_sub(3)..anchor].iter().any(|t| {
-                    let lower = lower(t);
-                    NEGATIONS.contains(&lower.as_str())
-                        || lower.ends_with("n't")
-                        || lower.ends_with("n’t")
-                })
-            })
+            first.is_some_and(|first| !declined(first, after))
         };
         let (block_names, blocks) = json_blocks(text);
         let mut found: Vec<(String, Evidence, usize)> = Vec::new();
@@ -551,7 +719,9 @@ mod tests {
                 continue;
             }
             if text[t.end..].starts_with('(') {
-                push(t.text, Evidence::CallSyntax, t.start);
+                if !declined(i, after_call(text, t.end)) {
+                    push(t.text, Evidence::CallSyntax, t.start);
+                }
             } else if phrase(i) {
                 push(t.text, Evidence::Phrase, t.start);
             }
@@ -598,6 +768,11 @@ mod tests {
             ". ",
             "function",
             "naïveX",
+            "|",
+            ",",
+            "asked",
+            "but",
+            "isn't",
         ];
         let seps = [" ", "", "  ", ". "];
         let mut n = 0;
@@ -648,5 +823,65 @@ mod tests {
         ] {
             assert!(!is_tool_like(no), "{no}");
         }
+    }
+}
+
+/// The false findings of issue 12, each a class (code that defines or declares, talk about
+/// tools), with a true positive beside each rule so precision is not bought with recall. Real
+/// text is quoted from the Vercel AI SDK's recorded provider responses (vercel/ai commit
+/// ed857f5, Apache-2.0, `packages/anthropic/src/__fixtures__/`).
+#[cfg(test)]
+mod code_and_talk {
+    use super::tests::names;
+
+    #[test]
+    fn phrase_words_are_next_to_each_other_in_one_clause() {
+        // anthropic-advisor-20260301.1.json: a type union in an ASCII diagram, not "running" a
+        // tool.
+        let diagram = "│  state    atomic.Int32  (running | shuttingDown)     │";
+        assert!(names(diagram).is_empty(), "{:?}", names(diagram));
+        assert!(names("The state is `running | shuttingDown`.").is_empty());
+        assert!(names("Tests are running, getWeather is next").is_empty());
+        assert!(names("Keep it running.\n\ngetWeather comes later").is_empty());
+
+        assert_eq!(names("Call `lookup_customer` first."), ["lookup_customer"]);
+        assert_eq!(
+            names("then call\nlookup_customer with the email"),
+            ["lookup_customer"]
+        );
+        assert_eq!(names("Use the **search_flights** tool"), ["search_flights"]);
+    }
+
+    #[test]
+    fn a_declined_or_reported_call_is_not_a_call() {
+        for text in [
+            "Unfortunately I don't have the ability to call get_weather.",
+            "I am not able to reliably use get_weather here.",
+            "get_weather() is not one of my tools.",
+            "The get_weather tool isn't available to me.",
+            "You asked me to call get_weather, which I cannot do.",
+            "The user mentioned using get_weather earlier.",
+            "There is no tool called get_weather.",
+            "I don't have a get_weather tool.",
+        ] {
+            assert!(names(text).is_empty(), "{text}: {:?}", names(text));
+        }
+        // A negation or report in another clause does not reach the call.
+        assert_eq!(
+            names("I can't see your balance yet, so I'll call get_balance."),
+            ["get_balance"]
+        );
+        assert_eq!(
+            names("I couldn't find the order so let me use lookup_order"),
+            ["lookup_order"]
+        );
+        assert_eq!(
+            names("If you don't hear back, call escalate_to_human(reason=\"late\")."),
+            ["escalate_to_human"]
+        );
+        assert_eq!(
+            names("As you asked, I'll call get_balance(account_id=\"a1\")"),
+            ["get_balance"]
+        );
     }
 }
