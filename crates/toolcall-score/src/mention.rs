@@ -15,6 +15,16 @@
 //! anywhere in the clause before it ("I don't have the ability to call x", "there is no tool
 //! called x") or in the words after it ("`x()` is not one of my tools"), or a reporting verb
 //! before it ("you asked me to call x").
+//!
+//! Code is not a call either. In a response ([`Reader::Response`]), nothing in a code block of
+//! source or a diagram counts (a fenced block in a language; an unmarked or indented block that
+//! reads as source), only JSON call blocks; an unmarked block of bare `name(…)` lines is a call
+//! transcript and still counts. A name the text defines (`def name(`, `type name`, …) is the
+//! model's own. A prompt ([`Reader::Prompt`]) declares its tools in code, so these rules are for
+//! responses only.
+//!
+//! Cost: the code-block layout and the definition search are read only once a token has
+//! passed every other test, once per name, so prose without mentions still costs one pass.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -88,7 +98,9 @@ const REPORTING: &[&str] = &[
     "quoted",
 ];
 /// Words that start a new clause: a negation before one does not reach past it.
-const CONJUNCTIONS: &[&str] = &["but", "so", "and", "however", "instead", "although", "though"];
+const CONJUNCTIONS: &[&str] = &[
+    "but", "so", "and", "however", "instead", "although", "though",
+];
 const NOUNS: &[&str] = &["tool", "function", "endpoint", "action"];
 const ARGUMENT_KEYS: &[&str] = &[
     "arguments",
@@ -106,6 +118,78 @@ const NAME_KEYS: &[&str] = &[
     "recipient_name",
 ];
 
+/// Keywords a name is defined after, in the languages models write.
+const DECLARERS: &[&str] = &[
+    "def",
+    "fn",
+    "func",
+    "function",
+    "class",
+    "struct",
+    "enum",
+    "trait",
+    "interface",
+    "type",
+    "const",
+    "let",
+    "var",
+    "val",
+    "fun",
+    "sub",
+    "proc",
+    "macro",
+    "defn",
+    "defp",
+];
+/// Keywords that start a line of source code.
+const CODE_KEYWORDS: &[&str] = &[
+    "def",
+    "async",
+    "class",
+    "function",
+    "fn",
+    "func",
+    "const",
+    "let",
+    "var",
+    "import",
+    "package",
+    "return",
+    "if",
+    "elif",
+    "else",
+    "for",
+    "while",
+    "try",
+    "except",
+    "catch",
+    "type",
+    "interface",
+    "struct",
+    "enum",
+    "pub",
+    "export",
+    "public",
+    "private",
+    "static",
+    "#include",
+];
+/// Info words of a fenced block that holds calls, not source.
+const TRANSCRIPT_INFO: &[&str] = &[
+    "json",
+    "jsonc",
+    "json5",
+    "jsonl",
+    "tool_code",
+    "tool_call",
+    "tool_calls",
+    "tool_use",
+    "function_call",
+    "function_calls",
+];
+/// Info words of a fenced block that say nothing of its content.
+const PLAIN_INFO: &[&str] = &["", "text", "txt", "plain", "plaintext"];
+
 /// Longest name considered; longer runs are prose, not identifiers.
 const MAX_NAME: usize = 128;
 /// Words read back from a phrase for a negation or a reporting verb, within its clause.
@@ -115,18 +199,32 @@ const MAX_ARGUMENTS: usize = 512;
 /// JSON blocks tried per text, so a text full of braces stays linear.
 const MAX_JSON_ATTEMPTS: usize = 64;
 
+/// What kind of text is read, for the rules that tell a model's own code from a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reader {
+    /// A model's response: the code it writes (source and diagrams in code blocks) and the
+    /// functions it defines are its own, not tools it calls.
+    Response,
+    /// A system prompt or tool description: code there declares the tools the prompt teaches
+    /// (`def lookup_customer(email)`), which is what drift is about, so only the rules for talk
+    /// about a tool apply.
+    Prompt,
+}
+
 /// The call-like mentions in `text`, in order of appearance, each name once.
-pub(crate) fn mentions<'a>(text: &'a str) -> Vec<Mention<'a>> {
-    let mut found: Vec<Mention<'a>> = Vec::new();
-    let mut push = |name: Cow<'a, str>, evidence: Evidence, at: usize| {
+pub(crate) fn mentions(text: &str, reader: Reader) -> Vec<Mention<'_>> {
+    let mut found: Vec<Mention<'_>> = Vec::new();
+    fn push<'a>(found: &mut Vec<Mention<'a>>, name: Cow<'a, str>, evidence: Evidence, at: usize) {
         if !name.is_empty() && name.len() <= MAX_NAME && !found.iter().any(|m| m.name == name) {
             found.push(Mention { name, evidence, at });
         }
-    };
+    }
     let (block_names, blocks) = json_blocks(text);
     for (name, at) in block_names {
-        push(Cow::Owned(name), Evidence::JsonBlock, at);
+        push(&mut found, Cow::Owned(name), Evidence::JsonBlock, at);
     }
+    // The response's code blocks, read on its first mention (plain prose has none to read).
+    let mut code = None;
     // Only tokens holding a `_` or a camelCase hump can be tool-like (see `candidates`): the
     // words around one are read only when there is one, so plain prose is one pass over bytes.
     for token in candidates(text) {
@@ -136,15 +234,195 @@ pub(crate) fn mentions<'a>(text: &'a str) -> Vec<Mention<'a>> {
         if in_block || in_tag || !is_tool_like(token.text) {
             continue;
         }
-        if text[token.end..].starts_with('(') {
-            if !declined(text, &token, after_call(text, token.end)) {
-                push(Cow::Borrowed(token.text), Evidence::CallSyntax, token.start);
+        let evidence = if text[token.end..].starts_with('(') {
+            if declined(text, &token, after_call(text, token.end)) {
+                continue;
             }
+            Evidence::CallSyntax
         } else if called_by_phrase(text, &token) {
-            push(Cow::Borrowed(token.text), Evidence::Phrase, token.start);
+            Evidence::Phrase
+        } else {
+            continue;
+        };
+        // The costlier reading of the text's code, once per name and only for a mention.
+        if reader == Reader::Response
+            && !found.iter().any(|m| m.name == token.text)
+            && is_own_code(text, &token, &mut code)
+        {
+            continue;
         }
+        push(&mut found, Cow::Borrowed(token.text), evidence, token.start);
     }
     found
+}
+
+/// Whether a mention in a response is the model's own code rather than a call: inside a code
+/// block of source or a diagram ([`code_blocks`], found on the first mention and kept in
+/// `code`), or a name the text itself defines ([`defines`]).
+fn is_own_code(text: &str, token: &Token<'_>, code: &mut Option<Vec<Range<usize>>>) -> bool {
+    let code = code.get_or_insert_with(|| code_blocks(text));
+    code.iter().any(|b| b.contains(&token.start)) || defines(text, token.text)
+}
+
+/// Whether `text` defines `name` as code does: after a declaring keyword (`def name`,
+/// `async def name`, `fn name`, `function name`, `type name`, `const name`, …), as a Go method
+/// (`func (p *Pool) name(`), or assigned a function (`name = lambda`, `name := func(`). A model
+/// that writes `def save_to_excel(` and then mentions `save_to_excel()` talks about its own
+/// function.
+fn defines(text: &str, name: &str) -> bool {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(name).any(|(at, _)| {
+        let end = at + name.len();
+        let before = text[..at].chars().next_back();
+        let after = text[end..].chars().next();
+        if before.is_some_and(|c| is_ident(c) || c == '.') || after.is_some_and(is_ident) {
+            return false;
+        }
+        let line = &text[text[..at].rfind('\n').map_or(0, |i| i + 1)..at];
+        let head = line.trim_end_matches([' ', '\t', '*']);
+        let word_start = head
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| !is_ident(c))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        if DECLARERS.contains(&&head[word_start..]) {
+            return true;
+        }
+        if after == Some('(') && line.trim_start().starts_with("func (") {
+            return true;
+        }
+        let rest = text[end..].trim_start_matches([' ', '\t']);
+        let assigned = rest
+            .strip_prefix(":=")
+            .or_else(|| rest.strip_prefix('=').filter(|r| !r.starts_with('=')));
+        assigned.is_some_and(|value| {
+            let value = value.trim_start_matches([' ', '\t']);
+            ["function", "func", "lambda", "async"]
+                .iter()
+                .any(|k| value.starts_with(k))
+        })
+    })
+}
+
+/// The byte ranges of a text's code blocks that hold source code or a diagram, where `name(`
+/// is code, not a call. A fenced block (```` ``` ```` or `~~~`) in a language (`python`, `go`,
+/// `bash`, …) is source; one marked as JSON or as a tool call (`json`, `tool_code`,
+/// `tool_call`, …) is a call transcript; an unmarked one, or a block indented by four spaces
+/// after a blank line, is source when it looks like source ([`looks_like_code`]) and a
+/// transcript otherwise (`get_weather(city="Paris")` on a line of its own). JSON call blocks
+/// are read wherever they are (see [`json_blocks`]).
+fn code_blocks(text: &str) -> Vec<Range<usize>> {
+    let mut blocks = Vec::new();
+    // The open fence: its character, its length, where its content starts, its info word.
+    let mut fence: Option<(char, usize, usize, &str)> = None;
+    // The indented block being read: where it starts and ends, and whether it is the body of a
+    // line of code above it (`def f(x):`, `if (ok) {`), which makes it code whatever it holds.
+    let mut indented: Option<(usize, usize, bool)> = None;
+    let mut previous_blank = true;
+    let mut previous_code = false;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        let trimmed = line.trim_start();
+        if let Some((c, n, content, info)) = fence {
+            let closes = trimmed.starts_with(c)
+                && trimmed.trim_end().chars().all(|d| d == c)
+                && trimmed.trim_end().chars().count() >= n;
+            if closes {
+                if is_source_block(info, &text[content..start]) {
+                    blocks.push(content..start);
+                }
+                fence = None;
+                previous_blank = false;
+            }
+            continue;
+        }
+        if let Some((c, n, info)) = opens_fence(trimmed) {
+            fence = Some((c, n, at, info));
+            continue;
+        }
+        let blank = trimmed.is_empty();
+        let is_indented = line.starts_with("    ") || line.starts_with('\t');
+        indented = match indented {
+            Some((from, to, body)) if is_indented || blank => {
+                Some((from, if blank { to } else { at }, body))
+            }
+            None if is_indented && (previous_blank || previous_code) => {
+                Some((start, at, previous_code))
+            }
+            _ => {
+                close_indented(text, indented, &mut blocks);
+                None
+            }
+        };
+        previous_blank = blank;
+        previous_code = !blank && looks_like_code(line);
+    }
+    if let Some((_, _, content, info)) = fence {
+        // An unclosed fence runs to the end of the text.
+        if is_source_block(info, &text[content..]) {
+            blocks.push(content..text.len());
+        }
+    }
+    close_indented(text, indented, &mut blocks);
+    blocks
+}
+
+fn close_indented(text: &str, block: Option<(usize, usize, bool)>, blocks: &mut Vec<Range<usize>>) {
+    if let Some((from, to, body)) = block {
+        if to > from && (body || looks_like_code(&text[from..to])) {
+            blocks.push(from..to);
+        }
+    }
+}
+
+/// The fence a line opens, as its character, its length and the first word of its info string.
+fn opens_fence(trimmed: &str) -> Option<(char, usize, &str)> {
+    let c = trimmed.chars().next().filter(|&c| c == '`' || c == '~')?;
+    let n = trimmed.chars().take_while(|&d| d == c).count();
+    let info = trimmed[n..].trim();
+    // Three backticks with more backticks after them on the line are inline code.
+    if n < 3 || (c == '`' && info.contains('`')) {
+        return None;
+    }
+    let word = info
+        .split(|c: char| c.is_whitespace() || c == '{' || c == ',')
+        .next()
+        .unwrap_or("")
+        .trim_start_matches('.');
+    Some((c, n, word))
+}
+
+/// Whether a fenced block with info word `info` holding `content` is source code or a diagram.
+fn is_source_block(info: &str, content: &str) -> bool {
+    let info = lower(info);
+    if TRANSCRIPT_INFO.contains(&info.as_ref()) {
+        return false;
+    }
+    if PLAIN_INFO.contains(&info.as_ref()) {
+        return looks_like_code(content);
+    }
+    true
+}
+
+/// Whether an unmarked block reads as source code or a diagram: a line that starts with a
+/// keyword of code (`def`, `function`, `if`, `return`, `import`, …) or a decorator, or ends
+/// like a statement (`{`, `}`, `;`, `):`, `=>`); or box-drawing characters and arrows.
+fn looks_like_code(content: &str) -> bool {
+    let diagram = content.chars().any(
+        |c| matches!(c, '\u{2500}'..='\u{257F}' | '\u{2190}'..='\u{21FF}' | '►' | '◄' | '▲' | '▼'),
+    );
+    diagram
+        || content.lines().any(|line| {
+            let line = line.trim();
+            let keyword = line.split([' ', '(', ':']).next().unwrap_or("");
+            (CODE_KEYWORDS.contains(&keyword) && line.len() > keyword.len())
+                || line.starts_with('@') && line[1..].starts_with(|c: char| c.is_alphabetic())
+                || line.ends_with(['{', '}', ';'])
+                || line.ends_with("):")
+                || line.ends_with("=>")
+        })
 }
 
 /// Whether `name` occurs in `text` as a whole word (not inside a longer identifier).
@@ -362,7 +640,11 @@ fn called_by_phrase(text: &str, token: &Token<'_>) -> bool {
 /// tool; `call. get_x` is two sentences.
 fn is_inline_gap(gap: &str) -> bool {
     gap.chars().all(|c| {
-        c.is_whitespace() || matches!(c, '`' | '*' | '"' | '“' | '”' | '\'' | '‘' | '’' | ':' | '[')
+        c.is_whitespace()
+            || matches!(
+                c,
+                '`' | '*' | '"' | '“' | '”' | '\'' | '‘' | '’' | ':' | '['
+            )
     }) && !has_blank_line(gap)
 }
 
@@ -426,8 +708,7 @@ fn declined(text: &str, first: &Token<'_>, after: usize) -> bool {
             break;
         };
         let word = lower(previous.text);
-        if breaks_clause(&text[previous.end..next.start]) || CONJUNCTIONS.contains(&word.as_ref())
-        {
+        if breaks_clause(&text[previous.end..next.start]) || CONJUNCTIONS.contains(&word.as_ref()) {
             break;
         }
         if is_negation(&word) || REPORTING.contains(&word.as_ref()) {
@@ -458,7 +739,11 @@ fn declined(text: &str, first: &Token<'_>, after: usize) -> bool {
 /// parenthesis on the same line, or at `open` when there is none.
 fn after_call(text: &str, open: usize) -> usize {
     let mut depth = 0usize;
-    for (i, b) in text.as_bytes()[open..].iter().enumerate().take(MAX_ARGUMENTS) {
+    for (i, b) in text.as_bytes()[open..]
+        .iter()
+        .enumerate()
+        .take(MAX_ARGUMENTS)
+    {
         match b {
             b'(' => depth += 1,
             b')' => {
@@ -571,7 +856,7 @@ mod tests {
     use super::*;
 
     pub(super) fn names(text: &str) -> Vec<String> {
-        mentions(text)
+        mentions(text, Reader::Response)
             .into_iter()
             .map(|m| m.name.into_owned())
             .collect()
@@ -620,12 +905,12 @@ mod tests {
     fn gives_the_sentence_as_context() {
         let text = "First line. Then use lookup_customer to find it! Done.";
         assert_eq!(
-            mentions(text)[0].context(text),
+            mentions(text, Reader::Response)[0].context(text),
             "Then use lookup_customer to find it"
         );
         let text = "Refunds up to 50.00 are fine; above that, call escalate_to_human. Stop.";
         assert_eq!(
-            mentions(text)[0].context(text),
+            mentions(text, Reader::Response)[0].context(text),
             "Refunds up to 50.00 are fine; above that, call escalate_to_human"
         );
     }
@@ -691,9 +976,9 @@ mod tests {
             }
             let mut after = tokens[i].run.1;
             if first.is_none() {
-                let noun = tokens.get(i + 1).filter(|noun| {
-                    is_inline_gap(gap(i)) && NOUNS.contains(&lower(noun).as_str())
-                });
+                let noun = tokens
+                    .get(i + 1)
+                    .filter(|noun| is_inline_gap(gap(i)) && NOUNS.contains(&lower(noun).as_str()));
                 let Some(noun) = noun else {
                     return false;
                 };
@@ -704,13 +989,14 @@ mod tests {
         };
         let (block_names, blocks) = json_blocks(text);
         let mut found: Vec<(String, Evidence, usize)> = Vec::new();
-        let mut push = |name: &str, evidence, at| {
+        let push = |found: &mut Vec<(String, Evidence, usize)>, name: &str, evidence, at| {
             if !name.is_empty() && name.len() <= MAX_NAME && !found.iter().any(|m| m.0 == name) {
                 found.push((name.to_owned(), evidence, at));
             }
         };
+        let mut code = None;
         for (name, at) in &block_names {
-            push(name, Evidence::JsonBlock, *at);
+            push(&mut found, name, Evidence::JsonBlock, *at);
         }
         for (i, t) in tokens.iter().enumerate() {
             let in_block = blocks.iter().any(|b| b.contains(&t.start));
@@ -718,13 +1004,20 @@ mod tests {
             if in_block || in_tag || !is_tool_like(t.text) {
                 continue;
             }
-            if text[t.end..].starts_with('(') {
-                if !declined(i, after_call(text, t.end)) {
-                    push(t.text, Evidence::CallSyntax, t.start);
+            let evidence = if text[t.end..].starts_with('(') {
+                if declined(i, after_call(text, t.end)) {
+                    continue;
                 }
+                Evidence::CallSyntax
             } else if phrase(i) {
-                push(t.text, Evidence::Phrase, t.start);
+                Evidence::Phrase
+            } else {
+                continue;
+            };
+            if !found.iter().any(|m| m.0 == t.text) && is_own_code(text, t, &mut code) {
+                continue;
             }
+            push(&mut found, t.text, evidence, t.start);
         }
         found
     }
@@ -781,10 +1074,11 @@ mod tests {
                 for c in words {
                     for sep in seps {
                         let text = format!("{a}{sep}{b} {c}{sep}{a} get_x");
-                        let scanned: Vec<(String, Evidence, usize)> = mentions(&text)
-                            .into_iter()
-                            .map(|m| (m.name.into_owned(), m.evidence, m.at))
-                            .collect();
+                        let scanned: Vec<(String, Evidence, usize)> =
+                            mentions(&text, Reader::Response)
+                                .into_iter()
+                                .map(|m| (m.name.into_owned(), m.evidence, m.at))
+                                .collect();
                         assert_eq!(scanned, mentions_by_tokenizing(&text), "{text:?}");
                         n += usize::from(!scanned.is_empty());
                     }
@@ -883,5 +1177,109 @@ mod code_and_talk {
             names("As you asked, I'll call get_balance(account_id=\"a1\")"),
             ["get_balance"]
         );
+    }
+
+    /// anthropic-advisor-20260301.1.json: Go source in a fenced block. `poolState(…)` is a type
+    /// conversion in code, and the block also declares the type.
+    const ADVISOR_GO: &str = "## ✅ Full Implementation
+
+```go
+// poolState represents the lifecycle of the pool.
+type poolState int32
+
+func (p *WorkerPool) Submit(job Job) error {
+\tif poolState(p.state.Load()) != stateRunning {
+\t\treturn ErrPoolShutdown
+\t}
+```
+";
+
+    /// The same response's ASCII diagram, in a fence without a language.
+    const ADVISOR_DIAGRAM: &str = "### Core Components
+
+```
+┌─────────────────────────────────────────────────────┐
+│                     WorkerPool                      │
+│  once     sync.Once   idempotent shutdown            │
+│  state    atomic.Int32  (running | shuttingDown)     │
+└──────────────┬──────────────────────────────────────┘
+               │  N goroutines
+               ▼
+┌─────────────────────────┐
+│        worker()         │
+│  loop:                  │
+│    select {             │
+│      case job ← jobChan │  ← normal path
+```
+";
+
+    #[test]
+    fn source_and_diagrams_in_code_blocks_are_not_calls() {
+        assert!(names(ADVISOR_GO).is_empty(), "{:?}", names(ADVISOR_GO));
+        assert!(
+            names(ADVISOR_DIAGRAM).is_empty(),
+            "{:?}",
+            names(ADVISOR_DIAGRAM)
+        );
+        // Source in a language is code even when it declares nothing.
+        let python = "```python\nrows = load_rows(path)\nsave_to_excel(rows)\n```";
+        assert!(names(python).is_empty(), "{:?}", names(python));
+        // An unmarked block that reads as source, and an indented one.
+        let unmarked = "```\nif ready:\n    save_to_excel(rows)\n```";
+        assert!(names(unmarked).is_empty(), "{:?}", names(unmarked));
+        let indented = "Like this:\n\n    for row in rows:\n        save_to_excel(row);\n\nDone.";
+        assert!(names(indented).is_empty(), "{:?}", names(indented));
+        // Prose around a code block is still read.
+        let after = format!("{ADVISOR_GO}\nNow I'll call lookup_customer(id=\"c1\").");
+        assert_eq!(names(&after), ["lookup_customer"]);
+    }
+
+    #[test]
+    fn a_call_transcript_in_a_code_block_is_still_a_call() {
+        let unmarked = "```\nget_weather(city=\"Paris\")\n```";
+        assert_eq!(names(unmarked), ["get_weather"]);
+        let tool_code = "```tool_code\nprint(get_weather(city=\"Paris\"))\n```";
+        assert_eq!(names(tool_code), ["get_weather"]);
+        let json =
+            "```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n```";
+        assert_eq!(names(json), ["get_weather"]);
+        // A JSON call block is a call even inside source.
+        let in_source = "```python\ncall = {\"name\": \"get_weather\", \"arguments\": {}}\n```";
+        assert_eq!(names(in_source), ["get_weather"]);
+        // Inline triple backticks are not a fence.
+        assert_eq!(
+            names("Run ```get_weather(city=\"Paris\")``` now"),
+            ["get_weather"]
+        );
+    }
+
+    #[test]
+    fn a_name_the_text_defines_is_not_a_tool() {
+        for text in [
+            "def client_request_hook(span, request):\n    span.set_attribute(\"x\", 1)",
+            "Add `async def client_request_hook(span, request)` to your module.",
+            "Write `function getUserData(id) { … }` first, then getUserData(42) returns it.",
+            "pub fn parse_line(line: &str) -> Row",
+            "handle_request := func(w http.ResponseWriter) {}",
+            "```python\ndef save_to_excel(rows):\n    ...\n```\nThen call save_to_excel(rows) to write it.",
+        ] {
+            assert!(names(text).is_empty(), "{text}: {:?}", names(text));
+        }
+        // A name only called, or defined under another name, is still a call.
+        assert_eq!(
+            names("def helper_fn(x):\n    ...\nNow call get_balance(account_id=\"a1\")"),
+            ["get_balance"]
+        );
+        assert_eq!(names("I'll call define_plan(goal=\"x\")"), ["define_plan"]);
+    }
+
+    #[test]
+    fn a_prompt_still_names_the_tools_its_code_declares() {
+        let prompt = "You can call:\n```python\ndef lookup_customer(email: str): ...\n```";
+        let found: Vec<String> = super::mentions(prompt, super::Reader::Prompt)
+            .into_iter()
+            .map(|m| m.name.into_owned())
+            .collect();
+        assert_eq!(found, ["lookup_customer"]);
     }
 }
