@@ -20,7 +20,8 @@
 //! source or a diagram counts (a fenced block in a language; an unmarked or indented block that
 //! reads as source), only JSON call blocks; an unmarked block of bare `name(…)` lines is a call
 //! transcript and still counts. A name the text defines (`def name(`, `type name`, …) is the
-//! model's own. A prompt ([`Reader::Prompt`]) declares its tools in code, so these rules are for
+//! model's own, and `name(…)` labelling a list item, heading or table cell ("- **save_to_excel()**:
+//! Exports data") describes a function rather than calls it. A prompt ([`Reader::Prompt`]) declares its tools in code, so these rules are for
 //! responses only.
 //!
 //! Cost: the code-block layout and the definition search are read only once a token has
@@ -247,13 +248,76 @@ pub(crate) fn mentions(text: &str, reader: Reader) -> Vec<Mention<'_>> {
         // The costlier reading of the text's code, once per name and only for a mention.
         if reader == Reader::Response
             && !found.iter().any(|m| m.name == token.text)
-            && is_own_code(text, &token, &mut code)
+            && ((evidence == Evidence::CallSyntax && is_label(text, &token))
+                || is_own_code(text, &token, &mut code))
         {
             continue;
         }
         push(&mut found, Cow::Borrowed(token.text), evidence, token.start);
     }
     found
+}
+
+/// Whether call syntax `name(…)` labels a list item, a heading or a table cell: the model
+/// describing a function, as in "- **save_to_excel()**: Exports data to Excel", not writing a
+/// call. It heads the item (nothing but emphasis and backticks before it), and a description
+/// follows it (`:`, a dash, `|`) or its parentheses hold a parameter list rather than values
+/// (`generate_fibonacci_sequence(n)`); a heading is always a label. "- get_weather(city="Paris")"
+/// and "- Call get_weather(city)" are still calls.
+fn is_label(text: &str, token: &Token<'_>) -> bool {
+    let line_start = text[..token.start].rfind('\n').map_or(0, |i| i + 1);
+    let head = &text[line_start..token.start];
+    let (marks, heading) = match head.rfind('|') {
+        Some(bar) => (&head[bar + 1..], false),
+        None => {
+            let line = head.trim_start();
+            let hashes = line.len() - line.trim_start_matches('#').len();
+            match item_marker(line) {
+                Some(rest) => (rest, hashes > 0),
+                None => return false,
+            }
+        }
+    };
+    if !marks.chars().all(|c| matches!(c, '`' | '*' | ' ' | '\t')) {
+        return false;
+    }
+    let close = after_call(text, token.end);
+    if heading {
+        return true;
+    }
+    if close == token.end {
+        return false;
+    }
+    let arguments = &text[token.end + 1..close - 1];
+    let tail = text[close..].trim_start_matches(['`', '*', ' ', '\t']);
+    tail.starts_with([':', '-', '–', '—', '|']) || is_parameter_list(arguments)
+}
+
+/// The rest of a line after a list marker (`-`, `*`, `+`, `1.`, `1)`) or heading hashes.
+fn item_marker(line: &str) -> Option<&str> {
+    if let Some(rest) = line.strip_prefix(['-', '*', '+']) {
+        return rest.starts_with([' ', '\t']).then_some(rest);
+    }
+    let hashes = line.len() - line.trim_start_matches('#').len();
+    if hashes > 0 {
+        return Some(&line[hashes..]);
+    }
+    let digits = line.len() - line.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    (digits > 0)
+        .then(|| line[digits..].strip_prefix(['.', ')']))
+        .flatten()
+}
+
+/// Whether the text in a call's parentheses is a parameter list (`n`, `rows, path: str`), not
+/// values (`"Paris"`, `42`, `city="Paris"`).
+fn is_parameter_list(arguments: &str) -> bool {
+    !arguments.trim().is_empty()
+        && !arguments.contains(['"', '\'', '=', '{', '['])
+        && arguments.split(',').all(|parameter| {
+            parameter
+                .trim_start()
+                .starts_with(|c: char| c.is_alphabetic() || matches!(c, '_' | '*' | '&'))
+        })
 }
 
 /// Whether a mention in a response is the model's own code rather than a call: inside a code
@@ -1014,7 +1078,10 @@ mod tests {
             } else {
                 continue;
             };
-            if !found.iter().any(|m| m.0 == t.text) && is_own_code(text, t, &mut code) {
+            if !found.iter().any(|m| m.0 == t.text)
+                && ((evidence == Evidence::CallSyntax && is_label(text, t))
+                    || is_own_code(text, t, &mut code))
+            {
                 continue;
             }
             push(&mut found, t.text, evidence, t.start);
@@ -1281,5 +1348,42 @@ func (p *WorkerPool) Submit(job Job) error {
             .map(|m| m.name.into_owned())
             .collect();
         assert_eq!(found, ["lookup_customer"]);
+    }
+
+    /// anthropic-code-execution-20250825.2.json and its recorded stream (.chunks.txt): the
+    /// model lists the functions of the script it wrote with the code execution tool.
+    const CODE_EXECUTION_SUMMARY: &str = "## Features of the Script:
+- **fibonacci(n)**: Calculates the nth Fibonacci number
+- **generate_fibonacci_sequence(n)**: Creates a sequence up to position n
+- **save_to_excel()**: Exports data to Excel format using pandas
+- Clean output with formatted display of results";
+    const CODE_EXECUTION_STREAM_SUMMARY: &str =
+        "1. **fibonacci_calculator.py** - The Python script with:
+   - `fibonacci()` - Efficient iterative implementation to calculate Fibonacci numbers
+   - `fibonacci_recursive()` - Alternative recursive implementation
+   - `generate_fibonacci_sequence()` - Generates a sequence of Fibonacci numbers
+   - `export_to_excel()` - Exports data to a formatted Excel file";
+
+    #[test]
+    fn a_function_labelling_a_list_item_is_described_not_called() {
+        for text in [
+            CODE_EXECUTION_SUMMARY,
+            CODE_EXECUTION_STREAM_SUMMARY,
+            "- `generate_fibonacci_sequence(n)`",
+            "### `save_to_excel()`",
+            "| `save_to_excel(df, path)` | writes the file |",
+            "2) save_to_excel(): exports the data",
+        ] {
+            assert!(names(text).is_empty(), "{text}: {:?}", names(text));
+        }
+        // Values, or a calling verb, make a list item a call.
+        assert_eq!(names("- get_weather(city=\"Paris\")"), ["get_weather"]);
+        assert_eq!(names("1. get_forecast(3)"), ["get_forecast"]);
+        assert_eq!(names("- Call get_weather(city) first"), ["get_weather"]);
+        assert_eq!(names("- get_time()"), ["get_time"]);
+        assert_eq!(
+            names("- Then use the lookup_customer tool"),
+            ["lookup_customer"]
+        );
     }
 }
