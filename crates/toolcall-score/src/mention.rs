@@ -521,6 +521,16 @@ pub(crate) fn is_tool_like(token: &str) -> bool {
     if url_or_ellipsis {
         return false;
     }
+    // An identifier value ends in a long number: `certificate_9984806` is a payment method, and
+    // tool names do not number their instances.
+    let number = bytes
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    if number >= 5 && bytes.len() > number && bytes[bytes.len() - number - 1] == b'_' {
+        return false;
+    }
     let core = token.trim_matches('_').as_bytes();
     if core.contains(&b'_') && core.iter().any(u8::is_ascii_alphabetic) {
         return true;
@@ -1170,6 +1180,8 @@ mod tests {
             "getBalance",
             "github.create_issue",
             "_private_tool",
+            "get_top_10",
+            "report_2024",
         ] {
             assert!(is_tool_like(yes), "{yes}");
         }
@@ -1181,6 +1193,7 @@ mod tests {
             "a_",
             "3_items",
             "http://x_y",
+            "certificate_9984806",
         ] {
             assert!(!is_tool_like(no), "{no}");
         }
@@ -1385,5 +1398,13 @@ func (p *WorkerPool) Submit(job Job) error {
             names("- Then use the lookup_customer tool"),
             ["lookup_customer"]
         );
+    }
+
+    #[test]
+    fn an_id_with_a_long_number_is_not_a_tool_name() {
+        // tau-bench airline (sierra-research/tau-bench 59a200c, MIT), gpt-4o listing payment
+        // methods.
+        assert!(names("- Use certificate_9984806").is_empty());
+        assert_eq!(names("- Use fetch_report_2024"), ["fetch_report_2024"]);
     }
 }
