@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use crate::mention::mentions;
+use crate::mention::{mentions, Reader};
 use crate::score::parameter_names;
 use crate::{escape, suggest, Case};
 
@@ -100,7 +100,7 @@ pub fn lint(case: &Case) -> Vec<Drift> {
     );
     let mut drifts = Vec::new();
     for (source, text) in sources {
-        for mention in mentions(text) {
+        for mention in mentions(text, Reader::Prompt) {
             if case.catalog.contains(&mention.name) || parameters.contains(mention.name.as_ref()) {
                 continue;
             }

@@ -7,7 +7,25 @@
 //! A bare identifier in text is weak evidence (`account_id` is a parameter, `snake_case` a style),
 //! so a mention counts only in a context that says "this is a tool being called": a JSON object
 //! with a name and arguments, call syntax (`get_balance(`), or a calling verb or the word "tool"
-//! next to it ("call lookup_customer", "the `refund` tool"), unless negated ("I can't call x").
+//! next to it ("call lookup_customer", "the `refund` tool").
+//!
+//! Talk about a tool is not a call to it. The words of a phrase must stand next to each other in
+//! one clause (`running | shuttingDown` is a type union, not "running" a tool), and a clause that
+//! declines or reports the call does not count, for call syntax as for phrases: a negation
+//! anywhere in the clause before it ("I don't have the ability to call x", "there is no tool
+//! called x") or in the words after it ("`x()` is not one of my tools"), or a reporting verb
+//! before it ("you asked me to call x").
+//!
+//! Code is not a call either. In a response ([`Reader::Response`]), nothing in a code block of
+//! source or a diagram counts (a fenced block in a language; an unmarked or indented block that
+//! reads as source), only JSON call blocks; an unmarked block of bare `name(…)` lines is a call
+//! transcript and still counts. A name the text defines (`def name(`, `type name`, …) is the
+//! model's own, and `name(…)` labelling a list item, heading or table cell ("- **save_to_excel()**:
+//! Exports data") describes a function rather than calls it. A prompt ([`Reader::Prompt`]) declares its tools in code, so these rules are for
+//! responses only.
+//!
+//! Cost: the code-block layout and the definition search are read only once a token has
+//! passed every other test, once per name, so prose without mentions still costs one pass.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -68,6 +86,22 @@ const VERBS: &[&str] = &[
 ];
 const FILLERS: &[&str] = &["the", "a", "an", "tool", "function", "now", "first", "then"];
 const NEGATIONS: &[&str] = &["not", "no", "never", "cannot", "without", "unable", "nor"];
+/// Verbs that report what someone else said rather than make a call ("you asked me to call x").
+const REPORTING: &[&str] = &[
+    "asked",
+    "mentioned",
+    "mentions",
+    "requested",
+    "said",
+    "says",
+    "wrote",
+    "suggested",
+    "quoted",
+];
+/// Words that start a new clause: a negation before one does not reach past it.
+const CONJUNCTIONS: &[&str] = &[
+    "but", "so", "and", "however", "instead", "although", "though",
+];
 const NOUNS: &[&str] = &["tool", "function", "endpoint", "action"];
 const ARGUMENT_KEYS: &[&str] = &[
     "arguments",
@@ -85,23 +119,113 @@ const NAME_KEYS: &[&str] = &[
     "recipient_name",
 ];
 
+/// Keywords a name is defined after, in the languages models write.
+const DECLARERS: &[&str] = &[
+    "def",
+    "fn",
+    "func",
+    "function",
+    "class",
+    "struct",
+    "enum",
+    "trait",
+    "interface",
+    "type",
+    "const",
+    "let",
+    "var",
+    "val",
+    "fun",
+    "sub",
+    "proc",
+    "macro",
+    "defn",
+    "defp",
+];
+/// Keywords that start a line of source code.
+const CODE_KEYWORDS: &[&str] = &[
+    "def",
+    "async",
+    "class",
+    "function",
+    "fn",
+    "func",
+    "const",
+    "let",
+    "var",
+    "import",
+    "package",
+    "return",
+    "if",
+    "elif",
+    "else",
+    "for",
+    "while",
+    "try",
+    "except",
+    "catch",
+    "type",
+    "interface",
+    "struct",
+    "enum",
+    "pub",
+    "export",
+    "public",
+    "private",
+    "static",
+    "#include",
+];
+/// Info words of a fenced block that holds calls, not source.
+const TRANSCRIPT_INFO: &[&str] = &[
+    "json",
+    "jsonc",
+    "json5",
+    "jsonl",
+    "tool_code",
+    "tool_call",
+    "tool_calls",
+    "tool_use",
+    "function_call",
+    "function_calls",
+];
+/// Info words of a fenced block that say nothing of its content.
+const PLAIN_INFO: &[&str] = &["", "text", "txt", "plain", "plaintext"];
+
 /// Longest name considered; longer runs are prose, not identifiers.
 const MAX_NAME: usize = 128;
+/// Words read back from a phrase for a negation or a reporting verb, within its clause.
+const CLAUSE_WORDS: usize = 8;
+/// Bytes read for the closing parenthesis of call syntax.
+const MAX_ARGUMENTS: usize = 512;
 /// JSON blocks tried per text, so a text full of braces stays linear.
 const MAX_JSON_ATTEMPTS: usize = 64;
 
+/// What kind of text is read, for the rules that tell a model's own code from a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reader {
+    /// A model's response: the code it writes (source and diagrams in code blocks) and the
+    /// functions it defines are its own, not tools it calls.
+    Response,
+    /// A system prompt or tool description: code there declares the tools the prompt teaches
+    /// (`def lookup_customer(email)`), which is what drift is about, so only the rules for talk
+    /// about a tool apply.
+    Prompt,
+}
+
 /// The call-like mentions in `text`, in order of appearance, each name once.
-pub(crate) fn mentions<'a>(text: &'a str) -> Vec<Mention<'a>> {
-    let mut found: Vec<Mention<'a>> = Vec::new();
-    let mut push = |name: Cow<'a, str>, evidence: Evidence, at: usize| {
+pub(crate) fn mentions(text: &str, reader: Reader) -> Vec<Mention<'_>> {
+    let mut found: Vec<Mention<'_>> = Vec::new();
+    fn push<'a>(found: &mut Vec<Mention<'a>>, name: Cow<'a, str>, evidence: Evidence, at: usize) {
         if !name.is_empty() && name.len() <= MAX_NAME && !found.iter().any(|m| m.name == name) {
             found.push(Mention { name, evidence, at });
         }
-    };
+    }
     let (block_names, blocks) = json_blocks(text);
     for (name, at) in block_names {
-        push(Cow::Owned(name), Evidence::JsonBlock, at);
+        push(&mut found, Cow::Owned(name), Evidence::JsonBlock, at);
     }
+    // The response's code blocks, read on its first mention (plain prose has none to read).
+    let mut code = None;
     // Only tokens holding a `_` or a camelCase hump can be tool-like (see `candidates`): the
     // words around one are read only when there is one, so plain prose is one pass over bytes.
     for token in candidates(text) {
@@ -111,13 +235,258 @@ pub(crate) fn mentions<'a>(text: &'a str) -> Vec<Mention<'a>> {
         if in_block || in_tag || !is_tool_like(token.text) {
             continue;
         }
-        if text[token.end..].starts_with('(') {
-            push(Cow::Borrowed(token.text), Evidence::CallSyntax, token.start);
+        let evidence = if text[token.end..].starts_with('(') {
+            if declined(text, &token, after_call(text, token.end)) {
+                continue;
+            }
+            Evidence::CallSyntax
         } else if called_by_phrase(text, &token) {
-            push(Cow::Borrowed(token.text), Evidence::Phrase, token.start);
+            Evidence::Phrase
+        } else {
+            continue;
+        };
+        // The costlier reading of the text's code, once per name and only for a mention.
+        if reader == Reader::Response
+            && !found.iter().any(|m| m.name == token.text)
+            && ((evidence == Evidence::CallSyntax && is_label(text, &token))
+                || is_own_code(text, &token, &mut code))
+        {
+            continue;
         }
+        push(&mut found, Cow::Borrowed(token.text), evidence, token.start);
     }
     found
+}
+
+/// Whether call syntax `name(…)` labels a list item, a heading or a table cell: the model
+/// describing a function, as in "- **save_to_excel()**: Exports data to Excel", not writing a
+/// call. It heads the item (nothing but emphasis and backticks before it), and a description
+/// follows it (`:`, a dash, `|`) or its parentheses hold a parameter list rather than values
+/// (`generate_fibonacci_sequence(n)`); a heading is always a label. "- get_weather(city="Paris")"
+/// and "- Call get_weather(city)" are still calls.
+fn is_label(text: &str, token: &Token<'_>) -> bool {
+    let line_start = text[..token.start].rfind('\n').map_or(0, |i| i + 1);
+    let head = &text[line_start..token.start];
+    let (marks, heading) = match head.rfind('|') {
+        Some(bar) => (&head[bar + 1..], false),
+        None => {
+            let line = head.trim_start();
+            let hashes = line.len() - line.trim_start_matches('#').len();
+            match item_marker(line) {
+                Some(rest) => (rest, hashes > 0),
+                None => return false,
+            }
+        }
+    };
+    if !marks.chars().all(|c| matches!(c, '`' | '*' | ' ' | '\t')) {
+        return false;
+    }
+    let close = after_call(text, token.end);
+    if heading {
+        return true;
+    }
+    if close == token.end {
+        return false;
+    }
+    let arguments = &text[token.end + 1..close - 1];
+    let tail = text[close..].trim_start_matches(['`', '*', ' ', '\t']);
+    tail.starts_with([':', '-', '–', '—', '|']) || is_parameter_list(arguments)
+}
+
+/// The rest of a line after a list marker (`-`, `*`, `+`, `1.`, `1)`) or heading hashes.
+fn item_marker(line: &str) -> Option<&str> {
+    if let Some(rest) = line.strip_prefix(['-', '*', '+']) {
+        return rest.starts_with([' ', '\t']).then_some(rest);
+    }
+    let hashes = line.len() - line.trim_start_matches('#').len();
+    if hashes > 0 {
+        return Some(&line[hashes..]);
+    }
+    let digits = line.len() - line.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    (digits > 0)
+        .then(|| line[digits..].strip_prefix(['.', ')']))
+        .flatten()
+}
+
+/// Whether the text in a call's parentheses is a parameter list (`n`, `rows, path: str`), not
+/// values (`"Paris"`, `42`, `city="Paris"`).
+fn is_parameter_list(arguments: &str) -> bool {
+    !arguments.trim().is_empty()
+        && !arguments.contains(['"', '\'', '=', '{', '['])
+        && arguments.split(',').all(|parameter| {
+            parameter
+                .trim_start()
+                .starts_with(|c: char| c.is_alphabetic() || matches!(c, '_' | '*' | '&'))
+        })
+}
+
+/// Whether a mention in a response is the model's own code rather than a call: inside a code
+/// block of source or a diagram ([`code_blocks`], found on the first mention and kept in
+/// `code`), or a name the text itself defines ([`defines`]).
+fn is_own_code(text: &str, token: &Token<'_>, code: &mut Option<Vec<Range<usize>>>) -> bool {
+    let code = code.get_or_insert_with(|| code_blocks(text));
+    code.iter().any(|b| b.contains(&token.start)) || defines(text, token.text)
+}
+
+/// Whether `text` defines `name` as code does: after a declaring keyword (`def name`,
+/// `async def name`, `fn name`, `function name`, `type name`, `const name`, …), as a Go method
+/// (`func (p *Pool) name(`), or assigned a function (`name = lambda`, `name := func(`). A model
+/// that writes `def save_to_excel(` and then mentions `save_to_excel()` talks about its own
+/// function.
+fn defines(text: &str, name: &str) -> bool {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(name).any(|(at, _)| {
+        let end = at + name.len();
+        let before = text[..at].chars().next_back();
+        let after = text[end..].chars().next();
+        if before.is_some_and(|c| is_ident(c) || c == '.') || after.is_some_and(is_ident) {
+            return false;
+        }
+        let line = &text[text[..at].rfind('\n').map_or(0, |i| i + 1)..at];
+        let head = line.trim_end_matches([' ', '\t', '*']);
+        let word_start = head
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| !is_ident(c))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        if DECLARERS.contains(&&head[word_start..]) {
+            return true;
+        }
+        if after == Some('(') && line.trim_start().starts_with("func (") {
+            return true;
+        }
+        let rest = text[end..].trim_start_matches([' ', '\t']);
+        let assigned = rest
+            .strip_prefix(":=")
+            .or_else(|| rest.strip_prefix('=').filter(|r| !r.starts_with('=')));
+        assigned.is_some_and(|value| {
+            let value = value.trim_start_matches([' ', '\t']);
+            ["function", "func", "lambda", "async"]
+                .iter()
+                .any(|k| value.starts_with(k))
+        })
+    })
+}
+
+/// The byte ranges of a text's code blocks that hold source code or a diagram, where `name(`
+/// is code, not a call. A fenced block (```` ``` ```` or `~~~`) in a language (`python`, `go`,
+/// `bash`, …) is source; one marked as JSON or as a tool call (`json`, `tool_code`,
+/// `tool_call`, …) is a call transcript; an unmarked one, or a block indented by four spaces
+/// after a blank line, is source when it looks like source ([`looks_like_code`]) and a
+/// transcript otherwise (`get_weather(city="Paris")` on a line of its own). JSON call blocks
+/// are read wherever they are (see [`json_blocks`]).
+fn code_blocks(text: &str) -> Vec<Range<usize>> {
+    let mut blocks = Vec::new();
+    // The open fence: its character, its length, where its content starts, its info word.
+    let mut fence: Option<(char, usize, usize, &str)> = None;
+    // The indented block being read: where it starts and ends, and whether it is the body of a
+    // line of code above it (`def f(x):`, `if (ok) {`), which makes it code whatever it holds.
+    let mut indented: Option<(usize, usize, bool)> = None;
+    let mut previous_blank = true;
+    let mut previous_code = false;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        let trimmed = line.trim_start();
+        if let Some((c, n, content, info)) = fence {
+            let closes = trimmed.starts_with(c)
+                && trimmed.trim_end().chars().all(|d| d == c)
+                && trimmed.trim_end().chars().count() >= n;
+            if closes {
+                if is_source_block(info, &text[content..start]) {
+                    blocks.push(content..start);
+                }
+                fence = None;
+                previous_blank = false;
+            }
+            continue;
+        }
+        if let Some((c, n, info)) = opens_fence(trimmed) {
+            fence = Some((c, n, at, info));
+            continue;
+        }
+        let blank = trimmed.is_empty();
+        let is_indented = line.starts_with("    ") || line.starts_with('\t');
+        indented = match indented {
+            Some((from, to, body)) if is_indented || blank => {
+                Some((from, if blank { to } else { at }, body))
+            }
+            None if is_indented && (previous_blank || previous_code) => {
+                Some((start, at, previous_code))
+            }
+            _ => {
+                close_indented(text, indented, &mut blocks);
+                None
+            }
+        };
+        previous_blank = blank;
+        previous_code = !blank && looks_like_code(line);
+    }
+    if let Some((_, _, content, info)) = fence {
+        // An unclosed fence runs to the end of the text.
+        if is_source_block(info, &text[content..]) {
+            blocks.push(content..text.len());
+        }
+    }
+    close_indented(text, indented, &mut blocks);
+    blocks
+}
+
+fn close_indented(text: &str, block: Option<(usize, usize, bool)>, blocks: &mut Vec<Range<usize>>) {
+    if let Some((from, to, body)) = block {
+        if to > from && (body || looks_like_code(&text[from..to])) {
+            blocks.push(from..to);
+        }
+    }
+}
+
+/// The fence a line opens, as its character, its length and the first word of its info string.
+fn opens_fence(trimmed: &str) -> Option<(char, usize, &str)> {
+    let c = trimmed.chars().next().filter(|&c| c == '`' || c == '~')?;
+    let n = trimmed.chars().take_while(|&d| d == c).count();
+    let info = trimmed[n..].trim();
+    // Three backticks with more backticks after them on the line are inline code.
+    if n < 3 || (c == '`' && info.contains('`')) {
+        return None;
+    }
+    let word = info
+        .split(|c: char| c.is_whitespace() || c == '{' || c == ',')
+        .next()
+        .unwrap_or("")
+        .trim_start_matches('.');
+    Some((c, n, word))
+}
+
+/// Whether a fenced block with info word `info` holding `content` is source code or a diagram.
+fn is_source_block(info: &str, content: &str) -> bool {
+    let info = lower(info);
+    if TRANSCRIPT_INFO.contains(&info.as_ref()) {
+        return false;
+    }
+    if PLAIN_INFO.contains(&info.as_ref()) {
+        return looks_like_code(content);
+    }
+    true
+}
+
+/// Whether an unmarked block reads as source code or a diagram: a line that starts with a
+/// keyword of code (`def`, `function`, `if`, `return`, `import`, …) or a decorator, or ends
+/// like a statement (`{`, `}`, `;`, `):`, `=>`); or box-drawing characters and arrows.
+fn looks_like_code(content: &str) -> bool {
+    let diagram = content.chars().any(
+        |c| matches!(c, '\u{2500}'..='\u{257F}' | '\u{2190}'..='\u{21FF}' | '►' | '◄' | '▲' | '▼'),
+    );
+    diagram
+        || content.lines().any(|line| {
+            let line = line.trim();
+            let keyword = line.split([' ', '(', ':']).next().unwrap_or("");
+            (CODE_KEYWORDS.contains(&keyword) && line.len() > keyword.len())
+                || line.starts_with('@') && line[1..].starts_with(|c: char| c.is_alphabetic())
+                || line.ends_with(['{', '}', ';'])
+                || line.ends_with("):")
+                || line.ends_with("=>")
+        })
 }
 
 /// Whether `name` occurs in `text` as a whole word (not inside a longer identifier).
@@ -150,6 +519,16 @@ pub(crate) fn is_tool_like(token: &str) -> bool {
         (b == b'.' && rest.first() == Some(&b'.')) || (b == b':' && rest.starts_with(b"//"))
     });
     if url_or_ellipsis {
+        return false;
+    }
+    // An identifier value ends in a long number: `certificate_9984806` is a payment method, and
+    // tool names do not number their instances.
+    let number = bytes
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    if number >= 5 && bytes.len() > number && bytes[bytes.len() - number - 1] == b'_' {
         return false;
     }
     let core = token.trim_matches('_').as_bytes();
@@ -291,44 +670,167 @@ fn lower(word: &str) -> Cow<'_, str> {
 }
 
 /// A calling verb up to two filler words before `token`, or a noun like "tool" right after it,
-/// with no negation in the three words before that.
+/// the words of the phrase next to each other in one sentence, and the clause not declining the
+/// call (see [`declined`]).
 fn called_by_phrase(text: &str, token: &Token<'_>) -> bool {
-    // The six words before: three to find the verb in, three before it for a negation.
-    let mut before: [Option<Token<'_>>; 6] = [None; 6];
-    let mut at = token.run.0;
-    for slot in &mut before {
-        *slot = token_before(text, at);
-        match slot {
-            Some(previous) => at = previous.run.0,
-            None => break,
-        }
-    }
-    let word = |k: usize| before[k].map(|t| lower(t.text));
-    // `anchor` counts words back from `token`: 0 is the token itself (the noun case).
-    let mut anchor = None;
-    for k in 0..3 {
-        let Some(word) = word(k) else {
+    // `first` is where the phrase starts: the verb, or the name itself before its noun.
+    let mut first = None;
+    let mut next = *token;
+    for _ in 0..3 {
+        let Some(previous) = token_before(text, next.run.0) else {
             break;
         };
+        if !is_inline_gap(&text[previous.end..next.start]) {
+            break;
+        }
+        let word = lower(previous.text);
         if VERBS.contains(&word.as_ref()) {
-            anchor = Some(k + 1);
+            first = Some(previous);
             break;
         }
         if !FILLERS.contains(&word.as_ref()) {
             break;
         }
+        next = previous;
     }
-    if anchor.is_none()
-        && token_after(text, token.run.1).is_some_and(|t| NOUNS.contains(&lower(t.text).as_ref()))
+    let mut after = token.run.1;
+    if first.is_none() {
+        let noun = token_after(text, token.run.1).filter(|noun| {
+            is_inline_gap(&text[token.end..noun.start])
+                && NOUNS.contains(&lower(noun.text).as_ref())
+        });
+        let Some(noun) = noun else {
+            return false;
+        };
+        first = Some(*token);
+        after = noun.run.1;
+    }
+    first.is_some_and(|first| !declined(text, &first, after))
+}
+
+/// Whether the text between two words keeps them in one phrase: spaces, one line break (a
+/// hard-wrapped line, not a blank one), and inline marks (`` ` ``, `*`, quotes, `:`, `[`). Any
+/// other punctuation is structure: `running | shuttingDown` is a type union, not "running" a
+/// tool; `call. get_x` is two sentences.
+fn is_inline_gap(gap: &str) -> bool {
+    gap.chars().all(|c| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                '`' | '*' | '"' | '“' | '”' | '\'' | '‘' | '’' | ':' | '['
+            )
+    }) && !has_blank_line(gap)
+}
+
+/// Whether the text between two words ends a clause: a sentence or clause mark, a bracket, a
+/// code operator, a dash, or a blank line.
+fn breaks_clause(gap: &str) -> bool {
+    has_blank_line(gap)
+        || gap.chars().any(|c| {
+            matches!(
+                c,
+                ',' | ';'
+                    | '.'
+                    | '!'
+                    | '?'
+                    | ':'
+                    | '('
+                    | ')'
+                    | '{'
+                    | '}'
+                    | '|'
+                    | '='
+                    | '<'
+                    | '>'
+                    | '-'
+                    | '–'
+                    | '—'
+            )
+        })
+}
+
+/// Whether `gap` holds a blank line: two line breaks with only white space between them.
+fn has_blank_line(gap: &str) -> bool {
+    let mut after_break = false;
+    for c in gap.chars() {
+        if c == '\n' {
+            if after_break {
+                return true;
+            }
+            after_break = true;
+        } else if !c.is_whitespace() {
+            after_break = false;
+        }
+    }
+    false
+}
+
+fn is_negation(word: &str) -> bool {
+    NEGATIONS.contains(&word) || word.ends_with("n't") || word.ends_with("n’t")
+}
+
+/// Whether the clause around a phrase declines the call or reports it instead of making it: a
+/// negation anywhere in the clause before `first` ("I don't have the ability to call x", "there
+/// is no tool called x"), a reporting verb there ("you asked me to call x", "the user mentioned
+/// using x"), or a negation in the three words after the phrase, which ends at byte `after`
+/// ("`x()` is not one of my tools"). The clause ends at a break ([`breaks_clause`]) or a
+/// conjunction: "I can't see it, so I'll call x" is a call.
+fn declined(text: &str, first: &Token<'_>, after: usize) -> bool {
+    let mut next = *first;
+    for _ in 0..CLAUSE_WORDS {
+        let Some(previous) = token_before(text, next.run.0) else {
+            break;
+        };
+        let word = lower(previous.text);
+        if breaks_clause(&text[previous.end..next.start]) || CONJUNCTIONS.contains(&word.as_ref()) {
+            break;
+        }
+        if is_negation(&word) || REPORTING.contains(&word.as_ref()) {
+            return true;
+        }
+        next = previous;
+    }
+    let mut end = after;
+    let mut from = after;
+    for _ in 0..3 {
+        let Some(next) = token_after(text, from) else {
+            break;
+        };
+        if breaks_clause(&text[end..next.start]) {
+            break;
+        }
+        let word = lower(next.text);
+        if is_negation(&word) || word == "unavailable" {
+            return true;
+        }
+        end = next.end;
+        from = next.run.1;
+    }
+    false
+}
+
+/// Where call syntax `name(…)` that starts at `open` (the `(`) ends: after its closing
+/// parenthesis on the same line, or at `open` when there is none.
+fn after_call(text: &str, open: usize) -> usize {
+    let mut depth = 0usize;
+    for (i, b) in text.as_bytes()[open..]
+        .iter()
+        .enumerate()
+        .take(MAX_ARGUMENTS)
     {
-        anchor = Some(0);
+        match b {
+            b'(' => depth += 1,
+            b')' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return open + i + 1;
+                }
+            }
+            b'\n' => break,
+            _ => {}
+        }
     }
-    let Some(anchor) = anchor else {
-        return false;
-    };
-    !(anchor..anchor + 3).filter_map(word).any(|lower| {
-        NEGATIONS.contains(&lower.as_ref()) || lower.ends_with("n't") || lower.ends_with("n’t")
-    })
+    open
 }
 
 /// Names of calls written as JSON values inside the text, with the byte offset of each block,
@@ -427,8 +929,8 @@ fn sentence_around(text: &str, at: usize) -> String {
 mod tests {
     use super::*;
 
-    fn names(text: &str) -> Vec<String> {
-        mentions(text)
+    pub(super) fn names(text: &str) -> Vec<String> {
+        mentions(text, Reader::Response)
             .into_iter()
             .map(|m| m.name.into_owned())
             .collect()
@@ -477,12 +979,12 @@ mod tests {
     fn gives_the_sentence_as_context() {
         let text = "First line. Then use lookup_customer to find it! Done.";
         assert_eq!(
-            mentions(text)[0].context(text),
+            mentions(text, Reader::Response)[0].context(text),
             "Then use lookup_customer to find it"
         );
         let text = "Refunds up to 50.00 are fine; above that, call escalate_to_human. Stop.";
         assert_eq!(
-            mentions(text)[0].context(text),
+            mentions(text, Reader::Response)[0].context(text),
             "Refunds up to 50.00 are fine; above that, call escalate_to_human"
         );
     }
@@ -506,43 +1008,69 @@ mod tests {
             }
         }
         let lower = |t: &Token<'_>| t.text.to_lowercase();
+        let gap = |j: usize| &text[tokens[j].end..tokens[j + 1].start];
+        let declined = |first: usize, after: usize| {
+            for j in (first.saturating_sub(CLAUSE_WORDS)..first).rev() {
+                let word = lower(&tokens[j]);
+                if breaks_clause(gap(j)) || CONJUNCTIONS.contains(&word.as_str()) {
+                    break;
+                }
+                if is_negation(&word) || REPORTING.contains(&word.as_str()) {
+                    return true;
+                }
+            }
+            let mut end = after;
+            let next = tokens.iter().position(|t| t.start >= after);
+            for t in next.map_or(&[][..], |k| &tokens[k..]).iter().take(3) {
+                if breaks_clause(&text[end..t.start]) {
+                    break;
+                }
+                let word = lower(t);
+                if is_negation(&word) || word == "unavailable" {
+                    return true;
+                }
+                end = t.end;
+            }
+            false
+        };
         let phrase = |i: usize| {
-            let mut anchor = None;
+            let mut first = None;
             for j in (i.saturating_sub(3)..i).rev() {
+                if !is_inline_gap(gap(j)) {
+                    break;
+                }
                 let word = lower(&tokens[j]);
                 if VERBS.contains(&word.as_str()) {
-                    anchor = Some(j);
+                    first = Some(j);
                     break;
                 }
                 if !FILLERS.contains(&word.as_str()) {
                     break;
                 }
             }
-            if anchor.is_none()
-                && tokens
+            let mut after = tokens[i].run.1;
+            if first.is_none() {
+                let noun = tokens
                     .get(i + 1)
-                    .is_some_and(|t| NOUNS.contains(&lower(t).as_str()))
-            {
-                anchor = Some(i);
+                    .filter(|noun| is_inline_gap(gap(i)) && NOUNS.contains(&lower(noun).as_str()));
+                let Some(noun) = noun else {
+                    return false;
+                };
+                first = Some(i);
+                after = noun.run.1;
             }
-            anchor.is_some_and(|anchor| {
-                !tokens[anchor.saturating_sub(3)..anchor].iter().any(|t| {
-                    let lower = lower(t);
-                    NEGATIONS.contains(&lower.as_str())
-                        || lower.ends_with("n't")
-                        || lower.ends_with("n’t")
-                })
-            })
+            first.is_some_and(|first| !declined(first, after))
         };
         let (block_names, blocks) = json_blocks(text);
         let mut found: Vec<(String, Evidence, usize)> = Vec::new();
-        let mut push = |name: &str, evidence, at| {
+        let push = |found: &mut Vec<(String, Evidence, usize)>, name: &str, evidence, at| {
             if !name.is_empty() && name.len() <= MAX_NAME && !found.iter().any(|m| m.0 == name) {
                 found.push((name.to_owned(), evidence, at));
             }
         };
+        let mut code = None;
         for (name, at) in &block_names {
-            push(name, Evidence::JsonBlock, *at);
+            push(&mut found, name, Evidence::JsonBlock, *at);
         }
         for (i, t) in tokens.iter().enumerate() {
             let in_block = blocks.iter().any(|b| b.contains(&t.start));
@@ -550,11 +1078,23 @@ mod tests {
             if in_block || in_tag || !is_tool_like(t.text) {
                 continue;
             }
-            if text[t.end..].starts_with('(') {
-                push(t.text, Evidence::CallSyntax, t.start);
+            let evidence = if text[t.end..].starts_with('(') {
+                if declined(i, after_call(text, t.end)) {
+                    continue;
+                }
+                Evidence::CallSyntax
             } else if phrase(i) {
-                push(t.text, Evidence::Phrase, t.start);
+                Evidence::Phrase
+            } else {
+                continue;
+            };
+            if !found.iter().any(|m| m.0 == t.text)
+                && ((evidence == Evidence::CallSyntax && is_label(text, t))
+                    || is_own_code(text, t, &mut code))
+            {
+                continue;
             }
+            push(&mut found, t.text, evidence, t.start);
         }
         found
     }
@@ -598,6 +1138,11 @@ mod tests {
             ". ",
             "function",
             "naïveX",
+            "|",
+            ",",
+            "asked",
+            "but",
+            "isn't",
         ];
         let seps = [" ", "", "  ", ". "];
         let mut n = 0;
@@ -606,10 +1151,11 @@ mod tests {
                 for c in words {
                     for sep in seps {
                         let text = format!("{a}{sep}{b} {c}{sep}{a} get_x");
-                        let scanned: Vec<(String, Evidence, usize)> = mentions(&text)
-                            .into_iter()
-                            .map(|m| (m.name.into_owned(), m.evidence, m.at))
-                            .collect();
+                        let scanned: Vec<(String, Evidence, usize)> =
+                            mentions(&text, Reader::Response)
+                                .into_iter()
+                                .map(|m| (m.name.into_owned(), m.evidence, m.at))
+                                .collect();
                         assert_eq!(scanned, mentions_by_tokenizing(&text), "{text:?}");
                         n += usize::from(!scanned.is_empty());
                     }
@@ -634,6 +1180,8 @@ mod tests {
             "getBalance",
             "github.create_issue",
             "_private_tool",
+            "get_top_10",
+            "report_2024",
         ] {
             assert!(is_tool_like(yes), "{yes}");
         }
@@ -645,8 +1193,218 @@ mod tests {
             "a_",
             "3_items",
             "http://x_y",
+            "certificate_9984806",
         ] {
             assert!(!is_tool_like(no), "{no}");
         }
+    }
+}
+
+/// The false findings of issue 12, each a class (code that defines or declares, talk about
+/// tools), with a true positive beside each rule so precision is not bought with recall. Real
+/// text is quoted from the Vercel AI SDK's recorded provider responses (vercel/ai commit
+/// ed857f5, Apache-2.0, `packages/anthropic/src/__fixtures__/`).
+#[cfg(test)]
+mod code_and_talk {
+    use super::tests::names;
+
+    #[test]
+    fn phrase_words_are_next_to_each_other_in_one_clause() {
+        // anthropic-advisor-20260301.1.json: a type union in an ASCII diagram, not "running" a
+        // tool.
+        let diagram = "│  state    atomic.Int32  (running | shuttingDown)     │";
+        assert!(names(diagram).is_empty(), "{:?}", names(diagram));
+        assert!(names("The state is `running | shuttingDown`.").is_empty());
+        assert!(names("Tests are running, getWeather is next").is_empty());
+        assert!(names("Keep it running.\n\ngetWeather comes later").is_empty());
+
+        assert_eq!(names("Call `lookup_customer` first."), ["lookup_customer"]);
+        assert_eq!(
+            names("then call\nlookup_customer with the email"),
+            ["lookup_customer"]
+        );
+        assert_eq!(names("Use the **search_flights** tool"), ["search_flights"]);
+    }
+
+    #[test]
+    fn a_declined_or_reported_call_is_not_a_call() {
+        for text in [
+            "Unfortunately I don't have the ability to call get_weather.",
+            "I am not able to reliably use get_weather here.",
+            "get_weather() is not one of my tools.",
+            "The get_weather tool isn't available to me.",
+            "You asked me to call get_weather, which I cannot do.",
+            "The user mentioned using get_weather earlier.",
+            "There is no tool called get_weather.",
+            "I don't have a get_weather tool.",
+        ] {
+            assert!(names(text).is_empty(), "{text}: {:?}", names(text));
+        }
+        // A negation or report in another clause does not reach the call.
+        assert_eq!(
+            names("I can't see your balance yet, so I'll call get_balance."),
+            ["get_balance"]
+        );
+        assert_eq!(
+            names("I couldn't find the order so let me use lookup_order"),
+            ["lookup_order"]
+        );
+        assert_eq!(
+            names("If you don't hear back, call escalate_to_human(reason=\"late\")."),
+            ["escalate_to_human"]
+        );
+        assert_eq!(
+            names("As you asked, I'll call get_balance(account_id=\"a1\")"),
+            ["get_balance"]
+        );
+    }
+
+    /// anthropic-advisor-20260301.1.json: Go source in a fenced block. `poolState(…)` is a type
+    /// conversion in code, and the block also declares the type.
+    const ADVISOR_GO: &str = "## ✅ Full Implementation
+
+```go
+// poolState represents the lifecycle of the pool.
+type poolState int32
+
+func (p *WorkerPool) Submit(job Job) error {
+\tif poolState(p.state.Load()) != stateRunning {
+\t\treturn ErrPoolShutdown
+\t}
+```
+";
+
+    /// The same response's ASCII diagram, in a fence without a language.
+    const ADVISOR_DIAGRAM: &str = "### Core Components
+
+```
+┌─────────────────────────────────────────────────────┐
+│                     WorkerPool                      │
+│  once     sync.Once   idempotent shutdown            │
+│  state    atomic.Int32  (running | shuttingDown)     │
+└──────────────┬──────────────────────────────────────┘
+               │  N goroutines
+               ▼
+┌─────────────────────────┐
+│        worker()         │
+│  loop:                  │
+│    select {             │
+│      case job ← jobChan │  ← normal path
+```
+";
+
+    #[test]
+    fn source_and_diagrams_in_code_blocks_are_not_calls() {
+        assert!(names(ADVISOR_GO).is_empty(), "{:?}", names(ADVISOR_GO));
+        assert!(
+            names(ADVISOR_DIAGRAM).is_empty(),
+            "{:?}",
+            names(ADVISOR_DIAGRAM)
+        );
+        // Source in a language is code even when it declares nothing.
+        let python = "```python\nrows = load_rows(path)\nsave_to_excel(rows)\n```";
+        assert!(names(python).is_empty(), "{:?}", names(python));
+        // An unmarked block that reads as source, and an indented one.
+        let unmarked = "```\nif ready:\n    save_to_excel(rows)\n```";
+        assert!(names(unmarked).is_empty(), "{:?}", names(unmarked));
+        let indented = "Like this:\n\n    for row in rows:\n        save_to_excel(row);\n\nDone.";
+        assert!(names(indented).is_empty(), "{:?}", names(indented));
+        // Prose around a code block is still read.
+        let after = format!("{ADVISOR_GO}\nNow I'll call lookup_customer(id=\"c1\").");
+        assert_eq!(names(&after), ["lookup_customer"]);
+    }
+
+    #[test]
+    fn a_call_transcript_in_a_code_block_is_still_a_call() {
+        let unmarked = "```\nget_weather(city=\"Paris\")\n```";
+        assert_eq!(names(unmarked), ["get_weather"]);
+        let tool_code = "```tool_code\nprint(get_weather(city=\"Paris\"))\n```";
+        assert_eq!(names(tool_code), ["get_weather"]);
+        let json =
+            "```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n```";
+        assert_eq!(names(json), ["get_weather"]);
+        // A JSON call block is a call even inside source.
+        let in_source = "```python\ncall = {\"name\": \"get_weather\", \"arguments\": {}}\n```";
+        assert_eq!(names(in_source), ["get_weather"]);
+        // Inline triple backticks are not a fence.
+        assert_eq!(
+            names("Run ```get_weather(city=\"Paris\")``` now"),
+            ["get_weather"]
+        );
+    }
+
+    #[test]
+    fn a_name_the_text_defines_is_not_a_tool() {
+        for text in [
+            "def client_request_hook(span, request):\n    span.set_attribute(\"x\", 1)",
+            "Add `async def client_request_hook(span, request)` to your module.",
+            "Write `function getUserData(id) { … }` first, then getUserData(42) returns it.",
+            "pub fn parse_line(line: &str) -> Row",
+            "handle_request := func(w http.ResponseWriter) {}",
+            "```python\ndef save_to_excel(rows):\n    ...\n```\nThen call save_to_excel(rows) to write it.",
+        ] {
+            assert!(names(text).is_empty(), "{text}: {:?}", names(text));
+        }
+        // A name only called, or defined under another name, is still a call.
+        assert_eq!(
+            names("def helper_fn(x):\n    ...\nNow call get_balance(account_id=\"a1\")"),
+            ["get_balance"]
+        );
+        assert_eq!(names("I'll call define_plan(goal=\"x\")"), ["define_plan"]);
+    }
+
+    #[test]
+    fn a_prompt_still_names_the_tools_its_code_declares() {
+        let prompt = "You can call:\n```python\ndef lookup_customer(email: str): ...\n```";
+        let found: Vec<String> = super::mentions(prompt, super::Reader::Prompt)
+            .into_iter()
+            .map(|m| m.name.into_owned())
+            .collect();
+        assert_eq!(found, ["lookup_customer"]);
+    }
+
+    /// anthropic-code-execution-20250825.2.json and its recorded stream (.chunks.txt): the
+    /// model lists the functions of the script it wrote with the code execution tool.
+    const CODE_EXECUTION_SUMMARY: &str = "## Features of the Script:
+- **fibonacci(n)**: Calculates the nth Fibonacci number
+- **generate_fibonacci_sequence(n)**: Creates a sequence up to position n
+- **save_to_excel()**: Exports data to Excel format using pandas
+- Clean output with formatted display of results";
+    const CODE_EXECUTION_STREAM_SUMMARY: &str =
+        "1. **fibonacci_calculator.py** - The Python script with:
+   - `fibonacci()` - Efficient iterative implementation to calculate Fibonacci numbers
+   - `fibonacci_recursive()` - Alternative recursive implementation
+   - `generate_fibonacci_sequence()` - Generates a sequence of Fibonacci numbers
+   - `export_to_excel()` - Exports data to a formatted Excel file";
+
+    #[test]
+    fn a_function_labelling_a_list_item_is_described_not_called() {
+        for text in [
+            CODE_EXECUTION_SUMMARY,
+            CODE_EXECUTION_STREAM_SUMMARY,
+            "- `generate_fibonacci_sequence(n)`",
+            "### `save_to_excel()`",
+            "| `save_to_excel(df, path)` | writes the file |",
+            "2) save_to_excel(): exports the data",
+        ] {
+            assert!(names(text).is_empty(), "{text}: {:?}", names(text));
+        }
+        // Values, or a calling verb, make a list item a call.
+        assert_eq!(names("- get_weather(city=\"Paris\")"), ["get_weather"]);
+        assert_eq!(names("1. get_forecast(3)"), ["get_forecast"]);
+        assert_eq!(names("- Call get_weather(city) first"), ["get_weather"]);
+        assert_eq!(names("- get_time()"), ["get_time"]);
+        assert_eq!(
+            names("- Then use the lookup_customer tool"),
+            ["lookup_customer"]
+        );
+    }
+
+    #[test]
+    fn an_id_with_a_long_number_is_not_a_tool_name() {
+        // tau-bench airline (sierra-research/tau-bench 59a200c, MIT), gpt-4o listing payment
+        // methods.
+        assert!(names("- Use certificate_9984806").is_empty());
+        assert_eq!(names("- Use fetch_report_2024"), ["fetch_report_2024"]);
     }
 }

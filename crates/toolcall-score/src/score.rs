@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::mention::{mentions, mentions_word};
+use crate::mention::{mentions, mentions_word, Reader};
 use crate::suggest::{suggest_among, Defined};
 use crate::{
     namespace, AnomalyKind, Arguments, Case, Cause, Expect, Finding, FindingKind, Response,
@@ -287,7 +287,7 @@ impl<'c> Scorer<'c> {
         // Names are few per response: linear scans, and nothing allocated until a finding.
         let mut reported: Vec<String> = Vec::new();
         for (i, text) in response.text.iter().enumerate() {
-            for mention in mentions(text) {
+            for mention in mentions(text, Reader::Response) {
                 let name = mention.name.as_ref();
                 if self.index_of(name).is_some()
                     || response.calls.iter().any(|c| c.name == name)
