@@ -103,7 +103,7 @@ impl Builtin {
 
     /// The type of its call items (`shell_call`); the output item answering one has that type
     /// with `_output` after it.
-    pub(crate) fn call_item(self) -> &'static str {
+    pub fn call_item(self) -> &'static str {
         match self {
             Builtin::Computer => "computer_call",
             Builtin::LocalShell => "local_shell_call",

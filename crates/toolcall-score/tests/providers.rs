@@ -262,7 +262,7 @@ fn openai_chat_fixtures() {
 
 #[test]
 fn openai_responses_fixtures() {
-    assert_eq!(run_dir("openai_responses"), 15);
+    assert_eq!(run_dir("openai_responses"), 16);
 }
 
 #[test]

@@ -162,7 +162,10 @@ pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
             "message" => content_into(item, &at, &mut response.text)?,
             kind => {
                 if let Some(builtin) = call_builtin(kind) {
-                    response.calls.push(builtin_call(item, &at, builtin)?);
+                    let call = builtin_call(item, &at, builtin)?;
+                    if !answered_in(output, &call) {
+                        response.calls.push(call);
+                    }
                 }
             }
         }
@@ -214,6 +217,22 @@ pub(super) fn custom_tool_call(item: &Object, at: &At<'_>) -> Result<ToolCall, P
 }
 
 /// The built-in tool whose call items have type `kind`, if it is one the caller runs.
+/// Whether a built-in tool's call is answered in the same output: its `*_output` item, with its
+/// `call_id`, is there too. Then OpenAI ran the tool itself (the hosted shell in a container,
+/// say) and the call never reaches the caller's loop, as Anthropic's `server_tool_use` does not.
+fn answered_in(output: &[Value], call: &ToolCall) -> bool {
+    let (Some(builtin), Some(id)) = (call.builtin, call.id.as_deref()) else {
+        return false;
+    };
+    output.iter().any(|item| {
+        item.get("type")
+            .and_then(Value::as_str)
+            .and_then(output_builtin)
+            == Some(builtin)
+            && item.get("call_id").and_then(Value::as_str) == Some(id)
+    })
+}
+
 fn call_builtin(kind: &str) -> Option<Builtin> {
     Builtin::ALL.into_iter().find(|b| b.call_item() == kind)
 }
