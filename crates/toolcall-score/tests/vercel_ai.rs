@@ -46,13 +46,34 @@ fn check(dir: &std::path::Path, pair: &Value) -> Result<(), String> {
         };
     }
     let response = response.map_err(|e| format!("not read: {e}"))?;
-    let called: Vec<&str> = pair["called"]
-        .as_array()
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let read: Vec<&str> = response.calls.iter().map(|c| c.name.as_str()).collect();
-    if read != called {
-        return Err(format!("calls {read:?}, the manifest says {called:?}"));
+    // The manifest lists the distinct names of the caller's function calls, sorted, and their
+    // number; the calls of the Responses built-in tools (`shell_call`, …) are under
+    // `server_calls` there, by item type, whoever runs them.
+    let strings = |key: &str| -> Vec<&str> {
+        pair[key]
+            .as_array()
+            .map(|names| names.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    };
+    let (builtin, functions): (Vec<_>, Vec<_>) =
+        response.calls.iter().partition(|c| c.builtin.is_some());
+    let mut names: Vec<&str> = functions.iter().map(|c| c.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let expected = pair["n_client_calls"].as_u64().unwrap_or(0);
+    if names != strings("called") || functions.len() as u64 != expected {
+        return Err(format!(
+            "{} call(s) named {names:?}; the manifest says {expected} named {:?}",
+            functions.len(),
+            strings("called")
+        ));
+    }
+    let server = strings("server_calls");
+    if let Some(call) = builtin
+        .iter()
+        .find(|c| !server.contains(&c.builtin.map_or("", |b| b.call_item())))
+    {
+        return Err(format!("a built-in tool's call `{}` the manifest does not list", call.name));
     }
     let verdict = score(&Case::from_catalog(catalog), &response);
     if !verdict.is_pass() {
