@@ -375,16 +375,14 @@ impl Run<'_> {
         // The output schemas as a catalog of their own: a catalog checks a value against each
         // tool's schema, whichever side of the call the schema describes.
         let outputs = Catalog::new(listed.iter().filter_map(|t| {
-            Some(Tool {
-                name: t.name.to_string(),
-                description: String::new(),
-                input_schema: Some(Value::Object((**t.output_schema.as_ref()?).clone())),
-            })
+            let mut tool = Tool::new(&t.name, "");
+            tool.input_schema = Some(Value::Object((**t.output_schema.as_ref()?).clone()));
+            Some(tool)
         }));
-        let catalog = Catalog::new(listed.into_iter().map(|t| Tool {
-            name: t.name.into_owned(),
-            description: t.description.map(|d| d.into_owned()).unwrap_or_default(),
-            input_schema: Some(Value::Object((*t.input_schema).clone())),
+        let catalog = Catalog::new(listed.into_iter().map(|t| {
+            let mut tool = Tool::new(&t.name, t.description.as_deref().unwrap_or_default());
+            tool.input_schema = Some(Value::Object((*t.input_schema).clone()));
+            tool
         }));
         let catalogs = Catalogs {
             tools: catalog,

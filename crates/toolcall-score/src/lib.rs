@@ -69,7 +69,7 @@ pub mod tool_loop;
 mod verdict;
 
 pub use case::{Case, Expect};
-pub use catalog::{Catalog, Tool};
+pub use catalog::{Catalog, SchemaDialect, Tool};
 pub use errors::{InputError, Location, ParseError};
 pub use escape::escape;
 pub use format::{Format, UnknownFormat};

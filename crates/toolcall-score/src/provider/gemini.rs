@@ -17,7 +17,7 @@ use super::read::{array, get, get_any, object, opt_bool, opt_id, opt_object, opt
 use super::read::{push_text, string, At, Evidence, Object};
 use crate::errors::ParseError;
 use crate::{Anomaly, AnomalyKind, Arguments, Format, Message, Response, Role, ToolCall};
-use crate::{ToolResult, Transcript};
+use crate::{SchemaDialect, ToolResult, Transcript};
 
 /// A response body: `{"candidates": [{"content": {"parts": [...]}, "finishReason": ...}]}`.
 pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
@@ -240,26 +240,29 @@ pub(super) fn system_instruction_into(
 }
 
 /// A tool's `functionDeclarations`: `[{"name", "description", "parameters" |
-/// "parametersJsonSchema"}]`.
+/// "parametersJsonSchema"}]`. `parameters` is Google's `Schema` object, an OpenAPI 3.0 subset,
+/// and its tool says so ([`SchemaDialect::GeminiOpenApi`]); `parametersJsonSchema` is JSON
+/// Schema.
 pub(super) fn declarations_into(
     value: &Value,
     at: &At<'_>,
     out: &mut super::Tools,
 ) -> Result<(), ParseError> {
+    const SCHEMA_KEYS: [&str; 3] = [
+        "parameters",
+        "parametersJsonSchema",
+        "parameters_json_schema",
+    ];
     let items = array(value, at, "an array of function declarations")?;
     for (i, item) in items.iter().enumerate() {
         let at = at.index(i);
         let item = object(item, &at, "a function declaration")?;
-        super::tool_fields(
-            item,
-            &at,
-            &[
-                "parameters",
-                "parametersJsonSchema",
-                "parameters_json_schema",
-            ],
-            out,
-        )?;
+        let mut tool = super::named_tool(item, &at)?;
+        let schema = get_any(item, &SCHEMA_KEYS);
+        if let Some(("parameters", _)) = schema {
+            tool.schema_dialect = SchemaDialect::GeminiOpenApi;
+        }
+        out.push(tool, schema.map(|(key, schema)| (schema, at.key(key))));
     }
     Ok(())
 }
