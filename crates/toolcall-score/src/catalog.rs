@@ -95,17 +95,21 @@ impl Catalog {
     }
 
     /// Reads a tools file (a tools array in any supported format). Errors name the file, line
-    /// and column.
+    /// and column; with the `schema` feature, an input schema that does not compile is one.
     pub fn load(path: &std::path::Path) -> Result<Catalog, crate::InputError> {
         let text = std::fs::read_to_string(path).map_err(|source| crate::InputError::Read {
             path: path.to_path_buf(),
             source,
         })?;
         let value = crate::errors::parse_json(Some(path), &text)?;
+        let invalid = |e| crate::InputError::invalid(Some(path), &text, e);
         // The document is dropped after reading: its schemas are moved out, not cloned.
-        crate::provider::parse_owned_tools(value)
-            .map(Catalog::new)
-            .map_err(|e| crate::InputError::invalid(Some(path), &text, e))
+        let tools = crate::provider::parse_owned_tools(value).map_err(invalid)?;
+        // A schema that does not compile is the file's fault, not a call's: said here, with
+        // its place, rather than as a finding against every call to the tool.
+        #[cfg(feature = "schema")]
+        crate::schema::check_loaded(&tools, &text).map_err(invalid)?;
+        Ok(Catalog::new(tools))
     }
 
     fn push(&mut self, tool: Tool) {
@@ -161,9 +165,12 @@ impl Catalog {
     }
 
     /// Validates arguments against the named tool's input schema; the schema is compiled once per
-    /// catalog. `Ok(())` when the tool has no schema. Each error names the failing location.
+    /// catalog. `Ok(())` when the tool has no schema. Only [`SchemaError::Violations`] is the
+    /// arguments' fault; each of its errors names the failing location.
+    ///
+    /// [`SchemaError::Violations`]: crate::SchemaError::Violations
     #[cfg(feature = "schema")]
-    pub fn validate(&self, name: &str, arguments: &Value) -> Result<(), Vec<String>> {
+    pub fn validate(&self, name: &str, arguments: &Value) -> Result<(), crate::SchemaError> {
         match self.by_name.get(name) {
             Some(&i) => self.validate_at(i, arguments),
             None => Ok(()),
@@ -172,7 +179,11 @@ impl Catalog {
 
     /// [`Catalog::validate`] for the tool at `index` in [`Catalog::tools`].
     #[cfg(feature = "schema")]
-    pub(crate) fn validate_at(&self, index: usize, arguments: &Value) -> Result<(), Vec<String>> {
+    pub(crate) fn validate_at(
+        &self,
+        index: usize,
+        arguments: &Value,
+    ) -> Result<(), crate::SchemaError> {
         self.validators
             .validate(index, &self.tools[index], arguments)
     }

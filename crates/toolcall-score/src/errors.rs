@@ -47,6 +47,18 @@ pub enum ParseError {
         /// Why it could not be read as `named`.
         error: Box<ParseError>,
     },
+    /// A tool's input schema does not compile (checked, with the `schema` feature, when a case
+    /// or tools file is loaded). The request is at fault, not any call: a provider rejects it
+    /// or reads the schema otherwise, so no call could be judged against it.
+    #[error("tool `{}`: its input schema does not compile: {why}", crate::escape(.tool))]
+    Schema {
+        /// Where the schema is, as a JSON pointer.
+        pointer: String,
+        /// The tool it belongs to.
+        tool: String,
+        /// What the compiler said.
+        why: String,
+    },
     /// The shape matches more than one format and the format was not named.
     #[error("the JSON's shape fits more than one format ({}); name the one it is", list(.candidates))]
     Ambiguous {
@@ -77,7 +89,9 @@ impl ParseError {
     /// The JSON pointer of the offending value, when there is one.
     pub fn pointer(&self) -> Option<&str> {
         match self {
-            ParseError::Unexpected { pointer, .. } => Some(pointer),
+            ParseError::Unexpected { pointer, .. } | ParseError::Schema { pointer, .. } => {
+                Some(pointer)
+            }
             ParseError::FormatMismatch { error, .. } => error.pointer(),
             _ => None,
         }

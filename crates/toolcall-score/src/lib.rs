@@ -79,6 +79,8 @@ pub use model::{
     ToolResult, Transcript,
 };
 pub use recording::Recording;
+#[cfg(feature = "schema")]
+pub use schema::SchemaError;
 pub use score::{score, Scorer};
 pub use span::locate;
 pub use suggest::suggest;

@@ -10,6 +10,10 @@
 //! violation because the schema was written in another language than JSON Schema: Gemini's
 //! `parameters` (Google's `Schema`, an OpenAPI 3.0 subset) is translated into JSON Schema first,
 //! and in every dialect `"required": null` (which SDKs send) means no required properties.
+//!
+//! Only a real violation is the arguments' fault ([`SchemaError`]): a schema that does not
+//! compile is the fault of whoever wrote it (a case or tools file is checked when it is loaded,
+//! [`check_deferred`]), and a `pattern` the regex engine gives up on decides nothing.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -17,7 +21,27 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Map, Number, Value};
 
+use crate::errors::ParseError;
+use crate::provider::Tools;
 use crate::{SchemaDialect, Tool};
+
+/// Why arguments were not accepted by a tool's input schema. Only
+/// [`SchemaError::Violations`] is the arguments' (the model's) fault.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SchemaError {
+    /// The arguments fail the schema: one message per failure, each naming its location.
+    #[error("arguments fail the input schema: {}", .0.join("; "))]
+    Violations(Vec<String>),
+    /// The schema itself does not compile: whoever wrote it is at fault (the request, an MCP
+    /// server's `tools/list`), not the arguments.
+    #[error("the input schema does not compile: {0}")]
+    Uncompilable(String),
+    /// The validator could not decide: the regex engine gave up on a `pattern` (its
+    /// backtracking limit). Neither a pass nor a violation.
+    #[error("the arguments could not be checked against the input schema: {0}")]
+    Undecided(String),
+}
 
 type Compiled = Result<Arc<jsonschema::Validator>, String>;
 
@@ -52,6 +76,53 @@ fn compile(schema: &Value, dialect: SchemaDialect) -> Compiled {
         }
     }
     compiled
+}
+
+/// Checks that the schema of every tool a deferring collector read from `document` compiles:
+/// the first that does not is an error at its place (the request's fault, reported when the
+/// case or tools file is loaded rather than against a call). Compiled schemas are cached, so
+/// scoring later compiles nothing again.
+pub(crate) fn check_deferred(tools: &Tools, document: &Value) -> Result<(), ParseError> {
+    for (_, tool, pointer) in tools.deferred() {
+        let Some(schema) = document.pointer(pointer) else {
+            continue;
+        };
+        if let Err(why) = compile(schema, tool.schema_dialect) {
+            return Err(ParseError::Schema {
+                pointer: pointer.to_owned(),
+                tool: tool.name.clone(),
+                why,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// [`check_deferred`] for tools already moved out of the document read from `text`: the
+/// schema's place is found by reading `text` again, only when one does not compile.
+pub(crate) fn check_loaded(tools: &[Tool], text: &str) -> Result<(), ParseError> {
+    for (index, tool) in tools.iter().enumerate() {
+        let Some(schema) = &tool.input_schema else {
+            continue;
+        };
+        if let Err(why) = compile(schema, tool.schema_dialect) {
+            let pointer = serde_json::from_str::<Value>(text)
+                .ok()
+                .and_then(|document| {
+                    let mut again = Tools::deferring();
+                    crate::provider::read_tools(&document, &mut again).ok()?;
+                    let found = again.deferred().find(|(i, _, _)| *i == index);
+                    found.map(|(_, _, pointer)| pointer.to_owned())
+                })
+                .unwrap_or_default();
+            return Err(ParseError::Schema {
+                pointer,
+                tool: tool.name.clone(),
+                why,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The schema as JSON Schema: Gemini's OpenAPI subset translated, `"required": null` dropped.
@@ -318,35 +389,43 @@ impl ValidatorCache {
         index: usize,
         tool: &Tool,
         arguments: &Value,
-    ) -> Result<(), Vec<String>> {
+    ) -> Result<(), SchemaError> {
         let Some(schema) = &tool.input_schema else {
             return Ok(());
         };
         let compiled = self.slots[index].get_or_init(|| compile(schema, tool.schema_dialect));
-        match compiled {
+        let validator = match compiled {
             // Most arguments are valid: the yes/no check is far cheaper than collecting errors.
-            Ok(validator) if validator.is_valid(arguments) => Ok(()),
-            Ok(validator) => {
-                let errors: Vec<String> = validator
-                    .iter_errors(arguments)
-                    .map(|e| {
-                        let at = e.instance_path().to_string();
-                        if at.is_empty() {
-                            e.to_string()
-                        } else {
-                            format!("{at}: {e}")
-                        }
-                    })
-                    .collect();
-                if errors.is_empty() {
-                    Ok(())
-                } else {
-                    Err(errors)
-                }
+            Ok(validator) if validator.is_valid(arguments) => return Ok(()),
+            Ok(validator) => validator,
+            Err(e) => return Err(SchemaError::Uncompilable(e.clone())),
+        };
+        let mut violations = Vec::new();
+        let mut undecided = Vec::new();
+        for e in validator.iter_errors(arguments) {
+            let at = e.instance_path().to_string();
+            let message = if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("{at}: {e}")
+            };
+            // The engine could not finish a match, and the outcomes it tried disagree: what the
+            // arguments' fault would be is unknown.
+            if matches!(
+                e.kind(),
+                jsonschema::error::ValidationErrorKind::BacktrackLimitExceeded { .. }
+            ) {
+                undecided.push(message);
+            } else {
+                violations.push(message);
             }
-            Err(e) => Err(vec![format!(
-                "the tool's input schema does not compile: {e}"
-            )]),
+        }
+        if !violations.is_empty() {
+            Err(SchemaError::Violations(violations))
+        } else if !undecided.is_empty() {
+            Err(SchemaError::Undecided(undecided.join("; ")))
+        } else {
+            Ok(())
         }
     }
 }

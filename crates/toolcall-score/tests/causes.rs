@@ -717,3 +717,75 @@ fn required_null_is_no_required_properties() {
     );
     assert_eq!(verdict.fingerprint(), ["schema_violation: get_balance"]);
 }
+
+/// A schema that does not compile is the case's fault: an error naming the tool and the place of
+/// its schema when the case is read, never a finding against the call.
+#[cfg(feature = "schema")]
+#[test]
+fn a_schema_that_does_not_compile_is_the_cases_fault() {
+    let text = r#"{
+  "tools": [
+    {"name": "get_balance", "input_schema": {"type": "object"}},
+    {"name": "get_weather",
+     "input_schema": {"type": "notatype"}}
+  ],
+  "messages": [{"role": "user", "content": "Weather?"}]
+}"#;
+    let error = Case::from_json_str(text).expect_err("the schema does not compile");
+    let message = error.to_string();
+    assert!(
+        message.starts_with(
+            "line 5, column 22: tool `get_weather`: its input schema does not compile: "
+        ),
+        "{message}"
+    );
+    // Built from a value (the per-line path of a log, which compiles nothing up front), the
+    // call is still not blamed.
+    let case = case(serde_json::from_str(text).expect("JSON"));
+    let verdict = score(
+        &case,
+        &anthropic_calls(&[("toolu_01", "get_weather", json!({"city": "Oslo"}))]),
+    );
+    assert!(verdict.is_pass(), "{:#?}", verdict.findings());
+    assert!(matches!(
+        case.catalog.validate("get_weather", &json!({})),
+        Err(toolcall_score::SchemaError::Uncompilable(_))
+    ));
+    // A Gemini `parameters` schema with a type Gemini does not have is just as bad.
+    let gemini = r#"{"tools": [{"functionDeclarations": [{"name": "f",
+        "parameters": {"type": "OBJECT", "properties": {"x": {"type": "TEXT"}}}}]}]}"#;
+    let message = Case::from_json_str(gemini)
+        .expect_err("no type TEXT")
+        .to_string();
+    assert!(
+        message.contains("tool `f`: its input schema does not compile"),
+        "{message}"
+    );
+}
+
+/// A `pattern` the regex engine gives up on (its backtracking limit) decides nothing about the
+/// call: not a violation.
+#[cfg(feature = "schema")]
+#[test]
+fn a_pattern_the_regex_engine_gives_up_on_is_not_a_violation() {
+    let case = case(
+        json!({"tools": [{"name": "lookup", "input_schema": {"type": "object",
+        "properties": {"code": {"type": "string", "pattern": "^(a|a)*\\1b$"}}}}]}),
+    );
+    let code = format!("{}!", "a".repeat(40));
+    let verdict = score(
+        &case,
+        &anthropic_calls(&[("toolu_01", "lookup", json!({"code": code}))]),
+    );
+    assert!(verdict.is_pass(), "{:#?}", verdict.findings());
+    assert!(matches!(
+        case.catalog.validate("lookup", &json!({"code": code})),
+        Err(toolcall_score::SchemaError::Undecided(_))
+    ));
+    // A decided mismatch of the same pattern is still one.
+    let verdict = score(
+        &case,
+        &anthropic_calls(&[("toolu_01", "lookup", json!({"code": 7}))]),
+    );
+    assert_eq!(verdict.fingerprint(), ["schema_violation: lookup"]);
+}
