@@ -115,6 +115,44 @@ fn write_baselines_accepts_the_current_failures() {
     assert!(written.contains("billing/invented"), "{written}");
 }
 
+/// A case whose tool schema does not compile fails its own test as a bad case, naming the
+/// schema's place and the tool, and `--write-baselines` never accepts it as the model's known
+/// failure.
+#[test]
+fn a_schema_that_does_not_compile_is_a_bad_case_not_a_known_failure() {
+    let root = support::scratch("check", "uncompilable-schema");
+    copy_dir(&fixture("green"), &root);
+    let clean = std::fs::read_to_string(root.join("cases/billing/clean.json")).unwrap();
+    // The balance tool's schema, with a type JSON Schema does not have.
+    let broken = clean.replacen("\"type\": \"object\"", "\"type\": \"notatype\"", 1);
+    assert_ne!(broken, clean);
+    std::fs::write(root.join("cases/billing/broken-schema.json"), broken).unwrap();
+    for agent in ["claude", "gpt"] {
+        let dir = root.join("recorded").join(agent).join("billing");
+        std::fs::copy(dir.join("clean.json"), dir.join("broken-schema.json")).unwrap();
+    }
+    let (code, out) = check(&root, false);
+    assert_eq!(code, Some(1), "{out}");
+    let expected = "cases/billing/broken-schema.json:8:23: tool `get_balance`: its input schema \
+                    does not compile: ";
+    assert!(out.contains(expected), "{out}");
+    assert!(!out.contains("schema_violation"), "{out}");
+
+    let output = toolcall(&[
+        "check",
+        "--write-baselines",
+        "--root",
+        root.to_str().unwrap(),
+    ]);
+    let out = stdout(&output);
+    assert_eq!(output.status.code(), Some(1), "{out}");
+    for agent in ["claude", "gpt"] {
+        let written =
+            std::fs::read_to_string(root.join(format!("baselines/{agent}.json"))).unwrap();
+        assert!(!written.contains("broken-schema"), "{written}");
+    }
+}
+
 #[test]
 fn github_actions_gets_annotations_on_the_case_files() {
     let (code, out) = check(&fixture("red"), true);

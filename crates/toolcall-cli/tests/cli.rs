@@ -216,6 +216,61 @@ fn bad_input_names_the_file_line_and_column() {
     );
 }
 
+/// A case or tools file whose tool schema does not compile is bad input (exit 2) naming the
+/// file, the schema's line and column and the tool, for `score` and `lint` alike: the request is
+/// at fault, not the call.
+#[test]
+fn a_schema_that_does_not_compile_is_bad_input() {
+    let dir = scratch("uncompilable");
+    let case = write(
+        &dir,
+        "case.json",
+        r#"{
+  "tools": [
+    {"name": "get_weather", "description": "Weather in a city.",
+     "input_schema": {"type": "notatype", "properties": {"city": {"type": "string"}}}}
+  ],
+  "messages": [{"role": "user", "content": "Weather in Oslo?"}]
+}"#,
+    );
+    let tools = write(
+        &dir,
+        "tools.json",
+        r#"[
+  {"type": "function", "function": {"name": "get_weather",
+    "parameters": {"type": "object", "required": "city"}}}
+]"#,
+    );
+    let response = write(
+        &dir,
+        "r.json",
+        &chat_response("get_weather", r#"{"city": "Oslo"}"#),
+    );
+    let (case, tools, response) = (
+        case.to_str().unwrap(),
+        tools.to_str().unwrap(),
+        response.to_str().unwrap(),
+    );
+    for (args, place) in [
+        (
+            vec!["score", "--case", case, "--response", response],
+            format!("{case}:4:22"),
+        ),
+        (
+            vec!["score", "--tools", tools, "--response", response],
+            format!("{tools}:3:19"),
+        ),
+        (vec!["lint", case], format!("{case}:4:22")),
+    ] {
+        let out = toolcall(&args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let expected = format!("{place}: tool `get_weather`: its input schema does not compile: ");
+        assert!(err.contains(&expected), "{args:?}: {err}");
+        assert!(!stdout(&out).contains("schema_violation"), "{args:?}");
+    }
+}
+
 #[test]
 fn lint_names_the_drifted_tool() {
     let dir = scratch("lint");

@@ -15,7 +15,7 @@ use rmcp::service::{RoleClient, RunningService};
 use rmcp::{ServiceError, ServiceExt};
 use serde_json::Value;
 use tokio::sync::watch;
-use toolcall_score::{escape, Catalog, Tool};
+use toolcall_score::{escape, Catalog, SchemaError, Tool};
 
 use crate::child::{ChildServer, StdoutFault};
 use crate::expect::{check_expectations, printable_result};
@@ -375,16 +375,14 @@ impl Run<'_> {
         // The output schemas as a catalog of their own: a catalog checks a value against each
         // tool's schema, whichever side of the call the schema describes.
         let outputs = Catalog::new(listed.iter().filter_map(|t| {
-            Some(Tool {
-                name: t.name.to_string(),
-                description: String::new(),
-                input_schema: Some(Value::Object((**t.output_schema.as_ref()?).clone())),
-            })
+            let mut tool = Tool::new(&t.name, "");
+            tool.input_schema = Some(Value::Object((**t.output_schema.as_ref()?).clone()));
+            Some(tool)
         }));
-        let catalog = Catalog::new(listed.into_iter().map(|t| Tool {
-            name: t.name.into_owned(),
-            description: t.description.map(|d| d.into_owned()).unwrap_or_default(),
-            input_schema: Some(Value::Object((*t.input_schema).clone())),
+        let catalog = Catalog::new(listed.into_iter().map(|t| {
+            let mut tool = Tool::new(&t.name, t.description.as_deref().unwrap_or_default());
+            tool.input_schema = Some(Value::Object((*t.input_schema).clone()));
+            tool
         }));
         let catalogs = Catalogs {
             tools: catalog,
@@ -414,14 +412,33 @@ impl Run<'_> {
         if !catalog.contains(&call.name) {
             return Err(phase.fail(FailureKind::UnknownTool, unknown_tool(&call.name, catalog)));
         }
-        if let Err(errors) = catalog.validate(&call.name, &call.input) {
-            return Err(phase.fail(
-                FailureKind::InvalidArguments,
-                format!(
-                    "the arguments do not match the tool's inputSchema: {}",
-                    schema_errors(&errors)
-                ),
-            ));
+        match catalog.validate(&call.name, &call.input) {
+            Ok(()) => {}
+            Err(SchemaError::Violations(errors)) => {
+                return Err(phase.fail(
+                    FailureKind::InvalidArguments,
+                    format!(
+                        "the arguments do not match the tool's inputSchema: {}",
+                        schema_errors(&errors)
+                    ),
+                ))
+            }
+            // The server listed a schema nothing can be checked against: its fault, not the
+            // call's (which was never sent).
+            Err(SchemaError::Uncompilable(why)) => {
+                return Err(phase.fail(
+                    FailureKind::Protocol,
+                    format!(
+                        "the server's inputSchema for `{}` does not compile, so no call can be \
+                         checked against it (the server is at fault, not the call): {}",
+                        escape(&call.name),
+                        escape(&why)
+                    ),
+                ))
+            }
+            // The regex engine gave up on a `pattern`: nothing is known against the call, and
+            // the server checks its own input.
+            Err(_) => {}
         }
         let mut params = CallToolRequestParams::new(call.name.clone());
         params.arguments = call.input.as_object().cloned();
@@ -686,12 +703,19 @@ fn check_output(outputs: &Catalog, name: &str, result: &Value) -> Result<(), Str
             "the tool declares an outputSchema, but its result has no structuredContent".into(),
         );
     };
-    outputs.validate(name, structured).map_err(|errors| {
-        format!(
+    match outputs.validate(name, structured) {
+        Ok(()) => Ok(()),
+        Err(SchemaError::Violations(errors)) => Err(format!(
             "the structuredContent does not match the tool's outputSchema: {}",
             schema_errors(&errors)
-        )
-    })
+        )),
+        Err(SchemaError::Uncompilable(why)) => Err(format!(
+            "the server's outputSchema does not compile, so its structuredContent cannot be \
+             checked: {}",
+            escape(&why)
+        )),
+        Err(_) => Ok(()),
+    }
 }
 
 /// A schema check's errors on one line, each escaped (they quote the checked values).

@@ -73,7 +73,8 @@ impl Case {
         }
     }
 
-    /// Reads a case file. Errors name the file, line and column.
+    /// Reads a case file. Errors name the file, line and column; with the `schema` feature, a
+    /// tool's input schema that does not compile is one (see [`crate::SchemaError`]).
     pub fn load(path: &Path) -> Result<Case, InputError> {
         let text = std::fs::read_to_string(path).map_err(|source| InputError::Read {
             path: path.to_path_buf(),
@@ -91,6 +92,12 @@ impl Case {
         let mut value = parse_json(path, text)?;
         let (mut case, tools, parent) =
             Case::read(&value, Tools::deferring).map_err(|e| InputError::invalid(path, text, e))?;
+        // A schema that does not compile is the case's fault, never a call's: an error with its
+        // place, checked while the schemas are still in the document. (The parent's schemas
+        // judge no call, so they are not compiled.)
+        #[cfg(feature = "schema")]
+        crate::schema::check_deferred(&tools, &value)
+            .map_err(|e| InputError::invalid(path, text, e))?;
         // Everything is read: only now are the schemas moved out of the document, which is
         // dropped right after.
         if let (Some(parent), Some(document)) = (parent, value.get_mut("parent_tools")) {
@@ -100,7 +107,9 @@ impl Case {
         Ok(case)
     }
 
-    /// Builds a case from a parsed JSON value.
+    /// Builds a case from a parsed JSON value. Its schemas are not compiled here (this is the
+    /// per-line path of a log): a schema that does not compile is
+    /// [`crate::SchemaError::Uncompilable`] when a call is validated, never a violation.
     pub fn from_value(value: &Value) -> Result<Case, ParseError> {
         let (mut case, tools, parent) = Case::read(value, Tools::cloning)?;
         case.catalog = Catalog::new(tools.into_tools());

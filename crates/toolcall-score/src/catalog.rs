@@ -6,6 +6,33 @@ use serde_json::Value;
 
 use crate::errors::ParseError;
 
+/// The language a tool's input schema is written in: what it means depends on who reads it.
+///
+/// Most providers take JSON Schema. Gemini's `functionDeclarations[].parameters` is Google's
+/// `Schema` object, a subset of OpenAPI 3.0 (upper-case `type`, `nullable`, `propertyOrdering`,
+/// int64 counts that may be strings); read as JSON Schema it does not compile, or rejects
+/// arguments Gemini accepts. Gemini's `parametersJsonSchema` is JSON Schema.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+#[non_exhaustive]
+pub enum SchemaDialect {
+    /// JSON Schema: Anthropic, OpenAI (Chat, Responses, strict mode), Bedrock, Ollama, MCP and
+    /// Gemini's `parametersJsonSchema`.
+    #[default]
+    JsonSchema,
+    /// Gemini's (and Vertex AI's) `Schema` object, the OpenAPI 3.0 subset of `parameters`;
+    /// translated into JSON Schema before it is compiled.
+    GeminiOpenApi,
+}
+
+impl SchemaDialect {
+    /// Whether this is JSON Schema (the default, left out of serialized tools).
+    pub fn is_json_schema(&self) -> bool {
+        *self == SchemaDialect::JsonSchema
+    }
+}
+
 /// One tool definition.
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
@@ -14,8 +41,15 @@ pub struct Tool {
     pub name: String,
     /// The description shown to the model (empty when there is none).
     pub description: String,
-    /// The JSON Schema of its input, when one was given.
+    /// The schema of its input, when one was given, in [`Tool::schema_dialect`].
     pub input_schema: Option<Value>,
+    /// The language `input_schema` is written in (JSON Schema unless the request said
+    /// otherwise, as Gemini's `parameters` does).
+    #[cfg_attr(
+        feature = "serde",
+        serde(skip_serializing_if = "SchemaDialect::is_json_schema")
+    )]
+    pub schema_dialect: SchemaDialect,
 }
 
 impl Tool {
@@ -25,6 +59,7 @@ impl Tool {
             name: name.to_owned(),
             description: description.to_owned(),
             input_schema: None,
+            schema_dialect: SchemaDialect::JsonSchema,
         }
     }
 }
@@ -60,17 +95,21 @@ impl Catalog {
     }
 
     /// Reads a tools file (a tools array in any supported format). Errors name the file, line
-    /// and column.
+    /// and column; with the `schema` feature, an input schema that does not compile is one.
     pub fn load(path: &std::path::Path) -> Result<Catalog, crate::InputError> {
         let text = std::fs::read_to_string(path).map_err(|source| crate::InputError::Read {
             path: path.to_path_buf(),
             source,
         })?;
         let value = crate::errors::parse_json(Some(path), &text)?;
+        let invalid = |e| crate::InputError::invalid(Some(path), &text, e);
         // The document is dropped after reading: its schemas are moved out, not cloned.
-        crate::provider::parse_owned_tools(value)
-            .map(Catalog::new)
-            .map_err(|e| crate::InputError::invalid(Some(path), &text, e))
+        let tools = crate::provider::parse_owned_tools(value).map_err(invalid)?;
+        // A schema that does not compile is the file's fault, not a call's: said here, with
+        // its place, rather than as a finding against every call to the tool.
+        #[cfg(feature = "schema")]
+        crate::schema::check_loaded(&tools, &text).map_err(invalid)?;
+        Ok(Catalog::new(tools))
     }
 
     fn push(&mut self, tool: Tool) {
@@ -126,9 +165,12 @@ impl Catalog {
     }
 
     /// Validates arguments against the named tool's input schema; the schema is compiled once per
-    /// catalog. `Ok(())` when the tool has no schema. Each error names the failing location.
+    /// catalog. `Ok(())` when the tool has no schema. Only [`SchemaError::Violations`] is the
+    /// arguments' fault; each of its errors names the failing location.
+    ///
+    /// [`SchemaError::Violations`]: crate::SchemaError::Violations
     #[cfg(feature = "schema")]
-    pub fn validate(&self, name: &str, arguments: &Value) -> Result<(), Vec<String>> {
+    pub fn validate(&self, name: &str, arguments: &Value) -> Result<(), crate::SchemaError> {
         match self.by_name.get(name) {
             Some(&i) => self.validate_at(i, arguments),
             None => Ok(()),
@@ -137,7 +179,11 @@ impl Catalog {
 
     /// [`Catalog::validate`] for the tool at `index` in [`Catalog::tools`].
     #[cfg(feature = "schema")]
-    pub(crate) fn validate_at(&self, index: usize, arguments: &Value) -> Result<(), Vec<String>> {
+    pub(crate) fn validate_at(
+        &self,
+        index: usize,
+        arguments: &Value,
+    ) -> Result<(), crate::SchemaError> {
         self.validators
             .validate(index, &self.tools[index], arguments)
     }

@@ -23,7 +23,10 @@ pub enum ParseError {
         found: String,
     },
     /// The shape matches no supported format.
-    #[error("the JSON's shape matches no supported format: {why}; name the format explicitly ({})", crate::format::names())]
+    #[error(
+        "the JSON's shape matches no supported format: {why}; name the format explicitly ({})",
+        crate::format::names()
+    )]
     UnknownShape {
         /// What the shape looked like and why nothing matched.
         why: String,
@@ -46,6 +49,18 @@ pub enum ParseError {
         detected: Format,
         /// Why it could not be read as `named`.
         error: Box<ParseError>,
+    },
+    /// A tool's input schema does not compile (checked, with the `schema` feature, when a case
+    /// or tools file is loaded). The request is at fault, not any call: a provider rejects it
+    /// or reads the schema otherwise, so no call could be judged against it.
+    #[error("tool `{}`: its input schema does not compile: {why}", crate::escape(.tool))]
+    Schema {
+        /// Where the schema is, as a JSON pointer.
+        pointer: String,
+        /// The tool it belongs to.
+        tool: String,
+        /// What the compiler said.
+        why: String,
     },
     /// The shape matches more than one format and the format was not named.
     #[error("the JSON's shape fits more than one format ({}); name the one it is", list(.candidates))]
@@ -77,7 +92,9 @@ impl ParseError {
     /// The JSON pointer of the offending value, when there is one.
     pub fn pointer(&self) -> Option<&str> {
         match self {
-            ParseError::Unexpected { pointer, .. } => Some(pointer),
+            ParseError::Unexpected { pointer, .. } | ParseError::Schema { pointer, .. } => {
+                Some(pointer)
+            }
             ParseError::FormatMismatch { error, .. } => error.pointer(),
             _ => None,
         }

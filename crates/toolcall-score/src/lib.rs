@@ -69,7 +69,7 @@ pub mod tool_loop;
 mod verdict;
 
 pub use case::{Case, Expect};
-pub use catalog::{Catalog, Tool};
+pub use catalog::{Catalog, SchemaDialect, Tool};
 pub use errors::{InputError, Location, ParseError};
 pub use escape::escape;
 pub use format::{Format, UnknownFormat};
@@ -79,6 +79,8 @@ pub use model::{
     ToolResult, Transcript,
 };
 pub use recording::Recording;
+#[cfg(feature = "schema")]
+pub use schema::SchemaError;
 pub use score::{score, Scorer};
 pub use span::locate;
 pub use suggest::suggest;

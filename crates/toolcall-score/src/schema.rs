@@ -5,33 +5,66 @@
 //! responses against one case compiles each schema once. Clones of a catalog share the compiled
 //! schemas (a catalog never changes once built), so cases built from one tools file compile
 //! each schema once between them and keep one copy in memory.
+//!
+//! A schema is read as its provider reads it, so that a call the provider accepts is never a
+//! violation because the schema was written in another language than JSON Schema: Gemini's
+//! `parameters` (Google's `Schema`, an OpenAPI 3.0 subset) is translated into JSON Schema first,
+//! and in every dialect `"required": null` (which SDKs send) means no required properties.
+//!
+//! Only a real violation is the arguments' fault ([`SchemaError`]): a schema that does not
+//! compile is the fault of whoever wrote it (a case or tools file is checked when it is loaded,
+//! [`check_deferred`]), and a `pattern` the regex engine gives up on decides nothing.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use serde_json::Value;
+use serde_json::{Map, Number, Value};
 
-use crate::Tool;
+use crate::errors::ParseError;
+use crate::provider::Tools;
+use crate::{SchemaDialect, Tool};
+
+/// Why arguments were not accepted by a tool's input schema. Only
+/// [`SchemaError::Violations`] is the arguments' (the model's) fault.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SchemaError {
+    /// The arguments fail the schema: one message per failure, each naming its location.
+    #[error("arguments fail the input schema: {}", .0.join("; "))]
+    Violations(Vec<String>),
+    /// The schema itself does not compile: whoever wrote it is at fault (the request, an MCP
+    /// server's `tools/list`), not the arguments.
+    #[error("the input schema does not compile: {0}")]
+    Uncompilable(String),
+    /// The validator could not decide: the regex engine gave up on a `pattern` (its
+    /// backtracking limit). Neither a pass nor a violation.
+    #[error("the arguments could not be checked against the input schema: {0}")]
+    Undecided(String),
+}
 
 type Compiled = Result<Arc<jsonschema::Validator>, String>;
 
-/// Compiled schemas shared by every catalog in the process, keyed by the schema's JSON text.
+/// Compiled schemas shared by every catalog in the process, keyed by the schema's dialect and
+/// JSON text.
 ///
 /// A suite's cases mostly repeat a few tool sets, and a log repeats one request shape on every
 /// line, but each case or line builds its own catalog; compiling a schema costs far more than
-/// scoring a call (it was most of a harness run's scoring time). Equal text means an equal
-/// schema, so the compiled validator is the same. Bounded, so memory stays flat over any input.
-fn compile(schema: &Value) -> Compiled {
+/// scoring a call (it was most of a harness run's scoring time). Equal text in one dialect means
+/// an equal schema, so the compiled validator is the same. Bounded, so memory stays flat over any
+/// input. The key is the schema as written: translating it is left to a miss.
+fn compile(schema: &Value, dialect: SchemaDialect) -> Compiled {
     const MAX_SHARED: usize = 1024;
-    static SHARED: OnceLock<Mutex<HashMap<String, Compiled>>> = OnceLock::new();
+    static SHARED: OnceLock<Mutex<HashMap<Vec<u8>, Compiled>>> = OnceLock::new();
     let fresh = || {
-        jsonschema::validator_for(schema)
+        jsonschema::validator_for(&as_json_schema(schema, dialect))
             .map(Arc::new)
             .map_err(|e| e.to_string())
     };
-    let Ok(key) = serde_json::to_string(schema) else {
+    let mut key = vec![dialect as u8];
+    if serde_json::to_writer(&mut key, schema).is_err() {
         return fresh();
-    };
+    }
     let shared = SHARED.get_or_init(Mutex::default);
     if let Some(compiled) = shared.lock().ok().and_then(|map| map.get(&key).cloned()) {
         return compiled;
@@ -43,6 +76,301 @@ fn compile(schema: &Value) -> Compiled {
         }
     }
     compiled
+}
+
+/// Checks that the schema of every tool a deferring collector read from `document` compiles:
+/// the first that does not is an error at its place (the request's fault, reported when the
+/// case or tools file is loaded rather than against a call). Compiled schemas are cached, so
+/// scoring later compiles nothing again.
+pub(crate) fn check_deferred(tools: &Tools, document: &Value) -> Result<(), ParseError> {
+    for (_, tool, pointer) in tools.deferred() {
+        let Some(schema) = document.pointer(pointer) else {
+            continue;
+        };
+        if let Err(why) = compile(schema, tool.schema_dialect) {
+            return Err(ParseError::Schema {
+                pointer: pointer.to_owned(),
+                tool: tool.name.clone(),
+                why,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// [`check_deferred`] for tools already moved out of the document read from `text`: the
+/// schema's place is found by reading `text` again, only when one does not compile.
+pub(crate) fn check_loaded(tools: &[Tool], text: &str) -> Result<(), ParseError> {
+    for (index, tool) in tools.iter().enumerate() {
+        let Some(schema) = &tool.input_schema else {
+            continue;
+        };
+        if let Err(why) = compile(schema, tool.schema_dialect) {
+            let pointer = serde_json::from_str::<Value>(text)
+                .ok()
+                .and_then(|document| {
+                    let mut again = Tools::deferring();
+                    crate::provider::read_tools(&document, &mut again).ok()?;
+                    let found = again.deferred().find(|(i, _, _)| *i == index);
+                    found.map(|(_, _, pointer)| pointer.to_owned())
+                })
+                .unwrap_or_default();
+            return Err(ParseError::Schema {
+                pointer,
+                tool: tool.name.clone(),
+                why,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The schema as JSON Schema: Gemini's OpenAPI subset translated, `"required": null` dropped.
+fn as_json_schema(schema: &Value, dialect: SchemaDialect) -> Cow<'_, Value> {
+    match dialect {
+        SchemaDialect::GeminiOpenApi => Cow::Owned(from_openapi(schema)),
+        SchemaDialect::JsonSchema if has_null_required(schema) => {
+            let mut schema = schema.clone();
+            drop_null_required(&mut schema);
+            Cow::Owned(schema)
+        }
+        SchemaDialect::JsonSchema => Cow::Borrowed(schema),
+    }
+}
+
+/// The JSON Schema keywords whose value is a schema, an array of schemas, or a map of them:
+/// where a nested schema can hold a `"required": null` of its own. Keywords holding data
+/// (`enum`, `const`, `default`, `examples`) are never walked.
+fn subschemas(key: &str) -> bool {
+    matches!(
+        key,
+        "properties"
+            | "patternProperties"
+            | "$defs"
+            | "definitions"
+            | "dependentSchemas"
+            | "items"
+            | "prefixItems"
+            | "allOf"
+            | "anyOf"
+            | "oneOf"
+            | "additionalProperties"
+            | "additionalItems"
+            | "unevaluatedProperties"
+            | "unevaluatedItems"
+            | "contains"
+            | "propertyNames"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+    )
+}
+
+/// The schemas directly inside a subschema keyword's value (`properties` is a map of them,
+/// `anyOf` an array, `items` either one or, before 2020-12, an array).
+fn children<'v>(key: &str, value: &'v Value) -> Vec<&'v Value> {
+    match value {
+        Value::Object(map)
+            if matches!(
+                key,
+                "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas"
+            ) =>
+        {
+            map.values().collect()
+        }
+        Value::Array(items) => items.iter().collect(),
+        other => vec![other],
+    }
+}
+
+fn has_null_required(schema: &Value) -> bool {
+    let Value::Object(map) = schema else {
+        return false;
+    };
+    map.get("required").is_some_and(Value::is_null)
+        || map
+            .iter()
+            .filter(|(key, _)| subschemas(key))
+            .any(|(key, value)| children(key, value).into_iter().any(has_null_required))
+}
+
+/// Removes `"required": null` from the schema and every schema inside it: providers read it as
+/// "no required properties", JSON Schema as a schema that does not compile.
+fn drop_null_required(schema: &mut Value) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    if map.get("required").is_some_and(Value::is_null) {
+        map.remove("required");
+    }
+    for (key, value) in map.iter_mut() {
+        if !subschemas(key) {
+            continue;
+        }
+        let by_name = matches!(
+            key.as_str(),
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas"
+        );
+        match value {
+            Value::Object(children) if by_name => {
+                children.values_mut().for_each(drop_null_required)
+            }
+            Value::Array(items) => items.iter_mut().for_each(drop_null_required),
+            other => drop_null_required(other),
+        }
+    }
+}
+
+/// Google's `Schema` object (Gemini API and Vertex AI `parameters`, an OpenAPI 3.0 subset) as
+/// the JSON Schema it means:
+///
+/// - `type` names are upper case (`STRING`, `OBJECT`, …; the API takes either case): lowered;
+///   `TYPE_UNSPECIFIED` is no type;
+/// - `nullable: true` also allows `null` (in `type`, `enum` and `anyOf`, whichever are there);
+/// - a member that is `null` is unset, as protobuf's JSON mapping reads it (`"required": null`,
+///   and the `None`s of the Python SDK's `model_dump()`);
+/// - keys may be snake_case (`any_of`, `min_items`, the proto field names) or camelCase;
+/// - int64 counts (`minItems`, `maxLength`, …) may be strings (`"1"`), as protobuf writes them,
+///   and so may `minimum` / `maximum`;
+/// - an `INTEGER` or `NUMBER` enum is written as strings (`["101", "201"]`): read as numbers;
+/// - Vertex's `defs` and `ref` (`#/defs/Pet`) are `$defs` and `$ref`;
+/// - what the object has and JSON Schema does not (`propertyOrdering`, `example`), and anything
+///   it does not have at all, is left out.
+///
+/// Recursively through `properties`, `items`, `anyOf`, `additionalProperties` and `defs`.
+/// What remains invalid (an unknown `type`) is left for the compiler to reject: the provider
+/// rejects it too.
+fn from_openapi(schema: &Value) -> Value {
+    let Value::Object(map) = schema else {
+        return schema.clone();
+    };
+    let mut out = Map::new();
+    let mut nullable = false;
+    for (key, value) in map {
+        if value.is_null() {
+            continue;
+        }
+        let key = camel_case(key);
+        match key.as_ref() {
+            "type" => match value {
+                Value::String(name) if name.eq_ignore_ascii_case("TYPE_UNSPECIFIED") => {}
+                Value::String(name) => {
+                    out.insert("type".into(), Value::String(name.to_ascii_lowercase()));
+                }
+                other => {
+                    out.insert("type".into(), other.clone());
+                }
+            },
+            "nullable" => nullable = value == &Value::Bool(true),
+            "properties" | "defs" => {
+                let name = if key == "defs" { "$defs" } else { "properties" };
+                let translated = match value {
+                    Value::Object(members) => Value::Object(
+                        members
+                            .iter()
+                            .map(|(name, schema)| (name.clone(), from_openapi(schema)))
+                            .collect(),
+                    ),
+                    other => other.clone(),
+                };
+                out.insert(name.into(), translated);
+            }
+            "items" | "additionalProperties" => {
+                out.insert(key.into_owned(), from_openapi(value));
+            }
+            "anyOf" => {
+                let translated = match value {
+                    Value::Array(items) => Value::Array(items.iter().map(from_openapi).collect()),
+                    other => other.clone(),
+                };
+                out.insert("anyOf".into(), translated);
+            }
+            "minItems" | "maxItems" | "minLength" | "maxLength" | "minProperties"
+            | "maxProperties" | "minimum" | "maximum" => {
+                out.insert(key.into_owned(), number(value));
+            }
+            "ref" => {
+                let translated = match value {
+                    Value::String(to) => match to.strip_prefix("#/defs/") {
+                        Some(name) => Value::String(format!("#/$defs/{name}")),
+                        None => value.clone(),
+                    },
+                    other => other.clone(),
+                };
+                out.insert("$ref".into(), translated);
+            }
+            "enum" | "required" | "format" | "pattern" | "title" | "description" | "default" => {
+                out.insert(key.into_owned(), value.clone());
+            }
+            _ => {}
+        }
+    }
+    let numeric = matches!(
+        out.get("type").and_then(Value::as_str),
+        Some("integer" | "number")
+    );
+    if let (true, Some(Value::Array(values))) = (numeric, out.get_mut("enum")) {
+        for value in values.iter_mut() {
+            *value = number(value);
+        }
+    }
+    if nullable {
+        match out.get_mut("type") {
+            Some(Value::String(name)) => {
+                let name = std::mem::take(name);
+                out.insert("type".into(), serde_json::json!([name, "null"]));
+            }
+            Some(Value::Array(names)) => names.push(Value::from("null")),
+            _ => {}
+        }
+        if let Some(Value::Array(values)) = out.get_mut("enum") {
+            values.push(Value::Null);
+        }
+        if let Some(Value::Array(branches)) = out.get_mut("anyOf") {
+            branches.push(serde_json::json!({"type": "null"}));
+        }
+    }
+    Value::Object(out)
+}
+
+/// A proto field name in snake_case (`min_items`) as its JSON name (`minItems`).
+fn camel_case(key: &str) -> Cow<'_, str> {
+    if !key.contains('_') {
+        return Cow::Borrowed(key);
+    }
+    let mut out = String::with_capacity(key.len());
+    let mut upper = false;
+    for c in key.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A number protobuf's JSON mapping may write as a string (`"1"`, `"2.5"`) as a number; any
+/// other value as it is.
+fn number(value: &Value) -> Value {
+    let Value::String(text) = value else {
+        return value.clone();
+    };
+    let text = text.trim();
+    if let Ok(n) = text.parse::<u64>() {
+        return Value::Number(n.into());
+    }
+    if let Ok(n) = text.parse::<i64>() {
+        return Value::Number(n.into());
+    }
+    match text.parse::<f64>().ok().and_then(Number::from_f64) {
+        Some(n) => Value::Number(n),
+        None => value.clone(),
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -61,56 +389,75 @@ impl ValidatorCache {
         index: usize,
         tool: &Tool,
         arguments: &Value,
-    ) -> Result<(), Vec<String>> {
+    ) -> Result<(), SchemaError> {
         let Some(schema) = &tool.input_schema else {
             return Ok(());
         };
-        let compiled = self.slots[index].get_or_init(|| compile(schema));
-        match compiled {
+        let compiled = self.slots[index].get_or_init(|| compile(schema, tool.schema_dialect));
+        let validator = match compiled {
             // Most arguments are valid: the yes/no check is far cheaper than collecting errors.
-            Ok(validator) if validator.is_valid(arguments) => Ok(()),
-            Ok(validator) => {
-                let errors: Vec<String> = validator
-                    .iter_errors(arguments)
-                    .map(|e| {
-                        let at = e.instance_path().to_string();
-                        if at.is_empty() {
-                            e.to_string()
-                        } else {
-                            format!("{at}: {e}")
-                        }
-                    })
-                    .collect();
-                if errors.is_empty() {
-                    Ok(())
-                } else {
-                    Err(errors)
-                }
+            Ok(validator) if validator.is_valid(arguments) => return Ok(()),
+            Ok(validator) => validator,
+            Err(e) => return Err(SchemaError::Uncompilable(e.clone())),
+        };
+        let mut violations = Vec::new();
+        let mut undecided = Vec::new();
+        for e in validator.iter_errors(arguments) {
+            let at = e.instance_path().to_string();
+            let message = if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("{at}: {e}")
+            };
+            // The engine could not finish a match, and the outcomes it tried disagree: what the
+            // arguments' fault would be is unknown.
+            if matches!(
+                e.kind(),
+                jsonschema::error::ValidationErrorKind::BacktrackLimitExceeded { .. }
+            ) {
+                undecided.push(message);
+            } else {
+                violations.push(message);
             }
-            Err(e) => Err(vec![format!(
-                "the tool's input schema does not compile: {e}"
-            )]),
+        }
+        if !violations.is_empty() {
+            Err(SchemaError::Violations(violations))
+        } else if !undecided.is_empty() {
+            Err(SchemaError::Undecided(undecided.join("; ")))
+        } else {
+            Ok(())
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
     fn equal_schemas_compile_once_per_process() {
-        let schema = serde_json::json!({"type": "object", "properties": {"shared_cache_probe": {"type": "string"}}});
-        let (Ok(first), Ok(second)) = (compile(&schema), compile(&schema.clone())) else {
+        let schema =
+            json!({"type": "object", "properties": {"shared_cache_probe": {"type": "string"}}});
+        let dialect = SchemaDialect::JsonSchema;
+        let (Ok(first), Ok(second)) =
+            (compile(&schema, dialect), compile(&schema.clone(), dialect))
+        else {
             panic!("the schema compiles");
         };
         assert!(Arc::ptr_eq(&first, &second));
-        let other = serde_json::json!({"type": "object", "required": ["shared_cache_probe"]});
-        let Ok(third) = compile(&other) else {
+        let other = json!({"type": "object", "required": ["shared_cache_probe"]});
+        let Ok(third) = compile(&other, dialect) else {
             panic!("the schema compiles");
         };
         assert!(!Arc::ptr_eq(&first, &third));
-        assert!(third.is_valid(&serde_json::json!({"shared_cache_probe": 1})));
-        assert!(!third.is_valid(&serde_json::json!({})));
+        assert!(third.is_valid(&json!({"shared_cache_probe": 1})));
+        assert!(!third.is_valid(&json!({})));
+        // The same text in another dialect is another schema.
+        let Ok(fourth) = compile(&schema, SchemaDialect::GeminiOpenApi) else {
+            panic!("the schema compiles");
+        };
+        assert!(!Arc::ptr_eq(&first, &fourth));
     }
 }

@@ -268,12 +268,14 @@ impl<'c> Scorer<'c> {
             // A custom tool's free-text input: nothing about it is JSON to check.
             Arguments::Text { .. } => {}
             Arguments::Parsed(value) => {
+                // Only a violation is the model's fault: a schema that does not compile (a case
+                // loaded from a file says so when it is read) or a `pattern` the regex engine
+                // gives up on judges nothing about the call.
                 #[cfg(feature = "schema")]
-                if let Err(errors) = self.case.catalog.validate_at(defined, value) {
-                    finding(
-                        FindingKind::SchemaViolation,
-                        format!("arguments fail the input schema: {}", errors.join("; ")),
-                    );
+                if let Err(violation @ crate::SchemaError::Violations(_)) =
+                    self.case.catalog.validate_at(defined, value)
+                {
+                    finding(FindingKind::SchemaViolation, violation.to_string());
                 }
                 #[cfg(not(feature = "schema"))]
                 let _ = (defined, value);

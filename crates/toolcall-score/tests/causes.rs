@@ -541,3 +541,251 @@ fn findings_print_escaped_names() {
         ["get_balance\\u{1b}[2J\\n (invented)"]
     );
 }
+
+// ---------- input schemas, read as their provider reads them ----------
+
+/// A Gemini `generateContent` request holding `declaration` and the response calling it with
+/// `args`.
+#[cfg(feature = "schema")]
+fn gemini_call(declaration: Value, args: Value) -> (Case, Response) {
+    let case = case(json!({
+        "tools": [{"functionDeclarations": [declaration]}],
+        "contents": [{"role": "user", "parts": [{"text": "Weather in Boston, in celsius?"}]}]
+    }));
+    let name = case.catalog.tools()[0].name.clone();
+    let body = json!({
+        "candidates": [{"content": {"role": "model", "parts": [
+            {"functionCall": {"name": name, "args": args}}]}, "finishReason": "STOP"}],
+        "modelVersion": "gemini-2.5-flash"
+    });
+    (
+        case,
+        Response::from_value(&body, None).expect("the response parses"),
+    )
+}
+
+/// The declaration google-genai's own streaming function-call test sends (googleapis/
+/// python-genai@66807187f2123c6676175ac991f4e34eb09200d1,
+/// google/genai/tests/models/test_function_call_streaming.py, Apache-2.0), once as Gemini's
+/// OpenAPI-subset `parameters` and once as `parameters_json_schema`; the test's model answers
+/// `country` with null.
+#[cfg(feature = "schema")]
+fn python_genai_weather(openapi: bool) -> Value {
+    if openapi {
+        json!({
+            "name": "get_current_weather",
+            "description": "Get the current weather in a city",
+            "parameters": {
+                "type": "OBJECT",
+                "properties": {
+                    "location": {"type": "STRING", "description": "The location to get the weather for"},
+                    "country": {"type": "STRING", "description": "The country to get the weather for", "nullable": true},
+                    "unit": {"type": "STRING", "enum": ["C", "F"], "description": "The unit to return the weather in"},
+                    "purpose": {"type": "STRING", "description": "Discribes the purpose of asking the weather"}
+                },
+                "required": ["location", "unit", "country"]
+            }
+        })
+    } else {
+        json!({
+            "name": "get_current_weather",
+            "description": "Get the current weather in a city",
+            "parameters_json_schema": {
+                "type": "object",
+                "properties": {
+                    "location": {"type": "string", "description": "The location to get the weather for"},
+                    "country": {"anyOf": [{"type": "string", "description": "The country to get the weather for"}, {"type": "null"}],
+                                "description": "The country to get the weather for"},
+                    "unit": {"type": "string", "enum": ["C", "F"]},
+                    "purpose": {"type": "string", "description": "Discribes the purpose of asking the weather"}
+                },
+                "required": ["location", "unit", "country"]
+            }
+        })
+    }
+}
+
+#[cfg(feature = "schema")]
+#[test]
+fn gemini_parameters_are_read_as_gemini_reads_them() {
+    let good = json!({"location": "Boston", "country": null, "unit": "C",
+                      "purpose": "to know what to wear today"});
+    for openapi in [true, false] {
+        let (case, response) = gemini_call(python_genai_weather(openapi), good.clone());
+        let verdict = score(&case, &response);
+        assert!(
+            verdict.is_pass(),
+            "openapi {openapi}: {:#?}",
+            verdict.findings()
+        );
+        // Translated, not switched off: a missing field and a value outside the enum still fail.
+        for (bad, word) in [
+            (json!({"location": "Boston", "country": "US"}), "unit"),
+            (
+                json!({"location": "Boston", "country": "US", "unit": "K"}),
+                "K",
+            ),
+            (
+                json!({"location": "Boston", "country": 1, "unit": "C"}),
+                "country",
+            ),
+        ] {
+            let (case, response) = gemini_call(python_genai_weather(openapi), bad);
+            let verdict = score(&case, &response);
+            let [finding] = verdict.findings() else {
+                panic!("openapi {openapi}: {:#?}", verdict.findings());
+            };
+            assert_eq!(finding.kind, FindingKind::SchemaViolation);
+            assert!(finding.detail.contains(word), "{}", finding.detail);
+        }
+    }
+}
+
+/// Google's `Schema` as the Python SDK's `model_dump()` writes it (snake_case proto names,
+/// `None`s as null) and as protobuf's JSON mapping writes int64 counts (strings), with the keys
+/// JSON Schema lacks (`propertyOrdering`, `example`), an INTEGER enum (its values are strings in
+/// the `Schema` object) and `format: enum`.
+#[cfg(feature = "schema")]
+#[test]
+fn gemini_schema_fields_json_schema_lacks_or_spells_otherwise() {
+    let declaration = json!({
+        "name": "book_room",
+        "parameters": {
+            "type": "OBJECT",
+            "properties": {
+                "guests": {"type": "ARRAY", "items": {"type": "STRING", "nullable": null},
+                           "min_items": "1", "max_items": "4", "any_of": null},
+                "floor": {"type": "INTEGER", "format": "enum", "enum": ["1", "2", "3"]},
+                "view": {"type": "STRING", "format": "enum", "enum": ["sea", "city"], "nullable": true},
+                "nights": {"type": "INTEGER", "format": "int32", "minimum": "1", "maximum": 14, "example": 3},
+                "note": {"any_of": [{"type": "STRING"}, {"type": "INTEGER"}], "nullable": true}
+            },
+            "required": ["guests", "nights"],
+            "property_ordering": ["guests", "floor", "view", "nights", "note"],
+            "propertyOrdering": ["guests", "floor", "view", "nights", "note"],
+            "example": {"guests": ["Ada"], "nights": 2},
+            "title": "Booking",
+            "default": null
+        }
+    });
+    let good =
+        json!({"guests": ["Ada", "Grace"], "floor": 2, "view": null, "nights": 3, "note": null});
+    let (case, response) = gemini_call(declaration.clone(), good);
+    let verdict = score(&case, &response);
+    assert!(verdict.is_pass(), "{:#?}", verdict.findings());
+    for (bad, word) in [
+        (json!({"guests": [], "nights": 3}), "guests"),
+        (json!({"guests": ["Ada"], "nights": 0}), "nights"),
+        (json!({"guests": ["Ada"], "nights": 3, "floor": 9}), "floor"),
+        (
+            json!({"guests": ["Ada"], "nights": 3, "view": "garden"}),
+            "view",
+        ),
+    ] {
+        let (case, response) = gemini_call(declaration.clone(), bad);
+        let verdict = score(&case, &response);
+        let [finding] = verdict.findings() else {
+            panic!("{:#?}", verdict.findings());
+        };
+        assert_eq!(finding.kind, FindingKind::SchemaViolation);
+        assert!(finding.detail.contains(word), "{}", finding.detail);
+    }
+}
+
+/// `"required": null`, at the top and in a nested property's schema, is "no required
+/// properties", as OpenAI reads the function tools SDKs write that way.
+#[cfg(feature = "schema")]
+#[test]
+fn required_null_is_no_required_properties() {
+    let case = case(json!({
+        "tools": [{"type": "function", "function": {
+            "name": "get_balance", "description": "Current balance.",
+            "parameters": {"type": "object", "required": null, "properties": {
+                "account_id": {"type": "string"},
+                "filter": {"type": "object", "required": null,
+                           "properties": {"currency": {"type": "string"}}}}}}}],
+        "messages": [{"role": "user", "content": "Balance?"}]
+    }));
+    let verdict = score(
+        &case,
+        &anthropic_calls(&[("toolu_01", "get_balance", json!({"filter": {}}))]),
+    );
+    assert!(verdict.is_pass(), "{:#?}", verdict.findings());
+    let verdict = score(
+        &case,
+        &anthropic_calls(&[("toolu_01", "get_balance", json!({"account_id": 7}))]),
+    );
+    assert_eq!(verdict.fingerprint(), ["schema_violation: get_balance"]);
+}
+
+/// A schema that does not compile is the case's fault: an error naming the tool and the place of
+/// its schema when the case is read, never a finding against the call.
+#[cfg(feature = "schema")]
+#[test]
+fn a_schema_that_does_not_compile_is_the_cases_fault() {
+    let text = r#"{
+  "tools": [
+    {"name": "get_balance", "input_schema": {"type": "object"}},
+    {"name": "get_weather",
+     "input_schema": {"type": "notatype"}}
+  ],
+  "messages": [{"role": "user", "content": "Weather?"}]
+}"#;
+    let error = Case::from_json_str(text).expect_err("the schema does not compile");
+    let message = error.to_string();
+    assert!(
+        message.starts_with(
+            "line 5, column 22: tool `get_weather`: its input schema does not compile: "
+        ),
+        "{message}"
+    );
+    // Built from a value (the per-line path of a log, which compiles nothing up front), the
+    // call is still not blamed.
+    let case = case(serde_json::from_str(text).expect("JSON"));
+    let verdict = score(
+        &case,
+        &anthropic_calls(&[("toolu_01", "get_weather", json!({"city": "Oslo"}))]),
+    );
+    assert!(verdict.is_pass(), "{:#?}", verdict.findings());
+    assert!(matches!(
+        case.catalog.validate("get_weather", &json!({})),
+        Err(toolcall_score::SchemaError::Uncompilable(_))
+    ));
+    // A Gemini `parameters` schema with a type Gemini does not have is just as bad.
+    let gemini = r#"{"tools": [{"functionDeclarations": [{"name": "f",
+        "parameters": {"type": "OBJECT", "properties": {"x": {"type": "TEXT"}}}}]}]}"#;
+    let message = Case::from_json_str(gemini)
+        .expect_err("no type TEXT")
+        .to_string();
+    assert!(
+        message.contains("tool `f`: its input schema does not compile"),
+        "{message}"
+    );
+}
+
+/// A `pattern` the regex engine gives up on (its backtracking limit) decides nothing about the
+/// call: not a violation.
+#[cfg(feature = "schema")]
+#[test]
+fn a_pattern_the_regex_engine_gives_up_on_is_not_a_violation() {
+    let case = case(
+        json!({"tools": [{"name": "lookup", "input_schema": {"type": "object",
+        "properties": {"code": {"type": "string", "pattern": "^(a|a)*\\1b$"}}}}]}),
+    );
+    let code = format!("{}!", "a".repeat(40));
+    let verdict = score(
+        &case,
+        &anthropic_calls(&[("toolu_01", "lookup", json!({"code": code}))]),
+    );
+    assert!(verdict.is_pass(), "{:#?}", verdict.findings());
+    assert!(matches!(
+        case.catalog.validate("lookup", &json!({"code": code})),
+        Err(toolcall_score::SchemaError::Undecided(_))
+    ));
+    // A decided mismatch of the same pattern is still one.
+    let verdict = score(
+        &case,
+        &anthropic_calls(&[("toolu_01", "lookup", json!({"code": 7}))]),
+    );
+    assert_eq!(verdict.fingerprint(), ["schema_violation: lookup"]);
+}

@@ -73,7 +73,10 @@ fn check(dir: &std::path::Path, pair: &Value) -> Result<(), String> {
         .iter()
         .find(|c| !server.contains(&c.builtin.map_or("", |b| b.call_item())))
     {
-        return Err(format!("a built-in tool's call `{}` the manifest does not list", call.name));
+        return Err(format!(
+            "a built-in tool's call `{}` the manifest does not list",
+            call.name
+        ));
     }
     let verdict = score(&Case::from_catalog(catalog), &response);
     if !verdict.is_pass() {

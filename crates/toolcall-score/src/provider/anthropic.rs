@@ -10,9 +10,9 @@ use serde_json::Value;
 
 use super::read::{array, get, object, opt_bool, opt_id, opt_string, push_text, required, string};
 use super::read::{At, Evidence, Object};
+use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Wire};
 use crate::errors::ParseError;
 use crate::{Arguments, Format, Message, Response, ToolCall, ToolResult};
-use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Wire};
 
 /// Anthropic Messages, for the registry.
 pub(crate) const WIRE: Wire = Wire {

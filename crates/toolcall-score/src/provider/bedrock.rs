@@ -13,10 +13,10 @@ use serde_json::Value;
 
 use super::read::{array, get, object, opt_id, opt_string, push_text, required, string};
 use super::read::{At, Evidence, Object};
+use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Wire};
 use crate::errors::ParseError;
 use crate::ToolResult;
 use crate::{Anomaly, AnomalyKind, Arguments, Format, Message, Response, ToolCall};
-use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Wire};
 
 /// Bedrock Converse, for the registry.
 pub(crate) const WIRE: Wire = Wire {

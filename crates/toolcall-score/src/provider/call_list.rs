@@ -9,9 +9,9 @@
 use serde_json::Value;
 
 use super::read::{array, get, object, opt_id, opt_string, string, At, Object};
+use super::wire::{object_of, Answer, Members, StopReasons, Wire};
 use crate::errors::ParseError;
 use crate::{Arguments, Format, Response, ToolCall};
-use super::wire::{object_of, Answer, Members, StopReasons, Wire};
 
 /// Call lists, for the registry.
 pub(crate) const WIRE: Wire = Wire {

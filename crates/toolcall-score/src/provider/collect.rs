@@ -56,6 +56,16 @@ impl Tools {
         self.tools.push(tool);
     }
 
+    /// Each tool whose schema a deferring collector left in the document: its index, the tool,
+    /// and the schema's JSON pointer (none for a cloning collector).
+    #[cfg(feature = "schema")]
+    pub(crate) fn deferred(&self) -> impl Iterator<Item = (usize, &Tool, &str)> {
+        self.deferred
+            .iter()
+            .flatten()
+            .map(|(index, pointer)| (*index, &self.tools[*index], pointer.as_str()))
+    }
+
     /// The tools of a cloning collector.
     pub(crate) fn into_tools(self) -> Vec<Tool> {
         debug_assert!(

@@ -15,10 +15,10 @@ use serde_json::Value;
 
 use super::read::{array, get, get_any, object, opt_bool, opt_id, opt_object, opt_string};
 use super::read::{push_text, string, At, Evidence, Object};
+use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Wire};
 use crate::errors::ParseError;
 use crate::{Anomaly, AnomalyKind, Arguments, Format, Message, Response, Role, ToolCall};
-use crate::{ToolResult, Transcript};
-use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Wire};
+use crate::{SchemaDialect, ToolResult, Transcript};
 
 /// Gemini `generateContent`, for the registry.
 pub(crate) const WIRE: Wire = Wire {
@@ -133,11 +133,7 @@ pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
 /// A candidate's finish reason: its name, or — from clients that ask for
 /// `enum-encoding=int`, as the Go SDK does — its number, read as the Gemini API's
 /// `Candidate.FinishReason` names it (a number it does not name stays a number).
-fn finish_reason(
-    candidate: &Object,
-    key: &str,
-    at: &At<'_>,
-) -> Result<Option<String>, ParseError> {
+fn finish_reason(candidate: &Object, key: &str, at: &At<'_>) -> Result<Option<String>, ParseError> {
     const NAMES: [&str; 13] = [
         "FINISH_REASON_UNSPECIFIED",
         "STOP",
@@ -320,26 +316,29 @@ pub(super) fn system_instruction_into(
 }
 
 /// A tool's `functionDeclarations`: `[{"name", "description", "parameters" |
-/// "parametersJsonSchema"}]`.
+/// "parametersJsonSchema"}]`. `parameters` is Google's `Schema` object, an OpenAPI 3.0 subset,
+/// and its tool says so ([`SchemaDialect::GeminiOpenApi`]); `parametersJsonSchema` is JSON
+/// Schema.
 pub(super) fn declarations_into(
     value: &Value,
     at: &At<'_>,
     out: &mut super::Tools,
 ) -> Result<(), ParseError> {
+    const SCHEMA_KEYS: [&str; 3] = [
+        "parameters",
+        "parametersJsonSchema",
+        "parameters_json_schema",
+    ];
     let items = array(value, at, "an array of function declarations")?;
     for (i, item) in items.iter().enumerate() {
         let at = at.index(i);
         let item = object(item, &at, "a function declaration")?;
-        super::tool_fields(
-            item,
-            &at,
-            &[
-                "parameters",
-                "parametersJsonSchema",
-                "parameters_json_schema",
-            ],
-            out,
-        )?;
+        let mut tool = super::named_tool(item, &at)?;
+        let schema = get_any(item, &SCHEMA_KEYS);
+        if let Some(("parameters", _)) = schema {
+            tool.schema_dialect = SchemaDialect::GeminiOpenApi;
+        }
+        out.push(tool, schema.map(|(key, schema)| (schema, at.key(key))));
     }
     Ok(())
 }

@@ -65,8 +65,8 @@ use serde_json::Value;
 
 pub(crate) use self::collect::Tools;
 use self::read::Object;
-pub(crate) use self::wire::{fitting, Members};
 use self::read::{array, get, get_any, object, opt_array, opt_string, string, At, Evidence};
+pub(crate) use self::wire::{fitting, Members};
 use crate::errors::{describe, ParseError};
 use crate::{Catalog, Format, Request, Response, Role, Tool, Transcript};
 

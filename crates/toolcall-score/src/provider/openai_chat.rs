@@ -23,9 +23,9 @@ use serde_json::Value;
 
 use super::read::{array, get, json_string_arguments, object, opt_id, opt_string, push_text};
 use super::read::{required, string, At, Evidence, Object};
+use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Wire};
 use crate::errors::ParseError;
 use crate::{Anomaly, AnomalyKind, Arguments, Format, Response, ToolCall};
-use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Wire};
 
 /// OpenAI Chat Completions, for the registry.
 pub(crate) const WIRE: Wire = Wire {

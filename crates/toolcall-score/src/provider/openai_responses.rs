@@ -30,9 +30,9 @@ use serde_json::{json, Value};
 
 use super::read::{array, get, json_string_arguments, object, opt_id, opt_object, opt_string};
 use super::read::{push_text, required, string, At, Evidence, Object};
+use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Wire};
 use crate::errors::ParseError;
 use crate::{Arguments, Builtin, Format, Message, Response, Role, ToolCall, ToolResult};
-use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Wire};
 
 /// The OpenAI Responses API, for the registry.
 pub(crate) const WIRE: Wire = Wire {
