@@ -226,7 +226,7 @@ fn drop_null_required(schema: &mut Value) {
 /// the JSON Schema it means:
 ///
 /// - `type` names are upper case (`STRING`, `OBJECT`, …; the API takes either case): lowered;
-///   `TYPE_UNSPECIFIED` is no type;
+///   `TYPE_UNSPECIFIED` is no type; a number is the `Type` enum's (`6` is `OBJECT`);
 /// - `nullable: true` also allows `null` (in `type`, `enum` and `anyOf`, whichever are there);
 /// - a member that is `null` is unset, as protobuf's JSON mapping reads it (`"required": null`,
 ///   and the `None`s of the Python SDK's `model_dump()`);
@@ -241,6 +241,19 @@ fn drop_null_required(schema: &mut Value) {
 /// Recursively through `properties`, `items`, `anyOf`, `additionalProperties` and `defs`.
 /// What remains invalid (an unknown `type`) is left for the compiler to reject: the provider
 /// rejects it too.
+/// Google's `Type` enum by number: TYPE_UNSPECIFIED (no type), STRING, NUMBER, INTEGER, BOOLEAN,
+/// ARRAY, OBJECT, NULL.
+const TYPE_NUMBERS: [Option<&str>; 8] = [
+    None,
+    Some("string"),
+    Some("number"),
+    Some("integer"),
+    Some("boolean"),
+    Some("array"),
+    Some("object"),
+    Some("null"),
+];
+
 fn from_openapi(schema: &Value) -> Value {
     let Value::Object(map) = schema else {
         return schema.clone();
@@ -258,6 +271,17 @@ fn from_openapi(schema: &Value) -> Value {
                 Value::String(name) => {
                     out.insert("type".into(), Value::String(name.to_ascii_lowercase()));
                 }
+                // The `Type` enum's number, from clients that ask for `enum-encoding=int` (the Go
+                // SDK); 0 is TYPE_UNSPECIFIED.
+                Value::Number(n) => match n.as_u64().and_then(|i| TYPE_NUMBERS.get(i as usize)) {
+                    Some(Some(name)) => {
+                        out.insert("type".into(), Value::String((*name).to_owned()));
+                    }
+                    Some(None) => {}
+                    None => {
+                        out.insert("type".into(), value.clone());
+                    }
+                },
                 other => {
                     out.insert("type".into(), other.clone());
                 }

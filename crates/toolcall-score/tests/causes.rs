@@ -692,6 +692,33 @@ fn gemini_schema_fields_json_schema_lacks_or_spells_otherwise() {
     }
 }
 
+/// A schema whose `type`s are the `Type` enum's numbers (6 OBJECT, 1 STRING, 3 INTEGER), as the
+/// Go SDK sends it with `enum-encoding=int` (langchaingo's recorded Gemini requests), is read as
+/// those types.
+#[cfg(feature = "schema")]
+#[test]
+fn gemini_schema_types_may_be_enum_numbers() {
+    let declaration = json!({
+        "name": "getCurrentWeather",
+        "parameters": {"type": 6, "properties": {
+            "location": {"type": 1, "description": "The city and state"},
+            "days": {"type": 3}
+        }, "required": ["location"]}
+    });
+    let (case, response) = gemini_call(
+        declaration.clone(),
+        json!({"location": "Chicago", "days": 2}),
+    );
+    let verdict = score(&case, &response);
+    assert!(verdict.is_pass(), "{:#?}", verdict.findings());
+    let (case, response) = gemini_call(declaration, json!({"location": 7}));
+    let verdict = score(&case, &response);
+    let [finding] = verdict.findings() else {
+        panic!("{:#?}", verdict.findings());
+    };
+    assert_eq!(finding.kind, FindingKind::SchemaViolation);
+}
+
 /// `"required": null`, at the top and in a nested property's schema, is "no required
 /// properties", as OpenAI reads the function tools SDKs write that way.
 #[cfg(feature = "schema")]
