@@ -15,6 +15,7 @@
 //!
 //! Then the never-panic property tests.
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -28,8 +29,9 @@ fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
-/// Runs every fixture of one directory; returns how many ran. Panics listing every failure.
-fn run_dir(dir: &str) -> usize {
+/// Runs every fixture of one directory; returns the kinds of fixture it holds. Panics listing
+/// every failure.
+fn run_dir(dir: &str) -> BTreeSet<String> {
     let path = fixtures_dir().join(dir);
     let mut fixtures: Vec<PathBuf> = fs::read_dir(&path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -41,6 +43,7 @@ fn run_dir(dir: &str) -> usize {
         .collect();
     fixtures.sort();
     let mut failures = Vec::new();
+    let mut kinds = BTreeSet::new();
     for fixture in &fixtures {
         let expect_path = fixture.with_extension("expect.json");
         let expect: Value = match fs::read_to_string(&expect_path) {
@@ -52,6 +55,7 @@ fn run_dir(dir: &str) -> usize {
             }
         };
         let text = fs::read_to_string(fixture).expect("a readable fixture");
+        kinds.insert(expect["kind"].as_str().unwrap_or_default().to_owned());
         let outcome = match expect["kind"].as_str() {
             Some("response") => check_response(&text, &expect),
             Some("request") => check_request(&text, &expect),
@@ -63,7 +67,7 @@ fn run_dir(dir: &str) -> usize {
         }
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
-    fixtures.len()
+    kinds
 }
 
 fn check_response(text: &str, expect: &Value) -> Result<(), String> {
@@ -250,44 +254,33 @@ fn check_error(
     Ok(())
 }
 
-#[test]
-fn anthropic_fixtures() {
-    assert_eq!(run_dir("anthropic"), 7);
+/// A format's fixture directory under `tests/fixtures/`: its name, `_` for `-`.
+fn dir_of(format: Format) -> String {
+    format.as_str().replace('-', "_")
 }
 
+/// Completeness: every registered format has its fixture directory, holding at least a response
+/// and a tools or request fixture, and every fixture reads as its expectation says. A new format
+/// fails here until it has them.
 #[test]
-fn openai_chat_fixtures() {
-    assert_eq!(run_dir("openai_chat"), 20);
-}
-
-#[test]
-fn openai_responses_fixtures() {
-    assert_eq!(run_dir("openai_responses"), 16);
-}
-
-#[test]
-fn gemini_fixtures() {
-    assert_eq!(run_dir("gemini"), 9);
-}
-
-#[test]
-fn bedrock_fixtures() {
-    assert_eq!(run_dir("bedrock"), 8);
-}
-
-#[test]
-fn ollama_fixtures() {
-    assert_eq!(run_dir("ollama"), 3);
-}
-
-#[test]
-fn call_list_fixtures() {
-    assert_eq!(run_dir("call_list"), 5);
+fn every_format_reads_its_fixtures() {
+    for format in Format::ALL {
+        let dir = dir_of(format);
+        let kinds = run_dir(&dir);
+        assert!(
+            kinds.contains("response"),
+            "{format}: tests/fixtures/{dir}/ holds no response fixture"
+        );
+        assert!(
+            kinds.contains("tools") || kinds.contains("request"),
+            "{format}: tests/fixtures/{dir}/ holds no tools or request fixture"
+        );
+    }
 }
 
 #[test]
 fn detection_fixtures() {
-    assert_eq!(run_dir("detect"), 7);
+    assert!(run_dir("detect").contains("response"));
 }
 
 #[test]
@@ -302,21 +295,13 @@ fn every_fixture_directory_is_run() {
         })
         .collect();
     dirs.sort();
-    assert_eq!(
-        dirs,
-        [
-            "anthropic",
-            "bedrock",
-            "call_list",
-            "detect",
-            "gemini",
-            "ollama",
-            "openai_chat",
-            "openai_responses",
-            // Run by `tests/stream.rs`: streams beside the bodies they assemble into.
-            "stream"
-        ]
-    );
+    // One per format, `detect`, `stream` (run by `tests/stream.rs`: streams beside the bodies
+    // they assemble into) and `answers` (the loop guard's answers in each format, pinned by
+    // `tool_loop/encode.rs`).
+    let mut expected: Vec<String> = Format::ALL.into_iter().map(dir_of).collect();
+    expected.extend(["answers", "detect", "stream"].map(str::to_owned));
+    expected.sort();
+    assert_eq!(dirs, expected);
 }
 
 #[test]

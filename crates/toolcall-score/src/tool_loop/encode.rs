@@ -57,82 +57,22 @@ mod tests {
         )
     }
 
+    /// Completeness: every registered format has its answers pinned in
+    /// `tests/fixtures/answers/<format>.json` (an answer to a known call with an id, and an
+    /// error answer to an unknown call without one). A new format fails here until it has them.
     #[test]
-    fn anthropic_marks_errors_with_is_error() {
-        assert_eq!(
-            two_answers(Format::Anthropic),
-            [json!({"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "c1", "content": "{\"balance\":12}"},
-                {"type": "tool_result", "content": "Error: no tool named `nope` exists.",
-                 "is_error": true}
-            ]})]
-        );
-    }
-
-    #[test]
-    fn openai_formats_answer_each_call_in_its_own_item() {
-        assert_eq!(
-            two_answers(Format::OpenaiChat),
-            [
-                json!({"role": "tool", "tool_call_id": "c1", "content": "{\"balance\":12}"}),
-                json!({"role": "tool", "content": "Error: no tool named `nope` exists."}),
-            ]
-        );
-        assert_eq!(
-            two_answers(Format::OpenaiResponses),
-            [
-                json!({"type": "function_call_output", "call_id": "c1",
-                       "output": "{\"balance\":12}"}),
-                json!({"type": "function_call_output",
-                       "output": "Error: no tool named `nope` exists."}),
-            ]
-        );
-    }
-
-    #[test]
-    fn gemini_uses_output_and_error_keys_and_echoes_ids_only_when_present() {
-        assert_eq!(
-            two_answers(Format::Gemini),
-            [json!({"role": "user", "parts": [
-                {"functionResponse": {"name": "get_balance", "id": "c1",
-                                      "response": {"output": {"balance": 12}}}},
-                {"functionResponse": {"name": "nope",
-                                      "response": {"error": "Error: no tool named `nope` exists."}}}
-            ]})]
-        );
-    }
-
-    #[test]
-    fn bedrock_marks_errors_with_status() {
-        assert_eq!(
-            two_answers(Format::Bedrock),
-            [json!({"role": "user", "content": [
-                {"toolResult": {"toolUseId": "c1", "content": [{"json": {"balance": 12}}]}},
-                {"toolResult": {"content": [{"text": "Error: no tool named `nope` exists."}],
-                                "status": "error"}}
-            ]})]
-        );
-    }
-
-    #[test]
-    fn ollama_and_call_lists_answer_by_name() {
-        assert_eq!(
-            two_answers(Format::Ollama),
-            [
-                json!({"role": "tool", "tool_name": "get_balance", "content": "{\"balance\":12}"}),
-                json!({"role": "tool", "tool_name": "nope",
-                       "content": "Error: no tool named `nope` exists."}),
-            ]
-        );
-        assert_eq!(
-            two_answers(Format::CallList),
-            [
-                json!({"name": "get_balance", "id": "c1", "isError": false,
-                       "content": [{"type": "text", "text": "{\"balance\":12}"}]}),
-                json!({"name": "nope", "isError": true,
-                       "content": [{"type": "text", "text": "Error: no tool named `nope` exists."}]}),
-            ]
-        );
+    fn every_format_has_its_answers_pinned() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/answers");
+        for format in Format::ALL {
+            let path = dir.join(format!("{format}.json"));
+            let got = Value::Array(two_answers(format));
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+                panic!("{}: {e}; {format} answers with:\n{got:#}", path.display())
+            });
+            let pinned: Value =
+                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert_eq!(got, pinned, "{}", path.display());
+        }
     }
 
     /// One Responses answer to a call of `builtin`, with `output`.
