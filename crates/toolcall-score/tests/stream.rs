@@ -1,7 +1,9 @@
 //! Recorded streams, driven by `tests/fixtures/stream/`: every `NAME.sse`, `NAME.ndjson` and
 //! `NAME.chunks.json` there must parse to exactly the `Response` its hand-written non-streamed
 //! body `NAME.body.json` parses to. Then what differs from a plain body: cut-short streams,
-//! arguments that do not parse, and errors with their positions in the stream's text.
+//! arguments that do not parse, and errors with their positions in the stream's text. Last, real
+//! streams as SDK tests keep them, one JSON chunk per line (`tests/fixtures/stream/vercel-ai/`,
+//! from the Vercel AI SDK): every format's, with the calls each holds.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -37,6 +39,7 @@ fn assert_same(stream: &str, body: &str, format: Format) -> Response {
 fn every_stream_fixture_matches_its_body() {
     let mut streams: Vec<String> = fs::read_dir(dir())
         .expect("the stream fixtures")
+        .filter(|e| e.as_ref().is_ok_and(|e| e.path().is_file()))
         .map(|e| {
             e.expect("an entry")
                 .file_name()
@@ -339,4 +342,185 @@ fn a_single_chunk_still_gets_the_hint() {
         error.to_string().contains("one event of a stream"),
         "{error}"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real streams, one JSON chunk per line (`fixtures/stream/vercel-ai/`, see its README).
+
+fn real(name: &str) -> PathBuf {
+    dir().join("vercel-ai").join(name)
+}
+
+/// A real stream, read from its file, from its text and as the JSON array of its lines (how an
+/// SDK dumps a stream): all three must give the same response.
+fn read_real(name: &str) -> Response {
+    let path = real(name);
+    let loaded = Response::load(&path, None).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let text = fs::read_to_string(&path).expect("readable");
+    let from_text = Response::from_json_str(&text, None).expect("from text");
+    assert_eq!(from_text, loaded, "{name} from text");
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let array = format!("[{}]", lines.join(",\n"));
+    let from_array =
+        Response::from_json_str(&array, None).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(from_array, loaded, "{name} as a JSON array");
+    loaded
+}
+
+/// Each call's name, id and parsed arguments.
+fn calls(response: &Response) -> Vec<(&str, Option<&str>, Option<serde_json::Value>)> {
+    response
+        .calls
+        .iter()
+        .map(|c| {
+            (
+                c.name.as_str(),
+                c.id.as_deref(),
+                c.arguments.value().cloned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn chunks_one_per_line_are_their_formats_stream() {
+    let chat = read_real("mistral-incremental-tool-call.chunks.txt");
+    assert_eq!(chat.format, Format::OpenaiChat);
+    assert_eq!(
+        calls(&chat),
+        [(
+            "webSearchTool",
+            Some("chatcmpl-tool-9f149c74c42f265b"),
+            Some(json!({"query": "current Berlin weather"}))
+        )]
+    );
+    assert_eq!(chat.stop_reason.as_deref(), Some("tool_calls"));
+
+    let anthropic = read_real("anthropic-json-other-tool.1.chunks.txt");
+    assert_eq!(anthropic.format, Format::Anthropic);
+    assert_eq!(
+        calls(&anthropic),
+        [(
+            "weather",
+            Some("toolu_019Zvehfe1XQWweT1pm7okyt"),
+            Some(json!({"location": "San Francisco"}))
+        )]
+    );
+    assert_eq!(anthropic.stop_reason.as_deref(), Some("tool_use"));
+
+    let responses = read_real("openai-custom-tool.1.chunks.txt");
+    assert_eq!(responses.format, Format::OpenaiResponses);
+    assert_eq!(responses.calls.len(), 1);
+    assert_eq!(responses.calls[0].name, "write_sql");
+    assert_eq!(
+        responses.calls[0].id.as_deref(),
+        Some("call_custom_sql_001")
+    );
+    assert_eq!(
+        responses.calls[0].arguments,
+        Arguments::Text {
+            text: "SELECT * FROM users WHERE age > 25".into()
+        }
+    );
+
+    let gemini = read_real("google-tool-call.chunks.txt");
+    assert_eq!(gemini.format, Format::Gemini);
+    assert_eq!(
+        calls(&gemini),
+        [("weather", None, Some(json!({"location": "San Francisco"})))]
+    );
+    assert_eq!(gemini.stop_reason.as_deref(), Some("STOP"));
+}
+
+#[test]
+fn json_lines_that_are_no_stream_say_what_they_saw() {
+    // Two whole responses in a file that holds one.
+    let body = r#"{"type":"message","role":"assistant","content":[{"type":"text","text":"Hi"}]}"#;
+    let (error, line, column) = error_of(&format!("{body}\n{body}\n"));
+    let message = error.to_string();
+    assert!(
+        message.contains("several JSON values (2), one per line, but the first is not a stream event of any format: found an object with keys [content, role, type]"),
+        "{message}"
+    );
+    assert!(message.contains(".jsonl"), "{message}");
+    assert_eq!((line, column), (1, 1));
+
+    // A line that is not JSON: its own line and column.
+    let text = "{\"object\":\"chat.completion.chunk\",\"choices\":[]}\n{\"object\": chat}\n";
+    let (error, line, column) = error_of(text);
+    assert!(matches!(error, InputError::Syntax { .. }), "{error}");
+    assert_eq!((line, column), (2, 12), "{error}");
+
+    // A value of the wrong type: the pointer inside its chunk, at its line.
+    let text = read_real_text("mistral-incremental-tool-call.chunks.txt").replacen(
+        r#""name":"webSearchTool""#,
+        r#""name":7"#,
+        1,
+    );
+    let (error, line, column) = error_of(&text);
+    let InputError::Invalid { error: inner, .. } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(
+        inner.pointer(),
+        Some("/choices/0/delta/tool_calls/0/function/name"),
+        "{error}"
+    );
+    let first = text.lines().next().expect("a line");
+    assert_eq!(
+        (line, column),
+        (1, first.find(":7").expect("the value") + 2)
+    );
+}
+
+fn read_real_text(name: &str) -> String {
+    fs::read_to_string(real(name)).expect("readable")
+}
+
+/// A file in a fresh temporary directory, removed when dropped.
+struct TempFile(PathBuf);
+
+impl TempFile {
+    fn new(name: &str, text: &str) -> TempFile {
+        let dir = std::env::temp_dir().join(format!(
+            "toolcall-stream-test-{}-{name}",
+            std::process::id()
+        ));
+        fs::create_dir_all(&dir).expect("a temporary directory");
+        let path = dir.join(name);
+        fs::write(&path, text).expect("writable");
+        TempFile(path)
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.parent() {
+            let _ = fs::remove_dir_all(dir);
+        }
+    }
+}
+
+#[test]
+fn a_jsonl_file_is_samples_unless_its_first_line_is_an_unambiguous_event() {
+    // Gemini chunks look like bodies: in a `.jsonl` they are samples, one per line, which a
+    // single response cannot hold; under any other name they are one stream.
+    let text = read_real_text("google-tool-call.chunks.txt");
+    let samples = TempFile::new("gemini.jsonl", &text);
+    let error = Response::load(&samples.0, None).expect_err("samples are not one response");
+    let message = error.to_string();
+    assert!(
+        message.contains("holds one response per line (samples)"),
+        "{message}"
+    );
+    assert_eq!(error.location().map(|l| l.line), Some(2), "{message}");
+    let stream = TempFile::new("gemini.ndjson", &text);
+    let response = Response::load(&stream.0, None).expect("one stream");
+    assert_eq!(response.calls.len(), 1);
+
+    // A `chat.completion.chunk` is no response: a stream wherever it is.
+    let text = read_real_text("mistral-incremental-tool-call.chunks.txt");
+    let chunks = TempFile::new("chat.jsonl", &text);
+    let response = Response::load(&chunks.0, None).expect("a stream");
+    assert_eq!(response.calls[0].name, "webSearchTool");
 }

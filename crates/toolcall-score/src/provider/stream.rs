@@ -2,8 +2,9 @@
 //! body the same request would have got without streaming.
 //!
 //! Agents mostly stream, so the response a team records is often the raw stream: server-sent
-//! events (`event:` / `data:` lines) or, for Ollama, NDJSON chunks, or an SDK's dump of the chunk
-//! objects as a JSON array. Each format's events are folded here into a `serde_json::Value` of the
+//! events (`event:` / `data:` lines), one JSON chunk per line (Ollama's NDJSON, and how SDK tests
+//! and most loggers keep any provider's stream), or an SDK's dump of the chunk objects as a JSON
+//! array. Each format's events are folded here into a `serde_json::Value` of the
 //! provider's own non-streaming shape, and that format's reader runs on it, so every rule of the
 //! readers applies to a stream unchanged. Nothing is marked as streamed or as cut short: a stream
 //! without its final event assembles what it has (its stop reason is what the events said, often
@@ -21,13 +22,24 @@
 //! not text.
 //!
 //! A stream is told from its first bytes before any JSON parsing (`data:`, `event:`, `id:`,
-//! `retry:` or a `:` comment: server-sent events), so a plain body costs nothing extra; NDJSON is
-//! tried only once the single-pass read has declined a body (NDJSON is never one JSON document),
-//! and only when its first line is an object with `"done": false`. Errors point into the
-//! original text: a `data:` payload that is not JSON is a syntax error at its line and column; a
-//! value of the wrong type is an error with the JSON pointer *inside its event* and that event's
-//! line and column (an item's pointer, `/3/…`, in a JSON array of chunks). An event reporting an
-//! error (`{"type": "error"}`, `{"error": …}`) makes the stream an error, not a response.
+//! `retry:` or a `:` comment: server-sent events), so a plain body costs nothing extra. JSON lines
+//! are tried only once the single-pass read has declined a text (they are never one JSON
+//! document), and only when its first non-blank line is one whole JSON value with more lines after
+//! it; that first line must then be an event of some format, or the error says what it is instead.
+//!
+//! Which files hold one stream follows the recording convention ([`crate::Recording`]): a `.jsonl`
+//! file is one response per line (samples), so its lines are one stream only when the first is an
+//! event no whole response looks like (a `chat.completion.chunk`, an Anthropic or Responses event,
+//! an Ollama chunk with `"done": false`). A Gemini chunk, or an Ollama one with
+//! `"done": true`, has a body's shape: in a `.jsonl` it is a sample, and several lines of them are
+//! an error that says so. Any other file (`.json`, `.ndjson`, `.chunks.txt`, …) holds one
+//! response, so its JSON lines are one stream, whatever their format.
+//!
+//! Errors point into the original text: a payload or line that is not JSON is a syntax error at
+//! its line and column; a value of the wrong type is an error with the JSON pointer *inside its
+//! event* and that event's line and column (an item's pointer, `/3/…`, in a JSON array of
+//! chunks). An event reporting an error (`{"type": "error"}`, `{"error": …}`) makes the stream an
+//! error, not a response.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -38,14 +50,15 @@ use serde_json::{Map, Value};
 use super::read::{array, get, get_any, json_string_arguments, object, opt_array, opt_id};
 use super::read::{opt_object, opt_string, required, string, At, Object};
 use crate::errors::{describe, ParseError};
-use crate::{Format, InputError, Response};
+use crate::{Format, InputError, Recording, Response};
 
 /// How a recorded stream's events are framed in its text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Framing {
     /// Server-sent events: `data:` lines, events ended by blank lines.
     Sse,
-    /// One JSON chunk per line (Ollama).
+    /// One JSON value per line (NDJSON, JSON Lines): Ollama's stream, and any format's chunks as
+    /// SDK tests and loggers keep them.
     Ndjson,
 }
 
@@ -59,21 +72,21 @@ pub(crate) fn is_sse(text: &str) -> bool {
             .any(|field| start.starts_with(field))
 }
 
-/// Whether `text` is Ollama's NDJSON: a first line that is a chunk with `"done": false`, and more
-/// lines after it. Such a text is never one JSON document, so it is asked only once the
-/// single-pass read has declined the text, and a plain body never pays for it.
+/// Whether `text` is JSON lines (NDJSON): a first non-blank line that is one whole JSON value, and
+/// more non-blank lines after it. Such a text is never one JSON document, so it is asked only once
+/// the single-pass read has declined the text, and a plain body never pays for it; which stream,
+/// if any, the lines are is [`parse_text`]'s to say.
 pub(crate) fn is_ndjson(text: &str) -> bool {
     let mut lines = lines(text).filter(|(_, line)| !line.trim().is_empty());
     let Some((_, first)) = lines.next() else {
         return false;
     };
-    first.trim_start().starts_with('{')
-        && lines.next().is_some()
-        && serde_json::from_str::<Value>(first)
-            .is_ok_and(|chunk| chunk.get("done") == Some(&Value::Bool(false)))
+    lines.next().is_some() && serde_json::from_str::<serde::de::IgnoredAny>(first).is_ok()
 }
 
 /// The response a recorded stream assembles into; errors name the line and column in `text`.
+/// JSON lines from a `.jsonl` file (`path`) are one response per line by the recording
+/// convention, so they are one stream only when the first line is an unambiguous stream event.
 pub(crate) fn parse_text(
     path: Option<&Path>,
     text: &str,
@@ -87,6 +100,23 @@ pub(crate) fn parse_text(
     let payloads =
         payloads.map_err(|(offset, error)| InputError::syntax_at(path, text, offset, &error))?;
     let (events, sources): (Vec<Value>, Vec<Vec<Range<usize>>>) = payloads.into_iter().unzip();
+    if framing == Framing::Ndjson {
+        let samples = path.is_some_and(|p| Recording::of(p) == Some(Recording::PerLine));
+        if let Some(why) = not_one_stream(&events, samples) {
+            // The first line for a value that is no event, the second for a second sample.
+            let line = usize::from(samples && events.first().and_then(kind).is_some());
+            let offset = sources
+                .get(line)
+                .and_then(|r| r.first())
+                .map_or(0, |r| r.start);
+            return Err(InputError::invalid_at(
+                path,
+                text,
+                offset,
+                ParseError::Stream { why },
+            ));
+        }
+    }
     response(&events, format).map_err(|fault| {
         let offset = match fault.event {
             Some(i) => {
@@ -240,6 +270,56 @@ fn stream_error(event: usize, why: String) -> Fault {
     }
 }
 
+/// The events this module reads, for the errors that say none was found.
+const KNOWN: &str = "known are OpenAI `chat.completion.chunk`s, Anthropic `message_start` and \
+     `content_block_*` events, OpenAI Responses `response.*` events, Gemini chunks with \
+     `candidates` and Ollama chunks with `message` and `done`";
+
+/// Why JSON lines are not one stream, when they are not: the first line is no stream event (nor
+/// an error one reports), or the file is a `.jsonl` recording (`samples`: one response per line)
+/// and the first line is an event that could as well be a whole response (a Gemini chunk, an
+/// Ollama chunk with `"done": true`).
+fn not_one_stream(events: &[Value], samples: bool) -> Option<String> {
+    let first = events.first()?;
+    if reported_error(first).is_some() {
+        return None;
+    }
+    let n = events.len();
+    if kind(first).is_none() {
+        let hint = if samples {
+            "a `.jsonl` recording holds one response per line, which `toolcall check` and \
+             `toolcall rate` read one by one"
+        } else {
+            "several responses, one per line, are a `.jsonl` recording (samples), which \
+             `toolcall check` and `toolcall rate` read one by one"
+        };
+        return Some(format!(
+            "several JSON values ({n}), one per line, but the first is not a stream event of any \
+             format: found {}; {KNOWN}; {hint}",
+            describe(first)
+        ));
+    }
+    (samples && !unambiguous(first)).then(|| {
+        format!(
+            "a `.jsonl` file holds one response per line (samples), not one stream, and this one \
+             holds {n}: `toolcall check` and `toolcall rate` score each line; a stream's chunks, \
+             one per line, go in a `.ndjson` file (or any other name), unless its first line is \
+             an event no response looks like (a `chat.completion.chunk`, `message_start`, \
+             `response.created` …)"
+        )
+    })
+}
+
+/// Whether `event` is a stream event no whole response looks like. A Gemini chunk has a body's
+/// shape, and so has an Ollama chunk unless it says `"done": false`.
+fn unambiguous(event: &Value) -> bool {
+    match kind(event) {
+        Some(Format::Gemini) | None => false,
+        Some(Format::Ollama) => event.get("done") == Some(&Value::Bool(false)),
+        Some(_) => true,
+    }
+}
+
 /// Why no event was of a known kind: what the stream held.
 fn unknown_why(events: &[Value]) -> String {
     let saw = match events.first() {
@@ -250,11 +330,7 @@ fn unknown_why(events: &[Value]) -> String {
             describe(first)
         ),
     };
-    format!(
-        "{saw}; known are OpenAI `chat.completion.chunk`s, Anthropic `message_start` and \
-         `content_block_*` events, OpenAI Responses `response.*` events, Gemini chunks with \
-         `candidates` and Ollama chunks with `message` and `done`"
-    )
+    format!("{saw}; {KNOWN}")
 }
 
 /// The format an event belongs to, told from its shape.
@@ -1160,11 +1236,13 @@ mod tests {
     }
 
     #[test]
-    fn tells_ollama_ndjson_by_its_first_chunk() {
+    fn tells_json_lines_by_a_whole_value_on_the_first_line_and_more_lines() {
         assert!(is_ndjson("{\"done\": false}\n{\"done\": true}\n"));
-        assert!(!is_ndjson("{\"done\": false}\n"));
-        assert!(!is_ndjson("{\"done\": true}\n{\"done\": true}"));
-        assert!(!is_ndjson("{\n\"done\": false}\n"));
+        assert!(is_ndjson("\n{\"done\": true}\r\n\r\n{\"done\": true}"));
+        assert!(is_ndjson("[1]\nnot json"), "the stream reader says where");
+        assert!(!is_ndjson("{\"done\": false}\n\n  \n"));
+        assert!(!is_ndjson("{\n\"done\": false}\n"), "a pretty-printed body");
+        assert!(!is_ndjson(""));
     }
 
     #[test]
