@@ -3,7 +3,8 @@
 //! body `NAME.body.json` parses to. Then what differs from a plain body: cut-short streams,
 //! arguments that do not parse, and errors with their positions in the stream's text. Last, real
 //! streams as SDK tests keep them, one JSON chunk per line (`tests/fixtures/stream/vercel-ai/`,
-//! from the Vercel AI SDK): every format's, with the calls each holds.
+//! from the Vercel AI SDK): every format's, and Gemini's streamed function-call arguments, with
+//! the calls each holds.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -430,6 +431,138 @@ fn chunks_one_per_line_are_their_formats_stream() {
         [("weather", None, Some(json!({"location": "San Francisco"})))]
     );
     assert_eq!(gemini.stop_reason.as_deref(), Some("STOP"));
+}
+
+#[test]
+fn gemini_streamed_function_call_arguments_assemble_into_args() {
+    // Two calls, each opened by a part with `name` and `willContinue`, its `partialArgs` in the
+    // chunks after it, and ended by a bare `{"functionCall": {}}`.
+    let response = read_real("google-stream-tool-call-arguments.chunks.txt");
+    assert_eq!(response.format, Format::Gemini);
+    assert_eq!(
+        calls(&response),
+        [
+            ("getWeather", None, Some(json!({"location": "Boston"}))),
+            (
+                "getWeather",
+                None,
+                Some(json!({"location": "San Francisco"}))
+            ),
+        ]
+    );
+    assert_eq!(response.stop_reason.as_deref(), Some("STOP"));
+
+    // Paths into an array of objects, numbers, and no terminal part: the last piece that does
+    // not continue ends the call.
+    let response = read_real(
+        "google-stream-tool-call-array-arguments-missing-terminal-function-call.chunks.txt",
+    );
+    assert_eq!(
+        calls(&response),
+        [(
+            "writeItems",
+            None,
+            Some(json!({"operations": [
+                {"action": "add", "description": "Fresh red apple", "itemid": "apple_001",
+                 "price": 0.5},
+                {"action": "add", "description": "Ripe yellow banana", "itemid": "banana_001",
+                 "price": 0.3},
+            ]}))
+        )]
+    );
+}
+
+/// A Gemini stream of `parts`, one chunk per line.
+fn gemini_lines(parts: &[serde_json::Value]) -> String {
+    parts
+        .iter()
+        .map(|part| {
+            json!({"candidates": [{"content": {"role": "model", "parts": [part]}}]}).to_string()
+                + "\n"
+        })
+        .collect()
+}
+
+#[test]
+fn gemini_partial_args_of_every_type_and_a_call_cut_short() {
+    let text = gemini_lines(&[
+        json!({"text": "Setting it up."}),
+        json!({"functionCall": {"name": "configure", "id": "fc_1", "willContinue": true},
+               "thoughtSignature": "c2ln"}),
+        json!({"functionCall": {"partialArgs": [
+            {"jsonPath": "$.name", "stringValue": "Lamp \"A\"", "willContinue": true}],
+            "willContinue": true}}),
+        json!({"functionCall": {"partialArgs": [
+            {"jsonPath": "$.name", "stringValue": " and B"},
+            {"jsonPath": "$.brightness", "numberValue": 50},
+            {"jsonPath": "$.on", "boolValue": true},
+            {"jsonPath": "$['color']", "nullValue": null},
+            {"jsonPath": "$.tags[1]", "stringValue": "second"}],
+            "willContinue": true}}),
+        json!({"functionCall": {"willContinue": true}}),
+        json!({"functionCall": {}}),
+        // A call the stream never ends keeps what it got.
+        json!({"functionCall": {"name": "report", "willContinue": true}}),
+        json!({"functionCall": {"partialArgs": [
+            {"jsonPath": "$.summary", "stringValue": "Half", "willContinue": true}],
+            "willContinue": true}}),
+    ]);
+    let response = Response::from_json_str(&text, None).expect("the stream parses");
+    assert_eq!(
+        calls(&response),
+        [
+            (
+                "configure",
+                Some("fc_1"),
+                Some(
+                    json!({"name": "Lamp \"A\" and B", "brightness": 50, "on": true,
+                            "color": null, "tags": [null, "second"]})
+                )
+            ),
+            ("report", None, Some(json!({"summary": "Half"}))),
+        ]
+    );
+    assert_eq!(response.text, ["Setting it up."]);
+}
+
+#[test]
+fn gemini_partial_args_that_cannot_be_read_say_where() {
+    // A continuation with no call open.
+    let text = gemini_lines(&[json!({"functionCall": {"partialArgs": [
+        {"jsonPath": "$.a", "stringValue": "x"}]}})]);
+    let text = format!("{text}{text}");
+    let (error, line, _) = error_of(&text);
+    let InputError::Invalid { error: inner, .. } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(
+        inner.pointer(),
+        Some("/candidates/0/content/parts/0/functionCall/name"),
+        "{error}"
+    );
+    assert!(error.to_string().contains("none is open"), "{error}");
+    assert_eq!(line, 1);
+
+    // A path that is not one, on the second line.
+    let text = gemini_lines(&[
+        json!({"functionCall": {"name": "f", "willContinue": true}}),
+        json!({"functionCall": {"partialArgs": [{"jsonPath": "$..a[", "stringValue": "x"}]}}),
+    ]);
+    let (error, line, column) = error_of(&text);
+    let InputError::Invalid { error: inner, .. } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(
+        inner.pointer(),
+        Some("/candidates/0/content/parts/0/functionCall/partialArgs/0/jsonPath"),
+        "{error}"
+    );
+    let second = text.lines().nth(1).expect("two lines");
+    assert_eq!(
+        (line, column),
+        (2, second.find("\"$..a[\"").expect("the path") + 1),
+        "{error}"
+    );
 }
 
 #[test]
