@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 /// A `.json` (or any other name outside this table, such as an SDK's `.chunks.txt` given to
 /// `toolcall score --response`) is one response, so JSON lines in it are one stream whatever
 /// their format. A `.jsonl` is samples: a Gemini or Ollama chunk looks just like a body, so only a
-/// first line that no body looks like (a `chat.completion.chunk`, an Anthropic or Responses
-/// event, an Ollama chunk with `"done": false`) makes `Response::load` read the file as
+/// first line that no body looks like (a `chat.completion.chunk`, an Anthropic, Responses or
+/// Bedrock event, an Ollama chunk with `"done": false`) makes `Response::load` read the file as
 /// one stream. A case recorded under two of these names at once is ambiguous; the callers report
 /// it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

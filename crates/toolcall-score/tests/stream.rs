@@ -3,8 +3,8 @@
 //! body `NAME.body.json` parses to. Then what differs from a plain body: cut-short streams,
 //! arguments that do not parse, and errors with their positions in the stream's text. Last, real
 //! streams as SDK tests keep them, one JSON chunk per line (`tests/fixtures/stream/vercel-ai/`,
-//! from the Vercel AI SDK): every format's, and Gemini's streamed function-call arguments, with
-//! the calls each holds.
+//! from the Vercel AI SDK): every format's, Gemini's streamed function-call arguments and
+//! Bedrock's `ConverseStream` events, with the calls each holds.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -563,6 +563,90 @@ fn gemini_partial_args_that_cannot_be_read_say_where() {
         (2, second.find("\"$..a[\"").expect("the path") + 1),
         "{error}"
     );
+}
+
+#[test]
+fn bedrock_converse_stream_events_assemble_into_a_converse_body() {
+    let response = read_real("amazon-bedrock-tool-call.1.chunks.txt");
+    assert_eq!(response.format, Format::Bedrock);
+    assert_eq!(
+        calls(&response),
+        [(
+            "test-tool",
+            Some("tool-use-id"),
+            Some(json!({"value": "Sparkle Day"}))
+        )]
+    );
+    assert_eq!(response.stop_reason.as_deref(), Some("tool_use"));
+
+    // Text blocks without a `contentBlockStart`, between calls.
+    let response = read_real("amazon-bedrock-json-with-tools.1.chunks.txt");
+    assert_eq!(
+        calls(&response),
+        [
+            ("tool-a", Some("tool-1"), Some(json!({"a": "1"}))),
+            ("tool-b", Some("tool-2"), Some(json!({"b": "2"}))),
+            (
+                "json",
+                Some("json-tool-id"),
+                Some(json!({"final": "result"}))
+            ),
+        ]
+    );
+    assert_eq!(response.text, ["Multiple tools.", "Final JSON."]);
+
+    // An empty `input` is a call without arguments.
+    let response = read_real("amazon-bedrock-tool-no-args.chunks.txt");
+    assert_eq!(
+        calls(&response),
+        [("updateIssueList", Some("tool-use-id"), Some(json!({})))]
+    );
+    assert_eq!(response.text, ["I'll update the issue list for you."]);
+}
+
+#[test]
+fn bedrock_stream_input_that_is_not_json_and_events_that_are_errors() {
+    let start = r#"{"messageStart":{"role":"assistant"}}
+{"contentBlockStart":{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"t1","name":"get_weather"}}}}
+"#;
+    let text = format!(
+        "{start}{}\n",
+        r#"{"contentBlockDelta":{"contentBlockIndex":0,"delta":{"toolUse":{"input":"{\"city\": \"Par"}}}}"#
+    );
+    let response = Response::from_json_str(&text, None).expect("a cut-short stream parses");
+    let Arguments::Invalid { raw, .. } = &response.calls[0].arguments else {
+        panic!("{:?}", response.calls[0].arguments);
+    };
+    assert_eq!(raw, "{\"city\": \"Par");
+    assert_eq!(response.stop_reason, None);
+
+    let text = format!(
+        "{start}{}\n",
+        r#"{"throttlingException":{"message":"Too many requests, please wait before trying again."}}"#
+    );
+    let (error, line, _) = error_of(&text);
+    assert!(
+        error
+            .to_string()
+            .contains("it reports an error: throttlingException: Too many requests"),
+        "{error}"
+    );
+    assert_eq!(line, 3);
+
+    // A `toolUse` delta for a block no `contentBlockStart` opened.
+    let text = format!(
+        "{start}{}\n",
+        r#"{"contentBlockDelta":{"contentBlockIndex":4,"delta":{"toolUse":{"input":"{}"}}}}"#
+    );
+    let (error, line, _) = error_of(&text);
+    let InputError::Invalid { error: inner, .. } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(
+        inner.pointer(),
+        Some("/contentBlockDelta/contentBlockIndex")
+    );
+    assert_eq!(line, 3);
 }
 
 #[test]

@@ -16,10 +16,12 @@
 //! | anthropic | `message_start`, `content_block_start` / `_delta` / `_stop`, `message_delta`, `message_stop`, `ping` | the `message_start` skeleton; blocks by `index`; `text_delta` appended to the text; `input_json_delta`'s `partial_json` concatenated into the block's `input` (none keeps the start's `{}`; not JSON is [`crate::Arguments::Invalid`], as OpenAI's string arguments are); `message_delta`'s `stop_reason`; thinking, signature and citation deltas ignored |
 //! | openai-responses | `response.*` events | the `response` of `response.completed`, `.incomplete` or `.failed`, or without one (a stream cut short) the `response.created` skeleton; its `output`, when that final response leaves it out and always for a skeleton, is the output items in `output_index` order, each the `.done` item, else the `.added` one with its argument, custom input and text deltas applied |
 //! | gemini | `GenerateContentResponse` chunks (`streamGenerateContent?alt=sse`, or the JSON array it sends without `alt=sse`) | `candidates[0].content.parts` of every chunk in order, adjacent plain text parts merged; a function call whose arguments came in pieces (`streamFunctionCallArguments`) is one part with its whole `args`: a `functionCall` with a `name` and `willContinue` or `partialArgs` opens it, nameless ones with `partialArgs` (`{jsonPath, stringValue \| numberValue \| boolValue \| nullValue, willContinue}`) fill it in (a string continues the string at its path), and a piece that continues nothing, or a bare `{"functionCall": {}}`, ends it (one still open at the end keeps what it got); the last `finishReason` and `finishMessage`; the last `promptFeedback` |
+//! | bedrock | `ConverseStream` events as the AWS SDKs decode them, one member each: `messageStart`, `contentBlockStart` / `Delta` / `Stop`, `messageStop`, `metadata` | a Converse body: blocks by `contentBlockIndex`, a `toolUse` from its `contentBlockStart` with `input` the concatenated `delta.toolUse.input` (none or empty is `{}`; not JSON is [`crate::Arguments::Invalid`]), `delta.text` appended to its block's text (which has no start); `messageStop`'s `stopReason`; `metadata`'s `usage` and `metrics`; reasoning and citation deltas ignored |
 //! | ollama | NDJSON chunks (`"done": false`, then `"done": true` with `done_reason`) | `message.content` concatenated, `message.tool_calls` collected, the last `done_reason` |
 //!
-//! Bedrock's `ConverseStream` is not read: on the wire it is AWS's binary event-stream encoding,
-//! not text.
+//! Bedrock's `ConverseStream` framing itself, AWS's binary event-stream encoding that the HTTP body
+//! carries, is not read (it is not text); the events the SDKs decode from it are, as a JSON array
+//! or one per line.
 //!
 //! A stream is told from its first bytes before any JSON parsing (`data:`, `event:`, `id:`,
 //! `retry:` or a `:` comment: server-sent events), so a plain body costs nothing extra. JSON lines
@@ -30,7 +32,7 @@
 //! Which files hold one stream follows the recording convention ([`crate::Recording`]): a `.jsonl`
 //! file is one response per line (samples), so its lines are one stream only when the first is an
 //! event no whole response looks like (a `chat.completion.chunk`, an Anthropic or Responses event,
-//! an Ollama chunk with `"done": false`). A Gemini chunk, or an Ollama one with
+//! a Bedrock event, an Ollama chunk with `"done": false`). A Gemini chunk, or an Ollama one with
 //! `"done": true`, has a body's shape: in a `.jsonl` it is a sample, and several lines of them are
 //! an error that says so. Any other file (`.json`, `.ndjson`, `.chunks.txt`, …) holds one
 //! response, so its JSON lines are one stream, whatever their format.
@@ -38,8 +40,8 @@
 //! Errors point into the original text: a payload or line that is not JSON is a syntax error at
 //! its line and column; a value of the wrong type is an error with the JSON pointer *inside its
 //! event* and that event's line and column (an item's pointer, `/3/…`, in a JSON array of
-//! chunks). An event reporting an error (`{"type": "error"}`, `{"error": …}`) makes the stream an
-//! error, not a response.
+//! chunks). An event reporting an error (`{"type": "error"}`, `{"error": …}`, Bedrock's
+//! `{"throttlingException": …}`) makes the stream an error, not a response.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -246,7 +248,8 @@ fn response(events: &[Value], format: Option<Format>) -> Result<Response, Fault>
         Format::OpenaiResponses => openai_responses(events)?,
         Format::Gemini => gemini(events)?,
         Format::Ollama => ollama(events)?,
-        Format::Bedrock | Format::CallList => {
+        Format::Bedrock => bedrock(events)?,
+        Format::CallList => {
             return Err(stream_error(
                 first,
                 format!("{format} has no stream read here"),
@@ -273,7 +276,8 @@ fn stream_error(event: usize, why: String) -> Fault {
 /// The events this module reads, for the errors that say none was found.
 const KNOWN: &str = "known are OpenAI `chat.completion.chunk`s, Anthropic `message_start` and \
      `content_block_*` events, OpenAI Responses `response.*` events, Gemini chunks with \
-     `candidates` and Ollama chunks with `message` and `done`";
+     `candidates`, Bedrock ConverseStream events (`messageStart`, `contentBlockDelta`, …) and \
+     Ollama chunks with `message` and `done`";
 
 /// Why JSON lines are not one stream, when they are not: the first line is no stream event (nor
 /// an error one reports), or the file is a `.jsonl` recording (`samples`: one response per line)
@@ -305,7 +309,7 @@ fn not_one_stream(events: &[Value], samples: bool) -> Option<String> {
              holds {n}: `toolcall check` and `toolcall rate` score each line; a stream's chunks, \
              one per line, go in a `.ndjson` file (or any other name), unless its first line is \
              an event no response looks like (a `chat.completion.chunk`, `message_start`, \
-             `response.created` …)"
+             `response.created`, a Bedrock `messageStart` …)"
         )
     })
 }
@@ -367,13 +371,45 @@ fn kind(event: &Value) -> Option<Format> {
     if event.get("message").is_some_and(Value::is_object) && event.contains_key("done") {
         return Some(Format::Ollama);
     }
+    if bedrock_event(event).is_some() {
+        return Some(Format::Bedrock);
+    }
     None
 }
 
+/// The events of Bedrock's `ConverseStream`, as the AWS SDKs decode its binary event stream:
+/// each an object with one member, named for the event.
+const BEDROCK_EVENTS: [&str; 6] = [
+    "messageStart",
+    "contentBlockStart",
+    "contentBlockDelta",
+    "contentBlockStop",
+    "messageStop",
+    "metadata",
+];
+
+/// A Bedrock `ConverseStream` event's name and body: `{"contentBlockDelta": {...}}`.
+fn bedrock_event(event: &Object) -> Option<(&str, &Value)> {
+    let mut members = event.iter();
+    let (name, body) = members.next()?;
+    (members.next().is_none() && body.is_object() && BEDROCK_EVENTS.contains(&name.as_str()))
+        .then_some((name.as_str(), body))
+}
+
 /// The message of an event that reports an error: Anthropic's and the Responses API's `{"type":
-/// "error"}`, and the `{"error": …}` the others send mid-stream.
+/// "error"}`, the `{"error": …}` the others send mid-stream, and Bedrock's exception events
+/// (`{"throttlingException": {"message": …}}`).
 fn reported_error(event: &Value) -> Option<String> {
     let body = event.as_object()?;
+    if let (1, Some((name, error))) = (body.len(), body.iter().next()) {
+        if name.ends_with("Exception") {
+            let message = error.get("message").and_then(Value::as_str);
+            return Some(format!(
+                "{name}: {}",
+                message.map_or_else(|| describe(error), str::to_owned)
+            ));
+        }
+    }
     let typed = body.get("type").and_then(Value::as_str) == Some("error");
     if !typed && (!body.contains_key("error") || kind(event).is_some()) {
         return None;
@@ -1504,6 +1540,163 @@ fn ollama(events: &[Value]) -> Result<Assembled, Fault> {
         body: body.into(),
         origins,
         invalid: Vec::new(),
+    })
+}
+
+/// One content block of a Bedrock stream: a `toolUse` its `contentBlockStart` opened (with its
+/// `input` JSON text so far), or text its deltas brought.
+struct BedrockBlock {
+    block: Object,
+    json: Option<String>,
+    /// The event and pointer it came from.
+    origin: (usize, &'static str),
+}
+
+fn bedrock(events: &[Value]) -> Result<Assembled, Fault> {
+    let mut role = None;
+    let mut blocks: BTreeMap<u64, BedrockBlock> = BTreeMap::new();
+    let mut stop: Option<(Value, usize)> = None;
+    let mut extra: Vec<(String, Value)> = Vec::new();
+    for (e, event) in events.iter().enumerate() {
+        let Some((name, body)) = event.as_object().and_then(bedrock_event) else {
+            continue;
+        };
+        let fault = at_event(e);
+        let root = At::ROOT;
+        let at = root.key(name);
+        let Some(body) = body.as_object() else {
+            continue;
+        };
+        match name {
+            "messageStart" => {
+                if let Some(value) = get(body, "role") {
+                    role = Some(value.clone());
+                }
+            }
+            "contentBlockStart" => {
+                let slot = index(body, "contentBlockIndex", &at, Some(0)).map_err(&fault)?;
+                let start_at = at.key("start");
+                let start = opt_object(body, "start", &at, "a `start` object").map_err(&fault)?;
+                if let Some(tool_use) = start.and_then(|s| get(s, "toolUse")) {
+                    let tool_use = object(tool_use, &start_at.key("toolUse"), "a toolUse object")
+                        .map_err(&fault)?;
+                    let mut block = Map::new();
+                    block.insert("toolUse".into(), Value::Object(tool_use.clone()));
+                    let origin = (e, "/contentBlockStart/start");
+                    blocks.insert(
+                        slot,
+                        BedrockBlock {
+                            block,
+                            json: Some(String::new()),
+                            origin,
+                        },
+                    );
+                }
+            }
+            "contentBlockDelta" => {
+                let slot = index(body, "contentBlockIndex", &at, Some(0)).map_err(&fault)?;
+                let delta_at = at.key("delta");
+                let delta = required(body, "delta", &at, "a delta object")
+                    .and_then(|d| object(d, &delta_at, "a delta object"))
+                    .map_err(&fault)?;
+                if let Some(text) = opt_string(delta, "text", &delta_at).map_err(&fault)? {
+                    let block = blocks.entry(slot).or_insert_with(|| BedrockBlock {
+                        block: Map::new(),
+                        json: None,
+                        origin: (e, "/contentBlockDelta/delta"),
+                    });
+                    match block.block.get_mut("text") {
+                        Some(Value::String(so_far)) => so_far.push_str(text),
+                        _ => {
+                            block.block.insert("text".into(), text.into());
+                        }
+                    }
+                }
+                let use_at = delta_at.key("toolUse");
+                if let Some(tool_use) =
+                    opt_object(delta, "toolUse", &delta_at, "a toolUse delta").map_err(&fault)?
+                {
+                    let piece = string(tool_use, "input", &use_at, "a string").map_err(&fault)?;
+                    let Some(json) = blocks.get_mut(&slot).and_then(|b| b.json.as_mut()) else {
+                        let found = body.get("contentBlockIndex").unwrap_or(&Value::Null);
+                        return Err(fault(at.key("contentBlockIndex").unexpected(
+                            "the index of a block a `contentBlockStart` opened with a `toolUse`",
+                            found,
+                        )));
+                    };
+                    json.push_str(piece);
+                }
+                // Reasoning and citations are not what scoring reads.
+            }
+            "messageStop" => {
+                if let Some(reason) = get(body, "stopReason") {
+                    stop = Some((reason.clone(), e));
+                }
+            }
+            "metadata" => {
+                for (key, value) in body {
+                    extra.push((key.clone(), value.clone()));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    let mut origins = Vec::new();
+    let mut invalid = Vec::new();
+    let mut content = Vec::with_capacity(blocks.len());
+    let mut calls = 0;
+    for (k, block) in blocks.into_values().enumerate() {
+        let BedrockBlock {
+            mut block,
+            json,
+            origin: (event, source),
+        } = block;
+        origins.push(Origin::new(
+            format!("/output/message/content/{k}"),
+            event,
+            source,
+        ));
+        if let (Some(json), Some(Value::Object(tool_use))) = (json, block.get_mut("toolUse")) {
+            // A call without arguments streams no `input` (or an empty one): `{}`, as the
+            // non-streaming body has it.
+            let is_call = tool_use.get("type").and_then(Value::as_str) != Some("server_tool_use");
+            let input = if json.trim().is_empty() {
+                Value::Object(Map::new())
+            } else {
+                match serde_json::from_str::<Value>(&json) {
+                    Ok(input) => input,
+                    Err(_) => {
+                        if is_call {
+                            invalid.push((calls, json.clone()));
+                        }
+                        Value::String(json)
+                    }
+                }
+            };
+            calls += usize::from(is_call);
+            tool_use.insert("input".into(), input);
+        }
+        content.push(Value::Object(block));
+    }
+    let mut message = Map::new();
+    message.insert("role".into(), role.unwrap_or_else(|| "assistant".into()));
+    message.insert("content".into(), content.into());
+    let mut output = Map::new();
+    output.insert("message".into(), message.into());
+    let mut body = Map::new();
+    body.insert("output".into(), output.into());
+    if let Some((reason, e)) = stop {
+        origins.push(Origin::new("/stopReason", e, "/messageStop/stopReason"));
+        body.insert("stopReason".into(), reason);
+    }
+    for (key, value) in extra {
+        body.insert(key, value);
+    }
+    Ok(Assembled {
+        body: body.into(),
+        origins,
+        invalid,
     })
 }
 
