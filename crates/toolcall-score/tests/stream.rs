@@ -741,3 +741,41 @@ fn a_jsonl_file_is_samples_unless_its_first_line_is_an_unambiguous_event() {
     let response = Response::load(&chunks.0, None).expect("a stream");
     assert_eq!(response.calls[0].name, "webSearchTool");
 }
+
+#[test]
+fn an_anthropic_stream_of_several_messages_keeps_each_ended_ones_calls() {
+    // Two turns recorded as one stream, each ended by its `message_stop`: both calls count, though
+    // the second message's block indexes start again at 0.
+    let first = read_real_text("anthropic-json-other-tool.1.chunks.txt");
+    let second = first
+        .replace("toolu_019Zvehfe1XQWweT1pm7okyt", "toolu_second")
+        .replace(r#""name":"weather""#, r#""name":"forecast""#);
+    let response =
+        Response::from_json_str(&format!("{first}\n{second}\n"), None).expect("the stream parses");
+    assert_eq!(
+        calls(&response),
+        [
+            (
+                "weather",
+                Some("toolu_019Zvehfe1XQWweT1pm7okyt"),
+                Some(json!({"location": "San Francisco"}))
+            ),
+            (
+                "forecast",
+                Some("toolu_second"),
+                Some(json!({"location": "San Francisco"}))
+            ),
+        ]
+    );
+
+    // A message cut off by a new `message_start` (a retry spliced in) gives way to it.
+    let response = read_real("spliced-message-start.chunks.txt");
+    assert_eq!(
+        calls(&response),
+        [(
+            "test-tool",
+            Some("toolu_second"),
+            Some(json!({"value": "Sparkle Day"}))
+        )]
+    );
+}

@@ -13,7 +13,7 @@
 //! | format | events | assembled |
 //! |---|---|---|
 //! | openai-chat | `chat.completion.chunk`s, then `data: [DONE]` | choice 0 only: `delta.content` and `delta.refusal` concatenated; `delta.tool_calls` merged by `index` (the first `id`, the last `type`, `function.name` / `function.arguments` and `custom.name` / `custom.input` concatenated); the legacy `delta.function_call` likewise; the last non-null `finish_reason` |
-//! | anthropic | `message_start`, `content_block_start` / `_delta` / `_stop`, `message_delta`, `message_stop`, `ping` | the `message_start` skeleton; blocks by `index`; `text_delta` appended to the text; `input_json_delta`'s `partial_json` concatenated into the block's `input` (none keeps the start's `{}`; not JSON is [`crate::Arguments::Invalid`], as OpenAI's string arguments are); `message_delta`'s `stop_reason`; thinking, signature and citation deltas ignored |
+//! | anthropic | `message_start`, `content_block_start` / `_delta` / `_stop`, `message_delta`, `message_stop`, `ping` | the `message_start` skeleton; blocks by `index`, those of every message a `message_stop` ended first when another follows (a multi-step run in one recording), while a message a new `message_start` cut off is dropped for it (a retry spliced in); `text_delta` appended to the text; `input_json_delta`'s `partial_json` concatenated into the block's `input` (none keeps the start's `{}`; not JSON is [`crate::Arguments::Invalid`], as OpenAI's string arguments are); `message_delta`'s `stop_reason`; thinking, signature and citation deltas ignored |
 //! | openai-responses | `response.*` events | the `response` of `response.completed`, `.incomplete` or `.failed`, or without one (a stream cut short) the `response.created` skeleton; its `output`, when that final response leaves it out and always for a skeleton, is the output items in `output_index` order, each the `.done` item, else the `.added` one with its argument, custom input and text deltas applied |
 //! | gemini | `GenerateContentResponse` chunks (`streamGenerateContent?alt=sse`, or the JSON array it sends without `alt=sse`) | `candidates[0].content.parts` of every chunk in order, adjacent plain text parts merged; a function call whose arguments came in pieces (`streamFunctionCallArguments`) is one part with its whole `args`: a `functionCall` with a `name` and `willContinue` or `partialArgs` opens it, nameless ones with `partialArgs` (`{jsonPath, stringValue \| numberValue \| boolValue \| nullValue, willContinue}`) fill it in (a string continues the string at its path), and a piece that continues nothing, or a bare `{"functionCall": {}}`, ends it (one still open at the end keeps what it got); the last `finishReason` and `finishMessage`; the last `promptFeedback` |
 //! | bedrock | `ConverseStream` events as the AWS SDKs decode them, one member each: `messageStart`, `contentBlockStart` / `Delta` / `Stop`, `messageStop`, `metadata` | a Converse body: blocks by `contentBlockIndex`, a `toolUse` from its `contentBlockStart` with `input` the concatenated `delta.toolUse.input` (none or empty is `{}`; not JSON is [`crate::Arguments::Invalid`]), `delta.text` appended to its block's text (which has no start); `messageStop`'s `stopReason`; `metadata`'s `usage` and `metrics`; reasoning and citation deltas ignored |
@@ -833,6 +833,10 @@ struct Block {
 fn anthropic(events: &[Value]) -> Result<Assembled, Fault> {
     let mut message: Option<(Object, usize)> = None;
     let mut blocks: BTreeMap<u64, Block> = BTreeMap::new();
+    // The blocks of the messages a `message_stop` ended, when another message follows (a
+    // multi-step run recorded as one stream); their `index`es start again at 0.
+    let mut earlier: Vec<Block> = Vec::new();
+    let mut stopped = false;
     let mut stop: Vec<(String, Value)> = Vec::new();
     for (e, event) in events.iter().enumerate() {
         let Some(body) = event.as_object() else {
@@ -845,7 +849,15 @@ fn anthropic(events: &[Value]) -> Result<Assembled, Fault> {
                 let value = required(body, "message", &at, "a message object").map_err(&fault)?;
                 let skeleton = object(value, &at.key("message"), "a message object");
                 message = Some((skeleton.map_err(&fault)?.clone(), e));
+                // A message ended keeps its blocks; one a new `message_start` cut off (a retry
+                // spliced in) is replaced by it.
+                if stopped {
+                    earlier.extend(std::mem::take(&mut blocks).into_values());
+                }
+                blocks.clear();
+                stopped = false;
             }
+            Some("message_stop") => stopped = true,
             Some("content_block_start") => {
                 let slot = index(body, "index", &at, None).map_err(&fault)?;
                 let block_at = at.key("content_block");
@@ -923,7 +935,7 @@ fn anthropic(events: &[Value]) -> Result<Assembled, Fault> {
     };
     let mut content = Vec::with_capacity(blocks.len());
     let mut calls = 0;
-    for (k, block) in blocks.into_values().enumerate() {
+    for (k, block) in earlier.into_iter().chain(blocks.into_values()).enumerate() {
         let Block {
             mut block,
             json,
