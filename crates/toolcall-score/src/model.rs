@@ -318,8 +318,9 @@ impl Response {
     /// Errors name the line and column.
     ///
     /// The text may also be a recorded stream: server-sent events (`data:` lines, from OpenAI
-    /// Chat Completions or Responses, Anthropic or Gemini's `alt=sse`), Ollama's NDJSON chunks,
-    /// or a JSON array of chunks. It is assembled into the body the same request would have got
+    /// Chat Completions or Responses, Anthropic or Gemini's `alt=sse`), one JSON chunk per line
+    /// (Ollama's NDJSON, and any format's chunks as SDK tests and loggers keep them), or a JSON
+    /// array of chunks. It is assembled into the body the same request would have got
     /// without streaming, and gives exactly the response that body gives (see
     /// [`crate::provider`]). A payload that is not JSON is a syntax error at its line and column;
     /// an event that reports an error, or a stream with no event of a known kind, is a
@@ -333,7 +334,9 @@ impl Response {
 
     /// Reads a provider's response file; `format` `None` detects it from the shape. Errors name
     /// the file, line and column. The file may be a recorded stream, as for
-    /// [`Response::from_json_str`].
+    /// [`Response::from_json_str`]; a `.jsonl` file is one response per line by the
+    /// [`crate::Recording`] convention, so its lines are one stream only when the first is an
+    /// event no whole response looks like (a `chat.completion.chunk`, `message_start`, …).
     pub fn load(
         path: &std::path::Path,
         format: Option<Format>,
@@ -351,7 +354,7 @@ impl Response {
         format: Option<Format>,
     ) -> Result<Response, crate::InputError> {
         // A recorded stream is told from its first bytes (server-sent events), or once the text
-        // failed to be one JSON document (NDJSON), so a plain body costs nothing extra.
+        // failed to be one JSON document (JSON lines), so a plain body costs nothing extra.
         use crate::provider::{is_ndjson, is_sse, parse_stream, Framing};
         if is_sse(text) {
             return parse_stream(path, text, format, Framing::Sse);

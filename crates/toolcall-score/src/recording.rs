@@ -11,10 +11,16 @@ use std::path::{Path, PathBuf};
 /// | `.json` | one response body |
 /// | `.jsonl` | one response body per non-blank line (repeated samples) |
 /// | `.sse` | one recorded stream of server-sent events (OpenAI, Anthropic, Gemini) |
-/// | `.ndjson` | one recorded stream of NDJSON chunks (Ollama) |
+/// | `.ndjson` | one recorded stream, one JSON chunk per line (Ollama's, or any format's) |
 ///
-/// Both streams are read by [`crate::Response::load`], which assembles them into their format's
-/// body. A case recorded under two of these names at once is ambiguous; the callers report it.
+/// Streams are read by [`crate::Response::load`], which assembles them into their format's body.
+/// A `.json` (or any other name outside this table, such as an SDK's `.chunks.txt` given to
+/// `toolcall score --response`) is one response, so JSON lines in it are one stream whatever
+/// their format. A `.jsonl` is samples: a Gemini or Ollama chunk looks just like a body, so only a
+/// first line that no body looks like (a `chat.completion.chunk`, an Anthropic, Responses or
+/// Bedrock event, an Ollama chunk with `"done": false`) makes `Response::load` read the file as
+/// one stream. A case recorded under two of these names at once is ambiguous; the callers report
+/// it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Recording {
     /// The whole file is one response (a body or a stream).

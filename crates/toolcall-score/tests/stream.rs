@@ -1,7 +1,10 @@
 //! Recorded streams, driven by `tests/fixtures/stream/`: every `NAME.sse`, `NAME.ndjson` and
 //! `NAME.chunks.json` there must parse to exactly the `Response` its hand-written non-streamed
 //! body `NAME.body.json` parses to. Then what differs from a plain body: cut-short streams,
-//! arguments that do not parse, and errors with their positions in the stream's text.
+//! arguments that do not parse, and errors with their positions in the stream's text. Last, real
+//! streams as SDK tests keep them, one JSON chunk per line (`tests/fixtures/stream/vercel-ai/`,
+//! from the Vercel AI SDK): every format's, Gemini's streamed function-call arguments and
+//! Bedrock's `ConverseStream` events, with the calls each holds.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -37,6 +40,7 @@ fn assert_same(stream: &str, body: &str, format: Format) -> Response {
 fn every_stream_fixture_matches_its_body() {
     let mut streams: Vec<String> = fs::read_dir(dir())
         .expect("the stream fixtures")
+        .filter(|e| e.as_ref().is_ok_and(|e| e.path().is_file()))
         .map(|e| {
             e.expect("an entry")
                 .file_name()
@@ -338,5 +342,440 @@ fn a_single_chunk_still_gets_the_hint() {
     assert!(
         error.to_string().contains("one event of a stream"),
         "{error}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real streams, one JSON chunk per line (`fixtures/stream/vercel-ai/`, see its README).
+
+fn real(name: &str) -> PathBuf {
+    dir().join("vercel-ai").join(name)
+}
+
+/// A real stream, read from its file, from its text and as the JSON array of its lines (how an
+/// SDK dumps a stream): all three must give the same response.
+fn read_real(name: &str) -> Response {
+    let path = real(name);
+    let loaded = Response::load(&path, None).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let text = fs::read_to_string(&path).expect("readable");
+    let from_text = Response::from_json_str(&text, None).expect("from text");
+    assert_eq!(from_text, loaded, "{name} from text");
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let array = format!("[{}]", lines.join(",\n"));
+    let from_array =
+        Response::from_json_str(&array, None).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(from_array, loaded, "{name} as a JSON array");
+    loaded
+}
+
+/// Each call's name, id and parsed arguments.
+fn calls(response: &Response) -> Vec<(&str, Option<&str>, Option<serde_json::Value>)> {
+    response
+        .calls
+        .iter()
+        .map(|c| {
+            (
+                c.name.as_str(),
+                c.id.as_deref(),
+                c.arguments.value().cloned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn chunks_one_per_line_are_their_formats_stream() {
+    let chat = read_real("mistral-incremental-tool-call.chunks.txt");
+    assert_eq!(chat.format, Format::OpenaiChat);
+    assert_eq!(
+        calls(&chat),
+        [(
+            "webSearchTool",
+            Some("chatcmpl-tool-9f149c74c42f265b"),
+            Some(json!({"query": "current Berlin weather"}))
+        )]
+    );
+    assert_eq!(chat.stop_reason.as_deref(), Some("tool_calls"));
+
+    let anthropic = read_real("anthropic-json-other-tool.1.chunks.txt");
+    assert_eq!(anthropic.format, Format::Anthropic);
+    assert_eq!(
+        calls(&anthropic),
+        [(
+            "weather",
+            Some("toolu_019Zvehfe1XQWweT1pm7okyt"),
+            Some(json!({"location": "San Francisco"}))
+        )]
+    );
+    assert_eq!(anthropic.stop_reason.as_deref(), Some("tool_use"));
+
+    let responses = read_real("openai-custom-tool.1.chunks.txt");
+    assert_eq!(responses.format, Format::OpenaiResponses);
+    assert_eq!(responses.calls.len(), 1);
+    assert_eq!(responses.calls[0].name, "write_sql");
+    assert_eq!(
+        responses.calls[0].id.as_deref(),
+        Some("call_custom_sql_001")
+    );
+    assert_eq!(
+        responses.calls[0].arguments,
+        Arguments::Text {
+            text: "SELECT * FROM users WHERE age > 25".into()
+        }
+    );
+
+    let gemini = read_real("google-tool-call.chunks.txt");
+    assert_eq!(gemini.format, Format::Gemini);
+    assert_eq!(
+        calls(&gemini),
+        [("weather", None, Some(json!({"location": "San Francisco"})))]
+    );
+    assert_eq!(gemini.stop_reason.as_deref(), Some("STOP"));
+}
+
+#[test]
+fn gemini_streamed_function_call_arguments_assemble_into_args() {
+    // Two calls, each opened by a part with `name` and `willContinue`, its `partialArgs` in the
+    // chunks after it, and ended by a bare `{"functionCall": {}}`.
+    let response = read_real("google-stream-tool-call-arguments.chunks.txt");
+    assert_eq!(response.format, Format::Gemini);
+    assert_eq!(
+        calls(&response),
+        [
+            ("getWeather", None, Some(json!({"location": "Boston"}))),
+            (
+                "getWeather",
+                None,
+                Some(json!({"location": "San Francisco"}))
+            ),
+        ]
+    );
+    assert_eq!(response.stop_reason.as_deref(), Some("STOP"));
+
+    // Paths into an array of objects, numbers, and no terminal part: the last piece that does
+    // not continue ends the call.
+    let response = read_real(
+        "google-stream-tool-call-array-arguments-missing-terminal-function-call.chunks.txt",
+    );
+    assert_eq!(
+        calls(&response),
+        [(
+            "writeItems",
+            None,
+            Some(json!({"operations": [
+                {"action": "add", "description": "Fresh red apple", "itemid": "apple_001",
+                 "price": 0.5},
+                {"action": "add", "description": "Ripe yellow banana", "itemid": "banana_001",
+                 "price": 0.3},
+            ]}))
+        )]
+    );
+}
+
+/// A Gemini stream of `parts`, one chunk per line.
+fn gemini_lines(parts: &[serde_json::Value]) -> String {
+    parts
+        .iter()
+        .map(|part| {
+            json!({"candidates": [{"content": {"role": "model", "parts": [part]}}]}).to_string()
+                + "\n"
+        })
+        .collect()
+}
+
+#[test]
+fn gemini_partial_args_of_every_type_and_a_call_cut_short() {
+    let text = gemini_lines(&[
+        json!({"text": "Setting it up."}),
+        json!({"functionCall": {"name": "configure", "id": "fc_1", "willContinue": true},
+               "thoughtSignature": "c2ln"}),
+        json!({"functionCall": {"partialArgs": [
+            {"jsonPath": "$.name", "stringValue": "Lamp \"A\"", "willContinue": true}],
+            "willContinue": true}}),
+        json!({"functionCall": {"partialArgs": [
+            {"jsonPath": "$.name", "stringValue": " and B"},
+            {"jsonPath": "$.brightness", "numberValue": 50},
+            {"jsonPath": "$.on", "boolValue": true},
+            {"jsonPath": "$['color']", "nullValue": null},
+            {"jsonPath": "$.tags[1]", "stringValue": "second"}],
+            "willContinue": true}}),
+        json!({"functionCall": {"willContinue": true}}),
+        json!({"functionCall": {}}),
+        // A call the stream never ends keeps what it got.
+        json!({"functionCall": {"name": "report", "willContinue": true}}),
+        json!({"functionCall": {"partialArgs": [
+            {"jsonPath": "$.summary", "stringValue": "Half", "willContinue": true}],
+            "willContinue": true}}),
+    ]);
+    let response = Response::from_json_str(&text, None).expect("the stream parses");
+    assert_eq!(
+        calls(&response),
+        [
+            (
+                "configure",
+                Some("fc_1"),
+                Some(
+                    json!({"name": "Lamp \"A\" and B", "brightness": 50, "on": true,
+                            "color": null, "tags": [null, "second"]})
+                )
+            ),
+            ("report", None, Some(json!({"summary": "Half"}))),
+        ]
+    );
+    assert_eq!(response.text, ["Setting it up."]);
+}
+
+#[test]
+fn gemini_partial_args_that_cannot_be_read_say_where() {
+    // A continuation with no call open.
+    let text = gemini_lines(&[json!({"functionCall": {"partialArgs": [
+        {"jsonPath": "$.a", "stringValue": "x"}]}})]);
+    let text = format!("{text}{text}");
+    let (error, line, _) = error_of(&text);
+    let InputError::Invalid { error: inner, .. } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(
+        inner.pointer(),
+        Some("/candidates/0/content/parts/0/functionCall/name"),
+        "{error}"
+    );
+    assert!(error.to_string().contains("none is open"), "{error}");
+    assert_eq!(line, 1);
+
+    // A path that is not one, on the second line.
+    let text = gemini_lines(&[
+        json!({"functionCall": {"name": "f", "willContinue": true}}),
+        json!({"functionCall": {"partialArgs": [{"jsonPath": "$..a[", "stringValue": "x"}]}}),
+    ]);
+    let (error, line, column) = error_of(&text);
+    let InputError::Invalid { error: inner, .. } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(
+        inner.pointer(),
+        Some("/candidates/0/content/parts/0/functionCall/partialArgs/0/jsonPath"),
+        "{error}"
+    );
+    let second = text.lines().nth(1).expect("two lines");
+    assert_eq!(
+        (line, column),
+        (2, second.find("\"$..a[\"").expect("the path") + 1),
+        "{error}"
+    );
+}
+
+#[test]
+fn bedrock_converse_stream_events_assemble_into_a_converse_body() {
+    let response = read_real("amazon-bedrock-tool-call.1.chunks.txt");
+    assert_eq!(response.format, Format::Bedrock);
+    assert_eq!(
+        calls(&response),
+        [(
+            "test-tool",
+            Some("tool-use-id"),
+            Some(json!({"value": "Sparkle Day"}))
+        )]
+    );
+    assert_eq!(response.stop_reason.as_deref(), Some("tool_use"));
+
+    // Text blocks without a `contentBlockStart`, between calls.
+    let response = read_real("amazon-bedrock-json-with-tools.1.chunks.txt");
+    assert_eq!(
+        calls(&response),
+        [
+            ("tool-a", Some("tool-1"), Some(json!({"a": "1"}))),
+            ("tool-b", Some("tool-2"), Some(json!({"b": "2"}))),
+            (
+                "json",
+                Some("json-tool-id"),
+                Some(json!({"final": "result"}))
+            ),
+        ]
+    );
+    assert_eq!(response.text, ["Multiple tools.", "Final JSON."]);
+
+    // An empty `input` is a call without arguments.
+    let response = read_real("amazon-bedrock-tool-no-args.chunks.txt");
+    assert_eq!(
+        calls(&response),
+        [("updateIssueList", Some("tool-use-id"), Some(json!({})))]
+    );
+    assert_eq!(response.text, ["I'll update the issue list for you."]);
+}
+
+#[test]
+fn bedrock_stream_input_that_is_not_json_and_events_that_are_errors() {
+    let start = r#"{"messageStart":{"role":"assistant"}}
+{"contentBlockStart":{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"t1","name":"get_weather"}}}}
+"#;
+    let text = format!(
+        "{start}{}\n",
+        r#"{"contentBlockDelta":{"contentBlockIndex":0,"delta":{"toolUse":{"input":"{\"city\": \"Par"}}}}"#
+    );
+    let response = Response::from_json_str(&text, None).expect("a cut-short stream parses");
+    let Arguments::Invalid { raw, .. } = &response.calls[0].arguments else {
+        panic!("{:?}", response.calls[0].arguments);
+    };
+    assert_eq!(raw, "{\"city\": \"Par");
+    assert_eq!(response.stop_reason, None);
+
+    let text = format!(
+        "{start}{}\n",
+        r#"{"throttlingException":{"message":"Too many requests, please wait before trying again."}}"#
+    );
+    let (error, line, _) = error_of(&text);
+    assert!(
+        error
+            .to_string()
+            .contains("it reports an error: throttlingException: Too many requests"),
+        "{error}"
+    );
+    assert_eq!(line, 3);
+
+    // A `toolUse` delta for a block no `contentBlockStart` opened.
+    let text = format!(
+        "{start}{}\n",
+        r#"{"contentBlockDelta":{"contentBlockIndex":4,"delta":{"toolUse":{"input":"{}"}}}}"#
+    );
+    let (error, line, _) = error_of(&text);
+    let InputError::Invalid { error: inner, .. } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(
+        inner.pointer(),
+        Some("/contentBlockDelta/contentBlockIndex")
+    );
+    assert_eq!(line, 3);
+}
+
+#[test]
+fn json_lines_that_are_no_stream_say_what_they_saw() {
+    // Two whole responses in a file that holds one.
+    let body = r#"{"type":"message","role":"assistant","content":[{"type":"text","text":"Hi"}]}"#;
+    let (error, line, column) = error_of(&format!("{body}\n{body}\n"));
+    let message = error.to_string();
+    assert!(
+        message.contains("several JSON values (2), one per line, but the first is not a stream event of any format: found an object with keys [content, role, type]"),
+        "{message}"
+    );
+    assert!(message.contains(".jsonl"), "{message}");
+    assert_eq!((line, column), (1, 1));
+
+    // A line that is not JSON: its own line and column.
+    let text = "{\"object\":\"chat.completion.chunk\",\"choices\":[]}\n{\"object\": chat}\n";
+    let (error, line, column) = error_of(text);
+    assert!(matches!(error, InputError::Syntax { .. }), "{error}");
+    assert_eq!((line, column), (2, 12), "{error}");
+
+    // A value of the wrong type: the pointer inside its chunk, at its line.
+    let text = read_real_text("mistral-incremental-tool-call.chunks.txt").replacen(
+        r#""name":"webSearchTool""#,
+        r#""name":7"#,
+        1,
+    );
+    let (error, line, column) = error_of(&text);
+    let InputError::Invalid { error: inner, .. } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(
+        inner.pointer(),
+        Some("/choices/0/delta/tool_calls/0/function/name"),
+        "{error}"
+    );
+    let first = text.lines().next().expect("a line");
+    assert_eq!(
+        (line, column),
+        (1, first.find(":7").expect("the value") + 2)
+    );
+}
+
+fn read_real_text(name: &str) -> String {
+    fs::read_to_string(real(name)).expect("readable")
+}
+
+/// A file in a fresh temporary directory, removed when dropped.
+struct TempFile(PathBuf);
+
+impl TempFile {
+    fn new(name: &str, text: &str) -> TempFile {
+        let dir = std::env::temp_dir().join(format!(
+            "toolcall-stream-test-{}-{name}",
+            std::process::id()
+        ));
+        fs::create_dir_all(&dir).expect("a temporary directory");
+        let path = dir.join(name);
+        fs::write(&path, text).expect("writable");
+        TempFile(path)
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.parent() {
+            let _ = fs::remove_dir_all(dir);
+        }
+    }
+}
+
+#[test]
+fn a_jsonl_file_is_samples_unless_its_first_line_is_an_unambiguous_event() {
+    // Gemini chunks look like bodies: in a `.jsonl` they are samples, one per line, which a
+    // single response cannot hold; under any other name they are one stream.
+    let text = read_real_text("google-tool-call.chunks.txt");
+    let samples = TempFile::new("gemini.jsonl", &text);
+    let error = Response::load(&samples.0, None).expect_err("samples are not one response");
+    let message = error.to_string();
+    assert!(
+        message.contains("holds one response per line (samples)"),
+        "{message}"
+    );
+    assert_eq!(error.location().map(|l| l.line), Some(2), "{message}");
+    let stream = TempFile::new("gemini.ndjson", &text);
+    let response = Response::load(&stream.0, None).expect("one stream");
+    assert_eq!(response.calls.len(), 1);
+
+    // A `chat.completion.chunk` is no response: a stream wherever it is.
+    let text = read_real_text("mistral-incremental-tool-call.chunks.txt");
+    let chunks = TempFile::new("chat.jsonl", &text);
+    let response = Response::load(&chunks.0, None).expect("a stream");
+    assert_eq!(response.calls[0].name, "webSearchTool");
+}
+
+#[test]
+fn an_anthropic_stream_of_several_messages_keeps_each_ended_ones_calls() {
+    // Two turns recorded as one stream, each ended by its `message_stop`: both calls count, though
+    // the second message's block indexes start again at 0.
+    let first = read_real_text("anthropic-json-other-tool.1.chunks.txt");
+    let second = first
+        .replace("toolu_019Zvehfe1XQWweT1pm7okyt", "toolu_second")
+        .replace(r#""name":"weather""#, r#""name":"forecast""#);
+    let response =
+        Response::from_json_str(&format!("{first}\n{second}\n"), None).expect("the stream parses");
+    assert_eq!(
+        calls(&response),
+        [
+            (
+                "weather",
+                Some("toolu_019Zvehfe1XQWweT1pm7okyt"),
+                Some(json!({"location": "San Francisco"}))
+            ),
+            (
+                "forecast",
+                Some("toolu_second"),
+                Some(json!({"location": "San Francisco"}))
+            ),
+        ]
+    );
+
+    // A message cut off by a new `message_start` (a retry spliced in) gives way to it.
+    let response = read_real("spliced-message-start.chunks.txt");
+    assert_eq!(
+        calls(&response),
+        [(
+            "test-tool",
+            Some("toolu_second"),
+            Some(json!({"value": "Sparkle Day"}))
+        )]
     );
 }

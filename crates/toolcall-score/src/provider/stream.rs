@@ -2,8 +2,9 @@
 //! body the same request would have got without streaming.
 //!
 //! Agents mostly stream, so the response a team records is often the raw stream: server-sent
-//! events (`event:` / `data:` lines) or, for Ollama, NDJSON chunks, or an SDK's dump of the chunk
-//! objects as a JSON array. Each format's events are folded here into a `serde_json::Value` of the
+//! events (`event:` / `data:` lines), one JSON chunk per line (Ollama's NDJSON, and how SDK tests
+//! and most loggers keep any provider's stream), or an SDK's dump of the chunk objects as a JSON
+//! array. Each format's events are folded here into a `serde_json::Value` of the
 //! provider's own non-streaming shape, and that format's reader runs on it, so every rule of the
 //! readers applies to a stream unchanged. Nothing is marked as streamed or as cut short: a stream
 //! without its final event assembles what it has (its stop reason is what the events said, often
@@ -12,22 +13,35 @@
 //! | format | events | assembled |
 //! |---|---|---|
 //! | openai-chat | `chat.completion.chunk`s, then `data: [DONE]` | choice 0 only: `delta.content` and `delta.refusal` concatenated; `delta.tool_calls` merged by `index` (the first `id`, the last `type`, `function.name` / `function.arguments` and `custom.name` / `custom.input` concatenated); the legacy `delta.function_call` likewise; the last non-null `finish_reason` |
-//! | anthropic | `message_start`, `content_block_start` / `_delta` / `_stop`, `message_delta`, `message_stop`, `ping` | the `message_start` skeleton; blocks by `index`; `text_delta` appended to the text; `input_json_delta`'s `partial_json` concatenated into the block's `input` (none keeps the start's `{}`; not JSON is [`crate::Arguments::Invalid`], as OpenAI's string arguments are); `message_delta`'s `stop_reason`; thinking, signature and citation deltas ignored |
+//! | anthropic | `message_start`, `content_block_start` / `_delta` / `_stop`, `message_delta`, `message_stop`, `ping` | the `message_start` skeleton; blocks by `index`, those of every message a `message_stop` ended first when another follows (a multi-step run in one recording), while a message a new `message_start` cut off is dropped for it (a retry spliced in); `text_delta` appended to the text; `input_json_delta`'s `partial_json` concatenated into the block's `input` (none keeps the start's `{}`; not JSON is [`crate::Arguments::Invalid`], as OpenAI's string arguments are); `message_delta`'s `stop_reason`; thinking, signature and citation deltas ignored |
 //! | openai-responses | `response.*` events | the `response` of `response.completed`, `.incomplete` or `.failed`, or without one (a stream cut short) the `response.created` skeleton; its `output`, when that final response leaves it out and always for a skeleton, is the output items in `output_index` order, each the `.done` item, else the `.added` one with its argument, custom input and text deltas applied |
-//! | gemini | `GenerateContentResponse` chunks (`streamGenerateContent?alt=sse`, or the JSON array it sends without `alt=sse`) | `candidates[0].content.parts` of every chunk in order, adjacent plain text parts merged; the last `finishReason` and `finishMessage`; the last `promptFeedback` |
+//! | gemini | `GenerateContentResponse` chunks (`streamGenerateContent?alt=sse`, or the JSON array it sends without `alt=sse`) | `candidates[0].content.parts` of every chunk in order, adjacent plain text parts merged; a function call whose arguments came in pieces (`streamFunctionCallArguments`) is one part with its whole `args`: a `functionCall` with a `name` and `willContinue` or `partialArgs` opens it, nameless ones with `partialArgs` (`{jsonPath, stringValue \| numberValue \| boolValue \| nullValue, willContinue}`) fill it in (a string continues the string at its path), and a piece that continues nothing, or a bare `{"functionCall": {}}`, ends it (one still open at the end keeps what it got); the last `finishReason` and `finishMessage`; the last `promptFeedback` |
+//! | bedrock | `ConverseStream` events as the AWS SDKs decode them, one member each: `messageStart`, `contentBlockStart` / `Delta` / `Stop`, `messageStop`, `metadata` | a Converse body: blocks by `contentBlockIndex`, a `toolUse` from its `contentBlockStart` with `input` the concatenated `delta.toolUse.input` (none or empty is `{}`; not JSON is [`crate::Arguments::Invalid`]), `delta.text` appended to its block's text (which has no start); `messageStop`'s `stopReason`; `metadata`'s `usage` and `metrics`; reasoning and citation deltas ignored |
 //! | ollama | NDJSON chunks (`"done": false`, then `"done": true` with `done_reason`) | `message.content` concatenated, `message.tool_calls` collected, the last `done_reason` |
 //!
-//! Bedrock's `ConverseStream` is not read: on the wire it is AWS's binary event-stream encoding,
-//! not text.
+//! Bedrock's `ConverseStream` framing itself, AWS's binary event-stream encoding that the HTTP body
+//! carries, is not read (it is not text); the events the SDKs decode from it are, as a JSON array
+//! or one per line.
 //!
 //! A stream is told from its first bytes before any JSON parsing (`data:`, `event:`, `id:`,
-//! `retry:` or a `:` comment: server-sent events), so a plain body costs nothing extra; NDJSON is
-//! tried only once the single-pass read has declined a body (NDJSON is never one JSON document),
-//! and only when its first line is an object with `"done": false`. Errors point into the
-//! original text: a `data:` payload that is not JSON is a syntax error at its line and column; a
-//! value of the wrong type is an error with the JSON pointer *inside its event* and that event's
-//! line and column (an item's pointer, `/3/…`, in a JSON array of chunks). An event reporting an
-//! error (`{"type": "error"}`, `{"error": …}`) makes the stream an error, not a response.
+//! `retry:` or a `:` comment: server-sent events), so a plain body costs nothing extra. JSON lines
+//! are tried only once the single-pass read has declined a text (they are never one JSON
+//! document), and only when its first non-blank line is one whole JSON value with more lines after
+//! it; that first line must then be an event of some format, or the error says what it is instead.
+//!
+//! Which files hold one stream follows the recording convention ([`crate::Recording`]): a `.jsonl`
+//! file is one response per line (samples), so its lines are one stream only when the first is an
+//! event no whole response looks like (a `chat.completion.chunk`, an Anthropic or Responses event,
+//! a Bedrock event, an Ollama chunk with `"done": false`). A Gemini chunk, or an Ollama one with
+//! `"done": true`, has a body's shape: in a `.jsonl` it is a sample, and several lines of them are
+//! an error that says so. Any other file (`.json`, `.ndjson`, `.chunks.txt`, …) holds one
+//! response, so its JSON lines are one stream, whatever their format.
+//!
+//! Errors point into the original text: a payload or line that is not JSON is a syntax error at
+//! its line and column; a value of the wrong type is an error with the JSON pointer *inside its
+//! event* and that event's line and column (an item's pointer, `/3/…`, in a JSON array of
+//! chunks). An event reporting an error (`{"type": "error"}`, `{"error": …}`, Bedrock's
+//! `{"throttlingException": …}`) makes the stream an error, not a response.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -38,14 +52,15 @@ use serde_json::{Map, Value};
 use super::read::{array, get, get_any, json_string_arguments, object, opt_array, opt_id};
 use super::read::{opt_object, opt_string, required, string, At, Object};
 use crate::errors::{describe, ParseError};
-use crate::{Format, InputError, Response};
+use crate::{Format, InputError, Recording, Response};
 
 /// How a recorded stream's events are framed in its text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Framing {
     /// Server-sent events: `data:` lines, events ended by blank lines.
     Sse,
-    /// One JSON chunk per line (Ollama).
+    /// One JSON value per line (NDJSON, JSON Lines): Ollama's stream, and any format's chunks as
+    /// SDK tests and loggers keep them.
     Ndjson,
 }
 
@@ -59,21 +74,21 @@ pub(crate) fn is_sse(text: &str) -> bool {
             .any(|field| start.starts_with(field))
 }
 
-/// Whether `text` is Ollama's NDJSON: a first line that is a chunk with `"done": false`, and more
-/// lines after it. Such a text is never one JSON document, so it is asked only once the
-/// single-pass read has declined the text, and a plain body never pays for it.
+/// Whether `text` is JSON lines (NDJSON): a first non-blank line that is one whole JSON value, and
+/// more non-blank lines after it. Such a text is never one JSON document, so it is asked only once
+/// the single-pass read has declined the text, and a plain body never pays for it; which stream,
+/// if any, the lines are is [`parse_text`]'s to say.
 pub(crate) fn is_ndjson(text: &str) -> bool {
     let mut lines = lines(text).filter(|(_, line)| !line.trim().is_empty());
     let Some((_, first)) = lines.next() else {
         return false;
     };
-    first.trim_start().starts_with('{')
-        && lines.next().is_some()
-        && serde_json::from_str::<Value>(first)
-            .is_ok_and(|chunk| chunk.get("done") == Some(&Value::Bool(false)))
+    lines.next().is_some() && serde_json::from_str::<serde::de::IgnoredAny>(first).is_ok()
 }
 
 /// The response a recorded stream assembles into; errors name the line and column in `text`.
+/// JSON lines from a `.jsonl` file (`path`) are one response per line by the recording
+/// convention, so they are one stream only when the first line is an unambiguous stream event.
 pub(crate) fn parse_text(
     path: Option<&Path>,
     text: &str,
@@ -87,6 +102,23 @@ pub(crate) fn parse_text(
     let payloads =
         payloads.map_err(|(offset, error)| InputError::syntax_at(path, text, offset, &error))?;
     let (events, sources): (Vec<Value>, Vec<Vec<Range<usize>>>) = payloads.into_iter().unzip();
+    if framing == Framing::Ndjson {
+        let samples = path.is_some_and(|p| Recording::of(p) == Some(Recording::PerLine));
+        if let Some(why) = not_one_stream(&events, samples) {
+            // The first line for a value that is no event, the second for a second sample.
+            let line = usize::from(samples && events.first().and_then(kind).is_some());
+            let offset = sources
+                .get(line)
+                .and_then(|r| r.first())
+                .map_or(0, |r| r.start);
+            return Err(InputError::invalid_at(
+                path,
+                text,
+                offset,
+                ParseError::Stream { why },
+            ));
+        }
+    }
     response(&events, format).map_err(|fault| {
         let offset = match fault.event {
             Some(i) => {
@@ -216,7 +248,8 @@ fn response(events: &[Value], format: Option<Format>) -> Result<Response, Fault>
         Format::OpenaiResponses => openai_responses(events)?,
         Format::Gemini => gemini(events)?,
         Format::Ollama => ollama(events)?,
-        Format::Bedrock | Format::CallList => {
+        Format::Bedrock => bedrock(events)?,
+        Format::CallList => {
             return Err(stream_error(
                 first,
                 format!("{format} has no stream read here"),
@@ -240,6 +273,57 @@ fn stream_error(event: usize, why: String) -> Fault {
     }
 }
 
+/// The events this module reads, for the errors that say none was found.
+const KNOWN: &str = "known are OpenAI `chat.completion.chunk`s, Anthropic `message_start` and \
+     `content_block_*` events, OpenAI Responses `response.*` events, Gemini chunks with \
+     `candidates`, Bedrock ConverseStream events (`messageStart`, `contentBlockDelta`, …) and \
+     Ollama chunks with `message` and `done`";
+
+/// Why JSON lines are not one stream, when they are not: the first line is no stream event (nor
+/// an error one reports), or the file is a `.jsonl` recording (`samples`: one response per line)
+/// and the first line is an event that could as well be a whole response (a Gemini chunk, an
+/// Ollama chunk with `"done": true`).
+fn not_one_stream(events: &[Value], samples: bool) -> Option<String> {
+    let first = events.first()?;
+    if reported_error(first).is_some() {
+        return None;
+    }
+    let n = events.len();
+    if kind(first).is_none() {
+        let hint = if samples {
+            "a `.jsonl` recording holds one response per line, which `toolcall check` and \
+             `toolcall rate` read one by one"
+        } else {
+            "several responses, one per line, are a `.jsonl` recording (samples), which \
+             `toolcall check` and `toolcall rate` read one by one"
+        };
+        return Some(format!(
+            "several JSON values ({n}), one per line, but the first is not a stream event of any \
+             format: found {}; {KNOWN}; {hint}",
+            describe(first)
+        ));
+    }
+    (samples && !unambiguous(first)).then(|| {
+        format!(
+            "a `.jsonl` file holds one response per line (samples), not one stream, and this one \
+             holds {n}: `toolcall check` and `toolcall rate` score each line; a stream's chunks, \
+             one per line, go in a `.ndjson` file (or any other name), unless its first line is \
+             an event no response looks like (a `chat.completion.chunk`, `message_start`, \
+             `response.created`, a Bedrock `messageStart` …)"
+        )
+    })
+}
+
+/// Whether `event` is a stream event no whole response looks like. A Gemini chunk has a body's
+/// shape, and so has an Ollama chunk unless it says `"done": false`.
+fn unambiguous(event: &Value) -> bool {
+    match kind(event) {
+        Some(Format::Gemini) | None => false,
+        Some(Format::Ollama) => event.get("done") == Some(&Value::Bool(false)),
+        Some(_) => true,
+    }
+}
+
 /// Why no event was of a known kind: what the stream held.
 fn unknown_why(events: &[Value]) -> String {
     let saw = match events.first() {
@@ -250,11 +334,7 @@ fn unknown_why(events: &[Value]) -> String {
             describe(first)
         ),
     };
-    format!(
-        "{saw}; known are OpenAI `chat.completion.chunk`s, Anthropic `message_start` and \
-         `content_block_*` events, OpenAI Responses `response.*` events, Gemini chunks with \
-         `candidates` and Ollama chunks with `message` and `done`"
-    )
+    format!("{saw}; {KNOWN}")
 }
 
 /// The format an event belongs to, told from its shape.
@@ -291,13 +371,45 @@ fn kind(event: &Value) -> Option<Format> {
     if event.get("message").is_some_and(Value::is_object) && event.contains_key("done") {
         return Some(Format::Ollama);
     }
+    if bedrock_event(event).is_some() {
+        return Some(Format::Bedrock);
+    }
     None
 }
 
+/// The events of Bedrock's `ConverseStream`, as the AWS SDKs decode its binary event stream:
+/// each an object with one member, named for the event.
+const BEDROCK_EVENTS: [&str; 6] = [
+    "messageStart",
+    "contentBlockStart",
+    "contentBlockDelta",
+    "contentBlockStop",
+    "messageStop",
+    "metadata",
+];
+
+/// A Bedrock `ConverseStream` event's name and body: `{"contentBlockDelta": {...}}`.
+fn bedrock_event(event: &Object) -> Option<(&str, &Value)> {
+    let mut members = event.iter();
+    let (name, body) = members.next()?;
+    (members.next().is_none() && body.is_object() && BEDROCK_EVENTS.contains(&name.as_str()))
+        .then_some((name.as_str(), body))
+}
+
 /// The message of an event that reports an error: Anthropic's and the Responses API's `{"type":
-/// "error"}`, and the `{"error": …}` the others send mid-stream.
+/// "error"}`, the `{"error": …}` the others send mid-stream, and Bedrock's exception events
+/// (`{"throttlingException": {"message": …}}`).
 fn reported_error(event: &Value) -> Option<String> {
     let body = event.as_object()?;
+    if let (1, Some((name, error))) = (body.len(), body.iter().next()) {
+        if name.ends_with("Exception") {
+            let message = error.get("message").and_then(Value::as_str);
+            return Some(format!(
+                "{name}: {}",
+                message.map_or_else(|| describe(error), str::to_owned)
+            ));
+        }
+    }
     let typed = body.get("type").and_then(Value::as_str) == Some("error");
     if !typed && (!body.contains_key("error") || kind(event).is_some()) {
         return None;
@@ -721,6 +833,10 @@ struct Block {
 fn anthropic(events: &[Value]) -> Result<Assembled, Fault> {
     let mut message: Option<(Object, usize)> = None;
     let mut blocks: BTreeMap<u64, Block> = BTreeMap::new();
+    // The blocks of the messages a `message_stop` ended, when another message follows (a
+    // multi-step run recorded as one stream); their `index`es start again at 0.
+    let mut earlier: Vec<Block> = Vec::new();
+    let mut stopped = false;
     let mut stop: Vec<(String, Value)> = Vec::new();
     for (e, event) in events.iter().enumerate() {
         let Some(body) = event.as_object() else {
@@ -733,7 +849,15 @@ fn anthropic(events: &[Value]) -> Result<Assembled, Fault> {
                 let value = required(body, "message", &at, "a message object").map_err(&fault)?;
                 let skeleton = object(value, &at.key("message"), "a message object");
                 message = Some((skeleton.map_err(&fault)?.clone(), e));
+                // A message ended keeps its blocks; one a new `message_start` cut off (a retry
+                // spliced in) is replaced by it.
+                if stopped {
+                    earlier.extend(std::mem::take(&mut blocks).into_values());
+                }
+                blocks.clear();
+                stopped = false;
             }
+            Some("message_stop") => stopped = true,
             Some("content_block_start") => {
                 let slot = index(body, "index", &at, None).map_err(&fault)?;
                 let block_at = at.key("content_block");
@@ -811,7 +935,7 @@ fn anthropic(events: &[Value]) -> Result<Assembled, Fault> {
     };
     let mut content = Vec::with_capacity(blocks.len());
     let mut calls = 0;
-    for (k, block) in blocks.into_values().enumerate() {
+    for (k, block) in earlier.into_iter().chain(blocks.into_values()).enumerate() {
         let Block {
             mut block,
             json,
@@ -993,6 +1117,7 @@ fn gemini(events: &[Value]) -> Result<Assembled, Fault> {
     let mut origins = Vec::new();
     let mut candidate: Option<Object> = None;
     let mut parts: Vec<Value> = Vec::new();
+    let mut open: Vec<OpenCall> = Vec::new();
     let mut feedback: Option<(&str, Value)> = None;
     for (e, event) in events.iter().enumerate() {
         let Some(body) = event.as_object() else {
@@ -1045,6 +1170,19 @@ fn gemini(events: &[Value]) -> Result<Assembled, Fault> {
             .iter()
             .enumerate()
         {
+            let part_at = parts_at.index(j);
+            match streamed_call(part, &part_at, &mut parts, &mut open).map_err(&fault)? {
+                Piece::Started(k) => {
+                    origins.push(Origin::new(
+                        format!("/candidates/0/content/parts/{k}"),
+                        e,
+                        part_at.to_string(),
+                    ));
+                    continue;
+                }
+                Piece::Folded => continue,
+                Piece::Plain => {}
+            }
             if let (Some(last), Some(text)) = (parts.last_mut(), plain_text(part)) {
                 if plain_text(last).is_some() && last.get("thought") == part.get("thought") {
                     append_to(last, "text", text);
@@ -1060,6 +1198,11 @@ fn gemini(events: &[Value]) -> Result<Assembled, Fault> {
         }
     }
 
+    // A call still open when the stream ends keeps the arguments it got, as everything else in a
+    // stream cut short does.
+    while let Some(call) = open.pop() {
+        close(&mut parts, call);
+    }
     let mut body = Map::new();
     if let Some(mut merged) = candidate {
         let role = merged.remove("role").unwrap_or_else(|| "model".into());
@@ -1077,6 +1220,279 @@ fn gemini(events: &[Value]) -> Result<Assembled, Fault> {
         origins,
         invalid: Vec::new(),
     })
+}
+
+/// A function call whose arguments a Gemini stream sends in pieces (`streamFunctionCallArguments`):
+/// the index of its part among the assembled parts, and its arguments so far.
+struct OpenCall {
+    part: usize,
+    args: Value,
+}
+
+/// What [`streamed_call`] made of a part.
+enum Piece {
+    /// It opened a streamed call, whose part is assembled part `k`.
+    Started(usize),
+    /// It continued or ended one, or carried nothing.
+    Folded,
+    /// It is an ordinary part, for the caller to keep.
+    Plain,
+}
+
+/// Folds a part of a Gemini chunk that is a piece of a streamed function call into `parts` and
+/// `open`, and says what it was.
+///
+/// As the Google SDKs and the Vercel AI SDK read them: a `functionCall` with a `name` and
+/// `willContinue: true` or `partialArgs` opens a call (its part, `thoughtSignature` and `id`
+/// included, is the assembled call's); a `functionCall` without a `name` and with `partialArgs`
+/// adds them to the call opened last; the call is done when a piece neither continues
+/// (`willContinue`) nor has a partial argument that does, or at a bare `{"functionCall": {}}`.
+/// A `functionCall` with only `willContinue: true` carries nothing.
+fn streamed_call(
+    part: &Value,
+    at: &At<'_>,
+    parts: &mut Vec<Value>,
+    open: &mut Vec<OpenCall>,
+) -> Result<Piece, ParseError> {
+    let Some(part) = part.as_object() else {
+        return Ok(Piece::Plain);
+    };
+    let Some((key, Value::Object(call))) = get_any(part, &["functionCall", "function_call"]) else {
+        return Ok(Piece::Plain);
+    };
+    let call_at = at.key(key);
+    let partial = get_any(call, &["partialArgs", "partial_args"]);
+    let continues = flag(call, &["willContinue", "will_continue"], &call_at)?;
+    let named = get(call, "name").is_some();
+    let args = get(call, "args");
+    let mut piece = Piece::Folded;
+    if named && (partial.is_some() || continues == Some(true)) {
+        let mut started = part.clone();
+        if let Some(Value::Object(call)) = started.get_mut(key) {
+            for piece in [
+                "partialArgs",
+                "partial_args",
+                "willContinue",
+                "will_continue",
+            ] {
+                call.remove(piece);
+            }
+        }
+        let args = args
+            .filter(|a| a.is_object())
+            .cloned()
+            .unwrap_or_else(|| Value::Object(Map::new()));
+        piece = Piece::Started(parts.len());
+        open.push(OpenCall {
+            part: parts.len(),
+            args,
+        });
+        parts.push(Value::Object(started));
+    } else if named || args.is_some() {
+        return Ok(Piece::Plain);
+    } else if partial.is_none() {
+        // `{"functionCall": {}}` ends the open call; `{"willContinue": true}` alone carries
+        // nothing.
+        if continues != Some(true) {
+            if let Some(call) = open.pop() {
+                close(parts, call);
+            }
+        }
+        return Ok(Piece::Folded);
+    }
+    let done = match partial {
+        None => continues != Some(true),
+        Some((partial_key, items)) => {
+            let Some(call) = open.last_mut() else {
+                return Err(call_at.key("name").missing(
+                    "a function name (a string): a part without one continues a call an \
+                     earlier chunk opened (with `willContinue`), and none is open",
+                ));
+            };
+            let pieces_continue =
+                add_partial_args(&mut call.args, items, &call_at.key(partial_key))?;
+            continues != Some(true) && !pieces_continue
+        }
+    };
+    if done {
+        if let Some(call) = open.pop() {
+            close(parts, call);
+        }
+    }
+    Ok(piece)
+}
+
+/// Gives a streamed call's part its arguments.
+fn close(parts: &mut [Value], call: OpenCall) {
+    let Some(Value::Object(part)) = parts.get_mut(call.part) else {
+        return;
+    };
+    let key = if part.contains_key("function_call") {
+        "function_call"
+    } else {
+        "functionCall"
+    };
+    if let Some(Value::Object(function_call)) = part.get_mut(key) {
+        function_call.insert("args".into(), call.args);
+    }
+}
+
+/// An optional boolean under one of `keys`: absent or `null` is `None`.
+fn flag(object: &Object, keys: &[&str], at: &At<'_>) -> Result<Option<bool>, ParseError> {
+    match get_any(object, keys) {
+        None => Ok(None),
+        Some((_, Value::Bool(b))) => Ok(Some(*b)),
+        Some((key, other)) => Err(at.key(key).unexpected("a boolean", other)),
+    }
+}
+
+/// Adds `partialArgs` (`[{"jsonPath": "$.recipe.items[0].name", "stringValue": "Noodles",
+/// "willContinue": true}, …]`) to `args`, and says whether any of them continues. A string value
+/// for a path that holds a string already continues it; a number, boolean or `nullValue` sets the
+/// path, creating the objects and arrays on the way. A piece with no value carries nothing.
+fn add_partial_args(args: &mut Value, items: &Value, at: &At<'_>) -> Result<bool, ParseError> {
+    const PATH: &str = "a JSON path (`$.key`, `$.list[0].key`)";
+    let items = array(items, at, "an array of partial arguments")?;
+    let mut continues = false;
+    for (k, item) in items.iter().enumerate() {
+        let at = at.index(k);
+        let item = object(item, &at, "a partial argument object")?;
+        let Some((path_key, path)) = get_any(item, &["jsonPath", "json_path"]) else {
+            return Err(at.key("jsonPath").missing(PATH));
+        };
+        let path_at = at.key(path_key);
+        let segments = path
+            .as_str()
+            .and_then(json_path)
+            .ok_or_else(|| path_at.unexpected(PATH, path))?;
+        continues |= flag(item, &["willContinue", "will_continue"], &at)? == Some(true);
+        let Some(value) = partial_value(item, &at)? else {
+            continue;
+        };
+        if segments.is_empty() {
+            continue;
+        }
+        let slot = slot(args, &segments).ok_or_else(|| {
+            path_at.unexpected(
+                "a JSON path whose array indexes follow on from what was sent",
+                path,
+            )
+        })?;
+        match (slot, value) {
+            (Value::String(so_far), Value::String(piece)) => so_far.push_str(&piece),
+            (slot, value) => *slot = value,
+        }
+    }
+    Ok(continues)
+}
+
+/// The value of a partial argument: the first of `stringValue`, `numberValue` and `boolValue`
+/// that is there, else `null` for a `nullValue`; `None` when it has none.
+fn partial_value(item: &Object, at: &At<'_>) -> Result<Option<Value>, ParseError> {
+    /// A typed value's keys (camelCase and the Python SDK's snake_case), what it must be, and
+    /// whether a value is that.
+    type Typed = (&'static str, &'static str, &'static str, fn(&Value) -> bool);
+    const TYPED: [Typed; 3] = [
+        ("stringValue", "string_value", "a string", Value::is_string),
+        ("numberValue", "number_value", "a number", Value::is_number),
+        ("boolValue", "bool_value", "a boolean", Value::is_boolean),
+    ];
+    for (camel, snake, expected, fits) in TYPED {
+        if let Some((key, value)) = get_any(item, &[camel, snake]) {
+            return if fits(value) {
+                Ok(Some(value.clone()))
+            } else {
+                Err(at.key(key).unexpected(expected, value))
+            };
+        }
+    }
+    let null = item.contains_key("nullValue") || item.contains_key("null_value");
+    Ok(null.then_some(Value::Null))
+}
+
+/// One step of a partial argument's path: a key or an array index.
+#[derive(Debug, PartialEq)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// The steps of a JSONPath as Gemini writes them (`$.recipe.ingredients[0].name`, also
+/// `$['key']`); `None` when it is not one. `$` alone is no step at all.
+fn json_path(path: &str) -> Option<Vec<Step>> {
+    let (mut rest, mut dotted) = match path.strip_prefix('$') {
+        Some(rest) => (rest, true),
+        None => (path, false),
+    };
+    let mut steps = Vec::new();
+    while !rest.is_empty() {
+        if let Some(inner) = rest.strip_prefix('[') {
+            match inner.chars().next() {
+                Some(quote @ ('\'' | '"')) => {
+                    let key = &inner[1..];
+                    let end = key.find(quote)?;
+                    steps.push(Step::Key(key[..end].to_owned()));
+                    rest = key[end + 1..].strip_prefix(']')?;
+                }
+                _ => {
+                    let end = inner.find(']')?;
+                    steps.push(Step::Index(inner[..end].parse().ok()?));
+                    rest = &inner[end + 1..];
+                }
+            }
+        } else {
+            let key = if dotted {
+                rest.strip_prefix('.')?
+            } else {
+                rest
+            };
+            let end = key.find(['.', '[']).unwrap_or(key.len());
+            if end == 0 {
+                return None;
+            }
+            steps.push(Step::Key(key[..end].to_owned()));
+            rest = &key[end..];
+        }
+        dotted = true;
+    }
+    Some(steps)
+}
+
+/// The value at `steps` in `root`, made (objects and arrays on the way, `null` at the end) where
+/// it is missing or of the wrong kind; `None` for an index far past an array's end, which no
+/// stream sends (a bound on what a malformed one can make us allocate).
+fn slot<'v>(root: &'v mut Value, steps: &[Step]) -> Option<&'v mut Value> {
+    const GAP: usize = 1024;
+    let mut here = root;
+    for step in steps {
+        here = match step {
+            Step::Key(key) => {
+                if !here.is_object() {
+                    *here = Value::Object(Map::new());
+                }
+                let Value::Object(members) = here else {
+                    return None;
+                };
+                members.entry(key.clone()).or_insert(Value::Null)
+            }
+            Step::Index(i) => {
+                if !here.is_array() {
+                    *here = Value::Array(Vec::new());
+                }
+                let Value::Array(items) = here else {
+                    return None;
+                };
+                if *i >= items.len() {
+                    if *i - items.len() > GAP {
+                        return None;
+                    }
+                    items.resize(*i + 1, Value::Null);
+                }
+                items.get_mut(*i)?
+            }
+        };
+    }
+    Some(here)
 }
 
 /// The text of a part that is only text (and perhaps a `thought` flag), which can merge with its
@@ -1139,6 +1555,163 @@ fn ollama(events: &[Value]) -> Result<Assembled, Fault> {
     })
 }
 
+/// One content block of a Bedrock stream: a `toolUse` its `contentBlockStart` opened (with its
+/// `input` JSON text so far), or text its deltas brought.
+struct BedrockBlock {
+    block: Object,
+    json: Option<String>,
+    /// The event and pointer it came from.
+    origin: (usize, &'static str),
+}
+
+fn bedrock(events: &[Value]) -> Result<Assembled, Fault> {
+    let mut role = None;
+    let mut blocks: BTreeMap<u64, BedrockBlock> = BTreeMap::new();
+    let mut stop: Option<(Value, usize)> = None;
+    let mut extra: Vec<(String, Value)> = Vec::new();
+    for (e, event) in events.iter().enumerate() {
+        let Some((name, body)) = event.as_object().and_then(bedrock_event) else {
+            continue;
+        };
+        let fault = at_event(e);
+        let root = At::ROOT;
+        let at = root.key(name);
+        let Some(body) = body.as_object() else {
+            continue;
+        };
+        match name {
+            "messageStart" => {
+                if let Some(value) = get(body, "role") {
+                    role = Some(value.clone());
+                }
+            }
+            "contentBlockStart" => {
+                let slot = index(body, "contentBlockIndex", &at, Some(0)).map_err(&fault)?;
+                let start_at = at.key("start");
+                let start = opt_object(body, "start", &at, "a `start` object").map_err(&fault)?;
+                if let Some(tool_use) = start.and_then(|s| get(s, "toolUse")) {
+                    let tool_use = object(tool_use, &start_at.key("toolUse"), "a toolUse object")
+                        .map_err(&fault)?;
+                    let mut block = Map::new();
+                    block.insert("toolUse".into(), Value::Object(tool_use.clone()));
+                    let origin = (e, "/contentBlockStart/start");
+                    blocks.insert(
+                        slot,
+                        BedrockBlock {
+                            block,
+                            json: Some(String::new()),
+                            origin,
+                        },
+                    );
+                }
+            }
+            "contentBlockDelta" => {
+                let slot = index(body, "contentBlockIndex", &at, Some(0)).map_err(&fault)?;
+                let delta_at = at.key("delta");
+                let delta = required(body, "delta", &at, "a delta object")
+                    .and_then(|d| object(d, &delta_at, "a delta object"))
+                    .map_err(&fault)?;
+                if let Some(text) = opt_string(delta, "text", &delta_at).map_err(&fault)? {
+                    let block = blocks.entry(slot).or_insert_with(|| BedrockBlock {
+                        block: Map::new(),
+                        json: None,
+                        origin: (e, "/contentBlockDelta/delta"),
+                    });
+                    match block.block.get_mut("text") {
+                        Some(Value::String(so_far)) => so_far.push_str(text),
+                        _ => {
+                            block.block.insert("text".into(), text.into());
+                        }
+                    }
+                }
+                let use_at = delta_at.key("toolUse");
+                if let Some(tool_use) =
+                    opt_object(delta, "toolUse", &delta_at, "a toolUse delta").map_err(&fault)?
+                {
+                    let piece = string(tool_use, "input", &use_at, "a string").map_err(&fault)?;
+                    let Some(json) = blocks.get_mut(&slot).and_then(|b| b.json.as_mut()) else {
+                        let found = body.get("contentBlockIndex").unwrap_or(&Value::Null);
+                        return Err(fault(at.key("contentBlockIndex").unexpected(
+                            "the index of a block a `contentBlockStart` opened with a `toolUse`",
+                            found,
+                        )));
+                    };
+                    json.push_str(piece);
+                }
+                // Reasoning and citations are not what scoring reads.
+            }
+            "messageStop" => {
+                if let Some(reason) = get(body, "stopReason") {
+                    stop = Some((reason.clone(), e));
+                }
+            }
+            "metadata" => {
+                for (key, value) in body {
+                    extra.push((key.clone(), value.clone()));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    let mut origins = Vec::new();
+    let mut invalid = Vec::new();
+    let mut content = Vec::with_capacity(blocks.len());
+    let mut calls = 0;
+    for (k, block) in blocks.into_values().enumerate() {
+        let BedrockBlock {
+            mut block,
+            json,
+            origin: (event, source),
+        } = block;
+        origins.push(Origin::new(
+            format!("/output/message/content/{k}"),
+            event,
+            source,
+        ));
+        if let (Some(json), Some(Value::Object(tool_use))) = (json, block.get_mut("toolUse")) {
+            // A call without arguments streams no `input` (or an empty one): `{}`, as the
+            // non-streaming body has it.
+            let is_call = tool_use.get("type").and_then(Value::as_str) != Some("server_tool_use");
+            let input = if json.trim().is_empty() {
+                Value::Object(Map::new())
+            } else {
+                match serde_json::from_str::<Value>(&json) {
+                    Ok(input) => input,
+                    Err(_) => {
+                        if is_call {
+                            invalid.push((calls, json.clone()));
+                        }
+                        Value::String(json)
+                    }
+                }
+            };
+            calls += usize::from(is_call);
+            tool_use.insert("input".into(), input);
+        }
+        content.push(Value::Object(block));
+    }
+    let mut message = Map::new();
+    message.insert("role".into(), role.unwrap_or_else(|| "assistant".into()));
+    message.insert("content".into(), content.into());
+    let mut output = Map::new();
+    output.insert("message".into(), message.into());
+    let mut body = Map::new();
+    body.insert("output".into(), output.into());
+    if let Some((reason, e)) = stop {
+        origins.push(Origin::new("/stopReason", e, "/messageStop/stopReason"));
+        body.insert("stopReason".into(), reason);
+    }
+    for (key, value) in extra {
+        body.insert(key, value);
+    }
+    Ok(Assembled {
+        body: body.into(),
+        origins,
+        invalid,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1160,11 +1733,47 @@ mod tests {
     }
 
     #[test]
-    fn tells_ollama_ndjson_by_its_first_chunk() {
+    fn tells_json_lines_by_a_whole_value_on_the_first_line_and_more_lines() {
         assert!(is_ndjson("{\"done\": false}\n{\"done\": true}\n"));
-        assert!(!is_ndjson("{\"done\": false}\n"));
-        assert!(!is_ndjson("{\"done\": true}\n{\"done\": true}"));
-        assert!(!is_ndjson("{\n\"done\": false}\n"));
+        assert!(is_ndjson("\n{\"done\": true}\r\n\r\n{\"done\": true}"));
+        assert!(is_ndjson("[1]\nnot json"), "the stream reader says where");
+        assert!(!is_ndjson("{\"done\": false}\n\n  \n"));
+        assert!(!is_ndjson("{\n\"done\": false}\n"), "a pretty-printed body");
+        assert!(!is_ndjson(""));
+    }
+
+    #[test]
+    fn reads_gemini_json_paths() {
+        use Step::{Index, Key};
+        let key = |k: &str| Key(k.to_owned());
+        assert_eq!(json_path("$.location"), Some(vec![key("location")]));
+        assert_eq!(
+            json_path("$.recipe.ingredients[0].name"),
+            Some(vec![
+                key("recipe"),
+                key("ingredients"),
+                Index(0),
+                key("name")
+            ])
+        );
+        assert_eq!(
+            json_path("$['a.b'][\"c\"][12]"),
+            Some(vec![key("a.b"), key("c"), Index(12)])
+        );
+        assert_eq!(json_path("plain.key"), Some(vec![key("plain"), key("key")]));
+        assert_eq!(json_path("$"), Some(vec![]));
+        for bad in ["$..a", "$.a[", "$.a[x]", "$.a[-1]", "$['a]", "$a", "$.a."] {
+            assert_eq!(json_path(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_slot_is_made_on_the_way_but_not_far_past_an_array() {
+        let mut root = Value::Object(Map::new());
+        let steps = [Step::Key("a".into()), Step::Index(2), Step::Key("b".into())];
+        *slot(&mut root, &steps).expect("a slot") = Value::Bool(true);
+        assert_eq!(root, serde_json::json!({"a": [null, null, {"b": true}]}));
+        assert!(slot(&mut root, &[Step::Key("a".into()), Step::Index(1 << 40)]).is_none());
     }
 
     #[test]
