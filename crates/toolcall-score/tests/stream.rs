@@ -1,10 +1,11 @@
 //! Recorded streams, driven by `tests/fixtures/stream/`: every `NAME.sse`, `NAME.ndjson` and
 //! `NAME.chunks.json` there must parse to exactly the `Response` its hand-written non-streamed
 //! body `NAME.body.json` parses to. Then what differs from a plain body: cut-short streams,
-//! arguments that do not parse, and errors with their positions in the stream's text. Last, real
-//! streams as SDK tests keep them, one JSON chunk per line (`tests/fixtures/stream/vercel-ai/`,
-//! from the Vercel AI SDK): every format's, Gemini's streamed function-call arguments and
-//! Bedrock's `ConverseStream` events, with the calls each holds.
+//! arguments that do not parse, and errors with their positions in the stream's text. Last,
+//! streams as SDK tests and loggers keep them, one JSON chunk per line: every format's, Gemini's
+//! streamed function-call arguments and Bedrock's `ConverseStream` events. These are written
+//! here to each provider's documented event shapes; the real recordings they follow (the Vercel
+//! AI SDK's) are read by the external-data suite `tests/vercel_ai.rs`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -345,133 +346,6 @@ fn a_single_chunk_still_gets_the_hint() {
     );
 }
 
-// ---------------------------------------------------------------------------------------------
-// Real streams, one JSON chunk per line (`fixtures/stream/vercel-ai/`, see its README).
-
-fn real(name: &str) -> PathBuf {
-    dir().join("vercel-ai").join(name)
-}
-
-/// A real stream, read from its file, from its text and as the JSON array of its lines (how an
-/// SDK dumps a stream): all three must give the same response.
-fn read_real(name: &str) -> Response {
-    let path = real(name);
-    let loaded = Response::load(&path, None).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let text = fs::read_to_string(&path).expect("readable");
-    let from_text = Response::from_json_str(&text, None).expect("from text");
-    assert_eq!(from_text, loaded, "{name} from text");
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let array = format!("[{}]", lines.join(",\n"));
-    let from_array =
-        Response::from_json_str(&array, None).unwrap_or_else(|e| panic!("{name}: {e}"));
-    assert_eq!(from_array, loaded, "{name} as a JSON array");
-    loaded
-}
-
-/// Each call's name, id and parsed arguments.
-fn calls(response: &Response) -> Vec<(&str, Option<&str>, Option<serde_json::Value>)> {
-    response
-        .calls
-        .iter()
-        .map(|c| {
-            (
-                c.name.as_str(),
-                c.id.as_deref(),
-                c.arguments.value().cloned(),
-            )
-        })
-        .collect()
-}
-
-#[test]
-fn chunks_one_per_line_are_their_formats_stream() {
-    let chat = read_real("mistral-incremental-tool-call.chunks.txt");
-    assert_eq!(chat.format, Format::OpenaiChat);
-    assert_eq!(
-        calls(&chat),
-        [(
-            "webSearchTool",
-            Some("chatcmpl-tool-9f149c74c42f265b"),
-            Some(json!({"query": "current Berlin weather"}))
-        )]
-    );
-    assert_eq!(chat.stop_reason.as_deref(), Some("tool_calls"));
-
-    let anthropic = read_real("anthropic-json-other-tool.1.chunks.txt");
-    assert_eq!(anthropic.format, Format::Anthropic);
-    assert_eq!(
-        calls(&anthropic),
-        [(
-            "weather",
-            Some("toolu_019Zvehfe1XQWweT1pm7okyt"),
-            Some(json!({"location": "San Francisco"}))
-        )]
-    );
-    assert_eq!(anthropic.stop_reason.as_deref(), Some("tool_use"));
-
-    let responses = read_real("openai-custom-tool.1.chunks.txt");
-    assert_eq!(responses.format, Format::OpenaiResponses);
-    assert_eq!(responses.calls.len(), 1);
-    assert_eq!(responses.calls[0].name, "write_sql");
-    assert_eq!(
-        responses.calls[0].id.as_deref(),
-        Some("call_custom_sql_001")
-    );
-    assert_eq!(
-        responses.calls[0].arguments,
-        Arguments::Text {
-            text: "SELECT * FROM users WHERE age > 25".into()
-        }
-    );
-
-    let gemini = read_real("google-tool-call.chunks.txt");
-    assert_eq!(gemini.format, Format::Gemini);
-    assert_eq!(
-        calls(&gemini),
-        [("weather", None, Some(json!({"location": "San Francisco"})))]
-    );
-    assert_eq!(gemini.stop_reason.as_deref(), Some("STOP"));
-}
-
-#[test]
-fn gemini_streamed_function_call_arguments_assemble_into_args() {
-    // Two calls, each opened by a part with `name` and `willContinue`, its `partialArgs` in the
-    // chunks after it, and ended by a bare `{"functionCall": {}}`.
-    let response = read_real("google-stream-tool-call-arguments.chunks.txt");
-    assert_eq!(response.format, Format::Gemini);
-    assert_eq!(
-        calls(&response),
-        [
-            ("getWeather", None, Some(json!({"location": "Boston"}))),
-            (
-                "getWeather",
-                None,
-                Some(json!({"location": "San Francisco"}))
-            ),
-        ]
-    );
-    assert_eq!(response.stop_reason.as_deref(), Some("STOP"));
-
-    // Paths into an array of objects, numbers, and no terminal part: the last piece that does
-    // not continue ends the call.
-    let response = read_real(
-        "google-stream-tool-call-array-arguments-missing-terminal-function-call.chunks.txt",
-    );
-    assert_eq!(
-        calls(&response),
-        [(
-            "writeItems",
-            None,
-            Some(json!({"operations": [
-                {"action": "add", "description": "Fresh red apple", "itemid": "apple_001",
-                 "price": 0.5},
-                {"action": "add", "description": "Ripe yellow banana", "itemid": "banana_001",
-                 "price": 0.3},
-            ]}))
-        )]
-    );
-}
-
 /// A Gemini stream of `parts`, one chunk per line.
 fn gemini_lines(parts: &[serde_json::Value]) -> String {
     parts
@@ -566,45 +440,6 @@ fn gemini_partial_args_that_cannot_be_read_say_where() {
 }
 
 #[test]
-fn bedrock_converse_stream_events_assemble_into_a_converse_body() {
-    let response = read_real("amazon-bedrock-tool-call.1.chunks.txt");
-    assert_eq!(response.format, Format::Bedrock);
-    assert_eq!(
-        calls(&response),
-        [(
-            "test-tool",
-            Some("tool-use-id"),
-            Some(json!({"value": "Sparkle Day"}))
-        )]
-    );
-    assert_eq!(response.stop_reason.as_deref(), Some("tool_use"));
-
-    // Text blocks without a `contentBlockStart`, between calls.
-    let response = read_real("amazon-bedrock-json-with-tools.1.chunks.txt");
-    assert_eq!(
-        calls(&response),
-        [
-            ("tool-a", Some("tool-1"), Some(json!({"a": "1"}))),
-            ("tool-b", Some("tool-2"), Some(json!({"b": "2"}))),
-            (
-                "json",
-                Some("json-tool-id"),
-                Some(json!({"final": "result"}))
-            ),
-        ]
-    );
-    assert_eq!(response.text, ["Multiple tools.", "Final JSON."]);
-
-    // An empty `input` is a call without arguments.
-    let response = read_real("amazon-bedrock-tool-no-args.chunks.txt");
-    assert_eq!(
-        calls(&response),
-        [("updateIssueList", Some("tool-use-id"), Some(json!({})))]
-    );
-    assert_eq!(response.text, ["I'll update the issue list for you."]);
-}
-
-#[test]
 fn bedrock_stream_input_that_is_not_json_and_events_that_are_errors() {
     let start = r#"{"messageStart":{"role":"assistant"}}
 {"contentBlockStart":{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"t1","name":"get_weather"}}}}
@@ -669,11 +504,7 @@ fn json_lines_that_are_no_stream_say_what_they_saw() {
     assert_eq!((line, column), (2, 12), "{error}");
 
     // A value of the wrong type: the pointer inside its chunk, at its line.
-    let text = read_real_text("mistral-incremental-tool-call.chunks.txt").replacen(
-        r#""name":"webSearchTool""#,
-        r#""name":7"#,
-        1,
-    );
+    let text = CHAT_LINES.replacen(r#""name":"get_weather""#, r#""name":7"#, 1);
     let (error, line, column) = error_of(&text);
     let InputError::Invalid { error: inner, .. } = &error else {
         panic!("{error}");
@@ -688,10 +519,6 @@ fn json_lines_that_are_no_stream_say_what_they_saw() {
         (line, column),
         (1, first.find(":7").expect("the value") + 2)
     );
-}
-
-fn read_real_text(name: &str) -> String {
-    fs::read_to_string(real(name)).expect("readable")
 }
 
 /// A file in a fresh temporary directory, removed when dropped.
@@ -718,12 +545,150 @@ impl Drop for TempFile {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// One JSON chunk per line, for every format. Written to each provider's documented events.
+
+/// OpenAI Chat Completions chunks, arguments in pieces.
+const CHAT_LINES: &str = r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]},"finish_reason":null}]}
+{"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]},"finish_reason":null}]}
+{"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":" \"Berlin\"}"}}]},"finish_reason":null}]}
+{"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
+"#;
+
+/// One Anthropic message's events, its input in `input_json_delta`s.
+const ANTHROPIC_LINES: &str = r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","stop_reason":null}}
+{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"weather","input":{}}}
+{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"location\": \"San"}}
+{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":" Francisco\"}"}}
+{"type":"content_block_stop","index":0}
+{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":20}}
+{"type":"message_stop"}
+"#;
+
+/// Responses API events for a custom tool call.
+const RESPONSES_LINES: &str = r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","output":[]}}
+{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"type":"custom_tool_call","id":"ctc_1","call_id":"call_sql","name":"write_sql","input":""}}
+{"type":"response.custom_tool_call_input.delta","sequence_number":2,"output_index":0,"item_id":"ctc_1","delta":"SELECT * FROM users"}
+{"type":"response.output_item.done","sequence_number":3,"output_index":0,"item":{"type":"custom_tool_call","id":"ctc_1","call_id":"call_sql","name":"write_sql","input":"SELECT * FROM users"}}
+{"type":"response.completed","sequence_number":4,"response":{"id":"resp_1","object":"response","status":"completed","output":[{"type":"custom_tool_call","id":"ctc_1","call_id":"call_sql","name":"write_sql","input":"SELECT * FROM users"}]}}
+"#;
+
+/// Gemini chunks: text, then a whole call.
+const GEMINI_LINES: &str = r#"{"candidates":[{"content":{"role":"model","parts":[{"text":"Checking."}]}}]}
+{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"weather","args":{"location":"San Francisco"}}}]},"finishReason":"STOP"}]}
+"#;
+
+/// Decoded Bedrock `ConverseStream` events: a text block without a start event, a call whose
+/// input comes in pieces, and a call with an empty input.
+const BEDROCK_LINES: &str = r#"{"messageStart":{"role":"assistant"}}
+{"contentBlockDelta":{"contentBlockIndex":0,"delta":{"text":"Two tools."}}}
+{"contentBlockStop":{"contentBlockIndex":0}}
+{"contentBlockStart":{"contentBlockIndex":1,"start":{"toolUse":{"toolUseId":"tool-1","name":"tool-a"}}}}
+{"contentBlockDelta":{"contentBlockIndex":1,"delta":{"toolUse":{"input":"{\"a\":"}}}}
+{"contentBlockDelta":{"contentBlockIndex":1,"delta":{"toolUse":{"input":"\"1\"}"}}}}
+{"contentBlockStop":{"contentBlockIndex":1}}
+{"contentBlockStart":{"contentBlockIndex":2,"start":{"toolUse":{"toolUseId":"tool-2","name":"refresh"}}}}
+{"contentBlockDelta":{"contentBlockIndex":2,"delta":{"toolUse":{"input":""}}}}
+{"contentBlockStop":{"contentBlockIndex":2}}
+{"messageStop":{"stopReason":"tool_use"}}
+{"metadata":{"usage":{"inputTokens":10,"outputTokens":5,"totalTokens":15},"metrics":{"latencyMs":100}}}
+"#;
+
+/// Each call's name, id and parsed arguments.
+fn calls(response: &Response) -> Vec<(&str, Option<&str>, Option<serde_json::Value>)> {
+    response
+        .calls
+        .iter()
+        .map(|c| {
+            (
+                c.name.as_str(),
+                c.id.as_deref(),
+                c.arguments.value().cloned(),
+            )
+        })
+        .collect()
+}
+
+/// A stream one chunk per line, read from its text and as the JSON array of its lines (how an
+/// SDK dumps a stream): both must give the same response.
+fn read_lines(text: &str) -> Response {
+    let response = Response::from_json_str(text, None).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let array = format!("[{}]", lines.join(",\n"));
+    let from_array = Response::from_json_str(&array, None).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(from_array, response, "as a JSON array");
+    response
+}
+
+#[test]
+fn chunks_one_per_line_are_their_formats_stream() {
+    let chat = read_lines(CHAT_LINES);
+    assert_eq!(chat.format, Format::OpenaiChat);
+    assert_eq!(
+        calls(&chat),
+        [(
+            "get_weather",
+            Some("call_1"),
+            Some(json!({"city": "Berlin"}))
+        )]
+    );
+    assert_eq!(chat.stop_reason.as_deref(), Some("tool_calls"));
+
+    let anthropic = read_lines(ANTHROPIC_LINES);
+    assert_eq!(anthropic.format, Format::Anthropic);
+    assert_eq!(
+        calls(&anthropic),
+        [(
+            "weather",
+            Some("toolu_1"),
+            Some(json!({"location": "San Francisco"}))
+        )]
+    );
+    assert_eq!(anthropic.stop_reason.as_deref(), Some("tool_use"));
+
+    let responses = read_lines(RESPONSES_LINES);
+    assert_eq!(responses.format, Format::OpenaiResponses);
+    assert_eq!(responses.calls.len(), 1);
+    assert_eq!(responses.calls[0].name, "write_sql");
+    assert_eq!(responses.calls[0].id.as_deref(), Some("call_sql"));
+    assert_eq!(
+        responses.calls[0].arguments,
+        Arguments::Text {
+            text: "SELECT * FROM users".into()
+        }
+    );
+
+    let gemini = read_lines(GEMINI_LINES);
+    assert_eq!(gemini.format, Format::Gemini);
+    assert_eq!(
+        calls(&gemini),
+        [("weather", None, Some(json!({"location": "San Francisco"})))]
+    );
+    assert_eq!(gemini.text, ["Checking."]);
+    assert_eq!(gemini.stop_reason.as_deref(), Some("STOP"));
+}
+
+#[test]
+fn bedrock_converse_stream_events_assemble_into_a_converse_body() {
+    let response = read_lines(BEDROCK_LINES);
+    assert_eq!(response.format, Format::Bedrock);
+    assert_eq!(
+        calls(&response),
+        [
+            ("tool-a", Some("tool-1"), Some(json!({"a": "1"}))),
+            // An empty `input` is a call without arguments.
+            ("refresh", Some("tool-2"), Some(json!({}))),
+        ]
+    );
+    assert_eq!(response.text, ["Two tools."]);
+    assert_eq!(response.stop_reason.as_deref(), Some("tool_use"));
+}
+
 #[test]
 fn a_jsonl_file_is_samples_unless_its_first_line_is_an_unambiguous_event() {
     // Gemini chunks look like bodies: in a `.jsonl` they are samples, one per line, which a
     // single response cannot hold; under any other name they are one stream.
-    let text = read_real_text("google-tool-call.chunks.txt");
-    let samples = TempFile::new("gemini.jsonl", &text);
+    let samples = TempFile::new("gemini.jsonl", GEMINI_LINES);
     let error = Response::load(&samples.0, None).expect_err("samples are not one response");
     let message = error.to_string();
     assert!(
@@ -731,33 +696,31 @@ fn a_jsonl_file_is_samples_unless_its_first_line_is_an_unambiguous_event() {
         "{message}"
     );
     assert_eq!(error.location().map(|l| l.line), Some(2), "{message}");
-    let stream = TempFile::new("gemini.ndjson", &text);
+    let stream = TempFile::new("gemini.ndjson", GEMINI_LINES);
     let response = Response::load(&stream.0, None).expect("one stream");
     assert_eq!(response.calls.len(), 1);
 
     // A `chat.completion.chunk` is no response: a stream wherever it is.
-    let text = read_real_text("mistral-incremental-tool-call.chunks.txt");
-    let chunks = TempFile::new("chat.jsonl", &text);
+    let chunks = TempFile::new("chat.jsonl", CHAT_LINES);
     let response = Response::load(&chunks.0, None).expect("a stream");
-    assert_eq!(response.calls[0].name, "webSearchTool");
+    assert_eq!(response.calls[0].name, "get_weather");
 }
 
 #[test]
 fn an_anthropic_stream_of_several_messages_keeps_each_ended_ones_calls() {
     // Two turns recorded as one stream, each ended by its `message_stop`: both calls count, though
     // the second message's block indexes start again at 0.
-    let first = read_real_text("anthropic-json-other-tool.1.chunks.txt");
-    let second = first
-        .replace("toolu_019Zvehfe1XQWweT1pm7okyt", "toolu_second")
+    let second = ANTHROPIC_LINES
+        .replace("toolu_1", "toolu_second")
         .replace(r#""name":"weather""#, r#""name":"forecast""#);
-    let response =
-        Response::from_json_str(&format!("{first}\n{second}\n"), None).expect("the stream parses");
+    let response = Response::from_json_str(&format!("{ANTHROPIC_LINES}{second}"), None)
+        .expect("the stream parses");
     assert_eq!(
         calls(&response),
         [
             (
                 "weather",
-                Some("toolu_019Zvehfe1XQWweT1pm7okyt"),
+                Some("toolu_1"),
                 Some(json!({"location": "San Francisco"}))
             ),
             (
@@ -769,13 +732,19 @@ fn an_anthropic_stream_of_several_messages_keeps_each_ended_ones_calls() {
     );
 
     // A message cut off by a new `message_start` (a retry spliced in) gives way to it.
-    let response = read_real("spliced-message-start.chunks.txt");
+    let cut_off: String = ANTHROPIC_LINES
+        .lines()
+        .take(3)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let response =
+        Response::from_json_str(&format!("{cut_off}{second}"), None).expect("the stream parses");
     assert_eq!(
         calls(&response),
         [(
-            "test-tool",
+            "forecast",
             Some("toolu_second"),
-            Some(json!({"value": "Sparkle Day"}))
+            Some(json!({"location": "San Francisco"}))
         )]
     );
 }

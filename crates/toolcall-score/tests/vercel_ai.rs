@@ -3,7 +3,8 @@
 //! providers; `../shared/external/vercel-ai`, whose README says what is true of each pair). Every
 //! pair must read without an error — but for the streams that end in the provider's own error
 //! event — with exactly the calls its manifest lists, and score with no finding at all: its tools
-//! define every call by construction, so any finding is a false failure.
+//! define every call by construction, so any finding is a false failure. Then a few of its
+//! streams, one JSON chunk per line, with the names, ids and arguments of their calls.
 //!
 //! CI-only tier (feature `external-data`), reading `ATP_VERCEL_AI_DIR`.
 //! Run with `cargo test -p toolcall-score --features external-data,schema --test vercel_ai`.
@@ -12,8 +13,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use serde_json::Value;
-use toolcall_score::{score, Case, Catalog, Response};
+use serde_json::{json, Value};
+use toolcall_score::{score, Arguments, Case, Catalog, Format, Response};
 
 const VAR: &str = "ATP_VERCEL_AI_DIR";
 
@@ -119,5 +120,200 @@ fn every_pair_reads_with_its_calls_and_no_finding() {
         wrong.len(),
         manifest.len(),
         wrong.join("\n")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real streams, one JSON chunk per line as the SDK's tests keep them, with the calls each holds:
+// every format's, Gemini's streamed function-call arguments, Bedrock's `ConverseStream` events.
+
+/// The `response.chunks.txt` of the pair recorded from `name` (the source file's name).
+fn real(name: &str) -> PathBuf {
+    let dir = data_dir();
+    let text = std::fs::read_to_string(dir.join("manifest.json")).expect("the manifest");
+    let manifest: Vec<Value> = serde_json::from_str(&text).expect("the manifest is JSON");
+    let pair = manifest
+        .iter()
+        .find(|p| {
+            p["path"]
+                .as_str()
+                .is_some_and(|path| path.ends_with(&format!("/{name}")))
+                && p["response_file"] == "response.chunks.txt"
+        })
+        .unwrap_or_else(|| panic!("no pair recorded from {name}"));
+    dir.join(pair["dir"].as_str().expect("a dir"))
+        .join("response.chunks.txt")
+}
+
+/// A real stream, read from its file, from its text and as the JSON array of its lines (how an
+/// SDK dumps a stream): all three must give the same response.
+fn read_real(name: &str) -> Response {
+    let path = real(name);
+    let loaded = Response::load(&path, None).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let text = std::fs::read_to_string(&path).expect("readable");
+    let from_text = Response::from_json_str(&text, None).expect("from text");
+    assert_eq!(from_text, loaded, "{name} from text");
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let array = format!("[{}]", lines.join(",\n"));
+    let from_array =
+        Response::from_json_str(&array, None).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(from_array, loaded, "{name} as a JSON array");
+    loaded
+}
+
+/// Each call's name, id and parsed arguments.
+fn calls(response: &Response) -> Vec<(&str, Option<&str>, Option<Value>)> {
+    response
+        .calls
+        .iter()
+        .map(|c| {
+            (
+                c.name.as_str(),
+                c.id.as_deref(),
+                c.arguments.value().cloned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn real_chunks_one_per_line_are_their_formats_stream() {
+    let chat = read_real("mistral-incremental-tool-call.chunks.txt");
+    assert_eq!(chat.format, Format::OpenaiChat);
+    assert_eq!(
+        calls(&chat),
+        [(
+            "webSearchTool",
+            Some("chatcmpl-tool-9f149c74c42f265b"),
+            Some(json!({"query": "current Berlin weather"}))
+        )]
+    );
+    assert_eq!(chat.stop_reason.as_deref(), Some("tool_calls"));
+
+    let anthropic = read_real("anthropic-json-other-tool.1.chunks.txt");
+    assert_eq!(anthropic.format, Format::Anthropic);
+    assert_eq!(
+        calls(&anthropic),
+        [(
+            "weather",
+            Some("toolu_019Zvehfe1XQWweT1pm7okyt"),
+            Some(json!({"location": "San Francisco"}))
+        )]
+    );
+    assert_eq!(anthropic.stop_reason.as_deref(), Some("tool_use"));
+
+    let responses = read_real("openai-custom-tool.1.chunks.txt");
+    assert_eq!(responses.format, Format::OpenaiResponses);
+    assert_eq!(responses.calls.len(), 1);
+    assert_eq!(responses.calls[0].name, "write_sql");
+    assert_eq!(
+        responses.calls[0].id.as_deref(),
+        Some("call_custom_sql_001")
+    );
+    assert_eq!(
+        responses.calls[0].arguments,
+        Arguments::Text {
+            text: "SELECT * FROM users WHERE age > 25".into()
+        }
+    );
+
+    let gemini = read_real("google-tool-call.chunks.txt");
+    assert_eq!(gemini.format, Format::Gemini);
+    assert_eq!(
+        calls(&gemini),
+        [("weather", None, Some(json!({"location": "San Francisco"})))]
+    );
+    assert_eq!(gemini.stop_reason.as_deref(), Some("STOP"));
+}
+
+#[test]
+fn real_gemini_streamed_function_call_arguments_assemble_into_args() {
+    // Two calls, each opened by a part with `name` and `willContinue`, its `partialArgs` in the
+    // chunks after it, and ended by a bare `{"functionCall": {}}`.
+    let response = read_real("google-stream-tool-call-arguments.chunks.txt");
+    assert_eq!(response.format, Format::Gemini);
+    assert_eq!(
+        calls(&response),
+        [
+            ("getWeather", None, Some(json!({"location": "Boston"}))),
+            (
+                "getWeather",
+                None,
+                Some(json!({"location": "San Francisco"}))
+            ),
+        ]
+    );
+    assert_eq!(response.stop_reason.as_deref(), Some("STOP"));
+
+    // Paths into an array of objects, numbers, and no terminal part: the last piece that does
+    // not continue ends the call.
+    let response = read_real(
+        "google-stream-tool-call-array-arguments-missing-terminal-function-call.chunks.txt",
+    );
+    assert_eq!(
+        calls(&response),
+        [(
+            "writeItems",
+            None,
+            Some(json!({"operations": [
+                {"action": "add", "description": "Fresh red apple", "itemid": "apple_001",
+                 "price": 0.5},
+                {"action": "add", "description": "Ripe yellow banana", "itemid": "banana_001",
+                 "price": 0.3},
+            ]}))
+        )]
+    );
+}
+
+#[test]
+fn real_bedrock_converse_stream_events_assemble_into_a_converse_body() {
+    let response = read_real("amazon-bedrock-tool-call.1.chunks.txt");
+    assert_eq!(response.format, Format::Bedrock);
+    assert_eq!(
+        calls(&response),
+        [(
+            "test-tool",
+            Some("tool-use-id"),
+            Some(json!({"value": "Sparkle Day"}))
+        )]
+    );
+    assert_eq!(response.stop_reason.as_deref(), Some("tool_use"));
+
+    // Text blocks without a `contentBlockStart`, between calls.
+    let response = read_real("amazon-bedrock-json-with-tools.1.chunks.txt");
+    assert_eq!(
+        calls(&response),
+        [
+            ("tool-a", Some("tool-1"), Some(json!({"a": "1"}))),
+            ("tool-b", Some("tool-2"), Some(json!({"b": "2"}))),
+            (
+                "json",
+                Some("json-tool-id"),
+                Some(json!({"final": "result"}))
+            ),
+        ]
+    );
+    assert_eq!(response.text, ["Multiple tools.", "Final JSON."]);
+
+    // An empty `input` is a call without arguments.
+    let response = read_real("amazon-bedrock-tool-no-args.chunks.txt");
+    assert_eq!(
+        calls(&response),
+        [("updateIssueList", Some("tool-use-id"), Some(json!({})))]
+    );
+    assert_eq!(response.text, ["I'll update the issue list for you."]);
+}
+
+#[test]
+fn real_spliced_message_start_gives_way_to_the_new_message() {
+    // A message cut off by a new `message_start` (a retry spliced in) gives way to it.
+    let response = read_real("spliced-message-start.chunks.txt");
+    assert_eq!(
+        calls(&response),
+        [(
+            "test-tool",
+            Some("toolu_second"),
+            Some(json!({"value": "Sparkle Day"}))
+        )]
     );
 }
