@@ -74,7 +74,7 @@ impl Case {
     }
 
     /// Reads a case file. Errors name the file, line and column; with the `schema` feature, a
-    /// tool's input schema that does not compile is one (see [`crate::SchemaError`]).
+    /// tool's input schema that does not compile is one (see `SchemaError`, with the `schema` feature).
     pub fn load(path: &Path) -> Result<Case, InputError> {
         let text = std::fs::read_to_string(path).map_err(|source| InputError::Read {
             path: path.to_path_buf(),
@@ -109,7 +109,7 @@ impl Case {
 
     /// Builds a case from a parsed JSON value. Its schemas are not compiled here (this is the
     /// per-line path of a log): a schema that does not compile is
-    /// [`crate::SchemaError::Uncompilable`] when a call is validated, never a violation.
+    /// `SchemaError::Uncompilable` when a call is validated, never a violation.
     pub fn from_value(value: &Value) -> Result<Case, ParseError> {
         let (mut case, tools, parent) = Case::read(value, Tools::cloning)?;
         case.catalog = Catalog::new(tools.into_tools());

@@ -21,6 +21,7 @@ pub(crate) const WIRE: Wire = Wire {
     fits,
     top_keys: &[],
     read: response,
+    stream: None,
     answers,
     pairs_by_id: false,
     stop_reasons: StopReasons {

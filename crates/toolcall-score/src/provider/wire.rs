@@ -9,6 +9,7 @@
 
 use serde_json::{Map, Value};
 
+use super::stream::{Assembled, Fault};
 use crate::errors::ParseError;
 use crate::{Builtin, Format, Response};
 
@@ -28,6 +29,8 @@ pub(crate) struct Wire {
     pub(crate) top_keys: &'static [&'static str],
     /// Reads a response body of this format.
     pub(crate) read: fn(&Value) -> Result<Response, ParseError>,
+    /// How its recorded stream is read, or `None` when it has none that is text.
+    pub(super) stream: Option<Stream>,
     /// The messages (or input items) that carry the loop guard's answers back, in call order.
     pub(crate) answers: fn(&[Answer<'_>]) -> Vec<Value>,
     /// Whether results are paired with calls by id only (others also pair by order and name),
@@ -36,6 +39,21 @@ pub(crate) struct Wire {
     /// The stop reason the provider gives a turn that ends in tool calls, and one that ends in
     /// text (what the dummy agent's responses carry).
     pub(crate) stop_reasons: StopReasons,
+}
+
+/// A format's recorded stream: which events are its own and how they fold into its body (the
+/// framing, server-sent events or JSON lines or a JSON array, is `stream.rs`'s).
+#[derive(Clone, Copy)]
+pub(super) struct Stream {
+    /// Its events, as error messages describe them ("OpenAI `chat.completion.chunk`s").
+    pub(super) events: &'static str,
+    /// Whether an event is one of this format's. Formats' events never look alike.
+    pub(super) is_event: fn(&Map<String, Value>) -> bool,
+    /// Whether one of its events could as well be a whole body (a Gemini chunk is one), so that
+    /// a `.jsonl` file of them is samples rather than one stream.
+    pub(super) like_a_body: fn(&Map<String, Value>) -> bool,
+    /// Folds the events, in order, into this format's non-streaming body.
+    pub(super) assemble: fn(&[Value]) -> Result<Assembled, Fault>,
 }
 
 /// The stop reasons a format's provider reports.

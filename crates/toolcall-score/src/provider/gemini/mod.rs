@@ -11,11 +11,13 @@
 //! The REST API spells keys in camelCase; the Python SDK's `model_dump()` in snake_case. Both are
 //! read.
 
+mod stream;
+
 use serde_json::Value;
 
 use super::read::{array, get, get_any, object, opt_bool, opt_id, opt_object, opt_string};
 use super::read::{push_text, string, At, Evidence, Object};
-use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Wire};
+use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Stream, Wire};
 use crate::errors::ParseError;
 use crate::{Anomaly, AnomalyKind, Arguments, Format, Message, Response, Role, ToolCall};
 use crate::{SchemaDialect, ToolResult, Transcript};
@@ -28,6 +30,12 @@ pub(crate) const WIRE: Wire = Wire {
     fits,
     top_keys: &["candidates"],
     read: response,
+    stream: Some(Stream {
+        events: "Gemini chunks with `candidates`",
+        is_event: stream::is_event,
+        like_a_body: |_| true,
+        assemble: stream::assemble,
+    }),
     answers,
     pairs_by_id: false,
     stop_reasons: StopReasons {

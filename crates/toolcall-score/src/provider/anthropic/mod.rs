@@ -6,11 +6,13 @@
 //! read into the catalog by name (see [`super::parse_tools`]). Thinking blocks are not text the
 //! user sees and are skipped.
 
+mod stream;
+
 use serde_json::Value;
 
 use super::read::{array, get, object, opt_bool, opt_id, opt_string, push_text, required, string};
 use super::read::{At, Evidence, Object};
-use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Wire};
+use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Stream, Wire};
 use crate::errors::ParseError;
 use crate::{Arguments, Format, Message, Response, ToolCall, ToolResult};
 
@@ -22,6 +24,12 @@ pub(crate) const WIRE: Wire = Wire {
     fits,
     top_keys: &["type", "content", "role", "stop_reason"],
     read: response,
+    stream: Some(Stream {
+        events: "Anthropic `message_start` and `content_block_*` events",
+        is_event: stream::is_event,
+        like_a_body: |_| false,
+        assemble: stream::assemble,
+    }),
     answers,
     pairs_by_id: true,
     stop_reasons: StopReasons {

@@ -9,11 +9,13 @@
 //! .systemTool`, such as Nova's `nova_code_interpreter`) that Bedrock ran itself, as Anthropic's
 //! `server_tool_use` blocks are. System tools are kept in the catalog by name, with no schema.
 
+mod stream;
+
 use serde_json::Value;
 
 use super::read::{array, get, object, opt_id, opt_string, push_text, required, string};
 use super::read::{At, Evidence, Object};
-use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Wire};
+use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Stream, Wire};
 use crate::errors::ParseError;
 use crate::ToolResult;
 use crate::{Anomaly, AnomalyKind, Arguments, Format, Message, Response, ToolCall};
@@ -26,6 +28,12 @@ pub(crate) const WIRE: Wire = Wire {
     fits,
     top_keys: &["output", "stopReason"],
     read: response,
+    stream: Some(Stream {
+        events: "Bedrock ConverseStream events (`messageStart`, `contentBlockDelta`, …)",
+        is_event: stream::is_event,
+        like_a_body: |_| false,
+        assemble: stream::assemble,
+    }),
     answers,
     pairs_by_id: true,
     stop_reasons: StopReasons {

@@ -4,10 +4,12 @@
 //! Request messages share OpenAI Chat's shape (tool results are `role: "tool"` messages, named by
 //! `tool_name` rather than a call id) and are read by [`super::messages`].
 
+mod stream;
+
 use serde_json::Value;
 
 use super::read::{object, opt_string, required, At, Evidence};
-use super::wire::{Answer, Members, MembersExt, StopReasons, Wire};
+use super::wire::{Answer, Members, MembersExt, StopReasons, Stream, Wire};
 use crate::errors::ParseError;
 use crate::{Format, Response};
 
@@ -19,6 +21,12 @@ pub(crate) const WIRE: Wire = Wire {
     fits,
     top_keys: &["message", "done", "done_reason"],
     read: response,
+    stream: Some(Stream {
+        events: "Ollama chunks with `message` and `done`",
+        is_event: stream::is_event,
+        like_a_body: stream::like_a_body,
+        assemble: stream::assemble,
+    }),
     answers,
     pairs_by_id: false,
     stop_reasons: StopReasons {

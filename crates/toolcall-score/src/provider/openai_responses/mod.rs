@@ -26,11 +26,13 @@
 //! `code_interpreter_call`, …) are skipped; so are `reasoning` items. The stop reason is
 //! `incomplete_details.reason` when the response is incomplete, its `status` otherwise.
 
+mod stream;
+
 use serde_json::{json, Value};
 
 use super::read::{array, get, json_string_arguments, object, opt_id, opt_object, opt_string};
 use super::read::{push_text, required, string, At, Evidence, Object};
-use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Wire};
+use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Stream, Wire};
 use crate::errors::ParseError;
 use crate::{Arguments, Builtin, Format, Message, Response, Role, ToolCall, ToolResult};
 
@@ -42,6 +44,12 @@ pub(crate) const WIRE: Wire = Wire {
     fits,
     top_keys: &["object", "output", "incomplete_details", "status"],
     read: response,
+    stream: Some(Stream {
+        events: "OpenAI Responses `response.*` events",
+        is_event: stream::is_event,
+        like_a_body: |_| false,
+        assemble: stream::assemble,
+    }),
     answers,
     pairs_by_id: true,
     stop_reasons: StopReasons {

@@ -19,11 +19,13 @@
 //! is checked like any other, its input is not JSON and is not checked as JSON. Calls of any
 //! other `type` are skipped.
 
+mod stream;
+
 use serde_json::Value;
 
 use super::read::{array, get, json_string_arguments, object, opt_id, opt_string, push_text};
 use super::read::{required, string, At, Evidence, Object};
-use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Wire};
+use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Stream, Wire};
 use crate::errors::ParseError;
 use crate::{Anomaly, AnomalyKind, Arguments, Format, Response, ToolCall};
 
@@ -35,6 +37,12 @@ pub(crate) const WIRE: Wire = Wire {
     fits,
     top_keys: &["choices", "object"],
     read: response,
+    stream: Some(Stream {
+        events: "OpenAI `chat.completion.chunk`s",
+        is_event: stream::is_event,
+        like_a_body: |_| false,
+        assemble: stream::assemble,
+    }),
     answers,
     pairs_by_id: true,
     stop_reasons: StopReasons {
