@@ -79,6 +79,14 @@ pub(crate) fn names() -> String {
     names.join(", ")
 }
 
+impl Format {
+    /// Whether a response in this format can be read from a recorded stream (server-sent
+    /// events, one JSON chunk per line, a JSON array of chunks).
+    pub fn streams(self) -> bool {
+        crate::provider::streams(self)
+    }
+}
+
 impl fmt::Display for Format {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -51,7 +51,7 @@ fn every_stream_fixture_matches_its_body() {
         .filter(|name| !name.ends_with(".body.json"))
         .collect();
     streams.sort();
-    assert_eq!(streams.len(), 7, "{streams:?}");
+    assert_eq!(streams.len(), 8, "{streams:?}");
     for stream in &streams {
         let stem = stream.split('.').next().expect("a name");
         let body = format!("{stem}.body.json");
@@ -60,6 +60,33 @@ fn every_stream_fixture_matches_its_body() {
             .unwrap_or_else(|e| panic!("{body}: {e}"))
             .format;
         assert_same(stream, &body, format);
+    }
+}
+
+/// Completeness: every registered format that has a stream has a stream fixture here beside
+/// the body it assembles into (`<format>-<name>.<sse|ndjson|chunks.json>`); the formats that have
+/// none are listed. A new format fails here until it has one or is listed.
+#[test]
+fn every_streamed_format_has_a_stream_fixture() {
+    const NOT_STREAMED: [Format; 1] = [Format::CallList];
+    for format in Format::ALL {
+        let prefix = format!("{format}-");
+        let has_fixture = fs::read_dir(dir())
+            .expect("the stream fixtures")
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .any(|name| name.starts_with(&prefix) && !name.ends_with(".body.json"));
+        assert_eq!(
+            format.streams(),
+            !NOT_STREAMED.contains(&format),
+            "{format}: streamed, or listed as not"
+        );
+        assert_eq!(
+            has_fixture,
+            format.streams(),
+            "{format}: a streamed format needs tests/fixtures/stream/{prefix}*, a stream beside \
+             the body it assembles into"
+        );
     }
 }
 

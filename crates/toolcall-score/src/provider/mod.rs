@@ -194,6 +194,11 @@ pub fn parse_response(value: &Value, format: Option<Format>) -> Result<Response,
     })
 }
 
+/// Whether `format` has a recorded stream that is read (see [`Format::streams`]).
+pub(crate) fn streams(format: Format) -> bool {
+    format.wire().stream.is_some()
+}
+
 /// The response in `value`, read as `format`'s.
 fn read_as(value: &Value, format: Format) -> Result<Response, ParseError> {
     (format.wire().read)(value)
