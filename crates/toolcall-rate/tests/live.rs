@@ -562,8 +562,7 @@ fn a_malformed_body_is_counted_and_not_recorded() {
 /// and as that provider's format.
 #[test]
 fn every_bundled_case_converts_to_both_request_shapes_without_loss() {
-    use toolcall_rate::live::request;
-    use toolcall_score::Case;
+    use toolcall_score::{Case, Format};
 
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../cases");
     let mut paths = Vec::new();
@@ -599,8 +598,18 @@ fn every_bundled_case_converts_to_both_request_shapes_without_loss() {
         let raw: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
         let case = Case::from_value(&raw).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         for (name, body) in [
-            ("openai", request::openai(&raw, &case, &settings)),
-            ("anthropic", request::anthropic(&raw, &case, &settings)),
+            (
+                "openai",
+                Format::OpenaiChat
+                    .request_body(&raw, &case, &settings)
+                    .expect("a Chat body"),
+            ),
+            (
+                "anthropic",
+                Format::Anthropic
+                    .request_body(&raw, &case, &settings)
+                    .expect("an Anthropic body"),
+            ),
         ] {
             let back = Case::from_value(&body)
                 .unwrap_or_else(|e| panic!("{} as {name}: {e}\n{body:#}", path.display()));
@@ -634,7 +643,6 @@ fn every_bundled_case_converts_to_both_request_shapes_without_loss() {
 /// by id; and as Anthropic, where the text rides in the `tool_use` input.
 #[test]
 fn custom_tool_calls_are_rebuilt_as_custom_calls() {
-    use toolcall_rate::live::request;
     use toolcall_score::{Arguments, Case, Format};
 
     let raw = json!({
@@ -657,7 +665,9 @@ fn custom_tool_calls_are_rebuilt_as_custom_calls() {
         max_output_tokens: None,
         temperature: None,
     };
-    let body = request::openai(&raw, &case, &settings);
+    let body = Format::OpenaiChat
+        .request_body(&raw, &case, &settings)
+        .expect("a Chat body");
     assert_eq!(
         body["messages"][2]["tool_calls"],
         json!([{"id": "call_1", "type": "custom",
@@ -687,7 +697,9 @@ fn custom_tool_calls_are_rebuilt_as_custom_calls() {
         }
     );
 
-    let body = request::anthropic(&raw, &case, &settings);
+    let body = Format::Anthropic
+        .request_body(&raw, &case, &settings)
+        .expect("an Anthropic body");
     assert_eq!(
         body["messages"][1]["content"][0]["input"],
         json!({"input": "SELECT id FROM invoices"})

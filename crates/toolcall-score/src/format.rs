@@ -85,6 +85,18 @@ impl Format {
     pub fn streams(self) -> bool {
         crate::provider::streams(self)
     }
+
+    /// The request body live mode sends for `case` in this format (`raw` is the case file's
+    /// JSON, sent as written when it already is this format's request), or `None` when no live
+    /// transport speaks this format.
+    pub fn request_body(
+        self,
+        raw: &serde_json::Value,
+        case: &crate::Case,
+        settings: &crate::RequestSettings,
+    ) -> Option<serde_json::Value> {
+        self.wire().request.map(|body| body(raw, case, settings))
+    }
 }
 
 impl fmt::Display for Format {

@@ -78,6 +78,7 @@ pub use model::{
     Anomaly, AnomalyKind, Arguments, Builtin, Message, Request, Response, Role, ToolCall,
     ToolResult, Transcript,
 };
+pub use provider::request::RequestSettings;
 pub use recording::Recording;
 #[cfg(feature = "schema")]
 pub use schema::SchemaError;

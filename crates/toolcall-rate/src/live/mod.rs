@@ -20,7 +20,6 @@
 //! Requests are sent one at a time: rate limits, not the client, bound a nightly run's speed.
 
 pub mod http;
-pub mod request;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -30,7 +29,7 @@ use serde_json::Value;
 use toolcall_score::{Case, Format, Response};
 
 pub use http::{CallError, RetryPolicy};
-pub use request::RequestSettings;
+pub use toolcall_score::RequestSettings;
 
 use crate::scan::{case_id, walk};
 use crate::tally::{Origin, Tally};
@@ -259,11 +258,12 @@ pub fn run(options: &LiveOptions) -> Result<LiveRun, RateError> {
         }
         let body = match read_raw(path) {
             Ok(raw) => {
-                let body = match options.provider {
-                    Provider::OpenAi => request::openai(&raw, &case, &options.settings),
-                    Provider::Anthropic => request::anthropic(&raw, &case, &options.settings),
-                };
-                serde_json::to_vec(&body).map_err(|e| e.to_string())
+                // Each format's module builds its own request body (`Format::request_body`).
+                let format = options.provider.format();
+                format
+                    .request_body(&raw, &case, &options.settings)
+                    .ok_or_else(|| format!("no request body is built for {format}"))
+                    .and_then(|body| serde_json::to_vec(&body).map_err(|e| e.to_string()))
             }
             Err(e) => Err(e),
         };

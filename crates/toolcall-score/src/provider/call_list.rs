@@ -22,6 +22,7 @@ pub(crate) const WIRE: Wire = Wire {
     top_keys: &[],
     read: response,
     stream: None,
+    request: None,
     answers,
     pairs_by_id: false,
     stop_reasons: StopReasons {

@@ -58,6 +58,7 @@ pub(crate) mod ollama;
 pub(crate) mod openai_chat;
 pub(crate) mod openai_responses;
 mod read;
+pub(crate) mod request;
 mod stream;
 pub(crate) mod wire;
 

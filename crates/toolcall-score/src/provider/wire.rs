@@ -9,9 +9,10 @@
 
 use serde_json::{Map, Value};
 
+use super::request::RequestSettings;
 use super::stream::{Assembled, Fault};
 use crate::errors::ParseError;
-use crate::{Builtin, Format, Response};
+use crate::{Builtin, Case, Format, Response};
 
 /// Everything the shared layers need from one wire format.
 pub(crate) struct Wire {
@@ -31,6 +32,8 @@ pub(crate) struct Wire {
     pub(crate) read: fn(&Value) -> Result<Response, ParseError>,
     /// How its recorded stream is read, or `None` when it has none that is text.
     pub(super) stream: Option<Stream>,
+    /// Builds the request body live mode sends for a case (`None`: no live transport speaks it).
+    pub(crate) request: Option<fn(&Value, &Case, &RequestSettings) -> Value>,
     /// The messages (or input items) that carry the loop guard's answers back, in call order.
     pub(crate) answers: fn(&[Answer<'_>]) -> Vec<Value>,
     /// Whether results are paired with calls by id only (others also pair by order and name),

@@ -6,6 +6,7 @@
 //! read into the catalog by name (see [`super::parse_tools`]). Thinking blocks are not text the
 //! user sees and are skipped.
 
+mod request;
 mod stream;
 
 use serde_json::Value;
@@ -30,6 +31,7 @@ pub(crate) const WIRE: Wire = Wire {
         like_a_body: |_| false,
         assemble: stream::assemble,
     }),
+    request: Some(request::body),
     answers,
     pairs_by_id: true,
     stop_reasons: StopReasons {

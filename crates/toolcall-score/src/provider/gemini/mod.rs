@@ -36,6 +36,7 @@ pub(crate) const WIRE: Wire = Wire {
         like_a_body: |_| true,
         assemble: stream::assemble,
     }),
+    request: None,
     answers,
     pairs_by_id: false,
     stop_reasons: StopReasons {

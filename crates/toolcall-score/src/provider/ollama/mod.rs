@@ -27,6 +27,7 @@ pub(crate) const WIRE: Wire = Wire {
         like_a_body: stream::like_a_body,
         assemble: stream::assemble,
     }),
+    request: None,
     answers,
     pairs_by_id: false,
     stop_reasons: StopReasons {

@@ -19,6 +19,7 @@
 //! is checked like any other, its input is not JSON and is not checked as JSON. Calls of any
 //! other `type` are skipped.
 
+mod request;
 mod stream;
 
 use serde_json::Value;
@@ -43,6 +44,7 @@ pub(crate) const WIRE: Wire = Wire {
         like_a_body: |_| false,
         assemble: stream::assemble,
     }),
+    request: Some(request::body),
     answers,
     pairs_by_id: true,
     stop_reasons: StopReasons {

@@ -50,6 +50,7 @@ pub(crate) const WIRE: Wire = Wire {
         like_a_body: |_| false,
         assemble: stream::assemble,
     }),
+    request: None,
     answers,
     pairs_by_id: true,
     stop_reasons: StopReasons {
