@@ -270,7 +270,7 @@ pub(crate) fn load_responses(
 ) -> Result<Vec<(Option<usize>, Response)>, (String, Option<usize>)> {
     let text = fs::read_to_string(path)
         .map_err(|e| (format!("{}: cannot read: {e}", path.display()), None))?;
-    if Recording::of(path) == Some(Recording::PerLine) {
+    if Recording::of_text(path, &text) == Some(Recording::PerLine) {
         let mut responses = Vec::new();
         for (index, line) in text.lines().enumerate() {
             if line.trim().is_empty() {

@@ -384,6 +384,25 @@ fn a_recorded_stream_is_one_response() -> Result<(), Failed> {
         "the stream stands in for the body: {streamed:?}"
     );
 
+    // The same events one per line in a `.jsonl`: its first line is no body, so it is one
+    // stream, not samples.
+    fs::remove_file(billing.join("invented.sse"))?;
+    let lines: Vec<&str> = INVENTED_STREAM
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .collect();
+    fs::write(billing.join("invented.jsonl"), lines.join("\n") + "\n")?;
+    let per_line = report(&tree);
+    let case = outcome_of(&per_line, "claude", "billing/invented");
+    ensure!(case.samples.len() == 1, "{} samples", case.samples.len());
+    ensure!(
+        case.fingerprint == ["get_invoices (invented)"],
+        "{:?}",
+        case.fingerprint
+    );
+    fs::remove_file(billing.join("invented.jsonl"))?;
+    fs::write(billing.join("invented.sse"), INVENTED_STREAM)?;
+
     fs::copy(billing.join("clean.json"), billing.join("clean.sse"))?;
     let twice = report(&tree);
     let claude = twice.agents().iter().find(|a| a.name == "claude");

@@ -501,11 +501,17 @@ fn score_recorded(tally: &mut Tally, item: &Recorded, format: Option<Format>) {
             return tally.bad_input(origin, message);
         }
     }
-    if Recording::of(&item.recorded) == Some(Recording::PerLine) {
-        let text = match std::fs::read_to_string(&item.recorded) {
-            Ok(text) => text,
+    // A `.jsonl` is samples, one response per line, unless its first line is a stream event no
+    // body looks like: then it is one stream (`Recording::of_text`), read whole below.
+    let samples = match Recording::of(&item.recorded) {
+        Some(Recording::PerLine) => match std::fs::read_to_string(&item.recorded) {
+            Ok(text) => (Recording::of_text(&item.recorded, &text) == Some(Recording::PerLine))
+                .then_some(text),
             Err(e) => return tally.bad_input(origin, format!("{shown}: cannot read: {e}")),
-        };
+        },
+        _ => None,
+    };
+    if let Some(text) = samples {
         let scorer = Scorer::new(&case);
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {

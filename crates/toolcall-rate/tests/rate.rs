@@ -599,3 +599,38 @@ fn a_missing_tree_is_named_as_missing() {
         .to_string();
     assert!(err.contains("not a directory"), "{err}");
 }
+
+/// A `.jsonl` recording whose first line is a stream event no body looks like (here a
+/// `chat.completion.chunk`) is one recorded stream, as `toolcall score` reads it, not samples
+/// whose every line would be a bad response.
+#[test]
+fn a_jsonl_of_chunk_lines_is_one_stream() {
+    let dir = scratch("jsonl-stream");
+    let cases = dir.join("cases");
+    let recorded = dir.join("recorded/agent");
+    write(&cases.join("a.json"), &case(&[], false));
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        .to_string()
+    };
+    let lines = [
+        chunk(
+            json!({"role": "assistant", "tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                   "function": {"name": "get_invoices", "arguments": ""}}]}),
+            Value::Null,
+        ),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]}),
+            Value::Null,
+        ),
+        chunk(json!({}), json!("tool_calls")),
+    ];
+    std::fs::create_dir_all(&recorded).unwrap();
+    std::fs::write(recorded.join("a.jsonl"), lines.join("\n") + "\n").unwrap();
+    let scan = rate_tree(&cases, &recorded, &options()).unwrap();
+    let report = Report::new(scan.tally, Gate::default());
+    assert_eq!(report.bad_lines, 0, "{:?}", report.errors);
+    assert_eq!((report.responses, report.calls, report.unknown), (1, 1, 1));
+    assert_eq!(report.distinct[0].name, "get_invoices");
+}

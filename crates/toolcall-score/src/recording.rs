@@ -43,6 +43,17 @@ impl Recording {
         }
     }
 
+    /// The kind of the file at `path` holding `text`: as [`Recording::of`], but a `.jsonl` whose
+    /// first non-blank line is a stream event no body looks like (a `chat.completion.chunk`, an
+    /// Anthropic, Responses or Bedrock event, an Ollama chunk with `"done": false`) is one
+    /// stream, not samples — as [`crate::Response::load`] reads it. Only that line is parsed.
+    pub fn of_text(path: &Path, text: &str) -> Option<Recording> {
+        match Recording::of(path)? {
+            Recording::PerLine if crate::provider::starts_a_stream(text) => Some(Recording::One),
+            kind => Some(kind),
+        }
+    }
+
     /// The files under `dir` that record case `id` (`<dir>/<id>.<extension>`), in
     /// [`Recording::EXTENSIONS`] order; more than one is a case recorded twice.
     pub fn files<'a>(dir: &'a Path, id: &'a str) -> impl Iterator<Item = PathBuf> + 'a {
@@ -71,5 +82,22 @@ mod tests {
         for other in ["a.txt", "a", "a.json.bak", ".json"] {
             assert_eq!(Recording::of(Path::new(other)), None, "{other}");
         }
+    }
+
+    #[test]
+    fn a_jsonl_of_stream_events_is_one_stream_and_of_bodies_samples() {
+        let path = Path::new("recorded/a/case.jsonl");
+        let chunks = "\n{\"object\":\"chat.completion.chunk\",\"choices\":[]}\n{\"object\":\"chat.completion.chunk\",\"choices\":[]}\n";
+        assert_eq!(Recording::of_text(path, chunks), Some(Recording::One));
+        let bodies = "{\"candidates\":[]}\n{\"candidates\":[]}\n";
+        assert_eq!(Recording::of_text(path, bodies), Some(Recording::PerLine));
+        assert_eq!(
+            Recording::of_text(path, "not json\n"),
+            Some(Recording::PerLine)
+        );
+        assert_eq!(
+            Recording::of_text(Path::new("a.json"), chunks),
+            Some(Recording::One)
+        );
     }
 }

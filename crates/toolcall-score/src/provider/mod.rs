@@ -205,7 +205,8 @@ fn read_as(value: &Value, format: Format) -> Result<Response, ParseError> {
     (format.wire().read)(value)
 }
 
-pub(crate) use self::stream::{is_ndjson, is_sse, parse_text as parse_stream, Framing};
+pub(crate) use self::stream::Framing;
+pub(crate) use self::stream::{is_ndjson, is_sse, parse_text as parse_stream, starts_a_stream};
 
 /// The response in `text` when the single-pass reader handles it (any valid response, bar a few
 /// odd shapes), equal to what [`parse_response`] gives over the text's `Value`; `None` sends the

@@ -307,6 +307,14 @@ fn not_one_stream(events: &[Value], samples: bool) -> Option<String> {
     })
 }
 
+/// Whether the first non-blank line of `text` is a stream event no whole response looks like.
+pub(crate) fn starts_a_stream(text: &str) -> bool {
+    text.lines()
+        .find(|line| !line.trim().is_empty())
+        .and_then(|line| serde_json::from_str::<Value>(line).ok())
+        .is_some_and(|event| unambiguous(&event))
+}
+
 /// Whether `event` is a stream event no whole response looks like (a Gemini chunk has a body's
 /// shape, and so has an Ollama chunk unless it says `"done": false`): each format says.
 fn unambiguous(event: &Value) -> bool {
