@@ -10,40 +10,61 @@
 //! ```
 //!
 //! `<conversation>` is the conversation's index in the file (zero-padded) or its `id`; `<turn>`
-//! is the index of the assistant message in the message list. This is how a user gets a first
-//! transcript: log one real run, import it, then edit cases by hand to add the edge cases the
-//! model never happened to produce.
+//! is the index of the assistant message (for the Responses API, of the turn's first item) in
+//! the message list. This is how a user gets a first transcript: log one real run, import it,
+//! then edit cases by hand to add the edge cases the model never happened to produce.
 //!
 //! Inputs (JSON):
-//! - one conversation: a message list, or an object holding one under a key;
+//! - one conversation: a message list, or an object holding one under a key (a logged request
+//!   body is such an object);
 //! - a list of conversations, each a message list or such an object;
 //! - a directory: every `*.json` in it except `tools.json`, which (if present) is the catalog.
 //!
-//! The message-list key is `--messages-key`, or the first present of [`MESSAGE_KEYS`]
-//! (tau-bench uses `traj`). The tools come from `--tools FILE` (which wins), the conversation
-//! object's `tools`, or the file's top-level `tools`. Message lists are OpenAI Chat (`tool_calls`
-//! on assistant messages, `tool` role results) or Anthropic Messages (`tool_use` /
-//! `tool_result` content blocks, the system prompt under the object's `system`). OpenAI tools
-//! written without the `{"type": "function", "function": ...}` wrapper are wrapped, so every case
-//! is a request body the provider accepts.
+//! The message-list key is `--messages-key`, or the first of [`default_keys`] that holds a list:
+//! the request's own (`messages`, `input`, `contents`), then [`MESSAGE_KEYS`] (tau-bench uses
+//! `traj`).
+//!
+//! Every request format the scorer reads is imported: OpenAI Chat, Anthropic Messages, the
+//! Responses API's `input` items, Gemini `contents`, Bedrock Converse and Ollama `/api/chat`
+//! messages. This module knows none of them: the core's
+//! [`Logged`](toolcall_score::provider::Logged) reads the list with the scorer's own request
+//! reader, which tells the format from the shapes, and each format's module says what a turn
+//! is, how its provider's response body wraps one, and where its tools and system prompt go. So
+//! a case is a request in the conversation's own format (`toolcall score` reads it back as
+//! that format) and a recording is the body that format's provider returns. A list whose shapes
+//! name no format (plain text messages, which Chat and Ollama share) is read as OpenAI Chat, as
+//! before; one under a key that is not a request's (`traj`, a bare list) is read as `messages`,
+//! so a Responses transcript is looked for under `input`.
+//!
+//! The tools come from `--tools FILE` (which wins), the conversation object's tools (where its
+//! format sends them: Bedrock's `toolConfig`, else `tools`), or the file's top-level ones. Bare
+//! `{name, description, parameters}` definitions are given the format's wrapper (Chat's
+//! `{"type": "function", "function": ...}`, a Gemini `functionDeclarations` group, a Bedrock
+//! `toolSpec`, …), so every case is a request body the provider accepts. The system prompt
+//! kept beside the transcript (`system`, `systemInstruction`, `instructions`) goes with each
+//! case.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
+use toolcall_score::provider::Logged;
 use toolcall_score::InputError;
 
 use crate::RateError;
 
-/// Keys under which a conversation object may carry its message list, tried in order.
-pub const MESSAGE_KEYS: [&str; 6] = [
-    "messages",
-    "traj",
-    "trajectory",
-    "conversation",
-    "history",
-    "turns",
-];
+/// Keys under which a conversation object may carry its message list besides the request's own
+/// (`messages`, `input`, `contents`, which are tried first: see [`default_keys`]), in order.
+pub const MESSAGE_KEYS: [&str; 5] = ["traj", "trajectory", "conversation", "history", "turns"];
+
+/// The keys a conversation's message list is looked for under without `--messages-key`, in
+/// order: where each request format keeps its transcript
+/// ([`toolcall_score::provider::Logged::transcript_keys`]), then [`MESSAGE_KEYS`].
+pub fn default_keys() -> Vec<&'static str> {
+    let mut keys = Logged::transcript_keys();
+    keys.extend(MESSAGE_KEYS);
+    keys
+}
 
 /// How `import` names and writes what it makes.
 #[derive(Clone, Debug, Default)]
@@ -54,7 +75,8 @@ pub struct ImportOptions {
     pub agent: Option<String>,
     /// The group under `cases/`; default the input file's stem.
     pub prefix: Option<String>,
-    /// The key holding each conversation's messages; default: detected from [`MESSAGE_KEYS`].
+    /// The key holding each conversation's messages; default: the first of [`default_keys`]
+    /// that holds a list.
     pub messages_key: Option<String>,
     /// A tools file that replaces the tools found in the input.
     pub tools: Option<PathBuf>,
@@ -75,19 +97,14 @@ pub struct ImportSummary {
     pub agents: Vec<String>,
 }
 
-/// The provider shape of a message list.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Dialect {
-    OpenAi,
-    Anthropic,
-}
-
 /// One conversation, found in an input file.
 struct Conversation<'a> {
     name: String,
+    /// The member of `object` the messages were under.
+    key: Option<&'a str>,
     messages: &'a [Value],
-    tools: Option<&'a Value>,
-    system: Option<&'a Value>,
+    /// The conversation object, when it is one (its tools, system prompt and model).
+    object: Option<&'a Map<String, Value>>,
     model: Option<&'a str>,
 }
 
@@ -125,16 +142,21 @@ fn conversations<'a>(
         path: path.to_path_buf(),
         why,
     };
+    let defaults = default_keys();
     let from_object = |object: &'a Map<String, Value>, index: usize, width: usize| {
-        let messages = match key {
-            Some(key) => object.get(key),
-            None => MESSAGE_KEYS.iter().find_map(|k| object.get(*k)),
+        let list = |key: &str| {
+            let (key, value) = object.get_key_value(key)?;
+            Some((key.as_str(), value.as_array()?.as_slice()))
         };
-        let messages = messages.and_then(Value::as_array).ok_or_else(|| {
+        let found = match key {
+            Some(key) => list(key),
+            None => defaults.iter().find_map(|k| list(k)),
+        };
+        let (found, messages) = found.ok_or_else(|| {
             let keys: Vec<&str> = object.keys().map(String::as_str).take(8).collect();
             bad(format!(
                 "conversation {index}: no message list under {} (keys: {}); name it with --messages-key",
-                key.map_or_else(|| MESSAGE_KEYS.join(", "), |k| format!("`{k}`")),
+                key.map_or_else(|| defaults.join(", "), |k| format!("`{k}`")),
                 keys.join(", ")
             ))
         })?;
@@ -145,17 +167,17 @@ fn conversations<'a>(
         };
         Ok(Conversation {
             name,
+            key: Some(found),
             messages,
-            tools: object.get("tools"),
-            system: object.get("system"),
+            object: Some(object),
             model: object.get("model").and_then(Value::as_str),
         })
     };
     let plain = |messages: &'a [Value], index: usize, width: usize| Conversation {
         name: format!("{index:0width$}"),
+        key: None,
         messages,
-        tools: None,
-        system: None,
+        object: None,
         model: None,
     };
     match value {
@@ -201,138 +223,51 @@ fn kind(value: &Value) -> &'static str {
     }
 }
 
-fn dialect(messages: &[Value]) -> Option<Dialect> {
-    for message in messages {
-        if message.get("role").and_then(Value::as_str) == Some("tool")
-            || message.get("tool_calls").is_some_and(|c| !c.is_null())
-        {
-            return Some(Dialect::OpenAi);
-        }
-        if let Some(blocks) = message.get("content").and_then(Value::as_array) {
-            if blocks.iter().any(|b| {
-                matches!(
-                    b.get("type").and_then(Value::as_str),
-                    Some("tool_use" | "tool_result")
-                )
-            }) {
-                return Some(Dialect::Anthropic);
-            }
-        }
-    }
-    None
-}
-
-/// OpenAI tools in the request's own shape: bare `{name, description, parameters}` functions
-/// get the `{"type": "function", "function": ...}` wrapper.
-fn openai_tools(tools: &Value) -> Value {
-    match tools {
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .map(|tool| {
-                    if tool.get("type").is_none() && tool.get("name").is_some() {
-                        json!({"type": "function", "function": tool})
-                    } else {
-                        tool.clone()
-                    }
-                })
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
-fn calls_of(message: &Value, dialect: Dialect) -> usize {
-    match dialect {
-        Dialect::OpenAi => message
-            .get("tool_calls")
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len),
-        Dialect::Anthropic => {
-            message
-                .get("content")
-                .and_then(Value::as_array)
-                .map_or(0, |blocks| {
-                    blocks
-                        .iter()
-                        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
-                        .count()
-                })
-        }
-    }
-}
-
-fn turns(
-    source: &str,
-    prefix: &str,
-    conversation: &Conversation<'_>,
-    tools: &Value,
-    agent: &str,
-) -> Vec<Turn> {
-    let Some(dialect) = dialect(conversation.messages) else {
-        return Vec::new();
-    };
-    let mut turns = Vec::new();
-    for (i, message) in conversation.messages.iter().enumerate() {
-        if message.get("role").and_then(Value::as_str) != Some("assistant") {
-            continue;
-        }
-        let calls = calls_of(message, dialect);
-        if calls == 0 {
-            continue;
-        }
+/// The cases of one conversation: each assistant turn that calls a tool, with the request up to
+/// it and the turn wrapped as its format's response body (an error says why a turn does not
+/// read as a response).
+fn turns<'a>(
+    source: &'a str,
+    prefix: &'a str,
+    conversation: &'a Conversation<'_>,
+    logged: &'a Logged<'_>,
+    tools: &'a Value,
+    agent: &'a str,
+) -> impl Iterator<Item = Result<Turn, String>> + 'a {
+    let model = conversation.model.unwrap_or(agent);
+    logged.turns().filter_map(move |range| {
+        let i = range.start;
         let name = format!("{}-{i}", conversation.name);
-        let about = format!(
-            "imported from {source}, conversation {}, message {i}",
-            conversation.name
-        );
-        let model = conversation.model.unwrap_or(agent);
-        let (case, response) = match dialect {
-            Dialect::OpenAi => (
-                json!({
-                    "about": about,
-                    "format": "openai-chat",
-                    "tools": openai_tools(tools),
-                    "messages": &conversation.messages[..i],
-                }),
-                json!({
-                    "id": format!("imported-{name}"),
-                    "object": "chat.completion",
-                    "model": model,
-                    "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
-                }),
-            ),
-            Dialect::Anthropic => {
-                let mut case = json!({
-                    "about": about,
-                    "format": "anthropic",
-                    "tools": tools,
-                    "messages": &conversation.messages[..i],
-                });
-                if let Some(system) = conversation.system {
-                    case["system"] = system.clone();
-                }
-                (
-                    case,
-                    json!({
-                        "id": format!("imported-{name}"),
-                        "type": "message",
-                        "role": "assistant",
-                        "model": model,
-                        "content": message.get("content").cloned().unwrap_or(Value::Null),
-                        "stop_reason": "tool_use",
-                    }),
-                )
+        let (response, read) = match logged.response(range, &format!("imported-{name}"), model) {
+            Ok(pair) => pair,
+            Err(e) => {
+                return Some(Err(format!(
+                    "message {i} does not read as a {} response: {e}",
+                    logged.format()
+                )))
             }
         };
-        turns.push(Turn {
+        if read.calls.is_empty() {
+            return None;
+        }
+        let mut case = Map::new();
+        case.insert(
+            "about".into(),
+            format!(
+                "imported from {source}, conversation {}, message {i}",
+                conversation.name
+            )
+            .into(),
+        );
+        case.insert("format".into(), logged.format().as_str().into());
+        case.extend(logged.request(i, tools, conversation.object));
+        Some(Ok(Turn {
             id: format!("{prefix}/{name}"),
-            case,
+            case: Value::Object(case),
             response,
-            calls,
-        });
-    }
-    turns
+            calls: read.calls.len(),
+        }))
+    })
 }
 
 /// Writes `value` to `path` through a temporary file and a rename, so a reader never sees half a
@@ -500,14 +435,23 @@ fn for_each_turn(
     mut each: impl FnMut(&str, &Turn),
 ) -> Result<usize, RateError> {
     let conversations = conversations(file, value, options.messages_key.as_deref())?;
-    let file_tools = value.get("tools").filter(|_| value.is_object());
     let source = file
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let bad = |conversation: &Conversation<'_>, why: String| RateError::Import {
+        path: file.to_path_buf(),
+        why: format!("conversation {}: {why}", conversation.name),
+    };
     for conversation in &conversations {
+        let logged = Logged::read(conversation.messages, conversation.key).map_err(|e| {
+            bad(
+                conversation,
+                format!("its messages do not read as a request's transcript: {e}"),
+            )
+        })?;
         let tools = tools_override
-            .or(conversation.tools)
-            .or(file_tools)
+            .or_else(|| conversation.object.and_then(|o| logged.tools_in(o)))
+            .or_else(|| value.as_object().and_then(|o| logged.tools_in(o)))
             .ok_or_else(|| RateError::Import {
                 path: file.to_path_buf(),
                 why: format!(
@@ -521,8 +465,8 @@ fn for_each_turn(
             (None, Some(model)) => model.replace(['/', '\\', ':'], "_"),
             (None, None) => "imported".to_owned(),
         };
-        for turn in turns(&source, prefix, conversation, tools, &agent) {
-            each(&agent, &turn);
+        for turn in turns(&source, prefix, conversation, &logged, tools, &agent) {
+            each(&agent, &turn.map_err(|why| bad(conversation, why))?);
         }
     }
     Ok(conversations.len())

@@ -1,5 +1,6 @@
 //! The offline rate: recorded trees and JSONL logs, bad input, and import, on small generated
-//! inputs (default tier: nothing but Rust needed).
+//! inputs (default tier: nothing but Rust needed); `import_formats` imports a conversation in each
+//! request format beyond OpenAI Chat and Anthropic and scores what it wrote.
 
 use std::path::{Path, PathBuf};
 
@@ -8,6 +9,8 @@ use toolcall_rate::{
     import, rate_jsonl, rate_tree, Gate, ImportOptions, RateError, Report, ScanOptions,
 };
 use toolcall_score::Cause;
+
+mod import_formats;
 
 fn scratch(test: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))

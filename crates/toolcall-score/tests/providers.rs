@@ -561,6 +561,27 @@ fn bedrock_system_tools_are_named_and_their_runs_are_not_calls() {
     assert_eq!(request.transcript.calls().count(), 0);
 }
 
+/// A case that names its format `bedrock` reads Bedrock's own content blocks, which carry no
+/// `type` (they are keyed by kind: `text`, `toolUse`, `toolResult`); a typed block is what it
+/// refuses.
+#[test]
+fn a_case_named_bedrock_reads_its_untyped_blocks() {
+    let case = json!({"format": "bedrock", "messages": [
+        {"role": "user", "content": [{"text": "Top song on WZPZ?"}]},
+        {"role": "assistant", "content": [{"text": "Looking."},
+            {"toolUse": {"toolUseId": "tooluse_1", "name": "top_song", "input": {"sign": "WZPZ"}}}]},
+        {"role": "user", "content": [{"toolResult": {"toolUseId": "tooluse_1",
+            "content": [{"json": {"song": "Elemental Hotel"}}]}}]}
+    ]});
+    let case = Case::from_value(&case).expect("a bedrock case reads");
+    assert_eq!(case.transcript.calls().count(), 1);
+    assert_eq!(case.transcript.messages[0].text, ["Top song on WZPZ?"]);
+    let typed = json!({"format": "bedrock", "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]}]});
+    let error = Case::from_value(&typed).expect_err("a typed block is not Bedrock's");
+    assert_eq!(error.pointer(), Some("/messages/0/content/0"));
+}
+
 /// Gemini's `Tool` has more built-in kinds than function declarations, none of them with a name
 /// (googleapis' genai SDKs: `parallelAiSearch`, `enterpriseWebSearch`, `exaAiSearch`,
 /// `mcpServers`, and the Python SDK's snake_case spellings): a request using one is valid and

@@ -11,8 +11,9 @@ use crate::output;
 /// Arguments of `toolcall import`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A conversation file (one conversation, a list, or objects carrying the messages), or a
-    /// directory of them (a tools.json there is the catalog).
+    /// A conversation file (one conversation, a list, or objects carrying the messages, in any
+    /// request format the scorer reads), or a directory of them (a tools.json there is the
+    /// catalog).
     pub input: PathBuf,
     /// Where cases/ and recorded/ are written.
     #[arg(long)]
@@ -20,8 +21,8 @@ pub struct Args {
     /// A tools array to use as the catalog (replaces tools found in the input).
     #[arg(long, value_name = "FILE")]
     pub tools: Option<PathBuf>,
-    /// The key holding each conversation's message list (default: messages, traj, trajectory,
-    /// conversation, history, turns).
+    /// The key holding each conversation's message list (default: messages, input, contents,
+    /// traj, trajectory, conversation, history, turns).
     #[arg(long, value_name = "KEY")]
     pub messages_key: Option<String>,
     /// The agent directory under recorded/ (default: the conversation's model, else `imported`).

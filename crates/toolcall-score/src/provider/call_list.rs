@@ -29,6 +29,8 @@ pub(crate) const WIRE: Wire = Wire {
         calls: None,
         text: None,
     },
+    // A call list is what a client sent a server, not a conversation with a model.
+    conversation: None,
 };
 
 /// Never an object: a call list is a JSON array, which detection tells apart before any

@@ -81,7 +81,8 @@ fn message(
                         anthropic::block_into(block, &at, &mut message, evidence)?;
                     }
                 } else {
-                    if let Some(format) = format {
+                    // Bedrock's blocks are the untyped ones: only other named formats refuse them.
+                    if let Some(format) = format.filter(|f| *f != Format::Bedrock) {
                         return Err(at.unexpected(
                             format!(
                                 "a content block with a `type` (the case's format is {format})"

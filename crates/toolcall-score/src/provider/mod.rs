@@ -46,6 +46,13 @@
 //! `cachePoint`) are skipped, as nothing calls them as a function. A Responses `namespace` tool
 //! group contributes its inner tools under their own names (calls carry the namespace
 //! separately).
+//!
+//! # Logged conversations
+//!
+//! [`Logged`] reads a logged conversation back as its own format (told by [`parse_request`]'s
+//! shapes) and makes of each assistant turn the request up to it and the response body that
+//! returned it, for `toolcall import`. Each format's module says what its turns are and how its
+//! provider wraps one; see `logged.rs`.
 
 pub(crate) mod anthropic;
 pub(crate) mod bedrock;
@@ -53,6 +60,7 @@ pub(crate) mod call_list;
 mod collect;
 mod fast;
 pub(crate) mod gemini;
+mod logged;
 mod messages;
 pub(crate) mod ollama;
 pub(crate) mod openai_chat;
@@ -65,6 +73,7 @@ pub(crate) mod wire;
 use serde_json::Value;
 
 pub(crate) use self::collect::Tools;
+pub use self::logged::Logged;
 use self::read::Object;
 use self::read::{array, get, get_any, object, opt_array, opt_string, string, At, Evidence};
 pub(crate) use self::wire::{fitting, Members};

@@ -2,10 +2,11 @@
 //!
 //! Each format's module defines a `WIRE` and the registry in `format.rs` lists the modules, one
 //! line each. The shared layers — detection, the single-pass reader's kept members, stream
-//! assembly, the loop guard's answers, the names users type and every message that lists
-//! formats — ask a format's `Wire` for what they need instead of matching on [`Format`]. So a
-//! new format is its own module plus a registry line, and a `Wire` field it forgets is a
-//! compile error (a struct literal must name every field).
+//! assembly, the loop guard's answers, the names users type, every message that lists formats
+//! and the import of logged conversations (`logged.rs`) — ask a format's `Wire` for what they
+//! need instead of matching on [`Format`]. So a new format is its own module plus a registry
+//! line, and a `Wire` field it forgets is a compile error (a struct literal must name every
+//! field).
 
 use serde_json::{Map, Value};
 
@@ -42,6 +43,41 @@ pub(crate) struct Wire {
     /// The stop reason the provider gives a turn that ends in tool calls, and one that ends in
     /// text (what the dummy agent's responses carry).
     pub(crate) stop_reasons: StopReasons,
+    /// How a logged conversation in this format becomes cases and recorded responses
+    /// (`toolcall import`, through [`super::Logged`]); `None` for a format that has no
+    /// conversations (call lists).
+    pub(crate) conversation: Option<Conversation>,
+}
+
+/// What a format's requests and responses look like to the importer of logged conversations.
+///
+/// A turn is a range of transcript items; every function sees only JSON, so a format module
+/// says in a few lines where its turn starts and ends and how its provider returned one.
+pub(crate) struct Conversation {
+    /// The request member the transcript is kept under (`messages`, `contents`, `input`).
+    pub(crate) transcript: &'static str,
+    /// The members of a logged request object, beside the transcript and the tools, that each
+    /// case keeps: the system prompt, where the format sends it outside the transcript.
+    pub(crate) carried: &'static [&'static str],
+    /// The request member the tools go under (`tools`; Bedrock's `toolConfig`).
+    pub(crate) tools_key: &'static str,
+    /// The tools (a tools array in any shape, or what a logged request kept under `tools_key`)
+    /// as this format's request sends them under `tools_key`: bare `{name, description,
+    /// parameters}` definitions get the format's wrapper, the rest is kept as it is.
+    pub(crate) tools: fn(&Value) -> Value,
+    /// Where the assistant turn that starts at item `i` of a transcript ends (exclusive), or
+    /// `None` when none starts there.
+    pub(crate) turn: fn(&[Value], usize) -> Option<usize>,
+    /// The response body this format's provider returned the turn `items` in.
+    pub(crate) respond: fn(&[Value], &Meta<'_>) -> Value,
+}
+
+/// What a recorded response body says about where it came from.
+pub(crate) struct Meta<'a> {
+    /// The response id (where the format's bodies carry one).
+    pub(crate) id: &'a str,
+    /// The model that answered (where the format's bodies name it).
+    pub(crate) model: &'a str,
 }
 
 /// A format's recorded stream: which events are its own and how they fold into its body (the

@@ -11,9 +11,12 @@ mod stream;
 
 use serde_json::Value;
 
+use super::logged;
 use super::read::{array, get, object, opt_bool, opt_id, opt_string, push_text, required, string};
 use super::read::{At, Evidence, Object};
-use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Stream, Wire};
+use super::wire::{
+    object_of, Answer, Conversation, Members, MembersExt, StopReasons, Stream, Wire,
+};
 use crate::errors::ParseError;
 use crate::{Arguments, Format, Message, Response, ToolCall, ToolResult};
 
@@ -38,6 +41,31 @@ pub(crate) const WIRE: Wire = Wire {
         calls: Some("tool_use"),
         text: Some("end_turn"),
     },
+    conversation: Some(Conversation {
+        transcript: "messages",
+        carried: &["system"],
+        tools_key: "tools",
+        tools: |tools| {
+            logged::wrap_bare(tools, |tool| {
+                Value::Object(logged::with_schema(tool, "input_schema"))
+            })
+        },
+        turn: |items, i| logged::message_turn(items, i, &["assistant"]),
+        respond: |turn, meta| {
+            serde_json::json!({
+                "id": meta.id,
+                "type": "message",
+                "role": "assistant",
+                "model": meta.model,
+                "content": match turn.first().and_then(|m| m.get("content")) {
+                    // A request may say a message's text as a string; a response never does.
+                    Some(Value::String(text)) => serde_json::json!([{"type": "text", "text": text}]),
+                    content => content.cloned().unwrap_or(Value::Null),
+                },
+                "stop_reason": "tool_use",
+            })
+        },
+    }),
 };
 
 /// `{"type": "message", …}`, or `content` blocks with `role: "assistant"` or a `stop_reason`.

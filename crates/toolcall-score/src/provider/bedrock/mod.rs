@@ -15,7 +15,9 @@ use serde_json::Value;
 
 use super::read::{array, get, object, opt_id, opt_string, push_text, required, string};
 use super::read::{At, Evidence, Object};
-use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Stream, Wire};
+use super::wire::{
+    object_of, Answer, Conversation, Members, MembersExt, StopReasons, Stream, Wire,
+};
 use crate::errors::ParseError;
 use crate::ToolResult;
 use crate::{Anomaly, AnomalyKind, Arguments, Format, Message, Response, ToolCall};
@@ -41,7 +43,46 @@ pub(crate) const WIRE: Wire = Wire {
         calls: Some("tool_use"),
         text: Some("end_turn"),
     },
+    conversation: Some(Conversation {
+        transcript: "messages",
+        carried: &["system"],
+        tools_key: "toolConfig",
+        tools: tool_config,
+        turn: |items, i| super::logged::message_turn(items, i, &["assistant"]),
+        // Converse bodies carry no id or model name (the model is the request's `modelId`).
+        respond: |turn, _| {
+            serde_json::json!({
+                "output": {"message": turn.first()},
+                "stopReason": "tool_use",
+            })
+        },
+    }),
 };
+
+/// A `toolConfig`: a tools array becomes `{"tools": [...]}`, each bare definition a
+/// `{"toolSpec": {name, description, inputSchema: {json}}}`; a logged `toolConfig` keeps its
+/// other members (`toolChoice`).
+fn tool_config(tools: &Value) -> Value {
+    let specs = |tools: &Value| {
+        super::logged::wrap_bare(tools, |tool| {
+            let mut spec = super::logged::with_schema(tool, "inputSchema");
+            if let Some(schema) = spec.remove("inputSchema") {
+                spec.insert("inputSchema".into(), serde_json::json!({ "json": schema }));
+            }
+            serde_json::json!({ "toolSpec": spec })
+        })
+    };
+    match tools {
+        Value::Object(config) => {
+            let mut config = config.clone();
+            if let Some(inner) = config.get_mut("tools") {
+                *inner = specs(inner);
+            }
+            Value::Object(config)
+        }
+        other => serde_json::json!({ "tools": specs(other) }),
+    }
+}
 
 /// An `output` object, or a `stopReason`.
 fn fits(body: &dyn Members) -> bool {

@@ -15,9 +15,12 @@ mod stream;
 
 use serde_json::Value;
 
+use super::logged;
 use super::read::{array, get, get_any, object, opt_bool, opt_id, opt_object, opt_string};
 use super::read::{push_text, string, At, Evidence, Object};
-use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Stream, Wire};
+use super::wire::{
+    object_of, Answer, Conversation, Members, MembersExt, StopReasons, Stream, Wire,
+};
 use crate::errors::ParseError;
 use crate::{Anomaly, AnomalyKind, Arguments, Format, Message, Response, Role, ToolCall};
 use crate::{SchemaDialect, ToolResult, Transcript};
@@ -43,7 +46,55 @@ pub(crate) const WIRE: Wire = Wire {
         calls: Some("STOP"),
         text: Some("STOP"),
     },
+    conversation: Some(Conversation {
+        transcript: "contents",
+        carried: &["systemInstruction", "system_instruction"],
+        tools_key: "tools",
+        tools: declarations,
+        // `assistant` too, as the request reader accepts it for `model`.
+        turn: |items, i| logged::message_turn(items, i, &["model", "assistant"]),
+        respond: |turn, meta| {
+            serde_json::json!({
+                "candidates": [{"content": turn.first(), "finishReason": "STOP", "index": 0}],
+                "modelVersion": meta.model,
+                "responseId": meta.id,
+            })
+        },
+    }),
 };
+
+/// Bare definitions gathered into one `{"functionDeclarations": [...]}` tool, where the first of
+/// them was; other tools (declaration groups, `googleSearch`, …) kept as they are. A schema
+/// written as `parameters` stays there (Gemini's own key, which OpenAI-style schemas fit); one
+/// under `input_schema` / `inputSchema` is JSON Schema, which Gemini takes as
+/// `parametersJsonSchema`.
+fn declarations(tools: &Value) -> Value {
+    let Value::Array(items) = tools else {
+        return tools.clone();
+    };
+    let mut out = Vec::with_capacity(items.len());
+    let mut group: Option<usize> = None;
+    for item in items {
+        let Some(tool) = logged::bare(item) else {
+            out.push(item.clone());
+            continue;
+        };
+        let key = if tool.contains_key("parameters") {
+            "parameters"
+        } else {
+            "parametersJsonSchema"
+        };
+        let declaration = Value::Object(logged::with_schema(tool, key));
+        let at = *group.get_or_insert_with(|| {
+            out.push(serde_json::json!({"functionDeclarations": []}));
+            out.len() - 1
+        });
+        if let Some(Value::Array(list)) = out[at].get_mut("functionDeclarations") {
+            list.push(declaration);
+        }
+    }
+    Value::Array(out)
+}
 
 /// `candidates`.
 fn fits(body: &dyn Members) -> bool {

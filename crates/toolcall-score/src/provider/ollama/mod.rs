@@ -8,8 +8,9 @@ mod stream;
 
 use serde_json::Value;
 
+use super::logged;
 use super::read::{object, opt_string, required, At, Evidence};
-use super::wire::{Answer, Members, MembersExt, StopReasons, Stream, Wire};
+use super::wire::{Answer, Conversation, Members, MembersExt, StopReasons, Stream, Wire};
 use crate::errors::ParseError;
 use crate::{Format, Response};
 
@@ -34,6 +35,22 @@ pub(crate) const WIRE: Wire = Wire {
         calls: Some("stop"),
         text: Some("stop"),
     },
+    conversation: Some(Conversation {
+        transcript: "messages",
+        carried: &[],
+        tools_key: "tools",
+        tools: super::openai_chat::function_tools,
+        turn: |items, i| logged::message_turn(items, i, &["assistant"]),
+        // `/api/chat`'s body without streaming; the time it was made is not in the log.
+        respond: |turn, meta| {
+            serde_json::json!({
+                "model": meta.model,
+                "message": turn.first(),
+                "done_reason": "stop",
+                "done": true,
+            })
+        },
+    }),
 };
 
 /// A `message` object and `done`: every Ollama chat body and chunk has both. A body with only

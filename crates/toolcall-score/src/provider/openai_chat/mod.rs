@@ -22,11 +22,14 @@
 mod request;
 mod stream;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
+use super::logged;
 use super::read::{array, get, json_string_arguments, object, opt_id, opt_string, push_text};
 use super::read::{required, string, At, Evidence, Object};
-use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Stream, Wire};
+use super::wire::{
+    object_of, Answer, Conversation, Members, MembersExt, StopReasons, Stream, Wire,
+};
 use crate::errors::ParseError;
 use crate::{Anomaly, AnomalyKind, Arguments, Format, Response, ToolCall};
 
@@ -51,7 +54,35 @@ pub(crate) const WIRE: Wire = Wire {
         calls: Some("tool_calls"),
         text: Some("stop"),
     },
+    conversation: Some(CONVERSATION),
 };
+
+/// A logged Chat Completions conversation: `messages`, the system prompt among them, calls on
+/// `assistant` messages; also the importer's format for a transcript whose shapes name none.
+pub(crate) const CONVERSATION: Conversation = Conversation {
+    transcript: "messages",
+    carried: &[],
+    tools_key: "tools",
+    tools: function_tools,
+    turn: |items, i| logged::message_turn(items, i, &["assistant"]),
+    respond: |turn, meta| {
+        json!({
+            "id": meta.id,
+            "object": "chat.completion",
+            "model": meta.model,
+            "choices": [{"index": 0, "message": turn.first(), "finish_reason": "tool_calls"}],
+        })
+    },
+};
+
+/// Bare definitions as `{"type": "function", "function": {name, description, parameters}}`
+/// (Ollama's tools too).
+pub(super) fn function_tools(tools: &Value) -> Value {
+    logged::wrap_bare(
+        tools,
+        |tool| json!({"type": "function", "function": logged::with_schema(tool, "parameters")}),
+    )
+}
 
 /// `{"object": "chat.completion", …}`, or just `choices` (but not a stream's chunk).
 fn fits(body: &dyn Members) -> bool {

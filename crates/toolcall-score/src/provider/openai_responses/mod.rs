@@ -30,9 +30,12 @@ mod stream;
 
 use serde_json::{json, Value};
 
+use super::logged;
 use super::read::{array, get, json_string_arguments, object, opt_id, opt_object, opt_string};
 use super::read::{push_text, required, string, At, Evidence, Object};
-use super::wire::{object_of, Answer, Members, MembersExt, StopReasons, Stream, Wire};
+use super::wire::{
+    object_of, Answer, Conversation, Members, MembersExt, StopReasons, Stream, Wire,
+};
 use crate::errors::ParseError;
 use crate::{Arguments, Builtin, Format, Message, Response, Role, ToolCall, ToolResult};
 
@@ -57,7 +60,57 @@ pub(crate) const WIRE: Wire = Wire {
         calls: Some("completed"),
         text: Some("completed"),
     },
+    conversation: Some(Conversation {
+        transcript: "input",
+        carried: &["instructions"],
+        tools_key: "tools",
+        // Flat: `{"type": "function", "name", "description", "parameters"}`.
+        tools: |tools| {
+            logged::wrap_bare(tools, |tool| {
+                let mut tool = logged::with_schema(tool, "parameters");
+                tool.insert("type".into(), "function".into());
+                Value::Object(tool)
+            })
+        },
+        turn,
+        respond: |turn, meta| {
+            json!({
+                "id": meta.id,
+                "object": "response",
+                "status": "completed",
+                "model": meta.model,
+                "output": turn,
+            })
+        },
+    }),
 };
+
+/// A turn is the run of consecutive items the model produced, from `i` on when `i` starts one:
+/// what one response's `output` held (a message, reasoning, parallel calls) before the caller
+/// answered.
+fn turn(items: &[Value], i: usize) -> Option<usize> {
+    if !produced(items.get(i)?)
+        || i.checked_sub(1)
+            .and_then(|p| items.get(p))
+            .is_some_and(produced)
+    {
+        return None;
+    }
+    let run = items[i..].iter().take_while(|item| produced(item)).count();
+    Some(i + run)
+}
+
+/// Whether an input item is one the model produced: an assistant message, or any typed item
+/// but what the caller sends (`*_output` and `*_response` items, tools added mid-conversation,
+/// references to stored items). Output items the caller never sees run (hosted tools'
+/// `web_search_call`, …) are the model's too.
+fn produced(item: &Value) -> bool {
+    match item.get("type").and_then(Value::as_str) {
+        None | Some("message") => item.get("role").and_then(Value::as_str) == Some("assistant"),
+        Some("additional_tools" | "item_reference") => false,
+        Some(kind) => !(kind.ends_with("_output") || kind.ends_with("_response")),
+    }
+}
 
 /// `{"object": "response", …}`, or an `output` array.
 fn fits(body: &dyn Members) -> bool {
