@@ -27,7 +27,7 @@
 //! Every request format the scorer reads is imported: OpenAI Chat, Anthropic Messages, the
 //! Responses API's `input` items, Gemini `contents`, Bedrock Converse and Ollama `/api/chat`
 //! messages. This module knows none of them: the core's
-//! [`Logged`](toolcall_score::provider::Logged) reads the list with the scorer's own request
+//! [`Logged`] reads the list with the scorer's own request
 //! reader, which tells the format from the shapes, and each format's module says what a turn
 //! is, how its provider's response body wraps one, and where its tools and system prompt go. So
 //! a case is a request in the conversation's own format (`toolcall score` reads it back as

@@ -1,9 +1,9 @@
 //! Live mode: the bundled cases sent to a real model, each response recorded as it arrives and
 //! scored, under a hard budget.
 //!
-//! - Each case becomes a request in the provider's shape ([`request`]): sent as written when it
-//!   is already in that shape, rebuilt from the parsed case otherwise. `tool_choice` is sent
-//!   explicitly (`auto` unless told otherwise).
+//! - Each case becomes a request in the provider's shape, which that format's module builds
+//!   ([`Format::request_body`]): sent as written when it is already in that shape, rebuilt from
+//!   the parsed case otherwise. `tool_choice` is sent explicitly (`auto` unless told otherwise).
 //! - The budget: `max_requests` counts every HTTP request sent, retries included; `max_tokens`
 //!   counts the `usage` blocks of the responses (OpenAI `prompt_tokens + completion_tokens`,
 //!   Anthropic `input_tokens + output_tokens`) and stops before the next case once reached (so a
