@@ -1,59 +1,16 @@
-//! The wire formats this crate reads, and the registry that lists them.
+//! The wire formats this crate reads, by the names users type for them.
 //!
-//! A format is one module under `provider/` that defines its `WIRE` (see `provider/wire.rs`:
-//! its names, its shape, its reader, its stream events, how the loop guard answers in it); the
-//! registry below is the one place that lists the modules. Every list of formats — [`Format`]
-//! itself, [`Format::ALL`], the names `--format` accepts, the messages that name the formats, the
-//! order detection tries them in — is derived from it.
+//! [`Format`] itself is declared by the registry in `provider/mod.rs`, one line per format; its
+//! names, aliases and stop reasons come from each format's `Wire`. Every list of formats —
+//! [`Format::ALL`], the names `--format` accepts, the messages that name the formats, the order
+//! detection tries them in — is derived from that registry.
 
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer};
 
-use crate::provider::wire::Wire;
-
-/// Declares [`Format`], [`Format::ALL`] and the lookup of each format's [`Wire`] from one list of
-/// `Variant => module` lines.
-macro_rules! registry {
-    ($( $(#[$doc:meta])* $variant:ident => $module:ident, )*) => {
-        /// A provider's wire format, for responses, tool arrays and transcripts alike.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        #[non_exhaustive]
-        pub enum Format {
-            $( $(#[$doc])* $variant, )*
-        }
-
-        impl Format {
-            /// Every format, in the registry's order (the order detection tries them in).
-            pub const ALL: [Format; [$(stringify!($variant)),*].len()] = [$(Format::$variant),*];
-
-            /// Everything the shared layers need to know about this format.
-            pub(crate) const fn wire(self) -> &'static Wire {
-                match self {
-                    $( Format::$variant => &crate::provider::$module::WIRE, )*
-                }
-            }
-        }
-    };
-}
-
-registry! {
-    /// Anthropic Messages API (`content` blocks of type `tool_use` / `tool_result`).
-    Anthropic => anthropic,
-    /// OpenAI Chat Completions (`choices[].message.tool_calls`, `arguments` as a JSON string).
-    OpenaiChat => openai_chat,
-    /// OpenAI Responses API (`output` items of type `function_call`).
-    OpenaiResponses => openai_responses,
-    /// Gemini `generateContent` (`candidates[].content.parts[].functionCall`).
-    Gemini => gemini,
-    /// Amazon Bedrock Converse (`output.message.content[].toolUse`).
-    Bedrock => bedrock,
-    /// Ollama `/api/chat` (`message.tool_calls`, `arguments` as an object).
-    Ollama => ollama,
-    /// A plain JSON list of `{name, input}` calls, as in an MCP replay transcript.
-    CallList => call_list,
-}
+pub use crate::provider::Format;
 
 impl Format {
     /// The name used on the command line, in case files and in JSON output.

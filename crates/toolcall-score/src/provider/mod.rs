@@ -54,17 +54,10 @@
 //! returned it, for `toolcall import`. Each format's module says what its turns are and how its
 //! provider wraps one; see `logged.rs`.
 
-pub(crate) mod anthropic;
-pub(crate) mod bedrock;
-pub(crate) mod call_list;
 mod collect;
 mod fast;
-pub(crate) mod gemini;
 mod logged;
 mod messages;
-pub(crate) mod ollama;
-pub(crate) mod openai_chat;
-pub(crate) mod openai_responses;
 mod read;
 pub(crate) mod request;
 mod stream;
@@ -76,9 +69,56 @@ pub(crate) use self::collect::Tools;
 pub use self::logged::Logged;
 use self::read::Object;
 use self::read::{array, get, get_any, object, opt_array, opt_string, string, At, Evidence};
+use self::wire::Wire;
 pub(crate) use self::wire::{fitting, Members};
 use crate::errors::{describe, ParseError};
-use crate::{Catalog, Format, Request, Response, Role, Tool, Transcript};
+use crate::{Catalog, Request, Response, Role, Tool, Transcript};
+
+/// Declares each format's module, [`Format`], [`Format::ALL`] and the lookup of each format's
+/// `Wire`, from one list of `Variant => module` lines.
+macro_rules! registry {
+    ($( $(#[$doc:meta])* $variant:ident => $module:ident, )*) => {
+        $( pub(crate) mod $module; )*
+
+        /// A provider's wire format, for responses, tool arrays and transcripts alike.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum Format {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Format {
+            /// Every format, in the registry's order (the order detection tries them in).
+            pub const ALL: [Format; [$(stringify!($variant)),*].len()] = [$(Format::$variant),*];
+
+            /// Everything the shared layers need to know about this format.
+            pub(crate) const fn wire(self) -> &'static Wire {
+                match self {
+                    $( Format::$variant => &$module::WIRE, )*
+                }
+            }
+        }
+    };
+}
+
+// The registry: one line per wire format. Adding a format is its module, with its `WIRE`, and a
+// line here (ARCHITECTURE.md, "Adding a wire format").
+registry! {
+    /// Anthropic Messages API (`content` blocks of type `tool_use` / `tool_result`).
+    Anthropic => anthropic,
+    /// OpenAI Chat Completions (`choices[].message.tool_calls`, `arguments` as a JSON string).
+    OpenaiChat => openai_chat,
+    /// OpenAI Responses API (`output` items of type `function_call`).
+    OpenaiResponses => openai_responses,
+    /// Gemini `generateContent` (`candidates[].content.parts[].functionCall`).
+    Gemini => gemini,
+    /// Amazon Bedrock Converse (`output.message.content[].toolUse`).
+    Bedrock => bedrock,
+    /// Ollama `/api/chat` (`message.tool_calls`, `arguments` as an object).
+    Ollama => ollama,
+    /// A plain JSON list of `{name, input}` calls, as in an MCP replay transcript.
+    CallList => call_list,
+}
 
 /// The format of a response, told from the JSON's shape.
 ///
