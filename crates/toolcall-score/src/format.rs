@@ -118,7 +118,7 @@ mod tests {
             }
         }
         assert_eq!("OpenAI_Chat".parse::<Format>(), Ok(Format::OpenaiChat));
-        let unknown = "cohere".parse::<Format>().unwrap_err().to_string();
+        let unknown = "mistral-native".parse::<Format>().unwrap_err().to_string();
         assert!(unknown.contains("anthropic, openai-chat"), "{unknown}");
     }
 }

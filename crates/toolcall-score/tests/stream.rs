@@ -51,7 +51,8 @@ fn every_stream_fixture_matches_its_body() {
         .filter(|name| !name.ends_with(".body.json"))
         .collect();
     streams.sort();
-    assert_eq!(streams.len(), 8, "{streams:?}");
+    // Each streamed format has at least one (`every_streamed_format_has_a_stream_fixture`).
+    assert!(!streams.is_empty());
     for stream in &streams {
         let stem = stream.split('.').next().expect("a name");
         let body = format!("{stem}.body.json");

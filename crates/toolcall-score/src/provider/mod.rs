@@ -19,6 +19,7 @@
 //! | gemini | `candidates[0]` `functionCall` parts (no `args` reads as `{}`) | `thought` text parts |
 //! | bedrock | `toolUse` blocks | `toolUse` typed `server_tool_use` (a system tool, run by Bedrock itself) |
 //! | ollama | `message.tool_calls` (arguments: an object; no ids) | |
+//! | cohere | `message.tool_calls` (arguments: a JSON string, as OpenAI Chat's); `tool_plan` is text | |
 //! | call-list | each `{name, input \| arguments, id?}` or JSON-RPC `tools/call` request (no arguments reads as `{}`) | |
 //!
 //! A recorded stream (server-sent events, Ollama's NDJSON, or a JSON array of chunks) is first
@@ -116,6 +117,8 @@ registry! {
     Bedrock => bedrock,
     /// Ollama `/api/chat` (`message.tool_calls`, `arguments` as an object).
     Ollama => ollama,
+    /// Cohere v2 chat (`message.tool_calls`, `tool_plan`, `finish_reason`).
+    Cohere => cohere,
     /// A plain JSON list of `{name, input}` calls, as in an MCP replay transcript.
     CallList => call_list,
 }
@@ -130,6 +133,7 @@ registry! {
 /// | gemini | `{"candidates": [...]}` |
 /// | bedrock | `{"output": {"message": {...}}, "stopReason": ...}` |
 /// | ollama | `{"model", "message": {...}, "done": ...}` (`message` and `done` both) |
+/// | cohere | `{"id", "message": {...}, "finish_reason": ...}` (`message` and `finish_reason` both) |
 /// | call-list | a JSON array (of `{name, input \| arguments}`) |
 ///
 /// Each format's module holds its own predicate (its `Wire::fits`); detection asks them all.
