@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use super::logged;
 use super::read::{object, opt_string, push_text, required, At, Evidence};
-use super::wire::{Answer, Conversation, Members, MembersExt, StopReasons, Stream, Wire};
+use super::wire::{Conversation, Members, MembersExt, StopReasons, Stream, Wire};
 use crate::errors::ParseError;
 use crate::{Format, Response};
 
@@ -33,7 +33,8 @@ pub(crate) const WIRE: Wire = Wire {
         assemble: stream::assemble,
     }),
     request: None,
-    answers,
+    // Chat's: a `role: "tool"` message with the `tool_call_id` for each, no error flag.
+    answers: super::openai_chat::answers,
     pairs_by_id: true,
     stop_reasons: StopReasons {
         calls: Some("TOOL_CALL"),
@@ -59,21 +60,6 @@ pub(crate) const WIRE: Wire = Wire {
 /// `done_reason`; OpenAI's put the message under `choices`).
 fn fits(body: &dyn Members) -> bool {
     body.is_object("message") && body.has("finish_reason")
-}
-
-/// `{"role":"tool","tool_call_id":…,"content":…}` for each: Cohere pairs a result with its call
-/// by id and has no error flag (the text says it).
-fn answers(answers: &[Answer<'_>]) -> Vec<Value> {
-    answers
-        .iter()
-        .map(|answer| {
-            super::wire::object_of([
-                ("role", Some("tool".into())),
-                ("tool_call_id", answer.id_value()),
-                ("content", Some(answer.text.into())),
-            ])
-        })
-        .collect()
 }
 
 /// A response body: `{"id", "message": {"role", "tool_plan", "tool_calls", "content"},

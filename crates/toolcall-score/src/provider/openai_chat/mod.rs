@@ -92,7 +92,7 @@ fn fits(body: &dyn Members) -> bool {
 
 /// `{"role":"tool","tool_call_id":…,"content":…}` for each, function and custom calls alike:
 /// Chat Completions has no error flag, the text says it.
-fn answers(answers: &[Answer<'_>]) -> Vec<Value> {
+pub(super) fn answers(answers: &[Answer<'_>]) -> Vec<Value> {
     answers
         .iter()
         .map(|answer| {
