@@ -7,6 +7,10 @@
 //! here to each provider's documented event shapes; the real recordings they follow (the Vercel
 //! AI SDK's) are read by the external-data suite `tests/vercel_ai.rs`.
 
+mod support;
+
+use support::{calls, read_lines};
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -621,32 +625,6 @@ const BEDROCK_LINES: &str = r#"{"messageStart":{"role":"assistant"}}
 {"messageStop":{"stopReason":"tool_use"}}
 {"metadata":{"usage":{"inputTokens":10,"outputTokens":5,"totalTokens":15},"metrics":{"latencyMs":100}}}
 "#;
-
-/// Each call's name, id and parsed arguments.
-fn calls(response: &Response) -> Vec<(&str, Option<&str>, Option<serde_json::Value>)> {
-    response
-        .calls
-        .iter()
-        .map(|c| {
-            (
-                c.name.as_str(),
-                c.id.as_deref(),
-                c.arguments.value().cloned(),
-            )
-        })
-        .collect()
-}
-
-/// A stream one chunk per line, read from its text and as the JSON array of its lines (how an
-/// SDK dumps a stream): both must give the same response.
-fn read_lines(text: &str) -> Response {
-    let response = Response::from_json_str(text, None).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    let array = format!("[{}]", lines.join(",\n"));
-    let from_array = Response::from_json_str(&array, None).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(from_array, response, "as a JSON array");
-    response
-}
 
 #[test]
 fn chunks_one_per_line_are_their_formats_stream() {

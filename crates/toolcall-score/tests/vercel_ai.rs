@@ -9,6 +9,10 @@
 //! CI-only tier (feature `external-data`), reading `ATP_VERCEL_AI_DIR`.
 //! Run with `cargo test -p toolcall-score --features external-data,schema --test vercel_ai`.
 
+mod support;
+
+use support::calls;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -159,21 +163,6 @@ fn read_real(name: &str) -> Response {
         Response::from_json_str(&array, None).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert_eq!(from_array, loaded, "{name} as a JSON array");
     loaded
-}
-
-/// Each call's name, id and parsed arguments.
-fn calls(response: &Response) -> Vec<(&str, Option<&str>, Option<Value>)> {
-    response
-        .calls
-        .iter()
-        .map(|c| {
-            (
-                c.name.as_str(),
-                c.id.as_deref(),
-                c.arguments.value().cloned(),
-            )
-        })
-        .collect()
 }
 
 #[test]
