@@ -44,7 +44,6 @@
 //! kept beside the transcript (`system`, `systemInstruction`, `instructions`) goes with each
 //! case.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -277,22 +276,7 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), RateErro
         path: path.to_path_buf(),
         source,
     };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(write)?;
-    }
-    let mut temp = path.as_os_str().to_owned();
-    temp.push(format!(".tmp{}", std::process::id()));
-    let temp = PathBuf::from(temp);
-    let result = std::fs::File::create(&temp)
-        .and_then(|mut file| {
-            file.write_all(bytes)?;
-            file.sync_all()
-        })
-        .and_then(|()| std::fs::rename(&temp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    result.map_err(write)
+    toolcall_fs::write_atomic(path, bytes).map_err(write)
 }
 
 fn inputs(input: &Path) -> Result<(Vec<PathBuf>, Option<PathBuf>), RateError> {
