@@ -280,3 +280,41 @@ fn import_refuses_to_overwrite_without_force() {
     ]);
     assert_eq!(rate.status.code(), Some(0), "{}", stdout(&rate));
 }
+
+/// `--json-out` pointed at the input log is refused before anything is read or written (it
+/// used to overwrite the log with the report); one in a folder that does not exist yet is
+/// written there, and the text report is printed as well.
+#[test]
+fn json_out_never_overwrites_the_log_and_makes_its_folder() {
+    let dir = scratch("json-out");
+    let log = dir.join("traffic.jsonl");
+    let line = json!({"request": case(), "response": response("get_invoice")});
+    std::fs::write(&log, format!("{line}\n")).unwrap();
+    let before = std::fs::read(&log).unwrap();
+    let output = toolcall(&[
+        "rate",
+        &log.display().to_string(),
+        "--json-out",
+        &log.display().to_string(),
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("would be overwritten"), "{stderr}");
+    assert_eq!(std::fs::read(&log).unwrap(), before, "the log is untouched");
+
+    let saved = dir.join("reports/nightly/rate.json");
+    let output = toolcall(&[
+        "rate",
+        &log.display().to_string(),
+        "--json-out",
+        &saved.display().to_string(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(
+        stdout(&output).contains("scored 1 response(s)"),
+        "{}",
+        stdout(&output)
+    );
+    let value: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    assert_eq!(value["calls"].as_u64(), Some(1));
+}

@@ -111,6 +111,16 @@ pub fn run(args: &Args) -> ExitCode {
             return output::bad_input(&format!("--max-rate {rate}: expected a rate from 0 to 1"));
         }
     }
+    if let Some(out) = &args.json_out {
+        if let Some(input) = args.logs.iter().find(|log| same_file(log, out)) {
+            return output::bad_input(&format!(
+                "--json-out {} is the input log {}: it would be overwritten; write the report \
+                 elsewhere",
+                out.display(),
+                input.display()
+            ));
+        }
+    }
     let gate = Gate {
         max_unknown: args.max_unknown,
         max_rate: args.max_rate,
@@ -154,15 +164,17 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(json) => json,
         Err(e) => return output::bad_input(&e),
     };
-    if let Some(path) = &args.json_out {
-        if let Err(e) = std::fs::write(path, format!("{json}\n")) {
-            return output::bad_input(&format!("{}: cannot write: {e}", path.display()));
-        }
-    }
     if args.json {
         output::outln!("{json}");
     } else {
         output::outln!("{report}");
+    }
+    // After the report is printed, so a file that cannot be written costs nothing of it; its
+    // folder is made when missing, and a half-written report is never left.
+    if let Some(path) = &args.json_out {
+        if let Err(e) = toolcall_fs::write_atomic(path, format!("{json}\n").as_bytes()) {
+            return output::bad_input(&format!("{}: cannot write: {e}", path.display()));
+        }
     }
     if output::in_github_actions() && !report.passed() {
         for d in &report.distinct {
@@ -261,4 +273,12 @@ fn live_report(args: &Args, provider: Provider, gate: Gate) -> Result<(Report, b
         tokens: run.tokens,
     });
     Ok((report, failed))
+}
+
+/// Whether `a` and `b` name the same existing file (through links and `..` alike).
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }
