@@ -175,3 +175,32 @@ fn an_empty_root_is_a_failure() {
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("finding zero cases is a failure"), "{out}");
 }
+
+/// Links that fan out or loop, and a FIFO where a recording is expected: `check` used to run
+/// past a minute growing to gigabytes on `a -> .` and `b -> .`, add phantom cases for a loop,
+/// and block forever reading the FIFO. Now each is named and left out, and the real cases are
+/// checked as before.
+#[cfg(unix)]
+#[test]
+fn links_that_loop_and_a_fifo_are_named_not_followed_or_read() {
+    use std::os::unix::fs::symlink;
+    let root = support::scratch("cli-check", "links-and-fifo");
+    copy_dir(&fixture("green"), &root);
+    let claude = root.join("recorded/claude");
+    symlink(".", claude.join("a")).unwrap();
+    symlink(".", claude.join("b")).unwrap();
+    symlink("../billing", root.join("cases/billing/loop")).unwrap();
+    let fifo = root.join("recorded/gpt/billing/stuck.json");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let output = support::toolcall_within(
+        &["check", "--root", &root.display().to_string()],
+        std::time::Duration::from_secs(60),
+    );
+    let out = format!("{}{}", stdout(&output), support::stderr(&output));
+    assert_ne!(output.status.code(), Some(0), "{out}");
+    assert!(out.contains("4 case(s) under"), "no phantom cases: {out}");
+    assert!(out.contains("a link to a folder already walked"), "{out}");
+    assert!(out.contains("not a regular file"), "{out}");
+    assert!(!out.contains("loop/"), "{out}");
+}

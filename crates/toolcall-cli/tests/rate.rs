@@ -318,3 +318,38 @@ fn json_out_never_overwrites_the_log_and_makes_its_folder() {
     let value: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
     assert_eq!(value["calls"].as_u64(), Some(1));
 }
+
+/// Links that fan out under an agent's folder (`a -> .`, `b -> .`) made `rate` hang; a FIFO
+/// named as a recording blocked it. Now it stops at once, naming what it will not walk.
+#[cfg(unix)]
+#[test]
+fn a_tree_with_looping_links_or_a_fifo_is_named_not_walked() {
+    use std::os::unix::fs::symlink;
+    let dir = scratch("links");
+    let (cases, recorded) = tree(&dir);
+    let agent = std::path::Path::new(&recorded);
+    symlink(".", agent.join("a")).unwrap();
+    symlink(".", agent.join("b")).unwrap();
+    let args = ["rate", "--cases", &cases, "--recorded", &recorded];
+    let output = support::toolcall_within(&args, std::time::Duration::from_secs(60));
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = support::stderr(&output);
+    assert!(
+        stderr.contains("a link to a folder already walked"),
+        "{stderr}"
+    );
+
+    std::fs::remove_file(agent.join("a")).unwrap();
+    std::fs::remove_file(agent.join("b")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(agent.join("billing/stuck.json"))
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let output = support::toolcall_within(&args, std::time::Duration::from_secs(60));
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(
+        support::stderr(&output).contains("not a regular file"),
+        "{output:?}"
+    );
+}

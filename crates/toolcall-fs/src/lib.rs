@@ -1,6 +1,6 @@
 //! The file system rules of the workspace, in one place: every file a `toolcall` command writes
 //! (baselines, imported cases and recordings, live recordings, JSON reports) is written by
-//! [`write_atomic`].
+//! [`write_atomic`], and every tree it reads (cases, recordings) is walked by [`walk`].
 //!
 //! **Invariants:** a file is replaced whole or not at all (a temporary file in the same folder,
 //! flushed to disk, then renamed over it), so a reader never sees half a file and a killed run
@@ -8,6 +8,10 @@
 //! planted at its name is refused rather than followed, and the rename replaces a link at the
 //! target rather than writing through it; a replaced file keeps its permissions; and a temporary
 //! file a killed run left behind is removed by the next write to the same target.
+//!
+//! **Invariants of a walk:** it never follows a link out of its root or into a directory it has
+//! already walked (a loop, or a second way to the same files), it reads only regular files (a
+//! FIFO would block the reader forever), and it says what it left out and why.
 //!
 //! No dependencies beyond `std`: the crates that use it should not pay for it.
 
@@ -163,6 +167,152 @@ fn sync_dir(dir: &Path) {
     }
 }
 
+/// What a [`walk`] found: the regular files it kept, sorted, and what it left out.
+#[derive(Debug, Default)]
+pub struct Walk {
+    /// The files below the root that the filter kept, sorted by path.
+    pub files: Vec<PathBuf>,
+    /// What was left out, and why; in the order met.
+    pub skipped: Vec<Skipped>,
+}
+
+/// An entry a [`walk`] left out.
+#[derive(Debug)]
+pub struct Skipped {
+    /// The entry, as met under the root.
+    pub path: PathBuf,
+    /// Why.
+    pub why: SkipReason,
+}
+
+/// Why a [`walk`] left an entry out.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SkipReason {
+    /// A link whose target is outside the root.
+    LinkOutside,
+    /// A link to a directory the walk has already been through (a loop such as `a -> .`, or a
+    /// second way to the same files).
+    AlreadyWalked,
+    /// Not a regular file or a directory (a FIFO, a socket, a device), or a link to one.
+    NotRegular,
+    /// It could not be read (a broken link, no permission).
+    Unreadable(io::Error),
+}
+
+impl std::fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SkipReason::LinkOutside => f.write_str("a link out of the tree, not followed"),
+            SkipReason::AlreadyWalked => {
+                f.write_str("a link to a folder already walked (a loop), not followed")
+            }
+            SkipReason::NotRegular => f.write_str("not a regular file (a FIFO, socket or device)"),
+            SkipReason::Unreadable(e) => write!(f, "cannot be read: {e}"),
+        }
+    }
+}
+
+/// Every regular file below `root` that `keep` holds for (given the path as met under the root,
+/// which is where a link sits, not where it points), sorted; entries whose name `skip_name`
+/// holds for (hidden files, say) are passed over silently, files and folders alike.
+///
+/// Real folders are walked first and links to folders after, so the path a file is found under
+/// is its real one whenever it has one; a link is followed only to a folder inside the root that
+/// was not walked yet. A `root` that does not exist is an error; one that is a link is followed
+/// (the tree's boundary is where it points).
+pub fn walk(
+    root: &Path,
+    skip_name: &dyn Fn(&std::ffi::OsStr) -> bool,
+    keep: &dyn Fn(&Path) -> bool,
+) -> io::Result<Walk> {
+    let boundary = fs::canonicalize(root)?;
+    let mut walked = std::collections::HashSet::from([boundary.clone()]);
+    let mut out = Walk::default();
+    let mut links: Vec<PathBuf> = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    loop {
+        while let Some(dir) = pending.pop() {
+            let entries = match fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                Err(e) => {
+                    out.skipped.push(Skipped {
+                        path: dir,
+                        why: SkipReason::Unreadable(e),
+                    });
+                    continue;
+                }
+            };
+            let mut entries: Vec<fs::DirEntry> = entries.flatten().collect();
+            entries.sort_by_key(fs::DirEntry::file_name);
+            for entry in entries {
+                if skip_name(&entry.file_name()) {
+                    continue;
+                }
+                let path = entry.path();
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                if kind.is_dir() {
+                    if let Ok(real) = fs::canonicalize(&path) {
+                        walked.insert(real);
+                    }
+                    pending.push(path);
+                } else if kind.is_file() {
+                    if keep(&path) {
+                        out.files.push(path);
+                    }
+                } else if kind.is_symlink() {
+                    links.push(path);
+                } else if keep(&path) {
+                    out.skipped.push(Skipped {
+                        path,
+                        why: SkipReason::NotRegular,
+                    });
+                }
+            }
+        }
+        // The links met, once every real folder reachable so far is walked.
+        let Some(link) = links.pop() else { break };
+        let real = match fs::canonicalize(&link) {
+            Ok(real) => real,
+            Err(e) => {
+                if keep(&link) {
+                    out.skipped.push(Skipped {
+                        path: link,
+                        why: SkipReason::Unreadable(e),
+                    });
+                }
+                continue;
+            }
+        };
+        let why = match fs::metadata(&real) {
+            _ if !real.starts_with(&boundary) => Some(SkipReason::LinkOutside),
+            Ok(meta) if meta.is_dir() => {
+                if walked.insert(real) {
+                    pending.push(link.clone());
+                    None
+                } else {
+                    Some(SkipReason::AlreadyWalked)
+                }
+            }
+            Ok(meta) if meta.is_file() => {
+                if keep(&link) {
+                    out.files.push(link.clone());
+                }
+                None
+            }
+            Ok(_) => keep(&link).then_some(SkipReason::NotRegular),
+            Err(e) => Some(SkipReason::Unreadable(e)),
+        };
+        if let Some(why) = why {
+            out.skipped.push(Skipped { path: link, why });
+        }
+    }
+    out.files.sort();
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,6 +414,92 @@ mod tests {
         assert!(error.is_err());
         assert_eq!(fs::read(&path).unwrap(), b"old");
         assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn names(walk: &Walk, root: &Path) -> Vec<String> {
+        walk.files
+            .iter()
+            .map(|p| p.strip_prefix(root).unwrap().to_string_lossy().into_owned())
+            .collect()
+    }
+
+    fn no_hidden(name: &std::ffi::OsStr) -> bool {
+        name.to_string_lossy().starts_with('.')
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_never_lead_out_of_the_tree_or_round_a_loop() {
+        use std::os::unix::fs::symlink;
+        let dir = scratch("walk-links");
+        let root = dir.join("recorded/agent");
+        fs::create_dir_all(root.join("billing")).unwrap();
+        fs::write(root.join("billing/a.json"), b"{}").unwrap();
+        fs::write(dir.join("secret.json"), b"{}").unwrap();
+        // The fan-out that hung `toolcall check`: two links to the root itself.
+        symlink(".", root.join("a")).unwrap();
+        symlink(".", root.join("b")).unwrap();
+        // A loop into an ancestor, and a link out of the tree.
+        symlink("../billing", root.join("billing/loop")).unwrap();
+        symlink("../../secret.json", root.join("outside.json")).unwrap();
+        symlink(&dir, root.join("up")).unwrap();
+        let walk = walk(&root, &no_hidden, &|_| true).unwrap();
+        assert_eq!(names(&walk, &root), ["billing/a.json"]);
+        let mut skipped: Vec<String> = walk
+            .skipped
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} {:?}",
+                    s.path.strip_prefix(&root).unwrap().display(),
+                    s.why
+                )
+            })
+            .collect();
+        skipped.sort();
+        assert_eq!(
+            skipped,
+            [
+                "a AlreadyWalked",
+                "b AlreadyWalked",
+                "billing/loop AlreadyWalked",
+                "outside.json LinkOutside",
+                "up LinkOutside"
+            ]
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_to_a_folder_in_the_tree_is_walked_once_under_its_real_name() {
+        use std::os::unix::fs::symlink;
+        let dir = scratch("walk-alias");
+        fs::create_dir_all(dir.join("zeta")).unwrap();
+        fs::write(dir.join("zeta/x.json"), b"{}").unwrap();
+        fs::create_dir_all(dir.join("other")).unwrap();
+        fs::write(dir.join("other/y.json"), b"{}").unwrap();
+        // `alpha` sorts before `zeta`, but the files are found under their real folder once.
+        symlink("zeta", dir.join("alpha")).unwrap();
+        let walk = walk(&dir, &no_hidden, &|_| true).unwrap();
+        assert_eq!(names(&walk, &dir), ["other/y.json", "zeta/x.json"]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_left_out_not_read() {
+        let dir = scratch("walk-fifo");
+        fs::write(dir.join("a.json"), b"{}").unwrap();
+        let status = std::process::Command::new("mkfifo")
+            .arg(dir.join("b.json"))
+            .status()
+            .expect("mkfifo runs");
+        assert!(status.success());
+        let walk = walk(&dir, &no_hidden, &|_| true).unwrap();
+        assert_eq!(names(&walk, &dir), ["a.json"]);
+        assert!(matches!(walk.skipped[0].why, SkipReason::NotRegular));
         fs::remove_dir_all(&dir).unwrap();
     }
 }

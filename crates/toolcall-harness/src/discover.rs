@@ -144,33 +144,49 @@ fn subdirectories(dir: &Path, problems: &mut Vec<String>) -> Vec<(String, PathBu
 }
 
 /// Every file below `root` whose extension is one of `extensions`, as (id, path), sorted by id.
-/// Hidden files and directories (a leading `.`) are skipped. A missing `root` is no files.
+/// Hidden files and directories (a leading `.`) are skipped. A missing `root` is no files. The
+/// walk never follows a link out of `root` or round a loop, and reads only regular files
+/// ([`toolcall_fs::walk`]); what it leaves out that would have been a case or a recording is a
+/// problem, named.
 fn walk(root: &Path, extensions: &[&str], problems: &mut Vec<String>) -> Vec<(String, PathBuf)> {
+    let wanted = |path: &Path| {
+        path.extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| extensions.contains(&e))
+            && path.file_stem().is_some_and(|stem| !stem.is_empty())
+    };
+    let hidden = |name: &std::ffi::OsStr| name.to_string_lossy().starts_with('.');
+    let walk = match toolcall_fs::walk(root, &hidden, &wanted) {
+        Ok(walk) => walk,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) => {
+            problems.push(format!("{}: cannot read directory: {e}", root.display()));
+            return Vec::new();
+        }
+    };
+    for skipped in &walk.skipped {
+        problems.push(format!(
+            "{}: {}",
+            toolcall_score::escape(&skipped.path.display().to_string()),
+            skipped.why
+        ));
+    }
     let mut found = Vec::new();
-    let mut pending = vec![(root.to_path_buf(), String::new())];
-    while let Some((dir, prefix)) = pending.pop() {
-        for entry in entries(&dir, dir == root, problems) {
-            let path = entry.path();
-            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
-                problems.push(format!(
-                    "{}: the name is not UTF-8, so it cannot be part of a case id",
-                    path.display()
-                ));
-                continue;
-            };
-            if name.starts_with('.') {
-                continue;
-            }
-            if path.is_dir() {
-                pending.push((path, format!("{prefix}{name}/")));
-                continue;
-            }
-            let Some((stem, ext)) = name.rsplit_once('.') else {
-                continue;
-            };
-            if extensions.contains(&ext) && !stem.is_empty() {
-                found.push((format!("{prefix}{stem}"), path));
-            }
+    for path in walk.files {
+        let id = path.strip_prefix(root).ok().and_then(|relative| {
+            let relative = relative.with_extension("");
+            let parts: Option<Vec<&str>> = relative
+                .components()
+                .map(|c| c.as_os_str().to_str())
+                .collect();
+            parts.map(|parts| parts.join("/"))
+        });
+        match id {
+            Some(id) => found.push((id, path)),
+            None => problems.push(format!(
+                "{}: the name is not UTF-8, so it cannot be part of a case id",
+                toolcall_score::escape(&path.display().to_string())
+            )),
         }
     }
     found.sort();

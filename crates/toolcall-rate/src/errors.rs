@@ -53,4 +53,13 @@ pub enum RateError {
     /// Live mode was asked to do something it cannot (missing key, bad URL).
     #[error("{0}")]
     Config(String),
+    /// A tree to walk holds what cannot be read as part of it: a link out of it or round a
+    /// loop, or a file that is not a regular one (a FIFO would block the read forever).
+    #[error("{}: {why}; remove it, or point at the tree it belongs to", path.display())]
+    Tree {
+        /// The entry.
+        path: PathBuf,
+        /// What it is.
+        why: String,
+    },
 }

@@ -336,28 +336,27 @@ pub fn rate_jsonl(paths: &[PathBuf], options: &ScanOptions) -> Result<Tally, Rat
     )
 }
 
-/// The files under `dir`, recursively, in sorted order, for which `keep` holds.
+/// The files under `dir`, recursively, in sorted order, for which `keep` holds. The walk never
+/// follows a link out of `dir` or round a loop, and reads only regular files
+/// ([`toolcall_fs::walk`]); an entry it has to leave out is an error naming it, rather than a
+/// hang or phantom cases.
 pub(crate) fn walk(
     dir: &Path,
     keep: &dyn Fn(&Path) -> bool,
     each: &mut dyn FnMut(PathBuf) -> Result<(), RateError>,
 ) -> Result<(), RateError> {
-    let read = |source| RateError::Read {
+    let walk = toolcall_fs::walk(dir, &|_| false, keep).map_err(|source| RateError::Read {
         path: dir.to_path_buf(),
         source,
-    };
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(read)?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()
-        .map_err(read)?;
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            walk(&path, keep, each)?;
-        } else if keep(&path) {
-            each(path)?;
-        }
+    })?;
+    if let Some(skipped) = walk.skipped.into_iter().next() {
+        return Err(RateError::Tree {
+            path: skipped.path,
+            why: skipped.why.to_string(),
+        });
+    }
+    for path in walk.files {
+        each(path)?;
     }
     Ok(())
 }
