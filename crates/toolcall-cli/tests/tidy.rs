@@ -195,3 +195,48 @@ fn dependencies_point_one_way() {
         }
     }
 }
+
+/// Every file the tool writes goes through `toolcall_fs::write_atomic` (atomically, never
+/// through a link): no library or binary code outside `crates/toolcall-fs` opens a file for
+/// writing itself. Tests, benches, examples and the example MCP servers may.
+#[test]
+fn no_code_outside_toolcall_fs_writes_files() {
+    const WRITERS: [&str; 5] = [
+        "fs::write(",
+        "File::create(",
+        "OpenOptions::new()",
+        "fs::rename(",
+        "create_dir_all(",
+    ];
+    let root = root();
+    let mut files = Vec::new();
+    rust_files(&root.join("crates"), &mut files);
+    let mut offenders = Vec::new();
+    for file in &files {
+        let relative = file
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let library = relative.contains("/src/")
+            && !relative.starts_with("crates/toolcall-fs/")
+            && !relative.starts_with("crates/toolcall-bench/")
+            && !relative.starts_with("crates/toolcall-mcp-servers/");
+        if !library {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        // Unit tests sit after the module's `#[cfg(test)]`; they may write scratch files.
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (i, line) in code.lines().enumerate() {
+            if WRITERS.iter().any(|w| line.contains(w)) && !line.trim_start().starts_with("//") {
+                offenders.push(format!("{relative}:{}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "write files with toolcall_fs::write_atomic:\n{}",
+        offenders.join("\n")
+    );
+}
