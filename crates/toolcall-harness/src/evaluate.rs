@@ -4,7 +4,6 @@
 //! This is the single code path behind both the test harness and `toolcall check`.
 
 use std::fmt::Write as _;
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use toolcall_score::{
@@ -268,8 +267,11 @@ pub(crate) fn load_responses(
     path: &Path,
     case_format: Option<Format>,
 ) -> Result<Vec<(Option<usize>, Response)>, (String, Option<usize>)> {
-    let text = fs::read_to_string(path)
-        .map_err(|e| (format!("{}: cannot read: {e}", path.display()), None))?;
+    let text = toolcall_score::read_text(path).map_err(|e| match e {
+        // It names the file itself.
+        InputError::Read { .. } => (e.to_string(), None),
+        _ => (located(path, None, &e), e.location().map(|l| l.line)),
+    })?;
     if Recording::of_text(path, &text) == Some(Recording::PerLine) {
         let mut responses = Vec::new();
         for (index, line) in text.lines().enumerate() {
@@ -322,6 +324,7 @@ fn located(path: &Path, line_of_file: Option<usize>, error: &InputError) -> Stri
     let what = match error {
         InputError::Syntax { message, .. } => format!("not valid JSON: {message}"),
         InputError::Invalid { error, .. } => error.to_string(),
+        InputError::Encoding { why, .. } => format!("not UTF-8 text: {why}"),
         other => other.to_string(),
     };
     format!("{}:{line}:{}: {what}", path.display(), location.column)

@@ -76,10 +76,7 @@ impl Case {
     /// Reads a case file. Errors name the file, line and column; with the `schema` feature, a
     /// tool's input schema that does not compile is one (see `SchemaError`, with the `schema` feature).
     pub fn load(path: &Path) -> Result<Case, InputError> {
-        let text = std::fs::read_to_string(path).map_err(|source| InputError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = crate::errors::read_text(path)?;
         Case::parse(Some(path), &text)
     }
 

@@ -97,10 +97,7 @@ impl Catalog {
     /// Reads a tools file (a tools array in any supported format). Errors name the file, line
     /// and column; with the `schema` feature, an input schema that does not compile is one.
     pub fn load(path: &std::path::Path) -> Result<Catalog, crate::InputError> {
-        let text = std::fs::read_to_string(path).map_err(|source| crate::InputError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = crate::errors::read_text(path)?;
         let value = crate::errors::parse_json(Some(path), &text)?;
         let invalid = |e| crate::InputError::invalid(Some(path), &text, e);
         // The document is dropped after reading: its schemas are moved out, not cloned.

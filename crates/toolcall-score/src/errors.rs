@@ -175,6 +175,15 @@ pub enum InputError {
         #[source]
         source: std::io::Error,
     },
+    /// The file is not UTF-8 text: another encoding (UTF-16, said by its byte order mark), or
+    /// bytes that are not UTF-8 at `location` (its byte offset in `why`).
+    #[error("{location}: not UTF-8 text: {why}")]
+    Encoding {
+        /// Where the first bad byte is (line 1, column 1 for a whole-file encoding).
+        location: Location,
+        /// What was found, and what to do.
+        why: String,
+    },
     /// The file is not valid JSON.
     #[error("{location}: not valid JSON: {message}")]
     Syntax {
@@ -199,9 +208,9 @@ impl InputError {
     pub fn location(&self) -> Option<&Location> {
         match self {
             InputError::Read { .. } => None,
-            InputError::Syntax { location, .. } | InputError::Invalid { location, .. } => {
-                Some(location)
-            }
+            InputError::Syntax { location, .. }
+            | InputError::Invalid { location, .. }
+            | InputError::Encoding { location, .. } => Some(location),
         }
     }
 
@@ -209,9 +218,9 @@ impl InputError {
     pub fn path(&self) -> Option<&Path> {
         match self {
             InputError::Read { path, .. } => Some(path),
-            InputError::Syntax { location, .. } | InputError::Invalid { location, .. } => {
-                location.path.as_deref()
-            }
+            InputError::Syntax { location, .. }
+            | InputError::Invalid { location, .. }
+            | InputError::Encoding { location, .. } => location.path.as_deref(),
         }
     }
 
@@ -287,6 +296,73 @@ fn syntax_message(error: &serde_json::Error) -> String {
 }
 
 /// Parses JSON text, reporting syntax errors with their line and column.
+/// Reads the file at `path` as UTF-8 text, the way every input file is read. A UTF-8 byte order
+/// mark (which some editors write) is dropped; a UTF-16 file (told by its byte order mark) and
+/// bytes that are not UTF-8 are [`InputError::Encoding`], saying which and, for a bad byte, its
+/// byte offset, line and column, rather than a bare "not valid JSON".
+pub fn read_text(path: &Path) -> Result<String, InputError> {
+    let bytes = std::fs::read(path).map_err(|source| InputError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    text_of(Some(path), bytes)
+}
+
+/// [`read_text`] over bytes already read.
+pub(crate) fn text_of(path: Option<&Path>, bytes: Vec<u8>) -> Result<String, InputError> {
+    let start = Location {
+        path: path.map(Path::to_path_buf),
+        line: 1,
+        column: 1,
+    };
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        let order = if bytes[0] == 0xFF { "LE" } else { "BE" };
+        return Err(InputError::Encoding {
+            location: start,
+            why: format!(
+                "the file is UTF-16{order} (its byte order mark says so); save it as UTF-8"
+            ),
+        });
+    }
+    let bytes = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
+        Some(rest) => rest.to_vec(),
+        None => bytes,
+    };
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        let valid = String::from_utf8_lossy(&e.as_bytes()[..offset]).into_owned();
+        let bad = e.as_bytes().get(offset).copied().unwrap_or_default();
+        InputError::Encoding {
+            location: Location::at(path, &valid, offset),
+            why: format!("byte {offset} is 0x{bad:02X}, which does not start a UTF-8 character"),
+        }
+    })
+}
+
 pub(crate) fn parse_json(path: Option<&Path>, text: &str) -> Result<serde_json::Value, InputError> {
     serde_json::from_str(text).map_err(|e| InputError::syntax(path, &e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_byte_order_mark_is_dropped_and_utf16_and_bad_bytes_are_named() {
+        let text =
+            text_of(None, b"\xEF\xBB\xBF{\"tools\": []}".to_vec()).expect("UTF-8 with a BOM");
+        assert_eq!(text, "{\"tools\": []}");
+
+        let utf16 = text_of(None, vec![0xFF, 0xFE, b'{', 0, b'}', 0]).expect_err("UTF-16");
+        assert!(
+            utf16.to_string().contains("the file is UTF-16LE"),
+            "{utf16}"
+        );
+
+        let bad = text_of(None, b"{\n  \"name\": \"caf\xE9\"\n}".to_vec()).expect_err("Latin-1");
+        let message = bad.to_string();
+        assert!(message.contains("byte 16 is 0xE9"), "{message}");
+        let location = bad.location().expect("a place");
+        assert_eq!((location.line, location.column), (2, 15), "{message}");
+    }
 }

@@ -70,7 +70,7 @@ mod verdict;
 
 pub use case::{Case, Expect};
 pub use catalog::{Catalog, SchemaDialect, Tool};
-pub use errors::{InputError, Location, ParseError};
+pub use errors::{read_text, InputError, Location, ParseError};
 pub use escape::escape;
 pub use format::{Format, UnknownFormat};
 pub use lint::{lint, Drift, DriftSource};

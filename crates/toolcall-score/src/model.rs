@@ -341,10 +341,7 @@ impl Response {
         path: &std::path::Path,
         format: Option<Format>,
     ) -> Result<Response, crate::InputError> {
-        let text = std::fs::read_to_string(path).map_err(|source| crate::InputError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = crate::errors::read_text(path)?;
         Response::parse(Some(path), &text, format)
     }
 

@@ -143,14 +143,19 @@ pub(crate) fn get_any<'v, 'k>(
     keys.iter().find_map(|&k| get(object, k).map(|v| (k, v)))
 }
 
-/// A member that must be there (and not `null`).
+/// A member that must be there (and not `null`): a `null` one is named as `null`, not as a
+/// missing key.
 pub(crate) fn required<'v>(
     object: &'v Object,
     key: &str,
     at: &At<'_>,
     expected: &str,
 ) -> Result<&'v Value, ParseError> {
-    get(object, key).ok_or_else(|| at.key(key).missing(expected))
+    match object.get(key) {
+        None => Err(at.key(key).missing(expected)),
+        Some(Value::Null) => Err(at.key(key).unexpected(expected, &Value::Null)),
+        Some(value) => Ok(value),
+    }
 }
 
 /// A required string member.
