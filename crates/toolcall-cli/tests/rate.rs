@@ -280,3 +280,37 @@ fn import_refuses_to_overwrite_without_force() {
     ]);
     assert_eq!(rate.status.code(), Some(0), "{}", stdout(&rate));
 }
+
+/// A model named `..` would put the recordings beside `recorded/`: the import refuses it with
+/// exit 2, naming the conversation and the value, and writes nothing.
+#[test]
+fn import_of_a_model_named_dotdot_exits_2_naming_it() {
+    let dir = scratch("import-dotdot");
+    let log = dir.join("run.json");
+    write(
+        &log,
+        &json!({"model": "..", "tools": case()["tools"], "messages": [
+            {"role": "user", "content": "invoice inv_1"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_invoice", "input": {"invoice_id": "inv_1"}}]}
+        ]}),
+    );
+    let out = dir.join("out");
+    let output = toolcall(&[
+        "import",
+        &log.display().to_string(),
+        "--out",
+        &out.display().to_string(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "run.json: conversation 0: its model (as an agent directory; pass --agent NAME) `..`"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        !out.exists() && !dir.join("run").exists(),
+        "nothing written"
+    );
+}

@@ -38,16 +38,8 @@ pub struct Args {
 
 /// Runs `toolcall import`: exit 0 when written, 2 on bad input or files in the way.
 pub fn run(args: &Args) -> ExitCode {
-    for (flag, value) in [("--agent", &args.agent), ("--prefix", &args.prefix)] {
-        if let Some(value) = value {
-            if value.is_empty() || value.contains("..") || value.starts_with('/') {
-                return output::bad_input(&format!(
-                    "{flag} `{}`: expected a relative name without `..`",
-                    toolcall_score::escape(value)
-                ));
-            }
-        }
-    }
+    // `--agent` and `--prefix` are checked by the import itself, with every name it derives
+    // (`toolcall_rate::import::safe_component`).
     let options = ImportOptions {
         out: args.out.clone(),
         agent: args.agent.clone(),
