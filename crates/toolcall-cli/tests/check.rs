@@ -175,3 +175,22 @@ fn an_empty_root_is_a_failure() {
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("finding zero cases is a failure"), "{out}");
 }
+
+/// An agent directory that starts with `.` (what importing a model named `.x` used to make) is
+/// hidden, so it never runs: the report says it was skipped instead of leaving it out silently.
+#[test]
+fn a_hidden_agent_directory_is_said_to_be_skipped() {
+    let root = support::scratch("check", "hidden-agent");
+    copy_dir(&fixture("green"), &root);
+    copy_dir(
+        &root.join("recorded/claude"),
+        &root.join("recorded/.claude-draft"),
+    );
+    let (code, out) = check(&root, false);
+    assert_eq!(code, Some(0), "a note, not a failure: {out}");
+    assert!(
+        out.contains("note: skipped ")
+            && out.contains("recorded/.claude-draft: its name starts with `.`"),
+        "{out}"
+    );
+}

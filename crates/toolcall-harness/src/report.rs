@@ -16,6 +16,7 @@ use crate::Config;
 pub struct Report {
     agents: Vec<AgentReport>,
     problems: Vec<String>,
+    skipped: Vec<String>,
     case_ids: BTreeSet<String>,
 }
 
@@ -90,6 +91,7 @@ impl Report {
         }
         Report {
             problems: suite_problems(config, &suite),
+            skipped: suite.skipped.clone(),
             case_ids: suite.cases.keys().cloned().collect(),
             agents,
         }
@@ -103,6 +105,11 @@ impl Report {
     /// Suite-level problems: no cases, no agents, unreadable directories.
     pub fn problems(&self) -> &[String] {
         &self.problems
+    }
+
+    /// Hidden directories discovery skipped, one sentence each: not a failure, but said.
+    pub fn skipped(&self) -> &[String] {
+        &self.skipped
     }
 
     /// How many case files were found.

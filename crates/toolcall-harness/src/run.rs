@@ -120,6 +120,12 @@ fn trials(config: &Config, args: &Arguments, expected: &Arc<AtomicUsize>) -> Vec
         }
     }
     let suite = Arc::new(Suite::discover(&config));
+    // On stderr, and not under `--list`: nextest reads the list from stdout.
+    if !args.list {
+        for note in &suite.skipped {
+            eprintln!("note: {note}");
+        }
+    }
     let mut trials = Vec::new();
     {
         let (config, suite) = (config.clone(), suite.clone());

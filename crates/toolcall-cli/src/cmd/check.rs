@@ -72,6 +72,9 @@ fn render(report: &Report, config: &Config) -> String {
         config.recorded.display(),
         config.baselines.display()
     );
+    for note in report.skipped() {
+        let _ = writeln!(out, "note: {note}");
+    }
     for problem in report.problems() {
         let _ = writeln!(out, "\nproblem: {}", problem);
     }
