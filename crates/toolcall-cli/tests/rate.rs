@@ -314,3 +314,57 @@ fn import_of_a_model_named_dotdot_exits_2_naming_it() {
         "nothing written"
     );
 }
+
+/// The same for `rate --json` (and `--json-out`): the distinct name is escaped, not raw.
+#[test]
+fn rate_json_escapes_bidi_overrides() {
+    let dir = scratch("json-bidi");
+    let name = "x\u{202e}fdp.exe";
+    write(&dir.join("cases/c.json"), &case());
+    write(&dir.join("recorded/a/c.json"), &response(name));
+    let json_out = dir.join("report.json");
+    let output = toolcall(&[
+        "rate",
+        "--cases",
+        &dir.join("cases").display().to_string(),
+        "--recorded",
+        &dir.join("recorded/a").display().to_string(),
+        "--json",
+        "--json-out",
+        &json_out.display().to_string(),
+    ]);
+    let text = stdout(&output);
+    for json in [text.clone(), std::fs::read_to_string(&json_out).unwrap()] {
+        assert!(!json.contains('\u{202e}'), "raw: {json:?}");
+        let value: Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(value["distinct"][0]["name"], name);
+    }
+}
+
+/// `import`'s summary prints the output path through the escaping rule: a directory name
+/// holding ESC and a newline is not sent to the terminal raw.
+#[test]
+fn import_summary_escapes_what_it_prints() {
+    let dir = scratch("import-escaped-summary");
+    let log = dir.join("run.json");
+    write(
+        &log,
+        &json!({"tools": case()["tools"], "messages": [
+            {"role": "user", "content": "invoice inv_1"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_invoice", "input": {"invoice_id": "inv_1"}}]}
+        ]}),
+    );
+    let out = dir.join("out\u{1b}[2J\nx");
+    let output = toolcall(&[
+        "import",
+        &log.display().to_string(),
+        "--out",
+        &out.display().to_string(),
+        "--agent",
+        "claude",
+    ]);
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    assert!(!text.contains('\u{1b}'), "raw: {text:?}");
+    assert!(text.contains("out\\u{1b}[2J\\nx/recorded/claude"), "{text}");
+}

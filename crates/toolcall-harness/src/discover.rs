@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Component, Path, PathBuf};
+use toolcall_score::escape_path;
 
 use toolcall_score::Recording;
 
@@ -61,9 +62,10 @@ impl Suite {
             for (id, path) in walk(&dir, &Recording::EXTENSIONS, &mut found) {
                 if let Some(first) = files.recordings.get(&id) {
                     files.problems.push(format!(
-                        "case `{id}` is recorded twice, as {} and {}: keep one",
-                        first.display(),
-                        path.display()
+                        "case `{}` is recorded twice, as {} and {}: keep one",
+                        toolcall_score::escape(&id),
+                        escape_path(first),
+                        escape_path(&path)
                     ));
                     continue;
                 }
@@ -139,13 +141,13 @@ fn entries(dir: &Path, missing_ok: bool, problems: &mut Vec<String>) -> Vec<fs::
         Ok(read) => read,
         Err(e) if missing_ok && e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
         Err(e) => {
-            problems.push(format!("{}: cannot read directory: {e}", dir.display()));
+            problems.push(format!("{}: cannot read directory: {e}", escape_path(dir)));
             return Vec::new();
         }
     };
     read.filter_map(|entry| {
         entry
-            .map_err(|e| problems.push(format!("{}: cannot read directory: {e}", dir.display())))
+            .map_err(|e| problems.push(format!("{}: cannot read directory: {e}", escape_path(dir))))
             .ok()
     })
     .collect()
@@ -166,7 +168,7 @@ fn subdirectories(dir: &Path, notes: &mut Found<'_>) -> Vec<(String, PathBuf)> {
             Some(name) => found.push((name.to_owned(), path)),
             None => notes.problems.push(format!(
                 "{}: the name is not UTF-8, so it cannot be a test name",
-                path.display()
+                escape_path(&path)
             )),
         }
     }
@@ -186,7 +188,7 @@ fn walk(root: &Path, extensions: &[&str], notes: &mut Found<'_>) -> Vec<(String,
             let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
                 notes.problems.push(format!(
                     "{}: the name is not UTF-8, so it cannot be part of a case id",
-                    path.display()
+                    escape_path(&path)
                 ));
                 continue;
             };

@@ -40,6 +40,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+use toolcall_score::{escape, escape_path};
 
 use serde_json::Value;
 use toolcall_score::{Case, Format, Recording, Response, Scorer};
@@ -324,7 +325,7 @@ pub fn rate_jsonl(paths: &[PathBuf], options: &ScanOptions) -> Result<Tally, Rat
                     shown: format!("{}:{number}", shown[chunk.source]),
                 };
                 if let Err(message) = score_line(tally, bytes, options.format, origin.clone()) {
-                    let message = format!("{}: {message}", origin.shown);
+                    let message = format!("{}: {message}", escape(&origin.shown));
                     tally.bad_input(origin, message);
                 }
             }
@@ -471,18 +472,20 @@ pub fn rate_tree(
 }
 
 fn score_recorded(tally: &mut Tally, item: &Recorded, format: Option<Format>) {
-    let shown = item.recorded.display().to_string();
+    let shown = escape_path(&item.recorded).to_string();
+    // The origin keeps the path as it is (a report escapes it when printing it).
+    let raw = item.recorded.display().to_string();
     let origin = Origin {
         order: (item.order, 0),
-        shown: shown.clone(),
+        shown: raw.clone(),
     };
     let case = match Case::load(&item.case) {
         Ok(case) => case,
         Err(e) if !item.case.exists() => {
             let message = format!(
                 "{shown}: no case file {} for case id `{}` ({e})",
-                item.case.display(),
-                item.id
+                escape_path(&item.case),
+                escape(&item.id)
             );
             return tally.bad_input(origin, message);
         }
@@ -495,8 +498,8 @@ fn score_recorded(tally: &mut Tally, item: &Recorded, format: Option<Format>) {
         if *first != item.recorded {
             let message = format!(
                 "{shown}: case `{}` is recorded twice; only {} is scored",
-                item.id,
-                first.display()
+                escape(&item.id),
+                escape_path(first)
             );
             return tally.bad_input(origin, message);
         }
@@ -519,12 +522,12 @@ fn score_recorded(tally: &mut Tally, item: &Recorded, format: Option<Format>) {
             }
             let origin = Origin {
                 order: (item.order, i as u64 + 1),
-                shown: format!("{shown}:{}", i + 1),
+                shown: format!("{raw}:{}", i + 1),
             };
             match Response::from_json_str(line, format) {
                 Ok(response) => tally.add_scored(&scorer, &response, &origin),
                 Err(e) => {
-                    let message = format!("{}: {e}", origin.shown);
+                    let message = format!("{}: {e}", escape(&origin.shown));
                     tally.bad_input(origin, message);
                 }
             }

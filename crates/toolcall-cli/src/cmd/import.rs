@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use toolcall_score::{escape, escape_path};
 
 use toolcall_rate::{import, ImportOptions};
 
@@ -54,18 +55,23 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(summary) if summary.cases == 0 => output::bad_input(&format!(
             "{}: read {} conversation(s), but no assistant turn in them calls a tool, so there is \
              no case to import (is `--messages-key` right for these logs?)",
-            args.input.display(),
+            escape_path(&args.input),
             summary.conversations
         )),
         Ok(summary) => {
+            let agents: Vec<String> = summary
+                .agents
+                .iter()
+                .map(|a| escape(a).to_string())
+                .collect();
             output::outln!(
                 "imported {} conversation(s): {} case(s) with {} tool call(s) into {}/cases and {}/recorded/{}",
                 summary.conversations,
                 summary.cases,
                 summary.calls,
-                args.out.display(),
-                args.out.display(),
-                summary.agents.join(", ")
+                escape_path(&args.out),
+                escape_path(&args.out),
+                agents.join(", ")
             );
             ExitCode::from(output::PASS)
         }

@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
+use toolcall_score::escape_path;
 
 use toolcall_rate::live::{self, LiveOptions, Provider, RequestSettings, RetryPolicy};
 use toolcall_rate::{rate_jsonl, rate_tree, Gate, LiveCounts, Report, ScanOptions};
@@ -150,13 +151,13 @@ pub fn run(args: &Args) -> ExitCode {
             &"nothing to rate: give JSONL logs, --recorded recorded/<agent>, or --live PROVIDER",
         );
     };
-    let json = match serde_json::to_string_pretty(&report) {
+    let json = match toolcall_score::to_json_pretty(&report) {
         Ok(json) => json,
         Err(e) => return output::bad_input(&e),
     };
     if let Some(path) = &args.json_out {
         if let Err(e) = std::fs::write(path, format!("{json}\n")) {
-            return output::bad_input(&format!("{}: cannot write: {e}", path.display()));
+            return output::bad_input(&format!("{}: cannot write: {e}", escape_path(path)));
         }
     }
     if args.json {

@@ -24,6 +24,7 @@ pub mod http;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
+use toolcall_score::escape_path;
 
 use serde_json::Value;
 use toolcall_score::{Case, Format, Response};
@@ -271,7 +272,7 @@ pub fn run(options: &LiveOptions) -> Result<LiveRun, RateError> {
             Ok(body) => body,
             Err(e) => {
                 run.tally
-                    .bad_input(origin, format!("{}: {e}", path.display()));
+                    .bad_input(origin, format!("{}: {e}", escape_path(path)));
                 continue;
             }
         };
@@ -307,7 +308,7 @@ pub fn run(options: &LiveOptions) -> Result<LiveRun, RateError> {
                 run.asked += 1;
                 run.failed += 1;
                 failed_in_a_row += 1;
-                let mut message = format!("{id}: {e}");
+                let mut message = format!("{}: {e}", toolcall_score::escape(id));
                 // llama.cpp's chatml-function-calling answers any tool_choice but `auto`,
                 // `none` or a named function with a bare 500 whose message is empty.
                 if matches!(e, CallError::Status { status: 500, .. })
@@ -358,7 +359,8 @@ pub fn run(options: &LiveOptions) -> Result<LiveRun, RateError> {
                 run.tally.bad_input(
                     origin,
                     format!(
-                        "{id}: {message} (body starts: {})",
+                        "{}: {message} (body starts: {})",
+                        toolcall_score::escape(id),
                         toolcall_score::escape(&snippet)
                     ),
                 );
