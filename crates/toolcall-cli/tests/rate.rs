@@ -156,7 +156,8 @@ fn json_output_is_the_documented_shape() {
         value["distinct"][0],
         json!({"name": "get_invoices", "count": 2, "cause": "invented",
         "causes": {"invented": 2}, "suggestions": ["get_invoice"],
-        "first_seen": format!("{recorded}/billing/c03.json")})
+        "first_seen": format!("{recorded}/billing/c03.json"),
+        "first_file": format!("{recorded}/billing/c03.json"), "first_line": null})
     );
     assert_eq!(value["gate"]["passed"], false);
     assert_eq!(value["bad_lines"], 0);
@@ -367,4 +368,52 @@ fn import_summary_escapes_what_it_prints() {
     assert_eq!(output.status.code(), Some(0), "{text}");
     assert!(!text.contains('\u{1b}'), "raw: {text:?}");
     assert!(text.contains("out\\u{1b}[2J\\nx/recorded/claude"), "{text}");
+}
+
+/// Under GitHub Actions a failed gate annotates each distinct name where it was first seen.
+/// The line used to be folded into the file name (`file=two.jsonl%3A1`, which GitHub cannot
+/// place) and a log line's `id`, ESC included, went into `file=` raw. Now `file=` is the path,
+/// `line=` the line, and the id and name are in the message, escaped.
+#[test]
+fn rate_annotations_carry_file_and_line_apart_and_nothing_raw() {
+    let dir = scratch("annotations");
+    let log = dir.join("two.jsonl");
+    let line = |name: &str, id: &str| {
+        json!({"request": case(), "response": response(name), "id": id}).to_string()
+    };
+    std::fs::write(
+        &log,
+        format!(
+            "{}\n{}\n",
+            line("get_invoice", "ok"),
+            line("x\u{1b}[31m_tool", "req\u{1b}]0;pwned\u{7},9")
+        ),
+    )
+    .unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .current_dir(&dir)
+        .args(["rate", "two.jsonl", "--max-unknown", "0"])
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_WORKSPACE", &dir)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let annotation = stderr
+        .lines()
+        .find(|l| l.starts_with("::error "))
+        .unwrap_or_else(|| panic!("no annotation: {stderr}"));
+    assert!(
+        annotation.starts_with("::error file=two.jsonl,line=2,title=unknown_tool::"),
+        "{annotation}"
+    );
+    assert!(
+        !annotation.contains(['\u{1b}', '\u{7}']),
+        "raw: {annotation:?}"
+    );
+    assert!(annotation.contains("x\\u{1b}[31m_tool"), "{annotation}");
+    assert!(
+        annotation.contains("req\\u{1b}]0;pwned\\u{7},9"),
+        "{annotation}"
+    );
 }

@@ -237,8 +237,8 @@ fn score_line(
     };
     let origin = match line.id {
         Some(id) => Origin {
-            order: origin.order,
             shown: format!("{} ({id})", origin.shown),
+            ..origin
         },
         None => origin,
     };
@@ -323,6 +323,9 @@ pub fn rate_jsonl(paths: &[PathBuf], options: &ScanOptions) -> Result<Tally, Rat
                 let origin = Origin {
                     order: (chunk.source, number),
                     shown: format!("{}:{number}", shown[chunk.source]),
+                    file: (paths[chunk.source].as_os_str() != "-")
+                        .then(|| shown[chunk.source].clone()),
+                    line: Some(number),
                 };
                 if let Err(message) = score_line(tally, bytes, options.format, origin.clone()) {
                     let message = format!("{}: {message}", escape(&origin.shown));
@@ -478,6 +481,8 @@ fn score_recorded(tally: &mut Tally, item: &Recorded, format: Option<Format>) {
     let origin = Origin {
         order: (item.order, 0),
         shown: raw.clone(),
+        file: Some(raw.clone()),
+        line: None,
     };
     let case = match Case::load(&item.case) {
         Ok(case) => case,
@@ -523,6 +528,8 @@ fn score_recorded(tally: &mut Tally, item: &Recorded, format: Option<Format>) {
             let origin = Origin {
                 order: (item.order, i as u64 + 1),
                 shown: format!("{raw}:{}", i + 1),
+                file: Some(raw.clone()),
+                line: Some(i as u64 + 1),
             };
             match Response::from_json_str(line, format) {
                 Ok(response) => tally.add_scored(&scorer, &response, &origin),

@@ -302,6 +302,14 @@ fn jsonl_lines_are_scored_and_bad_lines_counted_with_file_and_line() {
         report.distinct[0].first_seen.as_deref(),
         Some(format!("{shown}:4").as_str())
     );
+    // The same place for a tool: the file alone and its line, for an annotation.
+    assert_eq!(
+        (
+            report.distinct[0].first_file.as_deref(),
+            report.distinct[0].first_line
+        ),
+        (Some(shown.as_str()), Some(4))
+    );
 }
 
 #[test]

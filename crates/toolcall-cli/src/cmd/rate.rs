@@ -4,7 +4,7 @@
 //! Exit codes: 0 the gate held (or none was set), 1 the gate was exceeded (the names are printed
 //! either way), 2 bad input or an incomplete live run (a case whose request failed).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 use toolcall_score::escape_path;
@@ -167,16 +167,26 @@ pub fn run(args: &Args) -> ExitCode {
     }
     if output::in_github_actions() && !report.passed() {
         for d in &report.distinct {
-            let message = format!(
+            // The file and line go in their own properties (GitHub places the annotation by
+            // them); `first_seen`, which may carry a log line's `id`, goes in the message.
+            let mut message = format!(
                 "`{}` called {} time(s) ({})",
                 toolcall_score::escape(&d.name),
                 d.count,
                 d.cause
             );
-            let file = d.first_seen.as_deref().unwrap_or("");
+            if let Some(seen) = &d.first_seen {
+                message.push_str(&format!(", first in {}", toolcall_score::escape(seen)));
+            }
+            let file = d
+                .first_file
+                .as_deref()
+                .map(|f| output::repo_relative(Path::new(f)))
+                .unwrap_or_default();
+            let line = d.first_line.and_then(|l| usize::try_from(l).ok());
             eprintln!(
                 "{}",
-                output::annotation(file, None, "unknown_tool", &message)
+                output::annotation(&file, line, "unknown_tool", &message)
             );
         }
     }

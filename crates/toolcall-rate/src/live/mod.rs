@@ -219,9 +219,12 @@ pub fn run(options: &LiveOptions) -> Result<LiveRun, RateError> {
     let mut run = LiveRun::default();
     let mut failed_in_a_row = 0u32;
     for (order, (id, path)) in ids.iter().enumerate() {
+        // A live response has no file of its own: the case that asked for it is where to look.
         let origin = Origin {
             order: (order, 0),
             shown: id.clone(),
+            file: Some(path.display().to_string()),
+            line: None,
         };
         let recorded = options
             .record_dir
