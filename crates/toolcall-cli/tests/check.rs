@@ -204,3 +204,50 @@ fn links_that_loop_and_a_fifo_are_named_not_followed_or_read() {
     assert!(out.contains("not a regular file"), "{out}");
     assert!(!out.contains("loop/"), "{out}");
 }
+
+/// An agent directory that starts with `.` (what importing a model named `.x` used to make) is
+/// hidden, so it never runs: the report says it was skipped instead of leaving it out silently.
+#[test]
+fn a_hidden_agent_directory_is_said_to_be_skipped() {
+    let root = support::scratch("check", "hidden-agent");
+    copy_dir(&fixture("green"), &root);
+    copy_dir(
+        &root.join("recorded/claude"),
+        &root.join("recorded/.claude-draft"),
+    );
+    let (code, out) = check(&root, false);
+    assert_eq!(code, Some(0), "a note, not a failure: {out}");
+    assert!(
+        out.contains("note: skipped ")
+            && out.contains("recorded/.claude-draft: its name starts with `.`"),
+        "{out}"
+    );
+}
+
+/// An agent directory whose name holds ESC and a newline (a model name an older import copied
+/// into a path): the coverage message, the failure message and the table print it escaped.
+#[test]
+fn control_characters_in_an_agent_name_are_printed_escaped() {
+    let root = support::scratch("check", "control-agent");
+    copy_dir(&fixture("green"), &root);
+    let evil = root.join("recorded/evil\u{1b}[31m\nname/billing");
+    std::fs::create_dir_all(&evil).unwrap();
+    for case in ["clean", "invented"] {
+        std::fs::copy(
+            root.join(format!("recorded/claude/billing/{case}.json")),
+            evil.join(format!("{case}.json")),
+        )
+        .unwrap();
+    }
+    let (code, out) = check(&root, false);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(!out.contains('\u{1b}'), "printed raw: {out:?}");
+    assert!(
+        out.contains("have no recorded response from `evil\\u{1b}[31m\\nname`"),
+        "the coverage message: {out}"
+    );
+    assert!(
+        out.contains("agent `evil\\u{1b}[31m\\nname` fails case `billing/invented`"),
+        "the failure: {out}"
+    );
+}

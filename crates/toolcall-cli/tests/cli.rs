@@ -362,3 +362,34 @@ fn a_case_with_no_tools_says_so() {
         );
     }
 }
+
+/// A name holding U+202E (right-to-left override) displays reversed in the terminal that shows
+/// `--json` output; serde_json's writer let it through raw. It is written as `\u202e` now: the
+/// same JSON string, and nothing for a terminal to act on.
+#[test]
+fn json_output_escapes_bidi_overrides_and_decodes_to_the_same_name() {
+    let dir = scratch("json-bidi");
+    let case = write(&dir, "case.json", CASE);
+    let name = "get_\u{202e}eciovni\u{200b}\u{9b}2J";
+    let response = write(&dir, "r.json", &chat_response(name, "{}"));
+    let out = toolcall(&[
+        "score",
+        "--case",
+        case.to_str().unwrap(),
+        "--response",
+        response.to_str().unwrap(),
+        "--json",
+    ]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        !text.contains(['\u{202e}', '\u{200b}', '\u{9b}']),
+        "raw in the JSON: {text:?}"
+    );
+    assert!(
+        text.contains("get_\\u202eeciovni\\u200b\\u009b2J"),
+        "{text}"
+    );
+    let value: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(value["findings"][0]["name"], name);
+}

@@ -156,7 +156,8 @@ fn json_output_is_the_documented_shape() {
         value["distinct"][0],
         json!({"name": "get_invoices", "count": 2, "cause": "invented",
         "causes": {"invented": 2}, "suggestions": ["get_invoice"],
-        "first_seen": format!("{recorded}/billing/c03.json")})
+        "first_seen": format!("{recorded}/billing/c03.json"),
+        "first_file": format!("{recorded}/billing/c03.json"), "first_line": null})
     );
     assert_eq!(value["gate"]["passed"], false);
     assert_eq!(value["bad_lines"], 0);
@@ -351,5 +352,141 @@ fn a_tree_with_looping_links_or_a_fifo_is_named_not_walked() {
     assert!(
         support::stderr(&output).contains("not a regular file"),
         "{output:?}"
+    );
+}
+
+/// A model named `..` would put the recordings beside `recorded/`: the import refuses it with
+/// exit 2, naming the conversation and the value, and writes nothing.
+#[test]
+fn import_of_a_model_named_dotdot_exits_2_naming_it() {
+    let dir = scratch("import-dotdot");
+    let log = dir.join("run.json");
+    write(
+        &log,
+        &json!({"model": "..", "tools": case()["tools"], "messages": [
+            {"role": "user", "content": "invoice inv_1"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_invoice", "input": {"invoice_id": "inv_1"}}]}
+        ]}),
+    );
+    let out = dir.join("out");
+    let output = toolcall(&[
+        "import",
+        &log.display().to_string(),
+        "--out",
+        &out.display().to_string(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "run.json: conversation 0: its model (as an agent directory; pass --agent NAME) `..`"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        !out.exists() && !dir.join("run").exists(),
+        "nothing written"
+    );
+}
+
+/// The same for `rate --json` (and `--json-out`): the distinct name is escaped, not raw.
+#[test]
+fn rate_json_escapes_bidi_overrides() {
+    let dir = scratch("json-bidi");
+    let name = "x\u{202e}fdp.exe";
+    write(&dir.join("cases/c.json"), &case());
+    write(&dir.join("recorded/a/c.json"), &response(name));
+    let json_out = dir.join("report.json");
+    let output = toolcall(&[
+        "rate",
+        "--cases",
+        &dir.join("cases").display().to_string(),
+        "--recorded",
+        &dir.join("recorded/a").display().to_string(),
+        "--json",
+        "--json-out",
+        &json_out.display().to_string(),
+    ]);
+    let text = stdout(&output);
+    for json in [text.clone(), std::fs::read_to_string(&json_out).unwrap()] {
+        assert!(!json.contains('\u{202e}'), "raw: {json:?}");
+        let value: Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(value["distinct"][0]["name"], name);
+    }
+}
+
+/// `import`'s summary prints the output path through the escaping rule: a directory name
+/// holding ESC and a newline is not sent to the terminal raw.
+#[test]
+fn import_summary_escapes_what_it_prints() {
+    let dir = scratch("import-escaped-summary");
+    let log = dir.join("run.json");
+    write(
+        &log,
+        &json!({"tools": case()["tools"], "messages": [
+            {"role": "user", "content": "invoice inv_1"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_invoice", "input": {"invoice_id": "inv_1"}}]}
+        ]}),
+    );
+    let out = dir.join("out\u{1b}[2J\nx");
+    let output = toolcall(&[
+        "import",
+        &log.display().to_string(),
+        "--out",
+        &out.display().to_string(),
+        "--agent",
+        "claude",
+    ]);
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    assert!(!text.contains('\u{1b}'), "raw: {text:?}");
+    assert!(text.contains("out\\u{1b}[2J\\nx/recorded/claude"), "{text}");
+}
+
+/// Under GitHub Actions a failed gate annotates each distinct name where it was first seen.
+/// The line used to be folded into the file name (`file=two.jsonl%3A1`, which GitHub cannot
+/// place) and a log line's `id`, ESC included, went into `file=` raw. Now `file=` is the path,
+/// `line=` the line, and the id and name are in the message, escaped.
+#[test]
+fn rate_annotations_carry_file_and_line_apart_and_nothing_raw() {
+    let dir = scratch("annotations");
+    let log = dir.join("two.jsonl");
+    let line = |name: &str, id: &str| {
+        json!({"request": case(), "response": response(name), "id": id}).to_string()
+    };
+    std::fs::write(
+        &log,
+        format!(
+            "{}\n{}\n",
+            line("get_invoice", "ok"),
+            line("x\u{1b}[31m_tool", "req\u{1b}]0;pwned\u{7},9")
+        ),
+    )
+    .unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .current_dir(&dir)
+        .args(["rate", "two.jsonl", "--max-unknown", "0"])
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_WORKSPACE", &dir)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let annotation = stderr
+        .lines()
+        .find(|l| l.starts_with("::error "))
+        .unwrap_or_else(|| panic!("no annotation: {stderr}"));
+    assert!(
+        annotation.starts_with("::error file=two.jsonl,line=2,title=unknown_tool::"),
+        "{annotation}"
+    );
+    assert!(
+        !annotation.contains(['\u{1b}', '\u{7}']),
+        "raw: {annotation:?}"
+    );
+    assert!(annotation.contains("x\\u{1b}[31m_tool"), "{annotation}");
+    assert!(
+        annotation.contains("req\\u{1b}]0;pwned\\u{7},9"),
+        "{annotation}"
     );
 }

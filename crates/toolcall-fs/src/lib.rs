@@ -214,8 +214,8 @@ impl std::fmt::Display for SkipReason {
 }
 
 /// Every regular file below `root` that `keep` holds for (given the path as met under the root,
-/// which is where a link sits, not where it points), sorted; entries whose name `skip_name`
-/// holds for (hidden files, say) are passed over silently, files and folders alike.
+/// which is where a link sits, not where it points), sorted; entries `skip` holds for (hidden
+/// files, say) are passed over, files and folders alike, and are the caller's to note.
 ///
 /// Real folders are walked first and links to folders after, so the path a file is found under
 /// is its real one whenever it has one; a link is followed only to a folder inside the root that
@@ -223,7 +223,7 @@ impl std::fmt::Display for SkipReason {
 /// (the tree's boundary is where it points).
 pub fn walk(
     root: &Path,
-    skip_name: &dyn Fn(&std::ffi::OsStr) -> bool,
+    skip: &dyn Fn(&Path) -> bool,
     keep: &dyn Fn(&Path) -> bool,
 ) -> io::Result<Walk> {
     let boundary = fs::canonicalize(root)?;
@@ -246,10 +246,10 @@ pub fn walk(
             let mut entries: Vec<fs::DirEntry> = entries.flatten().collect();
             entries.sort_by_key(fs::DirEntry::file_name);
             for entry in entries {
-                if skip_name(&entry.file_name()) {
+                let path = entry.path();
+                if skip(&path) {
                     continue;
                 }
-                let path = entry.path();
                 let Ok(kind) = entry.file_type() else {
                     continue;
                 };
@@ -424,8 +424,9 @@ mod tests {
             .collect()
     }
 
-    fn no_hidden(name: &std::ffi::OsStr) -> bool {
-        name.to_string_lossy().starts_with('.')
+    fn no_hidden(path: &Path) -> bool {
+        path.file_name()
+            .is_some_and(|name| name.to_string_lossy().starts_with('.'))
     }
 
     #[cfg(unix)]

@@ -14,6 +14,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use toolcall_score::{escape, is_invisible};
+
 use crate::errors::BaselineError;
 
 /// One known failure.
@@ -59,6 +61,24 @@ fn strip_position(message: &str) -> String {
         Some(at) => message[..at].to_owned(),
         None => message.to_owned(),
     }
+}
+
+/// A fingerprint entry for a terminal. The core's entries have their names escaped already
+/// and are shown as they are (escaping them again would double every backslash, and the two
+/// sides of a diff would differ where the entries do not); an entry read from a baseline file
+/// holds whatever someone wrote, so one with a raw control or invisible character is escaped.
+pub(crate) fn shown(entry: &str) -> std::borrow::Cow<'_, str> {
+    if entry.chars().any(is_invisible) {
+        escape(entry).to_string().into()
+    } else {
+        entry.into()
+    }
+}
+
+/// A fingerprint for a terminal: `name (cause), …`, each entry [`shown`].
+pub(crate) fn joined(entries: &[String]) -> String {
+    let entries: Vec<_> = entries.iter().map(|e| shown(e)).collect();
+    entries.join(", ")
 }
 
 /// The stable text of a baseline: sorted keys, two-space indentation, a trailing newline.
@@ -138,16 +158,17 @@ impl Changes {
             self.changed.len()
         );
         for (id, fingerprint) in &self.added {
-            out.push_str(&format!("  + {id}: {}\n", fingerprint.join(", ")));
+            out.push_str(&format!("  + {}: {}\n", escape(id), joined(fingerprint)));
         }
         for (id, fingerprint) in &self.removed {
-            out.push_str(&format!("  - {id}: {}\n", fingerprint.join(", ")));
+            out.push_str(&format!("  - {}: {}\n", escape(id), joined(fingerprint)));
         }
         for (id, old, new) in &self.changed {
             out.push_str(&format!(
-                "  ~ {id}: {} -> {}\n",
-                old.join(", "),
-                new.join(", ")
+                "  ~ {}: {} -> {}\n",
+                escape(id),
+                joined(old),
+                joined(new)
             ));
         }
         out

@@ -3,10 +3,15 @@
 //!
 //! A case id is the case file's path under the case tree without `.json`, joined with `/` on
 //! every OS, so ids, test names and baseline keys are the same on Linux, macOS and Windows.
+//!
+//! Hidden entries (a leading `.`) are skipped, as every tool skips them. A hidden *directory* is
+//! also noted ([`Suite::skipped`]): under `recorded/` it is an agent that never runs (an import
+//! of a model named `.x` once made one), and nothing should vanish from a CI gate without a word.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Component, Path, PathBuf};
+use toolcall_score::escape_path;
 
 use toolcall_score::Recording;
 
@@ -23,6 +28,8 @@ pub(crate) struct Suite {
     pub baselines: BTreeSet<String>,
     /// Things found that make the tree unusable in part (unreadable directories, odd names).
     pub problems: Vec<String>,
+    /// Hidden directories that were skipped, one sentence each (not a failure).
+    pub skipped: Vec<String>,
 }
 
 /// One agent's recorded responses.
@@ -39,17 +46,26 @@ impl Suite {
     /// Walks the case tree, the recorded tree and the baseline directory.
     pub fn discover(config: &Config) -> Suite {
         let mut suite = Suite::default();
-        for (id, path) in walk(&config.cases, &["json"], &mut suite.problems) {
+        let mut found = Found {
+            problems: &mut suite.problems,
+            skipped: &mut suite.skipped,
+        };
+        for (id, path) in walk(&config.cases, &["json"], &mut found) {
             suite.cases.insert(id, path);
         }
-        for (name, dir) in subdirectories(&config.recorded, &mut suite.problems) {
+        for (name, dir) in subdirectories(&config.recorded, &mut found) {
             let mut files = AgentFiles::default();
-            for (id, path) in walk(&dir, &Recording::EXTENSIONS, &mut files.problems) {
+            let mut found = Found {
+                problems: &mut files.problems,
+                skipped: &mut suite.skipped,
+            };
+            for (id, path) in walk(&dir, &Recording::EXTENSIONS, &mut found) {
                 if let Some(first) = files.recordings.get(&id) {
                     files.problems.push(format!(
-                        "case `{id}` is recorded twice, as {} and {}: keep one",
-                        first.display(),
-                        path.display()
+                        "case `{}` is recorded twice, as {} and {}: keep one",
+                        toolcall_score::escape(&id),
+                        escape_path(first),
+                        escape_path(&path)
                     ));
                     continue;
                 }
@@ -103,6 +119,21 @@ pub(crate) fn locate_one(config: &Config, agent: &str, id: &str) -> Option<(Path
     case.is_file().then_some((case, recording))
 }
 
+/// Where a walk notes what it could not use.
+struct Found<'a> {
+    problems: &'a mut Vec<String>,
+    skipped: &'a mut Vec<String>,
+}
+
+impl Found<'_> {
+    fn hidden_directory(&mut self, path: &Path, what: &str) {
+        self.skipped.push(format!(
+            "skipped {}: its name starts with `.`, so it is hidden and {what}",
+            toolcall_score::escape_path(path)
+        ));
+    }
+}
+
 /// The entries of `dir`; each one that cannot be read is noted in `problems` and left out. A
 /// missing `dir` is a problem too, unless `missing_ok`.
 fn entries(dir: &Path, missing_ok: bool, problems: &mut Vec<String>) -> Vec<fs::DirEntry> {
@@ -110,32 +141,34 @@ fn entries(dir: &Path, missing_ok: bool, problems: &mut Vec<String>) -> Vec<fs::
         Ok(read) => read,
         Err(e) if missing_ok && e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
         Err(e) => {
-            problems.push(format!("{}: cannot read directory: {e}", dir.display()));
+            problems.push(format!("{}: cannot read directory: {e}", escape_path(dir)));
             return Vec::new();
         }
     };
     read.filter_map(|entry| {
         entry
-            .map_err(|e| problems.push(format!("{}: cannot read directory: {e}", dir.display())))
+            .map_err(|e| problems.push(format!("{}: cannot read directory: {e}", escape_path(dir))))
             .ok()
     })
     .collect()
 }
 
 /// The directories directly under `dir`, by name. A missing `dir` is no directories.
-fn subdirectories(dir: &Path, problems: &mut Vec<String>) -> Vec<(String, PathBuf)> {
+fn subdirectories(dir: &Path, notes: &mut Found<'_>) -> Vec<(String, PathBuf)> {
     let mut found = Vec::new();
-    for entry in entries(dir, true, problems) {
+    for entry in entries(dir, true, notes.problems) {
         let path = entry.path();
         if !path.is_dir() {
             continue;
         }
         match entry.file_name().to_str() {
-            Some(name) if name.starts_with('.') => {}
+            Some(name) if name.starts_with('.') => {
+                notes.hidden_directory(&path, "no agent (rename it to run its recordings)");
+            }
             Some(name) => found.push((name.to_owned(), path)),
-            None => problems.push(format!(
+            None => notes.problems.push(format!(
                 "{}: the name is not UTF-8, so it cannot be a test name",
-                path.display()
+                escape_path(&path)
             )),
         }
     }
@@ -144,32 +177,42 @@ fn subdirectories(dir: &Path, problems: &mut Vec<String>) -> Vec<(String, PathBu
 }
 
 /// Every file below `root` whose extension is one of `extensions`, as (id, path), sorted by id.
-/// Hidden files and directories (a leading `.`) are skipped. A missing `root` is no files. The
-/// walk never follows a link out of `root` or round a loop, and reads only regular files
-/// ([`toolcall_fs::walk`]); what it leaves out that would have been a case or a recording is a
-/// problem, named.
-fn walk(root: &Path, extensions: &[&str], problems: &mut Vec<String>) -> Vec<(String, PathBuf)> {
+/// Hidden files and directories (a leading `.`) are skipped; a hidden directory is noted in
+/// `notes.skipped`. A missing `root` is no files. The walk never follows a link out of `root`
+/// or round a loop, and reads only regular files ([`toolcall_fs::walk`]); what it leaves out
+/// that would have been a case or a recording is a problem, named.
+fn walk(root: &Path, extensions: &[&str], notes: &mut Found<'_>) -> Vec<(String, PathBuf)> {
     let wanted = |path: &Path| {
         path.extension()
             .and_then(|e| e.to_str())
             .is_some_and(|e| extensions.contains(&e))
             && path.file_stem().is_some_and(|stem| !stem.is_empty())
     };
-    let hidden = |name: &std::ffi::OsStr| name.to_string_lossy().starts_with('.');
-    let walk = match toolcall_fs::walk(root, &hidden, &wanted) {
+    let hidden_dirs = std::cell::RefCell::new(Vec::new());
+    let hidden = |path: &Path| {
+        let hidden = path
+            .file_name()
+            .is_some_and(|name| name.to_string_lossy().starts_with('.'));
+        if hidden && path.is_dir() {
+            hidden_dirs.borrow_mut().push(path.to_path_buf());
+        }
+        hidden
+    };
+    let walk = toolcall_fs::walk(root, &hidden, &wanted);
+    for dir in hidden_dirs.into_inner() {
+        notes.hidden_directory(&dir, "none of its files is read");
+    }
+    let problems = &mut *notes.problems;
+    let walk = match walk {
         Ok(walk) => walk,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
         Err(e) => {
-            problems.push(format!("{}: cannot read directory: {e}", root.display()));
+            problems.push(format!("{}: cannot read directory: {e}", escape_path(root)));
             return Vec::new();
         }
     };
     for skipped in &walk.skipped {
-        problems.push(format!(
-            "{}: {}",
-            toolcall_score::escape(&skipped.path.display().to_string()),
-            skipped.why
-        ));
+        problems.push(format!("{}: {}", escape_path(&skipped.path), skipped.why));
     }
     let mut found = Vec::new();
     for path in walk.files {
@@ -185,7 +228,7 @@ fn walk(root: &Path, extensions: &[&str], problems: &mut Vec<String>) -> Vec<(St
             Some(id) => found.push((id, path)),
             None => problems.push(format!(
                 "{}: the name is not UTF-8, so it cannot be part of a case id",
-                toolcall_score::escape(&path.display().to_string())
+                escape_path(&path)
             )),
         }
     }
@@ -212,20 +255,31 @@ mod tests {
             fs::create_dir_all(path.parent().unwrap()).unwrap();
             fs::write(path, "{}").unwrap();
         }
-        let mut problems = Vec::new();
-        let ids: Vec<String> = walk(&root, &["json"], &mut problems)
+        let (mut problems, mut skipped) = (Vec::new(), Vec::new());
+        let mut notes = Found {
+            problems: &mut problems,
+            skipped: &mut skipped,
+        };
+        let ids: Vec<String> = walk(&root, &["json"], &mut notes)
             .into_iter()
             .map(|(id, _)| id)
             .collect();
         assert_eq!(ids, ["a/b/c", "top"]);
         assert!(problems.is_empty(), "{problems:?}");
+        // The hidden directory is said; the hidden file is not (`.gitkeep` is routine).
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        assert!(skipped[0].contains(".hidden"), "{skipped:?}");
         fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]
     fn a_missing_tree_is_empty_not_an_error() {
-        let mut problems = Vec::new();
-        assert!(walk(Path::new("/nonexistent/toolcall"), &["json"], &mut problems).is_empty());
+        let (mut problems, mut skipped) = (Vec::new(), Vec::new());
+        let mut notes = Found {
+            problems: &mut problems,
+            skipped: &mut skipped,
+        };
+        assert!(walk(Path::new("/nonexistent/toolcall"), &["json"], &mut notes).is_empty());
         assert!(problems.is_empty());
     }
 

@@ -1,6 +1,7 @@
 //! The errors of this crate. Each names the variable or file involved and what was expected.
 
 use std::path::PathBuf;
+use toolcall_score::escape_path;
 
 /// A setting that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -29,7 +30,7 @@ pub enum ConfigError {
 #[non_exhaustive]
 pub enum BaselineError {
     /// The file exists but could not be read.
-    #[error("{}: cannot read: {source}", path.display())]
+    #[error("{}: cannot read: {source}", escape_path(path))]
     Read {
         /// The file.
         path: PathBuf,
@@ -39,7 +40,7 @@ pub enum BaselineError {
     },
     /// The file is not a baseline: invalid JSON, or not `{"case-id": {"fingerprint": [...],
     /// "note": "..."}}`.
-    #[error("{}:{line}:{column}: not a baseline file: {message} (expected {{\"case-id\": {{\"fingerprint\": [\"name (cause)\", ...], \"note\": \"optional\"}}}})", path.display())]
+    #[error("{}:{line}:{column}: not a baseline file: {message} (expected {{\"case-id\": {{\"fingerprint\": [\"name (cause)\", ...], \"note\": \"optional\"}}}})", escape_path(path))]
     Invalid {
         /// The file.
         path: PathBuf,
@@ -51,7 +52,10 @@ pub enum BaselineError {
         message: String,
     },
     /// The file could not be written; the old file, if any, is unchanged.
-    #[error("{}: cannot write (the old file is unchanged): {source}", path.display())]
+    #[error(
+        "{}: cannot write (the old file is unchanged): {source}",
+        escape_path(path)
+    )]
     Write {
         /// The file.
         path: PathBuf,

@@ -3,6 +3,9 @@
 //!
 //! This is the single code path behind both the test harness and `toolcall check`.
 
+use toolcall_score::{escape, escape_path};
+
+use crate::baseline::{joined, shown};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -108,7 +111,7 @@ impl CaseReport {
 
     /// What a failing test prints; `None` when the test passes.
     pub fn message(&self) -> Option<String> {
-        let baseline = self.baseline_file.display();
+        let baseline = escape_path(&self.baseline_file);
         let mut out = String::new();
         match &self.outcome {
             Outcome::Pass | Outcome::ExpectedFailure => return None,
@@ -117,12 +120,12 @@ impl CaseReport {
                 let _ = writeln!(
                     out,
                     "agent `{}` fails case `{}` ({}), and {baseline} does not list it:",
-                    self.agent,
-                    self.case_id,
-                    self.case_path.display()
+                    escape(&self.agent),
+                    escape(&self.case_id),
+                    escape_path(&self.case_path)
                 );
                 self.write_findings(&mut out);
-                let _ = writeln!(out, "fingerprint: {}", self.fingerprint.join(", "));
+                let _ = writeln!(out, "fingerprint: {}", joined(&self.fingerprint));
                 let _ = write!(
                     out,
                     "a new failure: fix its cause, or accept it as known with ATP_BASELINE_WRITE=1 cargo test"
@@ -132,9 +135,9 @@ impl CaseReport {
                 let _ = writeln!(
                     out,
                     "agent `{}` fails case `{}` ({}) differently than {baseline} records:",
-                    self.agent,
-                    self.case_id,
-                    self.case_path.display()
+                    escape(&self.agent),
+                    escape(&self.case_id),
+                    escape_path(&self.case_path)
                 );
                 let old_text = lines(old);
                 let new_text = lines(&self.fingerprint);
@@ -158,9 +161,9 @@ impl CaseReport {
                     out,
                     "now passes: remove it from {baseline} (ATP_BASELINE_WRITE=1 cargo test)\n\
                      agent `{}`, case `{}`; the entry recorded: {}",
-                    self.agent,
-                    self.case_id,
-                    old.join(", ")
+                    escape(&self.agent),
+                    escape(&self.case_id),
+                    joined(old)
                 );
             }
         }
@@ -184,7 +187,7 @@ impl CaseReport {
 }
 
 fn lines(entries: &[String]) -> String {
-    entries.iter().map(|e| format!("{e}\n")).collect()
+    entries.iter().map(|e| format!("{}\n", shown(e))).collect()
 }
 
 /// Scores `recording` against the case at `case_path` and judges the result against `entry`.
@@ -287,7 +290,7 @@ pub(crate) fn load_responses(
             return Err((
                 format!(
                     "{}: holds no responses (a .jsonl recording has one response per line)",
-                    path.display()
+                    escape_path(path)
                 ),
                 None,
             ));
@@ -318,7 +321,7 @@ fn parse_response(text: &str, case_format: Option<Format>) -> Result<Response, I
 /// `line_of_file` of it, for a `.jsonl` recording).
 fn located(path: &Path, line_of_file: Option<usize>, error: &InputError) -> String {
     let Some(location) = error.location() else {
-        return format!("{}: {error}", path.display());
+        return format!("{}: {error}", escape_path(path));
     };
     let line = line_of_file.unwrap_or(location.line);
     let what = match error {
@@ -327,7 +330,7 @@ fn located(path: &Path, line_of_file: Option<usize>, error: &InputError) -> Stri
         InputError::Encoding { why, .. } => format!("not UTF-8 text: {why}"),
         other => other.to_string(),
     };
-    format!("{}:{line}:{}: {what}", path.display(), location.column)
+    format!("{}:{line}:{}: {what}", escape_path(path), location.column)
 }
 
 #[cfg(test)]

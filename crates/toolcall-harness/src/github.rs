@@ -1,23 +1,55 @@
 //! GitHub Actions workflow commands: with `GITHUB_ACTIONS=true`, each failure is also printed as
 //! an `::error file=…,line=…::…` line, which GitHub shows on the pull request at that file.
+//!
+//! This is the one annotation writer: the harness's trials, `toolcall check`, `score`, `lint`
+//! and `rate` all print through [`annotation`], so they escape alike. It lives in the harness
+//! because the harness is its first user and the CLI depends on it; the rate crate prints no
+//! annotations itself (its report carries the file and line apart, the CLI writes the line).
 
 use std::path::{Path, PathBuf};
 
-/// An `::error` annotation. Property and message values are escaped as the workflow-command
-/// syntax requires: `%`, CR and LF everywhere, and also `:` and `,` in properties.
+use toolcall_score::{escape, is_invisible};
+
+/// An `::error` annotation. `file` is a path alone (its line goes in `line`, never folded into
+/// the file name, or GitHub cannot place it); an empty `file` leaves the property out.
+///
+/// Two escapings, in order. First the project's rule for terminals: a control or invisible
+/// character anywhere is written as `escape` writes it (`\u{1b}`), except the line breaks of
+/// the message, which GitHub shows as line breaks. Callers escape model text in the message
+/// already; this catches what slips through (a directory name in a title) without touching
+/// what is escaped, so nothing is escaped twice. Then the workflow-command syntax: `%`, CR and
+/// LF everywhere, and also `:` and `,` in properties.
 pub fn annotation(file: &str, line: Option<usize>, title: &str, message: &str) -> String {
+    fn visible(s: &str, keep_lines: bool) -> String {
+        let mut out = String::with_capacity(s.len());
+        for c in s.chars() {
+            if is_invisible(c) && !(keep_lines && matches!(c, '\n' | '\r')) {
+                out.push_str(&escape(c.encode_utf8(&mut [0; 4])).to_string());
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
     fn data(s: &str) -> String {
-        s.replace('%', "%25")
+        visible(s, true)
+            .replace('%', "%25")
             .replace('\r', "%0D")
             .replace('\n', "%0A")
     }
     fn property(s: &str) -> String {
-        data(s).replace(':', "%3A").replace(',', "%2C")
+        data(&visible(s, false))
+            .replace(':', "%3A")
+            .replace(',', "%2C")
     }
-    let line = line.map(|l| format!(",line={l}")).unwrap_or_default();
+    let file = if file.is_empty() {
+        String::new()
+    } else {
+        format!("file={},", property(file))
+    };
+    let line = line.map(|l| format!("line={l},")).unwrap_or_default();
     format!(
-        "::error file={}{line},title={}::{}",
-        property(file),
+        "::error {file}{line}title={}::{}",
         property(title),
         data(message)
     )
@@ -59,6 +91,20 @@ mod tests {
         assert_eq!(
             annotation("x.json", None, "t", "m"),
             "::error file=x.json,title=t::m"
+        );
+        assert_eq!(annotation("", None, "t", "m"), "::error title=t::m");
+    }
+
+    #[test]
+    fn no_control_character_is_left_raw() {
+        assert_eq!(
+            annotation(
+                "recorded/a\u{1b}[2J/x.json",
+                Some(1),
+                "a\u{1b}]0;t\u{7}\nb::c",
+                "`n\\u{1b}` and \u{202e}raw\nnext"
+            ),
+            "::error file=recorded/a\\u{1b}[2J/x.json,line=1,title=a\\u{1b}]0;t\\u{7}\\nb%3A%3Ac::`n\\u{1b}` and \\u{202e}raw%0Anext"
         );
     }
 }

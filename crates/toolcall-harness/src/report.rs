@@ -3,6 +3,7 @@
 //! rewrites baselines from it.
 
 use std::collections::{BTreeMap, BTreeSet};
+use toolcall_score::{escape, escape_path};
 
 use toolcall_score::{Cause, FindingKind};
 
@@ -16,6 +17,7 @@ use crate::Config;
 pub struct Report {
     agents: Vec<AgentReport>,
     problems: Vec<String>,
+    skipped: Vec<String>,
     case_ids: BTreeSet<String>,
 }
 
@@ -90,6 +92,7 @@ impl Report {
         }
         Report {
             problems: suite_problems(config, &suite),
+            skipped: suite.skipped.clone(),
             case_ids: suite.cases.keys().cloned().collect(),
             agents,
         }
@@ -103,6 +106,11 @@ impl Report {
     /// Suite-level problems: no cases, no agents, unreadable directories.
     pub fn problems(&self) -> &[String] {
         &self.problems
+    }
+
+    /// Hidden directories discovery skipped, one sentence each: not a failure, but said.
+    pub fn skipped(&self) -> &[String] {
+        &self.skipped
     }
 
     /// How many case files were found.
@@ -182,15 +190,15 @@ pub(crate) fn suite_problems(config: &Config, suite: &Suite) -> Vec<String> {
         problems.push(format!(
             "found no case files (*.json) under {}: finding zero cases is a failure \
              (is the path right? it is set by Harness::cases or ATP_CASES)",
-            config.cases.display()
+            escape_path(&config.cases)
         ));
     }
     if suite.agents.is_empty() {
         problems.push(format!(
             "found no agents under {}: record responses as {}/<agent>/<case-id>.json \
              (the path is set by Harness::recorded or ATP_RECORDED)",
-            config.recorded.display(),
-            config.recorded.display()
+            escape_path(&config.recorded),
+            escape_path(&config.recorded)
         ));
     }
     problems
@@ -212,22 +220,24 @@ pub(crate) fn coverage_problems(config: &Config, suite: &Suite, agent: &str) -> 
         problems.push(format!(
             "{} case(s) have no recorded response from `{agent}` (record each as {}/{agent}/<case-id>.json):\n{}",
             missing.len(),
-            config.recorded.display(),
-            bullets(missing.iter().copied())
+            escape_path(&config.recorded),
+            bullets(missing.iter().map(|id| escape(id).to_string())),
+            agent = escape(agent),
         ));
     }
     let orphans: Vec<String> = files
         .recordings
         .iter()
         .filter(|(id, _)| !suite.cases.contains_key(*id))
-        .map(|(id, path)| format!("{id} ({})", path.display()))
+        .map(|(id, path)| format!("{} ({})", escape(id), escape_path(path)))
         .collect();
     if !orphans.is_empty() {
         problems.push(format!(
             "{} recorded response(s) of `{agent}` have no case under {} (stale recordings: delete them, or restore the case):\n{}",
             orphans.len(),
-            config.cases.display(),
-            bullets(orphans.iter().map(String::as_str))
+            escape_path(&config.cases),
+            bullets(orphans),
+            agent = escape(agent),
         ));
     }
     problems
@@ -247,9 +257,10 @@ pub(crate) fn baseline_problems(
         problems.push(format!(
             "{} lists {} known failure(s) of `{agent}`, which has no recordings under {}: \
              every entry is stale (ATP_BASELINE_WRITE=1 cargo test empties it)",
-            file.display(),
+            escape_path(&file),
             baseline.len(),
-            config.recorded.display()
+            escape_path(&config.recorded),
+            agent = escape(agent),
         ));
         return problems;
     }
@@ -261,18 +272,20 @@ pub(crate) fn baseline_problems(
     if !stale.is_empty() {
         problems.push(format!(
             "{} lists {} case(s) that no longer exist under {} (stale entries: remove them with ATP_BASELINE_WRITE=1 cargo test):\n{}",
-            file.display(),
+            escape_path(&file),
             stale.len(),
-            config.cases.display(),
-            bullets(stale.iter().copied())
+            escape_path(&config.cases),
+            bullets(stale.iter().map(|id| escape(id).to_string()))
         ));
     }
     problems
 }
 
-fn bullets<'a>(items: impl Iterator<Item = &'a str>) -> String {
+/// One `  - item` line per item (already escaped).
+fn bullets(items: impl IntoIterator<Item = String>) -> String {
     items
-        .map(|i| format!("  - {}", toolcall_score::escape(i)))
+        .into_iter()
+        .map(|i| format!("  - {i}"))
         .collect::<Vec<_>>()
         .join("\n")
 }

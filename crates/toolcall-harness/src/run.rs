@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use toolcall_score::escape_path;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -61,7 +62,7 @@ pub(crate) fn run(config: Config, args: &Arguments) -> ExitCode {
         eprintln!(
             "note: {expected} expected failure(s) passed as known (listed under {}); \
              they are shown as [xfail]",
-            config.baselines.display()
+            escape_path(&config.baselines)
         );
     }
     conclusion.exit_code()
@@ -120,6 +121,12 @@ fn trials(config: &Config, args: &Arguments, expected: &Arc<AtomicUsize>) -> Vec
         }
     }
     let suite = Arc::new(Suite::discover(&config));
+    // On stderr, and not under `--list`: nextest reads the list from stdout.
+    if !args.list {
+        for note in &suite.skipped {
+            eprintln!("note: {note}");
+        }
+    }
     let mut trials = Vec::new();
     {
         let (config, suite) = (config.clone(), suite.clone());
@@ -314,12 +321,12 @@ pub fn write_baselines(config: &Config) -> Result<(), crate::BaselineError> {
         }
         baseline::write_atomic(&file, &baseline::render(&new))?;
         written += 1;
-        eprint!("{}", changes.summary(&file.display().to_string()));
+        eprint!("{}", changes.summary(&escape_path(&file).to_string()));
     }
     if written == 0 {
         eprintln!(
             "baselines under {} are up to date",
-            config.baselines.display()
+            escape_path(&config.baselines)
         );
     }
     Ok(())

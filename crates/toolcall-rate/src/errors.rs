@@ -1,14 +1,16 @@
 //! The errors of this crate. A bad line or a bad recorded file is not an error: it is counted and
 //! reported (see [`crate::Report::bad_lines`]); these are the failures that stop a run.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use toolcall_score::{escape, escape_path};
 
 /// What stopped a rate run, an import or a live run.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RateError {
     /// A file or directory could not be read.
-    #[error("{}: cannot read: {source}", path.display())]
+    #[error("{}: cannot read: {source}", escape_path(path))]
     Read {
         /// The file or directory.
         path: PathBuf,
@@ -17,7 +19,7 @@ pub enum RateError {
         source: std::io::Error,
     },
     /// A file could not be written.
-    #[error("{}: cannot write: {source}", path.display())]
+    #[error("{}: cannot write: {source}", escape_path(path))]
     Write {
         /// The file.
         path: PathBuf,
@@ -35,7 +37,7 @@ pub enum RateError {
     #[error("{0}")]
     Input(#[from] toolcall_score::InputError),
     /// An import input that holds no conversation the importer understands.
-    #[error("{}: {why}", path.display())]
+    #[error("{}: {why}", escape_path(path))]
     Import {
         /// The file.
         path: PathBuf,
@@ -43,12 +45,50 @@ pub enum RateError {
         why: String,
     },
     /// Import would overwrite files that exist.
-    #[error("{} file(s) exist already, e.g. {}; pass --force to overwrite them", count, first.display())]
+    #[error(
+        "{} file(s) exist already, e.g. {}; pass --force to overwrite them",
+        count,
+        escape_path(first)
+    )]
     WouldOverwrite {
         /// How many.
         count: usize,
         /// The first of them.
         first: PathBuf,
+    },
+    /// A conversation id, a model name, `--agent` or `--prefix` that cannot be one component
+    /// of an output path (see [`crate::import::safe_component`]).
+    #[error("{}: its {what} `{}` cannot name a file or directory: {why}", place(path.as_deref(), whose), escape(value))]
+    UnsafeName {
+        /// The input file, unless the value came from the command line.
+        path: Option<PathBuf>,
+        /// Which conversation (`conversation 3`), or the flag the value came from.
+        whose: String,
+        /// Which value: `id`, `model`, `agent`, `prefix`.
+        what: &'static str,
+        /// The value, as it was given.
+        value: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+    /// Two conversations of one import would write the same file (ids `5` and `"5"`, or names
+    /// that differ only in case).
+    #[error("{first} and {second} would both write {}: give each conversation its own `id` (5 and \"5\", or A and a, are one file name); nothing was written", escape_path(path))]
+    SameOutput {
+        /// The file both would write.
+        path: PathBuf,
+        /// The conversation planned first (`conversation 0 of log.json`).
+        first: String,
+        /// The one that clashes with it.
+        second: String,
+    },
+    /// Something that is not a directory stands where an import must make or write one.
+    #[error("{} is in the way of {}: it is not a directory (or it is one where a file goes); nothing was written", escape_path(found), escape_path(planned))]
+    InTheWay {
+        /// What was found.
+        found: PathBuf,
+        /// The file the import would write.
+        planned: PathBuf,
     },
     /// Live mode was asked to do something it cannot (missing key, bad URL).
     #[error("{0}")]
@@ -62,4 +102,12 @@ pub enum RateError {
         /// What it is.
         why: String,
     },
+}
+
+/// `path: whose`, or `whose` alone for a value from the command line.
+fn place(path: Option<&Path>, whose: &str) -> String {
+    match path {
+        Some(path) => format!("{}: {whose}", escape_path(path)),
+        None => whose.to_owned(),
+    }
 }

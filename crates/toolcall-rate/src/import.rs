@@ -1,5 +1,10 @@
 //! `toolcall import`: logged real conversations in, cases and recorded responses out.
 //!
+//! An import either writes everything it reports or nothing: every conversation of every input
+//! file is read, every name checked and every output path planned before the first file is
+//! written. A name that would not make one safe path component, or two conversations that would
+//! write the same file, stop the import with nothing written (see [`safe_component`]).
+//!
 //! Each assistant turn that made tool calls becomes a case — the request up to that turn, with
 //! the tools that were sent — and its recorded response (the turn itself, wrapped as the
 //! provider's response body):
@@ -11,7 +16,12 @@
 //!
 //! `<conversation>` is the conversation's index in the file (zero-padded) or its `id`; `<turn>`
 //! is the index of the assistant message (for the Responses API, of the turn's first item) in
-//! the message list. This is how a user gets a first transcript: log one real run, import it,
+//! the message list. `<agent>` is `--agent`, else the conversation's `model` with `/`, `\` and
+//! `:` made `_` (`meta-llama/Llama-3` is one directory), else `imported`. An id, an agent or a
+//! prefix that is still not a safe name (`..`, a leading `.`, a control character, …) is
+//! refused, naming the conversation and the value, rather than renamed: a silent rename could
+//! make two conversations one file, and the user would not find the case under the id they
+//! know. This is how a user gets a first transcript: log one real run, import it,
 //! then edit cases by hand to add the edge cases the model never happened to produce.
 //!
 //! Inputs (JSON):
@@ -44,11 +54,12 @@
 //! kept beside the transcript (`system`, `systemInstruction`, `instructions`) goes with each
 //! case.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use toolcall_score::provider::Logged;
-use toolcall_score::InputError;
+use toolcall_score::{is_invisible, InputError};
 
 use crate::RateError;
 
@@ -96,8 +107,51 @@ pub struct ImportSummary {
     pub agents: Vec<String>,
 }
 
+/// Why `name` cannot be one path component of an import's output, or `None` when it can.
+///
+/// A safe component is not empty; is not `.` or `..` and does not start with `.` (the harness
+/// and `toolcall check` skip hidden files and directories, so such a case would never run);
+/// and holds no `/`, `\`, NUL, control character or invisible format character (which would
+/// split the path, leave the output tree, or hide the name on a terminal).
+pub fn safe_component(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("it is empty")
+    } else if name == "." || name == ".." {
+        Some("it would leave its directory")
+    } else if name.starts_with('.') {
+        Some("it starts with `.`, and a hidden file or directory is never run by check")
+    } else if name.contains(['/', '\\']) {
+        Some("it holds a path separator")
+    } else if name.chars().any(is_invisible) {
+        Some("it holds a control or invisible character")
+    } else {
+        None
+    }
+}
+
+/// `name` as an [`RateError::UnsafeName`] when it is not a [`safe_component`].
+fn check_name(
+    path: Option<&Path>,
+    whose: String,
+    what: &'static str,
+    name: &str,
+) -> Result<(), RateError> {
+    match safe_component(name) {
+        None => Ok(()),
+        Some(why) => Err(RateError::UnsafeName {
+            path: path.map(Path::to_path_buf),
+            whose,
+            what,
+            value: name.to_owned(),
+            why,
+        }),
+    }
+}
+
 /// One conversation, found in an input file.
 struct Conversation<'a> {
+    /// How errors name it: `conversation 3` (its index in the file).
+    label: String,
     name: String,
     /// The member of `object` the messages were under.
     key: Option<&'a str>,
@@ -109,6 +163,8 @@ struct Conversation<'a> {
 
 /// One case to write.
 struct Turn {
+    /// The conversation it came from, as errors name it.
+    conversation: String,
     id: String,
     case: Value,
     response: Value,
@@ -160,11 +216,15 @@ fn conversations<'a>(
             ))
         })?;
         let name = match object.get("id") {
-            Some(Value::String(s)) if !s.is_empty() && !s.contains(['/', '\\']) => s.clone(),
+            Some(Value::String(s)) => {
+                check_name(Some(path), format!("conversation {index}"), "id", s)?;
+                s.clone()
+            }
             Some(Value::Number(n)) => n.to_string(),
             _ => format!("{index:0width$}"),
         };
         Ok(Conversation {
+            label: format!("conversation {index}"),
             name,
             key: Some(found),
             messages,
@@ -173,6 +233,7 @@ fn conversations<'a>(
         })
     };
     let plain = |messages: &'a [Value], index: usize, width: usize| Conversation {
+        label: format!("conversation {index}"),
         name: format!("{index:0width$}"),
         key: None,
         messages,
@@ -261,6 +322,7 @@ fn turns<'a>(
         case.insert("format".into(), logged.format().as_str().into());
         case.extend(logged.request(i, tools, conversation.object));
         Some(Ok(Turn {
+            conversation: conversation.label.clone(),
             id: format!("{prefix}/{name}"),
             case: Value::Object(case),
             response,
@@ -321,18 +383,39 @@ pub fn import(input: &Path, options: &ImportOptions) -> Result<ImportSummary, Ra
             });
         }
     }
+    if let Some(agent) = &options.agent {
+        check_name(None, "--agent".into(), "value", agent)?;
+    }
     let mut summary = ImportSummary::default();
-    // Two passes per file: names first (to refuse overwriting before anything is written), then
-    // the files, made one at a time so memory stays at one case.
+    // Two passes: the first reads and checks every conversation of every file and plans every
+    // output path, so that a bad name, a clash or a file in the way found in the last file
+    // still leaves nothing written; the second makes the files one at a time, so memory stays
+    // at one case (plus the planned paths).
+    let mut planned = Planned::default();
     let mut plans = Vec::new();
     for file in &files {
         let value = read_json(file)?;
-        let prefix = options.prefix.clone().unwrap_or_else(|| {
-            file.file_stem()
-                .map_or_else(|| "imported".into(), |s| s.to_string_lossy().into_owned())
-        });
-        let mut existing = Vec::new();
-        let mut count = 0usize;
+        let prefix = match &options.prefix {
+            Some(prefix) => {
+                for part in prefix.split('/') {
+                    check_name(None, "--prefix".into(), "part", part)?;
+                }
+                prefix.clone()
+            }
+            None => {
+                let stem = file
+                    .file_stem()
+                    .map_or_else(|| "imported".into(), |s| s.to_string_lossy().into_owned());
+                check_name(
+                    Some(file),
+                    "the file's name".into(),
+                    "stem (the default --prefix)",
+                    &stem,
+                )?;
+                stem
+            }
+        };
+        let mut failed = None;
         for_each_turn(
             file,
             &value,
@@ -340,23 +423,23 @@ pub fn import(input: &Path, options: &ImportOptions) -> Result<ImportSummary, Ra
             options,
             tools_override.as_ref(),
             |agent, turn| {
-                for path in outputs(&options.out, agent, &turn.id) {
-                    if path.exists() {
-                        existing.push(path);
-                    }
+                if failed.is_none() {
+                    failed = planned.add(&options.out, file, agent, turn).err();
                 }
-                count += 1;
             },
         )?;
-        if !options.force && !existing.is_empty() {
-            return Err(RateError::WouldOverwrite {
-                count: existing.len(),
-                first: existing.swap_remove(0),
-            });
+        if let Some(e) = failed {
+            return Err(e);
         }
-        plans.push((file, prefix, count));
+        plans.push((file, prefix));
     }
-    for (file, prefix, _) in plans {
+    if !options.force && !planned.existing.is_empty() {
+        return Err(RateError::WouldOverwrite {
+            count: planned.existing.len(),
+            first: planned.existing.swap_remove(0),
+        });
+    }
+    for (file, prefix) in plans {
         let value = read_json(file)?;
         let mut failed = None;
         let conversations = for_each_turn(
@@ -392,6 +475,61 @@ pub fn import(input: &Path, options: &ImportOptions) -> Result<ImportSummary, Ra
         summary.conversations += conversations;
     }
     Ok(summary)
+}
+
+/// Every output path an import will write, checked before any is written.
+#[derive(Default)]
+struct Planned {
+    /// Each path's key (see [`Planned::add`]) → the path and the conversation that writes it.
+    paths: HashMap<String, (PathBuf, String)>,
+    /// Planned paths that exist already.
+    existing: Vec<PathBuf>,
+}
+
+impl Planned {
+    /// Plans `turn`'s two files: an error if another conversation writes either, or if something
+    /// that is not a directory stands where a directory of the path must be.
+    fn add(&mut self, out: &Path, file: &Path, agent: &str, turn: &Turn) -> Result<(), RateError> {
+        let source = file
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let by = format!("{} of {source}", turn.conversation);
+        for path in outputs(out, agent, &turn.id) {
+            // Lower case: `A` and `a` are one file on macOS's and Windows' default file
+            // systems, so a tree imported on Linux would lose one of them there.
+            let key = path.to_string_lossy().to_lowercase();
+            if let Some((first, first_by)) = self.paths.get(&key) {
+                return Err(RateError::SameOutput {
+                    path: first.clone(),
+                    first: first_by.clone(),
+                    second: by,
+                });
+            }
+            if path.is_dir() {
+                return Err(RateError::InTheWay {
+                    planned: path.clone(),
+                    found: path,
+                });
+            }
+            // Only inside `out`: above it is the user's business, and `create_dir_all` says so.
+            if let Some(found) = path
+                .ancestors()
+                .skip(1)
+                .take_while(|dir| *dir != out)
+                .find(|dir| dir.exists() && !dir.is_dir())
+            {
+                return Err(RateError::InTheWay {
+                    found: found.to_path_buf(),
+                    planned: path.clone(),
+                });
+            }
+            if path.exists() {
+                self.existing.push(path.clone());
+            }
+            self.paths.insert(key, (path, by.clone()));
+        }
+        Ok(())
+    }
 }
 
 fn pretty(value: &Value) -> Result<Vec<u8>, RateError> {
@@ -443,10 +581,20 @@ fn for_each_turn(
                     conversation.name
                 ),
             })?;
-        // A model name like `meta-llama/Llama-3` is one directory, not two.
+        // A model name like `meta-llama/Llama-3` is one directory, not two; what is still not
+        // a safe name after that (`..`, `.hidden`, an escape sequence) is refused, not guessed.
         let agent = match (&options.agent, conversation.model) {
             (Some(agent), _) => agent.clone(),
-            (None, Some(model)) => model.replace(['/', '\\', ':'], "_"),
+            (None, Some(model)) => {
+                let agent = model.replace(['/', '\\', ':'], "_");
+                check_name(
+                    Some(file),
+                    conversation.label.clone(),
+                    "model (as an agent directory; pass --agent NAME)",
+                    &agent,
+                )?;
+                agent
+            }
             (None, None) => "imported".to_owned(),
         };
         for turn in turns(&source, prefix, conversation, &logged, tools, &agent) {

@@ -13,7 +13,8 @@
 //!   "distinct": [                     // one entry per distinct unknown name, most calls first
 //!     {"name": "search_invoices", "count": 3, "cause": "retired",
 //!      "causes": {"retired": 3}, "suggestions": ["get_invoice"],
-//!      "first_seen": "recorded/claude/billing/x.json"}
+//!      "first_seen": "recorded/claude/billing/x.json",
+//!      "first_file": "recorded/claude/billing/x.json", "first_line": null}
 //!   ],
 //!   "in_text": [ ... ],               // names written as calls only in text (same shape); not in the rate
 //!   "no_tool_fits": {"responses": 6, "calls": 2},  // cases with "expect": "no_call"
@@ -28,6 +29,10 @@
 //!            "passed": false, "reasons": ["4 unknown > --max-unknown 0"]}
 //! }
 //! ```
+//!
+//! `first_seen` is for a reader (`log.jsonl:17 (req_8812)`); `first_file` and `first_line` say
+//! the same for a tool (a GitHub annotation, an editor): the file alone (the case file in live
+//! mode; `null` for standard input) and its line, when the input has lines.
 //!
 //! `cause` is the cause most of the name's calls had (ties go to the first in
 //! [`toolcall_score::Cause`]'s order); `causes` has the full split.
@@ -110,8 +115,12 @@ pub struct Distinct {
     pub causes: BTreeMap<Cause, u64>,
     /// The defined names it was likely meant to be, closest first.
     pub suggestions: Vec<String>,
-    /// Where it was first seen, in input order.
+    /// Where it was first seen, in input order: `path:line (id)`, for a reader.
     pub first_seen: Option<String>,
+    /// The file of `first_seen` alone.
+    pub first_file: Option<String>,
+    /// The line of `first_seen` in `first_file`, when it has lines.
+    pub first_line: Option<u64>,
 }
 
 /// Responses to cases that say no tool fits (`"expect": "no_call"`), counted apart.
@@ -196,6 +205,8 @@ fn distinct(table: std::collections::HashMap<String, NameTally>) -> Vec<Distinct
                 cause,
                 causes: t.causes,
                 suggestions: t.suggestions,
+                first_file: t.first.as_ref().and_then(|o| o.file.clone()),
+                first_line: t.first.as_ref().and_then(|o| o.line),
                 first_seen: t.first.map(|o| o.shown),
             }
         })

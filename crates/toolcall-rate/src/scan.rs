@@ -40,6 +40,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+use toolcall_score::{escape, escape_path};
 
 use serde_json::Value;
 use toolcall_score::{Case, Format, Recording, Response, Scorer};
@@ -236,8 +237,8 @@ fn score_line(
     };
     let origin = match line.id {
         Some(id) => Origin {
-            order: origin.order,
             shown: format!("{} ({id})", origin.shown),
+            ..origin
         },
         None => origin,
     };
@@ -322,9 +323,12 @@ pub fn rate_jsonl(paths: &[PathBuf], options: &ScanOptions) -> Result<Tally, Rat
                 let origin = Origin {
                     order: (chunk.source, number),
                     shown: format!("{}:{number}", shown[chunk.source]),
+                    file: (paths[chunk.source].as_os_str() != "-")
+                        .then(|| shown[chunk.source].clone()),
+                    line: Some(number),
                 };
                 if let Err(message) = score_line(tally, bytes, options.format, origin.clone()) {
-                    let message = format!("{}: {message}", origin.shown);
+                    let message = format!("{}: {message}", escape(&origin.shown));
                     tally.bad_input(origin, message);
                 }
             }
@@ -470,18 +474,22 @@ pub fn rate_tree(
 }
 
 fn score_recorded(tally: &mut Tally, item: &Recorded, format: Option<Format>) {
-    let shown = item.recorded.display().to_string();
+    let shown = escape_path(&item.recorded).to_string();
+    // The origin keeps the path as it is (a report escapes it when printing it).
+    let raw = item.recorded.display().to_string();
     let origin = Origin {
         order: (item.order, 0),
-        shown: shown.clone(),
+        shown: raw.clone(),
+        file: Some(raw.clone()),
+        line: None,
     };
     let case = match Case::load(&item.case) {
         Ok(case) => case,
         Err(e) if !item.case.exists() => {
             let message = format!(
                 "{shown}: no case file {} for case id `{}` ({e})",
-                item.case.display(),
-                item.id
+                escape_path(&item.case),
+                escape(&item.id)
             );
             return tally.bad_input(origin, message);
         }
@@ -494,8 +502,8 @@ fn score_recorded(tally: &mut Tally, item: &Recorded, format: Option<Format>) {
         if *first != item.recorded {
             let message = format!(
                 "{shown}: case `{}` is recorded twice; only {} is scored",
-                item.id,
-                first.display()
+                escape(&item.id),
+                escape_path(first)
             );
             return tally.bad_input(origin, message);
         }
@@ -518,12 +526,14 @@ fn score_recorded(tally: &mut Tally, item: &Recorded, format: Option<Format>) {
             }
             let origin = Origin {
                 order: (item.order, i as u64 + 1),
-                shown: format!("{shown}:{}", i + 1),
+                shown: format!("{raw}:{}", i + 1),
+                file: Some(raw.clone()),
+                line: Some(i as u64 + 1),
             };
             match Response::from_json_str(line, format) {
                 Ok(response) => tally.add_scored(&scorer, &response, &origin),
                 Err(e) => {
-                    let message = format!("{}: {e}", origin.shown);
+                    let message = format!("{}: {e}", escape(&origin.shown));
                     tally.bad_input(origin, message);
                 }
             }

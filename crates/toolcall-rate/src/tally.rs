@@ -19,6 +19,11 @@ pub struct Origin {
     pub order: (usize, u64),
     /// `path:line`, `path`, or a case id.
     pub shown: String,
+    /// The file it came from, as given (a recording, a log, the case file in live mode); `None`
+    /// for standard input. Kept apart from `shown` so an annotation can point at it.
+    pub file: Option<String>,
+    /// The line of `file` (a JSONL log line, a `.jsonl` recording's sample).
+    pub line: Option<u64>,
 }
 
 /// One distinct name as it is being counted.

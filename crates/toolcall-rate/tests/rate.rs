@@ -302,6 +302,14 @@ fn jsonl_lines_are_scored_and_bad_lines_counted_with_file_and_line() {
         report.distinct[0].first_seen.as_deref(),
         Some(format!("{shown}:4").as_str())
     );
+    // The same place for a tool: the file alone and its line, for an annotation.
+    assert_eq!(
+        (
+            report.distinct[0].first_file.as_deref(),
+            report.distinct[0].first_line
+        ),
+        (Some(shown.as_str()), Some(4))
+    );
 }
 
 #[test]
@@ -636,4 +644,124 @@ fn a_jsonl_of_chunk_lines_is_one_stream() {
     assert_eq!(report.bad_lines, 0, "{:?}", report.errors);
     assert_eq!((report.responses, report.calls, report.unknown), (1, 1, 1));
     assert_eq!(report.distinct[0].name, "get_invoices");
+}
+
+/// One conversation that calls `get_balance` once, with its tools; `extra` adds members (`id`,
+/// `model`) to the conversation object.
+fn one_call_conversation(extra: Value) -> Value {
+    let mut conversation = json!({"tools": bare_tools(), "messages": [
+        {"role": "user", "content": "balance of acc_1?"},
+        {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_balance", "arguments": "{}"}}]}
+    ]});
+    for (key, value) in extra.as_object().unwrap() {
+        conversation[key] = value.clone();
+    }
+    conversation
+}
+
+/// Ids `5` and `"5"` are one file name: importing both used to report "2 case(s)" and write
+/// one file, the second over the first. Now nothing is written and both are named.
+#[test]
+fn import_refuses_two_conversations_that_would_write_one_file() {
+    let dir = scratch("import-same-id");
+    let input = dir.join("log.json");
+    for ids in [json!([5, "5"]), json!(["Refund", "refund"])] {
+        write(
+            &input,
+            &json!([
+                one_call_conversation(json!({"id": ids[0]})),
+                one_call_conversation(json!({"id": ids[1]}))
+            ]),
+        );
+        let out = dir.join("out");
+        let options = ImportOptions {
+            out: out.clone(),
+            agent: Some("gpt-4o".into()),
+            ..ImportOptions::default()
+        };
+        let err = import(&input, &options).unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "conversation 0 of log.json and conversation 1 of log.json would both write"
+            ),
+            "{ids}: {err}"
+        );
+        assert!(!out.exists(), "{ids}: nothing is written");
+    }
+}
+
+/// An id, a model name or a flag that is not one safe path component stops the import before
+/// any file is written, even when it is found in the last input file: `..` as a model used to
+/// put the recordings beside `recorded/`, and `.hidden` made an agent `toolcall check` never
+/// runs.
+#[test]
+fn import_refuses_unsafe_names_and_writes_nothing() {
+    let dir = scratch("import-unsafe");
+    let input = dir.join("logs");
+    // `a.json` is fine and read first; the bad name is in `b.json`.
+    write(
+        &input.join("a.json"),
+        &one_call_conversation(json!({"model": "gpt-4o"})),
+    );
+    for (extra, named) in [
+        (json!({"model": ".."}), "model"),
+        (json!({"model": ".hidden"}), "model"),
+        (json!({"model": "evil\u{1b}[2J\nname"}), "model"),
+        (json!({"model": "gpt-4o", "id": "../../etc"}), "id"),
+        (json!({"model": "gpt-4o", "id": ""}), "id"),
+        (json!({"model": "gpt-4o", "id": "a\u{0}b"}), "id"),
+    ] {
+        write(&input.join("b.json"), &one_call_conversation(extra.clone()));
+        let out = dir.join("out");
+        let options = ImportOptions {
+            out: out.clone(),
+            ..ImportOptions::default()
+        };
+        let err = import(&input, &options).unwrap_err().to_string();
+        assert!(
+            err.contains("b.json: conversation 0: its "),
+            "{extra}: {err}"
+        );
+        assert!(err.contains(named), "{extra}: {err}");
+        assert!(
+            !err.contains(['\u{1b}', '\n', '\u{0}']),
+            "{extra}: printed raw: {err}"
+        );
+        assert!(!out.exists(), "{extra}: nothing is written");
+        assert!(
+            !dir.join("b").exists() && !dir.join("etc").exists(),
+            "{extra}"
+        );
+    }
+    for agent in ["..", ".x", "a/b", ""] {
+        let options = ImportOptions {
+            out: dir.join("out"),
+            agent: Some(agent.into()),
+            ..ImportOptions::default()
+        };
+        write(&input.join("b.json"), &one_call_conversation(json!({})));
+        let err = import(&input, &options).unwrap_err().to_string();
+        assert!(err.starts_with("--agent: its value"), "{agent}: {err}");
+    }
+}
+
+/// A file where a directory of the output must go is found while planning, so no case is
+/// written without its recording.
+#[test]
+fn import_finds_a_file_in_the_way_before_writing() {
+    let dir = scratch("import-in-the-way");
+    let input = dir.join("log.json");
+    write(&input, &one_call_conversation(json!({"model": "gpt-4o"})));
+    let out = dir.join("out");
+    std::fs::create_dir_all(out.join("recorded")).unwrap();
+    std::fs::write(out.join("recorded/gpt-4o"), "not a directory").unwrap();
+    let options = ImportOptions {
+        out: out.clone(),
+        force: true,
+        ..ImportOptions::default()
+    };
+    let err = import(&input, &options).unwrap_err().to_string();
+    assert!(err.contains("is in the way of"), "{err}");
+    assert!(!out.join("cases").exists(), "no case without its recording");
 }

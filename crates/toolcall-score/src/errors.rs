@@ -1,5 +1,6 @@
 //! The errors of this crate: bad input is always an error that says where and what was expected.
 
+use crate::escape_path;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -156,7 +157,7 @@ impl Location {
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.path {
-            Some(path) => write!(f, "{}:{}:{}", path.display(), self.line, self.column),
+            Some(path) => write!(f, "{}:{}:{}", escape_path(path), self.line, self.column),
             None => write!(f, "line {}, column {}", self.line, self.column),
         }
     }
@@ -167,7 +168,7 @@ impl fmt::Display for Location {
 #[non_exhaustive]
 pub enum InputError {
     /// The file could not be read.
-    #[error("{}: cannot read: {source}", path.display())]
+    #[error("{}: cannot read: {source}", escape_path(path))]
     Read {
         /// The file.
         path: PathBuf,

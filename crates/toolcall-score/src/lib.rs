@@ -71,7 +71,7 @@ mod verdict;
 pub use case::{Case, Expect};
 pub use catalog::{Catalog, SchemaDialect, Tool};
 pub use errors::{read_text, InputError, Location, ParseError};
-pub use escape::escape;
+pub use escape::{escape, escape_path, is_invisible, to_json_pretty, Escaped, EscapedPath};
 pub use format::{Format, UnknownFormat};
 pub use lint::{lint, Drift, DriftSource};
 pub use model::{

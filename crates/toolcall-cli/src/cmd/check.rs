@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use toolcall_harness::{github, Config, Report};
-use toolcall_score::escape;
+use toolcall_score::{escape, escape_path};
 
 use crate::output::{in_github_actions, outln, write_stdout, FAIL, PASS};
 
@@ -67,11 +67,14 @@ fn render(report: &Report, config: &Config) -> String {
         out,
         "{} case(s) under {}, {} agent(s) under {}, baselines under {}",
         report.case_count(),
-        config.cases.display(),
+        escape_path(&config.cases),
         report.agents().len(),
-        config.recorded.display(),
-        config.baselines.display()
+        escape_path(&config.recorded),
+        escape_path(&config.baselines)
     );
+    for note in report.skipped() {
+        let _ = writeln!(out, "note: {note}");
+    }
     for problem in report.problems() {
         let _ = writeln!(out, "\nproblem: {}", problem);
     }
@@ -125,7 +128,7 @@ fn render(report: &Report, config: &Config) -> String {
                 let message = c.message()?;
                 Some(format!(
                     "{} ({})\n{}",
-                    c.case_id,
+                    escape(&c.case_id),
                     c.outcome.label(),
                     indent(&message)
                 ))

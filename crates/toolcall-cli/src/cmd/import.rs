@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use toolcall_score::{escape, escape_path};
 
 use toolcall_rate::{import, ImportOptions};
 
@@ -38,16 +39,8 @@ pub struct Args {
 
 /// Runs `toolcall import`: exit 0 when written, 2 on bad input or files in the way.
 pub fn run(args: &Args) -> ExitCode {
-    for (flag, value) in [("--agent", &args.agent), ("--prefix", &args.prefix)] {
-        if let Some(value) = value {
-            if value.is_empty() || value.contains("..") || value.starts_with('/') {
-                return output::bad_input(&format!(
-                    "{flag} `{}`: expected a relative name without `..`",
-                    toolcall_score::escape(value)
-                ));
-            }
-        }
-    }
+    // `--agent` and `--prefix` are checked by the import itself, with every name it derives
+    // (`toolcall_rate::import::safe_component`).
     let options = ImportOptions {
         out: args.out.clone(),
         agent: args.agent.clone(),
@@ -62,18 +55,23 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(summary) if summary.cases == 0 => output::bad_input(&format!(
             "{}: read {} conversation(s), but no assistant turn in them calls a tool, so there is \
              no case to import (is `--messages-key` right for these logs?)",
-            args.input.display(),
+            escape_path(&args.input),
             summary.conversations
         )),
         Ok(summary) => {
+            let agents: Vec<String> = summary
+                .agents
+                .iter()
+                .map(|a| escape(a).to_string())
+                .collect();
             output::outln!(
                 "imported {} conversation(s): {} case(s) with {} tool call(s) into {}/cases and {}/recorded/{}",
                 summary.conversations,
                 summary.cases,
                 summary.calls,
-                args.out.display(),
-                args.out.display(),
-                summary.agents.join(", ")
+                escape_path(&args.out),
+                escape_path(&args.out),
+                agents.join(", ")
             );
             ExitCode::from(output::PASS)
         }

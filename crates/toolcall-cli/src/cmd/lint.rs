@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use toolcall_score::escape_path;
 
 use toolcall_score::{lint, Case};
 
@@ -26,7 +27,7 @@ pub fn run(args: &Args) -> ExitCode {
         match Case::load(path) {
             Ok(case) => {
                 for drift in lint(&case) {
-                    found.push((path.display().to_string(), drift));
+                    found.push((path, drift));
                 }
             }
             Err(e) => {
@@ -39,7 +40,7 @@ pub fn run(args: &Args) -> ExitCode {
         let rows: Vec<serde_json::Value> = found
             .iter()
             .map(|(case, drift)| {
-                let mut row = serde_json::json!({ "case": case });
+                let mut row = serde_json::json!({ "case": case.display().to_string() });
                 if let (Some(row), Ok(serde_json::Value::Object(fields))) =
                     (row.as_object_mut(), serde_json::to_value(drift))
                 {
@@ -48,13 +49,13 @@ pub fn run(args: &Args) -> ExitCode {
                 row
             })
             .collect();
-        match serde_json::to_string_pretty(&rows) {
+        match toolcall_score::to_json_pretty(&rows) {
             Ok(json) => output::outln!("{json}"),
             Err(e) => return output::bad_input(&e),
         }
     } else {
         for (case, drift) in &found {
-            output::outln!("{case}: {drift}");
+            output::outln!("{}: {drift}", escape_path(case));
         }
         if found.is_empty() && !bad_input {
             output::outln!("no drift in {} case(s)", args.cases.len());
@@ -63,7 +64,7 @@ pub fn run(args: &Args) -> ExitCode {
     if output::in_github_actions() {
         for (case, drift) in &found {
             let line = line_of(case, drift);
-            let file = output::repo_relative(case.as_ref());
+            let file = output::repo_relative(case);
             let message = drift.to_string();
             eprintln!(
                 "{}",
@@ -83,7 +84,7 @@ pub fn run(args: &Args) -> ExitCode {
 
 /// The line of the case file where the drift is written: the first line holding both the name
 /// and the start of the sentence it was found in, else the first holding the name.
-fn line_of(case: &str, drift: &toolcall_score::Drift) -> Option<usize> {
+fn line_of(case: &std::path::Path, drift: &toolcall_score::Drift) -> Option<usize> {
     let text = std::fs::read_to_string(case).ok()?;
     // The sentence as it appears inside a JSON string (quotes and newlines escaped).
     let quoted = serde_json::to_string(&drift.context).ok()?;

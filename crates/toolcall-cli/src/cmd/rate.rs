@@ -4,9 +4,10 @@
 //! Exit codes: 0 the gate held (or none was set), 1 the gate was exceeded (the names are printed
 //! either way), 2 bad input or an incomplete live run (a case whose request failed).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
+use toolcall_score::escape_path;
 
 use toolcall_rate::live::{self, LiveOptions, Provider, RequestSettings, RetryPolicy};
 use toolcall_rate::{rate_jsonl, rate_tree, Gate, LiveCounts, Report, ScanOptions};
@@ -116,8 +117,8 @@ pub fn run(args: &Args) -> ExitCode {
             return output::bad_input(&format!(
                 "--json-out {} is the input log {}: it would be overwritten; write the report \
                  elsewhere",
-                out.display(),
-                input.display()
+                escape_path(out),
+                escape_path(input)
             ));
         }
     }
@@ -160,7 +161,7 @@ pub fn run(args: &Args) -> ExitCode {
             &"nothing to rate: give JSONL logs, --recorded recorded/<agent>, or --live PROVIDER",
         );
     };
-    let json = match serde_json::to_string_pretty(&report) {
+    let json = match toolcall_score::to_json_pretty(&report) {
         Ok(json) => json,
         Err(e) => return output::bad_input(&e),
     };
@@ -173,21 +174,31 @@ pub fn run(args: &Args) -> ExitCode {
     // folder is made when missing, and a half-written report is never left.
     if let Some(path) = &args.json_out {
         if let Err(e) = toolcall_fs::write_atomic(path, format!("{json}\n").as_bytes()) {
-            return output::bad_input(&format!("{}: cannot write: {e}", path.display()));
+            return output::bad_input(&format!("{}: cannot write: {e}", escape_path(path)));
         }
     }
     if output::in_github_actions() && !report.passed() {
         for d in &report.distinct {
-            let message = format!(
+            // The file and line go in their own properties (GitHub places the annotation by
+            // them); `first_seen`, which may carry a log line's `id`, goes in the message.
+            let mut message = format!(
                 "`{}` called {} time(s) ({})",
                 toolcall_score::escape(&d.name),
                 d.count,
                 d.cause
             );
-            let file = d.first_seen.as_deref().unwrap_or("");
+            if let Some(seen) = &d.first_seen {
+                message.push_str(&format!(", first in {}", toolcall_score::escape(seen)));
+            }
+            let file = d
+                .first_file
+                .as_deref()
+                .map(|f| output::repo_relative(Path::new(f)))
+                .unwrap_or_default();
+            let line = d.first_line.and_then(|l| usize::try_from(l).ok());
             eprintln!(
                 "{}",
-                output::annotation(file, None, "unknown_tool", &message)
+                output::annotation(&file, line, "unknown_tool", &message)
             );
         }
     }

@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
+use toolcall_score::escape_path;
 
 use toolcall_mcp::{replay_blocking, Flow, Options, Report};
 
@@ -61,7 +62,7 @@ pub fn run(args: &Args) -> ExitCode {
     let mut failed = false;
     for flow in &flows {
         if flows.len() > 1 {
-            outln!("replay {}", flow.path.display());
+            outln!("replay {}", escape_path(&flow.path));
         }
         let report = replay_blocking(flow, &options, &mut |step| outln!("{step}"));
         print_end(&report);
@@ -91,7 +92,7 @@ fn print_end(report: &Report) {
             outln!(
                 "{}",
                 annotation(
-                    &report.flow.display().to_string(),
+                    &escape_path(&report.flow).to_string(),
                     None,
                     "toolcall replay",
                     &failure.to_string()

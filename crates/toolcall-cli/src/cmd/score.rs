@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use toolcall_score::escape_path;
 
 use toolcall_score::{score, Case, Catalog, Format, Response};
 
@@ -48,13 +49,13 @@ pub fn run(args: &Args) -> ExitCode {
         eprintln!(
             "note: {} defines no tools, so every call is unknown; is the tools array there, \
              under the provider's own key (`tools`, `toolConfig.tools`, …)?",
-            path.display()
+            escape_path(path)
         );
     }
     let verdict = score(&case, &response);
-    let shown = args.response.display().to_string();
+    let shown = escape_path(&args.response).to_string();
     if args.json {
-        match serde_json::to_string_pretty(&verdict) {
+        match toolcall_score::to_json_pretty(&verdict) {
             Ok(json) => output::outln!("{json}"),
             Err(e) => return output::bad_input(&e),
         }

@@ -24,6 +24,7 @@ pub mod http;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
+use toolcall_score::escape_path;
 
 use serde_json::Value;
 use toolcall_score::{Case, Format, Response};
@@ -218,9 +219,12 @@ pub fn run(options: &LiveOptions) -> Result<LiveRun, RateError> {
     let mut run = LiveRun::default();
     let mut failed_in_a_row = 0u32;
     for (order, (id, path)) in ids.iter().enumerate() {
+        // A live response has no file of its own: the case that asked for it is where to look.
         let origin = Origin {
             order: (order, 0),
             shown: id.clone(),
+            file: Some(path.display().to_string()),
+            line: None,
         };
         let recorded = options
             .record_dir
@@ -271,7 +275,7 @@ pub fn run(options: &LiveOptions) -> Result<LiveRun, RateError> {
             Ok(body) => body,
             Err(e) => {
                 run.tally
-                    .bad_input(origin, format!("{}: {e}", path.display()));
+                    .bad_input(origin, format!("{}: {e}", escape_path(path)));
                 continue;
             }
         };
@@ -307,7 +311,7 @@ pub fn run(options: &LiveOptions) -> Result<LiveRun, RateError> {
                 run.asked += 1;
                 run.failed += 1;
                 failed_in_a_row += 1;
-                let mut message = format!("{id}: {e}");
+                let mut message = format!("{}: {e}", toolcall_score::escape(id));
                 // llama.cpp's chatml-function-calling answers any tool_choice but `auto`,
                 // `none` or a named function with a bare 500 whose message is empty.
                 if matches!(e, CallError::Status { status: 500, .. })
@@ -358,7 +362,8 @@ pub fn run(options: &LiveOptions) -> Result<LiveRun, RateError> {
                 run.tally.bad_input(
                     origin,
                     format!(
-                        "{id}: {message} (body starts: {})",
+                        "{}: {message} (body starts: {})",
+                        toolcall_score::escape(id),
                         toolcall_score::escape(&snippet)
                     ),
                 );
