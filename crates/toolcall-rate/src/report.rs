@@ -85,7 +85,8 @@ pub struct Gate {
     pub max_unknown: Option<u64>,
     /// Fail when the rate (unknown / calls, the point estimate) is above this.
     pub max_rate: Option<f64>,
-    /// Fail when fewer calls than this were scored: a run that scored nothing proves nothing.
+    /// Fail when fewer calls than this were scored. Unset, a run that scored no response at all
+    /// fails anyway (it proves nothing); `Some(0)` accepts one.
     pub min_calls: Option<u64>,
 }
 
@@ -233,6 +234,15 @@ impl Report {
             if rate > max {
                 reasons.push(format!("rate {rate:.4} > --max-rate {max}"));
             }
+        }
+        // A run that scored nothing at all (an empty log, every line bad) proves nothing, gate
+        // or no gate: it fails unless `--min-calls 0` says that is expected.
+        if tally.responses == 0 && gate.min_calls != Some(0) {
+            reasons.push(
+                "no response was scored: a nightly gate over nothing is not a pass \
+                 (--min-calls 0 accepts an empty run)"
+                    .to_owned(),
+            );
         }
         if let Some(min) = gate.min_calls {
             if tally.calls < min {
@@ -407,7 +417,7 @@ impl fmt::Display for Report {
             writeln!(f, "{ZERO_MEANS}")?;
         }
         let gate = &self.gate;
-        if gate.gate == Gate::default() {
+        if gate.gate == Gate::default() && gate.passed {
             write!(f, "gate: none set (--max-unknown, --max-rate, --min-calls)")
         } else if gate.passed {
             write!(f, "gate: PASS")
@@ -456,6 +466,7 @@ mod tests {
     #[test]
     fn gate_reasons_name_each_threshold_exceeded() {
         let tally = Tally {
+            responses: 90,
             calls: 100,
             unknown: 3,
             ..Tally::default()
@@ -479,5 +490,22 @@ mod tests {
             },
         );
         assert!(report.passed(), "{:?}", report.gate.reasons);
+    }
+
+    #[test]
+    fn a_run_that_scored_nothing_fails_unless_told_to_expect_it() {
+        let report = Report::new(Tally::default(), Gate::default());
+        assert!(!report.passed());
+        assert!(
+            report
+                .to_string()
+                .contains("gate: FAIL: no response was scored"),
+            "{report}"
+        );
+        let expected = Gate {
+            min_calls: Some(0),
+            ..Gate::default()
+        };
+        assert!(Report::new(Tally::default(), expected).passed());
     }
 }
