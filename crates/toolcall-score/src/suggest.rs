@@ -120,7 +120,8 @@ fn closeness(name: &str, base: &str, wanted: &Words, defined: &Defined<'_>) -> O
         .count();
     let union = wanted.subject.len() + words.subject.len() - shared;
     if shared > 0 && shared * 3 >= union {
-        return Some((2, union - shared));
+        // `shared` counts the unknown name's repeats, so it can exceed the union: none unshared.
+        return Some((2, union.saturating_sub(shared)));
     }
     None
 }
@@ -274,6 +275,12 @@ mod tests {
         assert_eq!(suggest("fetch_customers", &tools), ["find_customer"]);
         let tools = catalog(&["escalate_ticket", "close_ticket"]);
         assert_eq!(suggest("escalate_to_human", &tools), ["escalate_ticket"]);
+    }
+
+    #[test]
+    fn a_name_that_repeats_its_subject_still_suggests() {
+        let tools = catalog(&["find_user", "get_balance"]);
+        assert_eq!(suggest("get_user_user_user", &tools), ["find_user"]);
     }
 
     #[test]
