@@ -14,10 +14,9 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use crate::mention::{mentions, mentions_word, Reader};
-use crate::suggest::{suggest_among, Defined};
+use crate::suggest::{suggest_among, Prepared};
 use crate::{
-    namespace, AnomalyKind, Arguments, Case, Cause, Expect, Finding, FindingKind, Response,
-    ToolCall, Verdict,
+    AnomalyKind, Arguments, Case, Cause, Expect, Finding, FindingKind, Response, ToolCall, Verdict,
 };
 
 /// Scores `response` against `case`: pass, or the findings, each naming the offending tool with
@@ -67,7 +66,7 @@ pub struct Scorer<'c> {
     /// Top-level parameter names, sorted and distinct; built at the first name found in text.
     parameters: OnceLock<Vec<&'c str>>,
     /// The defined names prepared for suggestions; built at the first unknown name.
-    defined: OnceLock<Vec<Defined<'c>>>,
+    defined: OnceLock<Prepared<'c>>,
 }
 
 impl<'c> Scorer<'c> {
@@ -169,7 +168,7 @@ impl<'c> Scorer<'c> {
     }
 
     /// The defined names, prepared for suggestions on first use.
-    fn defined(&self) -> &[Defined<'c>] {
+    fn defined(&self) -> &Prepared<'c> {
         self.defined
             .get_or_init(|| crate::suggest::prepare(&self.case.catalog))
     }
@@ -217,12 +216,7 @@ impl<'c> Scorer<'c> {
         if case.parent.as_ref().is_some_and(|p| p.contains(name)) {
             return Cause::Subset;
         }
-        let base = namespace::base(name);
-        if self
-            .defined()
-            .iter()
-            .any(|d| namespace::relates_bases(name, base, d.name(), d.base()))
-        {
+        if self.defined().relates(name) {
             return Cause::Namespace;
         }
         if mentions_word(&case.system, name)
