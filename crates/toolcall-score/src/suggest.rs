@@ -210,7 +210,7 @@ pub(crate) fn suggest_among(name: &str, prepared: &Prepared<'_>) -> Vec<String> 
     prepared.names(&suggestion_indexes(name, prepared))
 }
 
-/// [`suggest_among`] as indexes into the catalog's names.
+/// [`suggest_among`] as indexes into the catalog's names: what a [`crate::Scorer`] caches.
 pub(crate) fn suggestion_indexes(name: &str, prepared: &Prepared<'_>) -> Vec<u32> {
     let base = crate::namespace::base(name);
     let wanted = Words::of(base);
@@ -1033,5 +1033,13 @@ mod tests {
         assert!(work.cells <= 10 * pairs, "{work:?} for {pairs} pairs");
         assert!(work.pairs <= 3 * pairs, "{work:?} for {pairs} pairs");
         assert!(suggested > 0);
+        // The same names, each 100 times: worked out once each.
+        let repeated: Vec<String> = called[..100]
+            .iter()
+            .flat_map(|n| vec![n.clone(); 100])
+            .collect();
+        let (again, _) = work_for(&tools, &repeated);
+        let (once, _) = work_for(&tools, &called[..100]);
+        assert_eq!((again.cells, again.pairs), (once.cells, once.pairs));
     }
 }
