@@ -13,11 +13,13 @@
 //! The model picks the unknown names, so their number and length are the model's: the search is
 //! bounded so that neither makes scoring slow (issue 17: a 10,000-character name, or 10,000
 //! invented names against 1,000 tools, took seconds when every defined name was compared in
-//! full). Namespaces, equal words and shared subject words are found in sorted tables; near
+//! full). Namespaces, equal words and shared subject words are looked up in tables; near
 //! spellings are looked for only among names of a compatible length, after two character-bag
 //! bounds, by a bit-parallel distance that stops past its budget, and never for names longer
 //! than [`MAX_EDIT_CHARS`]. Below that length the suggestions are the ones an exhaustive
 //! comparison gives (a test holds the two equal).
+
+use std::collections::HashMap;
 
 use crate::Catalog;
 
@@ -78,15 +80,15 @@ struct Spelling {
     pairs: PairBag,
 }
 
-/// The catalog's names prepared for [`suggest_among`]: each name's forms, and sorted tables that
-/// find the names related to an unknown one without comparing it with every name.
+/// The catalog's names prepared for [`suggest_among`]: each name's forms, and tables that find
+/// the names related to an unknown one without comparing it with every name.
 ///
 /// One comparison per defined name made did-you-mean cost (unknown names × defined names ×
 /// length²): a response with 10,000 invented names against 1,000 tools took seconds. Now
-/// namespaces, equal words and shared subject words are looked up (binary searches over sorted
-/// tables: nothing hashed, nothing cloned); only near spellings walk the names, and only those of
-/// a compatible length, a character bag close enough, and at most [`MAX_EDIT_CHARS`] long, with
-/// an edit distance that stops at its budget.
+/// namespaces and equal words are binary searches over sorted tables of borrowed names, shared
+/// subject words one map look-up per word; only near spellings walk the names, and only those
+/// of a compatible length, with character bags close enough, and at most [`MAX_EDIT_CHARS`]
+/// long, with an edit distance that stops at its budget.
 #[derive(Debug)]
 pub(crate) struct Prepared<'c> {
     /// In definition order.
@@ -98,8 +100,8 @@ pub(crate) struct Prepared<'c> {
     by_weak_rest: Vec<(&'c str, u32)>,
     /// Indexes sorted by joined form.
     by_joined: Vec<u32>,
-    /// `(subject word, index)`, sorted, each pair once.
-    by_subject: Vec<(String, u32)>,
+    /// The indexes of the names with each subject word, ascending, each once.
+    by_subject: HashMap<String, Vec<u32>>,
     /// The names short enough for edit distance, by length.
     spellings: Vec<Spelling>,
 }
@@ -163,7 +165,7 @@ pub(crate) fn prepare(catalog: &Catalog) -> Prepared<'_> {
         by_base: Vec::new(),
         by_weak_rest: Vec::new(),
         by_joined: Vec::new(),
-        by_subject: Vec::new(),
+        by_subject: HashMap::new(),
         spellings: Vec::new(),
     };
     // Indexes are u32 to keep the tables small; a catalog of four billion tools is not read.
@@ -175,9 +177,14 @@ pub(crate) fn prepare(catalog: &Catalog) -> Prepared<'_> {
             prepared.by_weak_rest.push((rest, index));
         }
         prepared.by_joined.push(index);
-        prepared
-            .by_subject
-            .extend(words.subject.iter().map(|w| (w.clone(), index)));
+        let subject_len = words.subject.len();
+        // Each word once per name: a long name repeats its words.
+        let mut subject = words.subject;
+        subject.sort_unstable();
+        subject.dedup();
+        for word in subject {
+            prepared.by_subject.entry(word).or_default().push(index);
+        }
         if words.chars <= MAX_EDIT_CHARS {
             prepared.spellings.push(Spelling {
                 index,
@@ -189,7 +196,7 @@ pub(crate) fn prepare(catalog: &Catalog) -> Prepared<'_> {
         prepared.defined.push(Defined {
             name,
             base,
-            subject_len: words.subject.len(),
+            subject_len,
             joined: words.joined,
         });
     }
@@ -199,8 +206,6 @@ pub(crate) fn prepare(catalog: &Catalog) -> Prepared<'_> {
     prepared
         .by_joined
         .sort_unstable_by(|&a, &b| defined[a as usize].joined.cmp(&defined[b as usize].joined));
-    prepared.by_subject.sort_unstable();
-    prepared.by_subject.dedup();
     prepared.spellings.sort_by_key(|s| s.chars);
     prepared
 }
@@ -292,7 +297,7 @@ fn shared_subjects(wanted: &Words, prepared: &Prepared<'_>, found: &mut Vec<(u8,
     // `(index, shared)`: only the names that share a word, found through the word table.
     let mut shared: Vec<(u32, usize)> = Vec::new();
     for group in words.chunk_by(|a, b| a == b) {
-        for (_, index) in equal_range(&prepared.by_subject, group[0]) {
+        for index in prepared.by_subject.get(group[0]).into_iter().flatten() {
             count(|w| w.pairs += 1);
             shared.push((*index, group.len()));
         }
@@ -449,7 +454,8 @@ struct Work {
 
 #[cfg(test)]
 thread_local! {
-    static WORK: std::cell::Cell<Work> = const { std::cell::Cell::new(Work { pairs: 0, cells: 0 }) };
+    static WORK: std::cell::Cell<Work> =
+        const { std::cell::Cell::new(Work { pairs: 0, cells: 0 }) };
 }
 
 #[cfg(test)]
