@@ -9,15 +9,14 @@
 //! scoring one more response against the same case costs only what that response brings.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use serde_json::Value;
 
 use crate::mention::{mentions, mentions_word, Reader};
-use crate::suggest::{suggest_among, Defined};
+use crate::suggest::{suggestion_indexes, Prepared};
 use crate::{
-    namespace, AnomalyKind, Arguments, Case, Cause, Expect, Finding, FindingKind, Response,
-    ToolCall, Verdict,
+    AnomalyKind, Arguments, Case, Cause, Expect, Finding, FindingKind, Response, ToolCall, Verdict,
 };
 
 /// Scores `response` against `case`: pass, or the findings, each naming the offending tool with
@@ -67,8 +66,28 @@ pub struct Scorer<'c> {
     /// Top-level parameter names, sorted and distinct; built at the first name found in text.
     parameters: OnceLock<Vec<&'c str>>,
     /// The defined names prepared for suggestions; built at the first unknown name.
-    defined: OnceLock<Vec<Defined<'c>>>,
+    defined: OnceLock<Prepared<'c>>,
+    /// What an unknown name was found to be, by name, for every response this scorer scores: a
+    /// model repeats its invented names. Bounded: at most [`CACHED_NAMES`] names of at most
+    /// [`CACHED_NAME_BYTES`] bytes.
+    seen: Mutex<HashMap<Box<str>, Seen>>,
 }
+
+/// An unknown name's suggestions (catalog indexes) and, once it was called, its cause: both
+/// depend only on the name and the case.
+#[derive(Debug, Clone)]
+struct Seen {
+    suggestions: Vec<u32>,
+    cause: Option<Cause>,
+}
+
+/// How many unknown names a [`Scorer`] keeps the suggestions of; later ones are worked out
+/// each time they come.
+const CACHED_NAMES: usize = 4096;
+
+/// The longest unknown name whose suggestions are kept: any real name fits, and the cache's
+/// keys stay under a megabyte.
+const CACHED_NAME_BYTES: usize = 256;
 
 impl<'c> Scorer<'c> {
     /// Prepares `case` for scoring.
@@ -81,6 +100,7 @@ impl<'c> Scorer<'c> {
             transcript: check_transcript(case),
             parameters: OnceLock::new(),
             defined: OnceLock::new(),
+            seen: Mutex::new(HashMap::new()),
         }
     }
 
@@ -169,7 +189,7 @@ impl<'c> Scorer<'c> {
     }
 
     /// The defined names, prepared for suggestions on first use.
-    fn defined(&self) -> &[Defined<'c>] {
+    fn defined(&self) -> &Prepared<'c> {
         self.defined
             .get_or_init(|| crate::suggest::prepare(&self.case.catalog))
     }
@@ -182,10 +202,11 @@ impl<'c> Scorer<'c> {
         location: String,
         in_text: bool,
     ) -> Finding {
+        let seen = self.seen(name, !in_text);
         let cause = if in_text {
             Cause::Prose
         } else {
-            self.cause(name)
+            seen.cause.unwrap_or_else(|| self.cause(name))
         };
         let detail = match cause {
             Cause::Retired => "not defined; the transcript shows it called earlier, so it was probably retired while the transcript still shows it",
@@ -198,9 +219,39 @@ impl<'c> Scorer<'c> {
         let mut finding = Finding::new(FindingKind::UnknownTool, location, detail);
         finding.name = Some(name.to_owned());
         finding.cause = Some(cause);
-        finding.suggestions = Some(suggest_among(name, self.defined()));
+        finding.suggestions = Some(self.defined().names(&seen.suggestions));
         finding.call_id = call_id;
         finding
+    }
+
+    /// An unknown name's suggestions, and its cause when `called`, from the cache when the name
+    /// was seen before. A poisoned lock only means no cache: both are worked out again.
+    fn seen(&self, name: &str, called: bool) -> Seen {
+        let cacheable = name.len() <= CACHED_NAME_BYTES;
+        let cached = cacheable
+            .then(|| self.seen.lock().ok()?.get(name).cloned())
+            .flatten();
+        if let Some(seen) = cached.as_ref().filter(|s| !called || s.cause.is_some()) {
+            return seen.clone();
+        }
+        let seen = Seen {
+            suggestions: match cached {
+                Some(seen) => seen.suggestions,
+                None => suggestion_indexes(name, self.defined()),
+            },
+            cause: called.then(|| self.cause(name)),
+        };
+        if let Some(mut cache) = self.seen.lock().ok().filter(|_| cacheable) {
+            let room = cache.len() < CACHED_NAMES;
+            match cache.get_mut(name) {
+                Some(entry) => entry.cause = entry.cause.or(seen.cause),
+                None if room => {
+                    cache.insert(name.into(), seen.clone());
+                }
+                None => {}
+            }
+        }
+        seen
     }
 
     /// Why an unknown name in a structured call probably appeared; the first [`Cause`] that fits.
@@ -217,12 +268,7 @@ impl<'c> Scorer<'c> {
         if case.parent.as_ref().is_some_and(|p| p.contains(name)) {
             return Cause::Subset;
         }
-        let base = namespace::base(name);
-        if self
-            .defined()
-            .iter()
-            .any(|d| namespace::relates_bases(name, base, d.name(), d.base()))
-        {
+        if self.defined().relates(name) {
             return Cause::Namespace;
         }
         if mentions_word(&case.system, name)
