@@ -126,12 +126,26 @@ fn nanos() -> u32 {
         .map_or(0, |d| d.subsec_nanos())
 }
 
+/// How old a leftover must be before it is removed: a writer on another host sharing the folder
+/// (an NFS mount, a container) has a pid this process cannot see, and no write takes this long.
+const LEFTOVER_AGE: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+
 /// Removes the temporary files of `name` that a run which no longer exists left in `dir` (a run
-/// killed between creating and renaming one). A process that still runs keeps its own. Where
-/// whether a process runs cannot be told (no `/proc`), nothing is removed.
+/// killed between creating and renaming one): ones whose pid no process here has and that are
+/// older than [`LEFTOVER_AGE`]. A process that still runs keeps its own. Where whether a process
+/// runs cannot be told (no `/proc`), nothing is removed. Each folder is looked at once per
+/// process, so writing many files into one folder does not list it again for each.
 fn remove_leftovers(dir: &Path, name: &std::ffi::OsStr) {
+    static CLEANED: std::sync::Mutex<Vec<(PathBuf, OsString)>> = std::sync::Mutex::new(Vec::new());
     if !Path::new("/proc/self").exists() {
         return;
+    }
+    if let Ok(mut cleaned) = CLEANED.lock() {
+        let key = (dir.to_path_buf(), name.to_os_string());
+        if cleaned.contains(&key) {
+            return;
+        }
+        cleaned.push(key);
     }
     let prefix = temp_prefix(name);
     let prefix = prefix.to_string_lossy();
@@ -148,12 +162,18 @@ fn remove_leftovers(dir: &Path, name: &std::ffi::OsStr) {
             continue;
         };
         let alive = pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists();
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age >= LEFTOVER_AGE);
         // Only regular files: a link with our name is not ours to follow or keep, but it is
         // removed like any leftover (removing a link does not touch what it points at).
         let is_ours = entry
             .file_type()
             .is_ok_and(|t| t.is_file() || t.is_symlink());
-        if !alive && is_ours {
+        if !alive && old && is_ours {
             let _ = fs::remove_file(entry.path());
         }
     }
@@ -254,10 +274,17 @@ pub fn walk(
                     continue;
                 };
                 if kind.is_dir() {
-                    if let Ok(real) = fs::canonicalize(&path) {
-                        walked.insert(real);
+                    // A real folder met inside a linked subtree may have been walked already,
+                    // through another link: once is all.
+                    let first = fs::canonicalize(&path).map_or(true, |real| walked.insert(real));
+                    if first {
+                        pending.push(path);
+                    } else {
+                        out.skipped.push(Skipped {
+                            path,
+                            why: SkipReason::AlreadyWalked,
+                        });
                     }
-                    pending.push(path);
                 } else if kind.is_file() {
                     if keep(&path) {
                         out.files.push(path);
@@ -393,14 +420,27 @@ mod tests {
             std::process::id()
         ));
         let other = dir.join(".other.json.toolcall-4000000000-0-0.tmp");
-        for path in [&dead, &live, &other] {
+        let recent = dir.join(".agent.json.toolcall-4000000001-0-0.tmp");
+        let long_ago = std::time::SystemTime::now() - LEFTOVER_AGE * 2;
+        for path in [&dead, &live, &other, &recent] {
             fs::write(path, b"half").unwrap();
+            if path != &recent {
+                File::options()
+                    .write(true)
+                    .open(path)
+                    .and_then(|f| f.set_modified(long_ago))
+                    .unwrap();
+            }
         }
         write_atomic(&dir.join("agent.json"), b"{}").unwrap();
         if Path::new("/proc/self").exists() {
             assert!(!dead.exists(), "a dead run's leftover is removed");
         }
         assert!(live.exists(), "this run's own file is not touched");
+        assert!(
+            recent.exists(),
+            "a recent one may be another host's write in flight"
+        );
         assert!(other.exists(), "another target's file is not touched");
         fs::remove_dir_all(&dir).unwrap();
     }
@@ -485,6 +525,20 @@ mod tests {
         symlink("zeta", dir.join("alpha")).unwrap();
         let walk = walk(&dir, &no_hidden, &|_| true).unwrap();
         assert_eq!(names(&walk, &dir), ["other/y.json", "zeta/x.json"]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_folder_reached_through_two_links_is_walked_once() {
+        use std::os::unix::fs::symlink;
+        let dir = scratch("walk-two-links");
+        fs::create_dir_all(dir.join(".shared/g/sub")).unwrap();
+        fs::write(dir.join(".shared/g/sub/case.json"), b"{}").unwrap();
+        symlink(".shared/g", dir.join("a")).unwrap();
+        symlink(".shared/g/sub", dir.join("b")).unwrap();
+        let walk = walk(&dir, &no_hidden, &|_| true).unwrap();
+        assert_eq!(walk.files.len(), 1, "{:?}", walk.files);
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -95,7 +95,10 @@ pub enum RateError {
     Config(String),
     /// A tree to walk holds what cannot be read as part of it: a link out of it or round a
     /// loop, or a file that is not a regular one (a FIFO would block the read forever).
-    #[error("{}: {why}; remove it, or point at the tree it belongs to", path.display())]
+    #[error(
+        "{}: {why}; remove it, or point at the tree it belongs to",
+        toolcall_score::escape_path(path)
+    )]
     Tree {
         /// The entry.
         path: PathBuf,

@@ -208,7 +208,11 @@ fn conversations<'a>(
             None => defaults.iter().find_map(|k| list(k)),
         };
         let (found, messages) = found.ok_or_else(|| {
-            let keys: Vec<&str> = object.keys().map(String::as_str).take(8).collect();
+            let keys: Vec<String> = object
+                .keys()
+                .take(8)
+                .map(|k| toolcall_score::escape(k).to_string())
+                .collect();
             bad(format!(
                 "conversation {index}: no message list under {} (keys: {}); name it with --messages-key",
                 key.map_or_else(|| defaults.join(", "), |k| format!("`{k}`")),

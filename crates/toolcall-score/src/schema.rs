@@ -287,8 +287,12 @@ fn from_openapi(schema: &Value) -> Value {
                 }
             },
             "nullable" => nullable = value == &Value::Bool(true),
-            "properties" | "defs" => {
-                let name = if key == "defs" { "$defs" } else { "properties" };
+            "properties" | "defs" | "$defs" => {
+                let name = if key == "properties" {
+                    "properties"
+                } else {
+                    "$defs"
+                };
                 let translated = match value {
                     Value::Object(members) => Value::Object(
                         members
@@ -314,7 +318,7 @@ fn from_openapi(schema: &Value) -> Value {
             | "maxProperties" | "minimum" | "maximum" => {
                 out.insert(key.into_owned(), number(value));
             }
-            "ref" => {
+            "ref" | "$ref" => {
                 let translated = match value {
                     Value::String(to) => match to.strip_prefix("#/defs/") {
                         Some(name) => Value::String(format!("#/$defs/{name}")),

@@ -56,10 +56,20 @@ pub(crate) const WIRE: Wire = Wire {
     }),
 };
 
-/// A `message` object and a `finish_reason` beside it (Ollama's bodies have `done` and
-/// `done_reason`; OpenAI's put the message under `choices`).
+/// A `message` object and one of Cohere's own finish reasons beside it (upper case:
+/// `COMPLETE`, `TOOL_CALL`, …). A `message` with a lower-case `finish_reason` is one OpenAI
+/// choice logged alone (`{"index", "message", "finish_reason": "tool_calls"}`), not Cohere's;
+/// Ollama's bodies have `done` and `done_reason`.
 fn fits(body: &dyn Members) -> bool {
-    body.is_object("message") && body.has("finish_reason")
+    const REASONS: [&str; 6] = [
+        "COMPLETE",
+        "STOP_SEQUENCE",
+        "MAX_TOKENS",
+        "TOOL_CALL",
+        "ERROR",
+        "TIMEOUT",
+    ];
+    body.is_object("message") && body.str_of("finish_reason").is_some_and(|r| REASONS.contains(&r))
 }
 
 /// A response body: `{"id", "message": {"role", "tool_plan", "tool_calls", "content"},

@@ -191,23 +191,20 @@ pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
 }
 
 /// A candidate's finish reason: its name, or — from clients that ask for
-/// `enum-encoding=int`, as the Go SDK does — its number, read as the Gemini API's
-/// `Candidate.FinishReason` names it (a number it does not name stays a number).
+/// `enum-encoding=int`, as the Go SDK does — its number. Only the numbers the Gemini API's and
+/// Vertex AI's `FinishReason` enums agree on (0 to 5: unspecified, STOP, MAX_TOKENS, SAFETY,
+/// RECITATION, OTHER) are named; from 6 on the two number their values differently (Vertex has
+/// no LANGUAGE), and the body does not say which backend sent it, so a larger number stays a
+/// number and never raises an anomaly: a guessed MALFORMED_FUNCTION_CALL would fail a good
+/// response.
 fn finish_reason(candidate: &Object, key: &str, at: &At<'_>) -> Result<Option<String>, ParseError> {
-    const NAMES: [&str; 13] = [
+    const NAMES: [&str; 6] = [
         "FINISH_REASON_UNSPECIFIED",
         "STOP",
         "MAX_TOKENS",
         "SAFETY",
         "RECITATION",
         "OTHER",
-        "LANGUAGE",
-        "BLOCKLIST",
-        "PROHIBITED_CONTENT",
-        "SPII",
-        "MALFORMED_FUNCTION_CALL",
-        "IMAGE_SAFETY",
-        "UNEXPECTED_TOOL_CALL",
     ];
     match get(candidate, key) {
         None => Ok(None),

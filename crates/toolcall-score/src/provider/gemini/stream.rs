@@ -375,10 +375,12 @@ fn json_path(path: &str) -> Option<Vec<Step>> {
 }
 
 /// The value at `steps` in `root`, made (objects and arrays on the way, `null` at the end) where
-/// it is missing or of the wrong kind; `None` for an index far past an array's end, which no
-/// stream sends (a bound on what a malformed one can make us allocate).
+/// it is missing or of the wrong kind; `None` for an index far past an array's end or an array
+/// longer than any call's arguments (a bound on what a malformed stream can make us allocate:
+/// without the second, items each a gap further would grow an array by a thousand per 40 bytes).
 fn slot<'v>(root: &'v mut Value, steps: &[Step]) -> Option<&'v mut Value> {
     const GAP: usize = 1024;
+    const LONGEST: usize = 1 << 16;
     let mut here = root;
     for step in steps {
         here = match step {
@@ -399,7 +401,7 @@ fn slot<'v>(root: &'v mut Value, steps: &[Step]) -> Option<&'v mut Value> {
                     return None;
                 };
                 if *i >= items.len() {
-                    if *i - items.len() > GAP {
+                    if *i - items.len() > GAP || *i >= LONGEST {
                         return None;
                     }
                     items.resize(*i + 1, Value::Null);
