@@ -121,6 +121,26 @@ fn exit_before_initialize() {
     );
 }
 
+/// A server that dies while a child it started still holds its stdout: the pipe never closes,
+/// so only the server's own exit says it is gone. It used to be reported as "did not answer
+/// initialize" once the whole initialize timeout had passed.
+#[test]
+fn an_exit_is_seen_though_a_grandchild_holds_stdout_open() {
+    let report = run(&fault_flow_with_timeouts(
+        "exit-leaving-grandchild",
+        echo(1),
+        20_000,
+        20_000,
+    ));
+    assert_eq!(
+        failure(&report),
+        (
+            FailureKind::Exited,
+            "initialize: the server exited (exit code 4)".to_owned()
+        )
+    );
+}
+
 #[test]
 fn never_answers_initialize() {
     let report = run(&fault_flow_with_timeouts(

@@ -150,6 +150,13 @@ impl ChildServer {
         self.faults.clone()
     }
 
+    /// Waits for the child to exit (cancel-safe: dropping the future leaves the child as it was).
+    /// A grandchild that keeps the server's stdout open keeps the pipe from closing, so the
+    /// server's own exit is what says it is gone.
+    pub(crate) async fn exited(&mut self) -> Option<ExitStatus> {
+        self.child.wait().await.ok()
+    }
+
     /// The exit status, if the child has exited or exits within `grace`.
     pub(crate) async fn exit_status(&mut self, grace: Duration) -> Option<ExitStatus> {
         match tokio::time::timeout(grace, self.child.wait()).await {

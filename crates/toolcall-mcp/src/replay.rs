@@ -493,11 +493,14 @@ impl Run<'_> {
         E: Into<OpError>,
     {
         let fault = watch_fault(self.faults.clone());
+        let handle_ctrl_c = self.options.handle_ctrl_c;
+        let exited = server_exit(self.child.as_mut());
         let outcome = tokio::select! {
             r = op => r.map_err(Into::into),
             f = fault => Err(OpError::Stdout(f)),
+            status = exited => Err(OpError::Exited(status)),
             () = tokio::time::sleep(timeout) => Err(OpError::TimedOut),
-            () = ctrl_c(self.options.handle_ctrl_c) => Err(OpError::Interrupted),
+            () = ctrl_c(handle_ctrl_c) => Err(OpError::Interrupted),
         };
         match outcome {
             Ok(v) => Ok(v),
@@ -531,6 +534,10 @@ impl Run<'_> {
                 )
             }
             OpError::Stdout(fault) => fault_failure(phase, fault),
+            OpError::Exited(status) => phase.fail(
+                FailureKind::Exited,
+                format!("the server exited ({})", describe_exit(status)),
+            ),
             OpError::Rpc { code, message } => phase.fail(
                 FailureKind::RpcError,
                 format!(
@@ -579,7 +586,12 @@ pub(crate) enum OpError {
     TimedOut,
     Interrupted,
     Stdout(StdoutFault),
-    Rpc { code: i32, message: String },
+    /// The stdio server's process ended (whether or not its stdout closed with it).
+    Exited(ExitStatus),
+    Rpc {
+        code: i32,
+        message: String,
+    },
     Other(String),
 }
 
@@ -763,4 +775,16 @@ fn first_text(result: &Value) -> Option<Value> {
         .find(|c| c.get("type").and_then(Value::as_str) == Some("text"))
         .and_then(|c| c.get("text"))
         .cloned()
+}
+
+/// The stdio server's exit, for racing a request against it; never, for an HTTP server or once
+/// the exit cannot be waited for.
+async fn server_exit(child: Option<&mut ChildServer>) -> ExitStatus {
+    match child {
+        Some(child) => match child.exited().await {
+            Some(status) => status,
+            None => std::future::pending().await,
+        },
+        None => std::future::pending().await,
+    }
 }

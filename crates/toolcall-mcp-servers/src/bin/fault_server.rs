@@ -18,6 +18,7 @@
 //! | `big-result` | answers `tools/call` with a 10 MB text block |
 //! | `crash-mid-flow` | exits with code 101 on the second `tools/call` |
 //! | `grandchild` | starts `sleep 600` (its pid on stderr), then hangs on every `tools/call` |
+//! | `exit-leaving-grandchild` | starts `sleep 600` holding its stdout open, then exits with code 4 before initialize |
 //! | `output-mismatch` | declares an `outputSchema` that requires `echoed`, which its results lack |
 //! | `output-missing` | declares its `outputSchema`, then answers with text alone |
 
@@ -39,6 +40,7 @@ fn main() -> ExitCode {
         "big-result",
         "crash-mid-flow",
         "grandchild",
+        "exit-leaving-grandchild",
         "output-mismatch",
         "output-missing",
     ];
@@ -48,6 +50,18 @@ fn main() -> ExitCode {
             known.join(", ")
         );
         return ExitCode::from(2);
+    }
+    if mode == "exit-leaving-grandchild" {
+        // A wrapper that started a helper sharing its stdout, then died: the pipe stays open.
+        if let Err(e) = std::process::Command::new("sleep")
+            .arg("600")
+            .stdin(std::process::Stdio::null())
+            .spawn()
+        {
+            eprintln!("fault-server: cannot start sleep: {e}");
+        }
+        eprintln!("fault-server: exiting, a helper still holds stdout");
+        return ExitCode::from(4);
     }
     if mode == "exit-before-init" {
         eprintln!("fault-server: missing configuration, exiting before initialize");
