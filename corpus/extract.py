@@ -5,7 +5,16 @@ SDK/framework test suites (fetched git snapshots), into corpus/<source>/pairs/<i
 Independent of toolcall-score: the calls of each response (`called`, `args`, `server_calls`) are
 read here from each provider's documented wire shape.
 
-usage: extract.py OUT_DIR            (reads the snapshots under /work/.mirror)
+usage: extract.py OUT_DIR                    (reads the snapshots under /work/.mirror)
+       extract.py OUT_DIR --from CASSETTES    (reads a plain directory of cassette files)
+
+--from CASSETTES reads CASSETTES/<owner>/<name>/<path in the repository> for each source that has a
+folder there, with CASSETTES/sources.json saying, per "owner/name", the commit each file was read at
+({"files": {path: commit}, "licence": {"file": "LICENSE", "note": "..."}}); the licence text is
+CASSETTES/<owner>/<name>/<licence file>. Each source folder then also gets a README.md naming the
+repository, the files, their commits and the licence. Cassette text may have lost its carriage
+returns (a text copy of an httprr file): the httprr reader then goes by Content-Length and chunk
+sizes instead of the record's byte counts.
 """
 import base64, collections, gzip, hashlib, json, os, re, shutil, struct, subprocess, sys, zlib
 import yaml
@@ -109,8 +118,49 @@ def dechunk(b):
         b = b[n + 2:]
     return out
 
+def _http_message(data):
+    """(start line, headers, body, rest) of one HTTP message at the start of `data`, reading lines
+    ended by LF or CRLF and the body by Content-Length or chunked framing; `rest` is what follows."""
+    crlf, lf = data.find(b'\r\n\r\n'), data.find(b'\n\n')
+    head, _, rest = data.partition(b'\r\n\r\n' if crlf >= 0 and (lf < 0 or crlf < lf) else b'\n\n')
+    lines = head.decode('latin-1').replace('\r\n', '\n').split('\n')
+    h = {}
+    for l in lines[1:]:
+        k, _, v = l.partition(':')
+        h.setdefault(k.strip(), []).append(v.strip())
+    if (header(h, 'transfer-encoding') or '').lower() == 'chunked':
+        body = b''
+        while True:
+            line, _, rest = rest.partition(b'\n')
+            n = int(line.strip().split(b';')[0] or b'0', 16)
+            if n == 0:
+                rest = rest[2:] if rest.startswith(b'\r\n') else rest[1:] if rest.startswith(b'\n') else rest
+                break
+            body, rest = body + rest[:n], rest[n:]
+            rest = rest[2:] if rest.startswith(b'\r\n') else rest[1:]
+        return lines[0], h, body, rest
+    n = header(h, 'content-length')
+    if n is not None:
+        return lines[0], h, rest[:int(n)], rest[int(n):]
+    m = re.search(rb'(?m)^\d+ \d+\r?\n', rest)             # no length: up to the next record
+    return lines[0], h, rest[:m.start()] if m else rest, rest[m.start():] if m else b''
+
+def httprr_interactions_lenient(raw):
+    """httprr records whose byte counts no longer hold (carriage returns lost in a text copy)."""
+    data = raw[len(b'httprr trace v1\n'):]
+    out = []
+    while data.strip():
+        _, _, data = data.partition(b'\n')                   # the record's "N1 N2" line
+        start, _, rbody, data = _http_message(data)
+        uri = start.split(' ')[1]
+        status, h, sbody, data = _http_message(data)
+        out.append(dict(uri=uri, req=rbody, status=int(status.split(' ')[1]), headers=h, resp=decompress(sbody, h)))
+    return out
+
 def httprr_interactions(raw, fname):
     assert raw.startswith(b'httprr trace v1\n')
+    if b'\r\n' not in raw:
+        return httprr_interactions_lenient(raw)
     data = raw[len(b'httprr trace v1\n'):]
     out = []
     while data:
@@ -403,12 +453,76 @@ def slug(s):
         s = s[:70] + '-' + hashlib.sha1(s.encode()).hexdigest()[:8]
     return s
 
-def main(out):
+class Snapshot:
+    """A source read from its fetched git snapshot under MIRROR: one commit for every file."""
+    def __init__(self, repo, prefixes):
+        self.gitdir = os.path.join(MIRROR, repo.replace('/', '+'), 'repo')
+        self.head = git(self.gitdir, 'rev-parse', 'HEAD').decode().strip()
+        self.files = [f for f in git(self.gitdir, 'ls-tree', '-r', '--name-only', 'HEAD', *prefixes).decode().split('\n') if f]
+        self.note = None
+
+    def commit(self, f):
+        return self.head
+
+    def read(self, f):
+        return git(self.gitdir, 'show', 'HEAD:' + f)
+
+
+class Directory:
+    """A source read from a plain directory of cassette files, CASSETTES/<owner>/<name>/<path>, each
+    file at the commit CASSETTES/sources.json gives for it (see the module doc)."""
+    def __init__(self, root, repo, prefixes, meta):
+        self.base = os.path.join(root, repo)
+        self.commits = meta['files']
+        self.files = sorted(f for f in self.commits if any(f.startswith(p + '/') for p in prefixes))
+        self.licence = meta.get('licence') or {}
+        self.note = self.licence.get('note')
+        self.head = None
+
+    def commit(self, f):
+        return self.commits[f]
+
+    def read(self, f):
+        with open(os.path.join(self.base, f), 'rb') as fh:
+            return fh.read()
+
+
+def write_readme(sdir, folder, repo, lic, src, manifest, dropped):
+    by_path = collections.OrderedDict()
+    for e in manifest:
+        by_path.setdefault(e['path'], []).append(e)
+    formats = collections.Counter(e['format'] + (' stream' if e['stream'] else '') for e in manifest)
+    lines = ['# %s: recorded provider traffic from %s' % (folder, repo), '',
+             'Request/response pairs taken from the VCR cassettes of https://github.com/%s, each file as the' % repo,
+             'search index\'s `read_file` stored it, at the commit named beside it. Licence: %s (`LICENSE`).' % lic, '']
+    if src.note:
+        lines += [src.note, '']
+    lines += ['Pairs by format: ' + ', '.join('%s %d' % kv for kv in sorted(formats.items())) + '.', '',
+              '| file | commit | pairs |', '|---|---|---:|']
+    for path, es in by_path.items():
+        lines.append('| `%s` | %s | %d |' % (path, src.commit(path), len(es)))
+    if dropped:
+        lines += ['', 'Interactions left out: ' + ', '.join('%s %d' % kv for kv in sorted(dropped.items())) + '.']
+    lines += ['', 'Rebuilt by `corpus/extract.py corpus --from CASSETTES`; `manifest.json` holds each pair\'s',
+              '`called` and `args`, read by extract.py\'s own reader of the format (not by toolcall-score).', '']
+    with open(os.path.join(sdir, 'README.md'), 'w') as fh:
+        fh.write('\n'.join(lines))
+
+
+def main(out, from_dir=None):
     totals = collections.Counter()
+    meta = None
+    if from_dir:
+        with open(os.path.join(from_dir, 'sources.json')) as fh:
+            meta = json.load(fh)
     for folder, repo, lic, licfile, prefixes, kind in SOURCES:
-        gitdir = os.path.join(MIRROR, repo.replace('/', '+'), 'repo')
-        commit = git(gitdir, 'rev-parse', 'HEAD').decode().strip()
-        files = [f for f in git(gitdir, 'ls-tree', '-r', '--name-only', 'HEAD', *prefixes).decode().split('\n') if f]
+        if meta is not None:
+            if repo not in meta:
+                continue
+            src = Directory(from_dir, repo, prefixes, meta[repo])
+        else:
+            src = Snapshot(repo, prefixes)
+        files = src.files
         # simonw/llm's test_tools_streaming_variant_* cassettes are hand-edited variants (ids such as
         # "gen-...ArgsNullVariantD00", model "muse-spark-1.1"), not recorded traffic: left out
         files = [f for f in files if 'tools_streaming_variant' not in f]
@@ -420,8 +534,8 @@ def main(out):
         manifest, seen, dropped = [], set(), collections.Counter()
         for f in sorted(files):
             try:
-                raw = git(gitdir, 'show', 'HEAD:' + f)
-            except subprocess.CalledProcessError:
+                raw = src.read(f)
+            except (subprocess.CalledProcessError, OSError):
                 dropped['cassette absent from the snapshot (>= 4 MiB)'] += 1
                 continue
             try:
@@ -498,7 +612,7 @@ def main(out):
                     fh.write(it['req'])
                 with open(os.path.join(sdir, pdir, rfile), 'w') as fh:
                     fh.write(content)
-                manifest.append(dict(id=pid, dir=pdir, repo=repo, commit=commit, path=f, interaction=n,
+                manifest.append(dict(id=pid, dir=pdir, repo=repo, commit=src.commit(f), path=f, interaction=n,
                                      uri=it['uri'].split('?')[0], licence=lic, format=fmt, stream=stream,
                                      request_file='request.json', tools_file=None, tools_reconstructed=False,
                                      response_file=rfile, called=called, server_calls=server, args=args,
@@ -508,12 +622,26 @@ def main(out):
             json.dump(manifest, fh, indent=1, ensure_ascii=False)
             fh.write('\n')
         with open(os.path.join(sdir, 'LICENSE'), 'wb') as fh:
-            fh.write(git(gitdir, 'show', 'HEAD:' + licfile))
+            if meta is not None:
+                with open(os.path.join(src.base, src.licence.get('file', licfile)), 'rb') as lf:
+                    fh.write(lf.read())
+            else:
+                fh.write(git(src.gitdir, 'show', 'HEAD:' + licfile))
+        if meta is not None:
+            write_readme(sdir, folder, repo, lic, src, manifest, dropped)
         with open(os.path.join(sdir, 'dropped.json'), 'w') as fh:
             json.dump(dict(dropped), fh, indent=1); fh.write('\n')
-        print(folder, commit[:12], len(manifest), dict(dropped), file=sys.stderr)
+        print(folder, (src.head or 'per-file commits')[:16], len(manifest), dict(dropped), file=sys.stderr)
     for k, v in sorted(totals.items()):
         print(k[0], k[1], v)
 
 if __name__ == '__main__':
-    main(sys.argv[1])
+    args = sys.argv[1:]
+    from_dir = None
+    if '--from' in args:
+        i = args.index('--from')
+        from_dir = args[i + 1]
+        del args[i:i + 2]
+    if len(args) != 1:
+        sys.exit(__doc__)
+    main(args[0], from_dir)
