@@ -125,7 +125,8 @@ pub(crate) fn check_loaded(tools: &[Tool], text: &str) -> Result<(), ParseError>
     Ok(())
 }
 
-/// The schema as JSON Schema: Gemini's OpenAPI subset translated, `"required": null` dropped.
+/// The schema as JSON Schema: Gemini's OpenAPI subset translated, keywords set to `null`
+/// (`"required": null`, `"type": null`) dropped.
 fn as_json_schema(schema: &Value, dialect: SchemaDialect) -> Cow<'_, Value> {
     match dialect {
         SchemaDialect::GeminiOpenApi => Cow::Owned(from_openapi(schema)),
@@ -184,26 +185,33 @@ fn children<'v>(key: &str, value: &'v Value) -> Vec<&'v Value> {
     }
 }
 
+/// Keywords whose `null` is a value, not "unset": `const: null` only accepts null, and a `null`
+/// default or example is data.
+fn null_is_a_value(key: &str) -> bool {
+    matches!(key, "const" | "default" | "examples" | "example")
+}
+
 fn has_null_required(schema: &Value) -> bool {
     let Value::Object(map) = schema else {
         return false;
     };
-    map.get("required").is_some_and(Value::is_null)
+    map.iter()
+        .any(|(key, value)| value.is_null() && !null_is_a_value(key))
         || map
             .iter()
             .filter(|(key, _)| subschemas(key))
             .any(|(key, value)| children(key, value).into_iter().any(has_null_required))
 }
 
-/// Removes `"required": null` from the schema and every schema inside it: providers read it as
-/// "no required properties", JSON Schema as a schema that does not compile.
+/// Removes every keyword set to `null` (but those whose `null` is data) from the schema and
+/// every schema inside it: SDKs serialize unset optional fields as `null` (`"required": null`,
+/// `"type": null` in Codex's tools, as proxies in front of it normalize), which providers read
+/// as unset and JSON Schema as a schema that does not compile.
 fn drop_null_required(schema: &mut Value) {
     let Value::Object(map) = schema else {
         return;
     };
-    if map.get("required").is_some_and(Value::is_null) {
-        map.remove("required");
-    }
+    map.retain(|key, value| !value.is_null() || null_is_a_value(key));
     for (key, value) in map.iter_mut() {
         if !subschemas(key) {
             continue;

@@ -745,6 +745,32 @@ fn required_null_is_no_required_properties() {
     assert_eq!(verdict.fingerprint(), ["schema_violation: get_balance"]);
 }
 
+/// A keyword set to `null` is unset, however deep (`"type": null`, as Codex's tools reach proxies
+/// in front of the Responses API), but `const: null` still only accepts null; loaded from text,
+/// the case is not refused as a schema that does not compile.
+#[cfg(feature = "schema")]
+#[test]
+fn null_keywords_are_unset_but_a_null_const_is_data() {
+    let text = r#"{
+  "model": "gpt-5.4",
+  "tools": [{"type": "function", "name": "native", "parameters": {"type": null, "properties": {}}},
+            {"type": "function", "name": "pick", "parameters": {"type": "object",
+             "properties": {"mode": {"const": null, "description": null}}}}],
+  "input": [{"role": "user", "content": "hi"}]
+}"#;
+    let case = Case::from_json_str(text).expect("null keywords are unset");
+    let calls = |args: Value| {
+        let body = json!({"object": "response", "status": "completed", "output": [
+            {"type": "function_call", "call_id": "c1", "name": "pick", "arguments": args.to_string()}]});
+        Response::from_value(&body, None).expect("a response")
+    };
+    assert!(score(&case, &calls(json!({"mode": null}))).is_pass());
+    assert_eq!(
+        score(&case, &calls(json!({"mode": "fast"}))).fingerprint(),
+        ["schema_violation: pick"]
+    );
+}
+
 /// A schema that does not compile is the case's fault: an error naming the tool and the place of
 /// its schema when the case is read, never a finding against the call.
 #[cfg(feature = "schema")]
