@@ -244,6 +244,43 @@ pub(crate) fn json_string_arguments(raw: &str) -> Arguments {
     }
 }
 
+/// The text of a message's `content` into `out`: a string, or an array of parts of which those
+/// typed one of `text_types` (and `refusal`) carry text; other parts (images, files, audio) are
+/// skipped, and absent or `null` content is none. OpenAI Chat's parts are `text`; the Responses
+/// API's `output_text` / `input_text`; Cohere's `text`.
+pub(crate) fn content_text_into(
+    message: &Object,
+    at: &At<'_>,
+    text_types: &[&str],
+    out: &mut Vec<String>,
+) -> Result<(), ParseError> {
+    match get(message, "content") {
+        None => Ok(()),
+        Some(Value::String(s)) => {
+            push_text(out, s);
+            Ok(())
+        }
+        Some(Value::Array(parts)) => {
+            let parts_at = at.key("content");
+            for (i, part) in parts.iter().enumerate() {
+                let at = parts_at.index(i);
+                let part = object(part, &at, "a content part")?;
+                match string(part, "type", &at, "a content part type")? {
+                    "refusal" => push_text(out, string(part, "refusal", &at, "a string")?),
+                    kind if text_types.contains(&kind) => {
+                        push_text(out, string(part, "text", &at, "a string")?)
+                    }
+                    _ => {}
+                }
+            }
+            Ok(())
+        }
+        Some(other) => Err(at
+            .key("content")
+            .unexpected("null, a string or an array of content parts", other)),
+    }
+}
+
 /// Pushes `text` unless it is empty: empty text parts carry nothing to score.
 pub(crate) fn push_text(out: &mut Vec<String>, text: &str) {
     if !text.is_empty() {

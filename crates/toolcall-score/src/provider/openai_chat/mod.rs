@@ -193,29 +193,7 @@ pub(super) fn content_into(
     at: &At<'_>,
     out: &mut Vec<String>,
 ) -> Result<(), ParseError> {
-    match get(message, "content") {
-        None => Ok(()),
-        Some(Value::String(s)) => {
-            push_text(out, s);
-            Ok(())
-        }
-        Some(Value::Array(parts)) => {
-            let parts_at = at.key("content");
-            for (i, part) in parts.iter().enumerate() {
-                let at = parts_at.index(i);
-                let part = object(part, &at, "a content part")?;
-                match string(part, "type", &at, "a content part type")? {
-                    "text" => push_text(out, string(part, "text", &at, "a string")?),
-                    "refusal" => push_text(out, string(part, "refusal", &at, "a string")?),
-                    _ => {}
-                }
-            }
-            Ok(())
-        }
-        Some(other) => Err(at
-            .key("content")
-            .unexpected("null, a string or an array of content parts", other)),
-    }
+    super::read::content_text_into(message, at, &["text"], out)
 }
 
 /// A message's `tool_calls` (absent or `null` is none). With `json_strings`, string arguments

@@ -341,31 +341,7 @@ fn builtin_call(item: &Object, at: &At<'_>, builtin: Builtin) -> Result<ToolCall
 /// A message item's `content`: a string or an array of parts (`output_text`, `input_text`,
 /// `text`, `refusal`); other parts (images, files) carry no text.
 fn content_into(item: &Object, at: &At<'_>, out: &mut Vec<String>) -> Result<(), ParseError> {
-    match get(item, "content") {
-        None => Ok(()),
-        Some(Value::String(s)) => {
-            push_text(out, s);
-            Ok(())
-        }
-        Some(Value::Array(parts)) => {
-            let parts_at = at.key("content");
-            for (i, part) in parts.iter().enumerate() {
-                let at = parts_at.index(i);
-                let part = object(part, &at, "a content part")?;
-                match string(part, "type", &at, "a content part type")? {
-                    "output_text" | "input_text" | "text" => {
-                        push_text(out, string(part, "text", &at, "a string")?)
-                    }
-                    "refusal" => push_text(out, string(part, "refusal", &at, "a string")?),
-                    _ => {}
-                }
-            }
-            Ok(())
-        }
-        Some(other) => Err(at
-            .key("content")
-            .unexpected("a string or an array of content parts", other)),
-    }
+    super::read::content_text_into(item, at, &["output_text", "input_text", "text"], out)
 }
 
 /// The request's `input`: a string (one user message) or an array of items. System and
