@@ -173,7 +173,6 @@ pub fn detect(value: &Value) -> Result<Format, ParseError> {
 /// each format would need.
 fn unknown_why(value: &Value, body: &Object) -> String {
     let mut why = format!("found {}", describe(value));
-    let str_of = |key: &str| body.get(key).and_then(Value::as_str);
     if let Some(error) = body.get("error") {
         let message = error
             .get("message")
@@ -184,10 +183,7 @@ fn unknown_why(value: &Value, body: &Object) -> String {
             ", which looks like an API error body ({}), not a response",
             crate::escape(message)
         ));
-    } else if str_of("object") == Some("chat.completion.chunk")
-        || str_of("object") == Some("response.output_item.added")
-        || str_of("type").is_some_and(|t| t.starts_with("message_") || t.starts_with("content_"))
-    {
+    } else if stream::is_event(value) {
         why.push_str(", which looks like one event of a stream: record the assembled response");
     } else {
         let resembles: Vec<String> = Format::ALL

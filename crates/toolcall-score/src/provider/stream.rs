@@ -340,6 +340,12 @@ fn unknown_why(events: &[Value]) -> String {
     format!("{saw}; {}", known())
 }
 
+/// Whether `value` is one event of some format's stream (a body that fits no format may be one
+/// chunk recorded on its own).
+pub(crate) fn is_event(value: &Value) -> bool {
+    kind(value).is_some()
+}
+
 /// The format an event belongs to, told from its shape by each format's own predicate (its
 /// `Wire::stream`), in the registry's order.
 fn kind(event: &Value) -> Option<Format> {
