@@ -29,7 +29,7 @@ pub struct RequestSettings {
 /// format, or the core's parser read the request as that format. (An Ollama transcript looks
 /// like OpenAI Chat at a glance, but its object arguments and missing ids are rejected by an
 /// OpenAI server, so only the parser's verdict, which tells them apart, is trusted.)
-pub(super) fn as_written(raw: &Value, case: &Case, target: Format) -> Option<Map<String, Value>> {
+fn as_written(raw: &Value, case: &Case, target: Format) -> Option<Map<String, Value>> {
     if case.format.or(case.request_format)? != target {
         return None;
     }
@@ -38,6 +38,26 @@ pub(super) fn as_written(raw: &Value, case: &Case, target: Format) -> Option<Map
         object.remove(key);
     }
     Some(object)
+}
+
+/// What every request body starts as: the case as written when it already is `format`'s request,
+/// else `rebuild(case)`; the model set, streaming off. Also whether it sends any tools (a
+/// `tool_choice` is sent only then).
+pub(super) fn start(
+    raw: &Value,
+    case: &Case,
+    format: Format,
+    rebuild: fn(&Case) -> Map<String, Value>,
+    settings: &RequestSettings,
+) -> (Map<String, Value>, bool) {
+    let mut body = as_written(raw, case, format).unwrap_or_else(|| rebuild(case));
+    body.insert("model".into(), json!(settings.model));
+    body.insert("stream".into(), json!(false));
+    let has_tools = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|t| !t.is_empty());
+    (body, has_tools)
 }
 
 /// A call's arguments as the JSON object a request carries.

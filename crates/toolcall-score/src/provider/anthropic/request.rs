@@ -2,19 +2,12 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::provider::request::{arguments_json, as_written, call_id, with_ids, RequestSettings};
+use crate::provider::request::{arguments_json, call_id, start, with_ids, RequestSettings};
 use crate::{Case, Format, Role};
 
 /// The Anthropic Messages body for `case`.
 pub(super) fn body(raw: &Value, case: &Case, settings: &RequestSettings) -> Value {
-    let mut body =
-        as_written(raw, case, Format::Anthropic).unwrap_or_else(|| anthropic_from_model(case));
-    body.insert("model".into(), json!(settings.model));
-    body.insert("stream".into(), json!(false));
-    let has_tools = body
-        .get("tools")
-        .and_then(Value::as_array)
-        .is_some_and(|t| !t.is_empty());
+    let (mut body, has_tools) = start(raw, case, Format::Anthropic, anthropic_from_model, settings);
     if has_tools && !body.contains_key("tool_choice") {
         let choice = match settings.tool_choice.as_str() {
             "auto" | "any" | "none" => json!({"type": settings.tool_choice}),

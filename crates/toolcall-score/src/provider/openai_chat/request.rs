@@ -4,19 +4,12 @@ use std::collections::HashSet;
 
 use serde_json::{json, Map, Value};
 
-use crate::provider::request::{as_written, call_id, with_ids, RequestSettings};
+use crate::provider::request::{call_id, start, with_ids, RequestSettings};
 use crate::{Arguments, Case, Format, Role, ToolCall};
 
 /// The OpenAI Chat Completions body for `case`.
 pub(super) fn body(raw: &Value, case: &Case, settings: &RequestSettings) -> Value {
-    let mut body =
-        as_written(raw, case, Format::OpenaiChat).unwrap_or_else(|| openai_from_model(case));
-    body.insert("model".into(), json!(settings.model));
-    body.insert("stream".into(), json!(false));
-    let has_tools = body
-        .get("tools")
-        .and_then(Value::as_array)
-        .is_some_and(|t| !t.is_empty());
+    let (mut body, has_tools) = start(raw, case, Format::OpenaiChat, openai_from_model, settings);
     if has_tools && !body.contains_key("tool_choice") {
         body.insert("tool_choice".into(), json!(settings.tool_choice));
     }
