@@ -158,6 +158,16 @@ pub(crate) fn required<'v>(
     }
 }
 
+/// A member that must be there and be an object.
+pub(crate) fn required_object<'v>(
+    object: &'v Object,
+    key: &str,
+    at: &At<'_>,
+    expected: &str,
+) -> Result<&'v Object, ParseError> {
+    self::object(required(object, key, at, expected)?, &at.key(key), expected)
+}
+
 /// A required string member.
 pub(crate) fn string<'v>(
     object: &'v Object,

@@ -13,7 +13,7 @@ mod stream;
 
 use serde_json::Value;
 
-use super::read::{array, get, object, opt_id, opt_string, push_text, required, string};
+use super::read::{required_object, array, get, object, opt_id, opt_string, push_text, required, string};
 use super::read::{At, Evidence, Object};
 use super::wire::{
     object_of, Answer, Conversation, Members, MembersExt, StopReasons, Stream, Wire,
@@ -113,17 +113,9 @@ pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
     let at = At::ROOT;
     let body = object(value, &at, "a Converse response object")?;
     let output_at = at.key("output");
-    let output = object(
-        required(body, "output", &at, "an `output` object")?,
-        &output_at,
-        "an `output` object",
-    )?;
+    let output = required_object(body, "output", &at, "an `output` object")?;
     let message_at = output_at.key("message");
-    let message = object(
-        required(output, "message", &output_at, "a message object")?,
-        &message_at,
-        "a message object",
-    )?;
+    let message = required_object(output, "message", &output_at, "a message object")?;
     let content_at = message_at.key("content");
     let content = array(
         required(

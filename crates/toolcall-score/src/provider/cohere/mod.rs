@@ -13,7 +13,7 @@ mod stream;
 use serde_json::{json, Value};
 
 use super::logged;
-use super::read::{object, opt_string, push_text, required, At, Evidence};
+use super::read::{required_object, object, opt_string, push_text, At, Evidence};
 use super::wire::{Conversation, Members, MembersExt, StopReasons, Stream, Wire};
 use crate::errors::ParseError;
 use crate::{Format, Response};
@@ -78,11 +78,7 @@ pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
     let at = At::ROOT;
     let body = object(value, &at, "a Cohere chat response object")?;
     let message_at = at.key("message");
-    let message = object(
-        required(body, "message", &at, "a message object")?,
-        &message_at,
-        "a message object",
-    )?;
+    let message = required_object(body, "message", &at, "a message object")?;
     let mut response = Response::empty(Format::Cohere);
     if let Some(plan) = opt_string(message, "tool_plan", &message_at)? {
         push_text(&mut response.text, plan);

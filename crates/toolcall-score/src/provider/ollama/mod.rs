@@ -9,7 +9,7 @@ mod stream;
 use serde_json::Value;
 
 use super::logged;
-use super::read::{object, opt_string, required, At, Evidence};
+use super::read::{required_object, object, opt_string, At, Evidence};
 use super::wire::{Answer, Conversation, Members, MembersExt, StopReasons, Stream, Wire};
 use crate::errors::ParseError;
 use crate::{Format, Response};
@@ -80,11 +80,7 @@ pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
     let at = At::ROOT;
     let body = object(value, &at, "an Ollama chat response object")?;
     let message_at = at.key("message");
-    let message = object(
-        required(body, "message", &at, "a message object")?,
-        &message_at,
-        "a message object",
-    )?;
+    let message = required_object(body, "message", &at, "a message object")?;
     let mut response = Response::empty(Format::Ollama);
     if let Some(content) = opt_string(message, "content", &message_at)? {
         super::read::push_text(&mut response.text, content);

@@ -25,7 +25,7 @@ mod stream;
 use serde_json::{json, Value};
 
 use super::logged;
-use super::read::{array, get, json_string_arguments, object, opt_id, opt_string, push_text};
+use super::read::{required_object, array, get, json_string_arguments, object, opt_id, opt_string, push_text};
 use super::read::{required, string, At, Evidence, Object};
 use super::wire::{
     object_of, Answer, Conversation, Members, MembersExt, StopReasons, Stream, Wire,
@@ -121,11 +121,7 @@ pub(super) fn response(value: &Value) -> Result<Response, ParseError> {
     let choice_at = choices_at.index(0);
     let choice = object(choice, &choice_at, "a choice object")?;
     let message_at = choice_at.key("message");
-    let message = object(
-        required(choice, "message", &choice_at, "a message object")?,
-        &message_at,
-        "a message object",
-    )?;
+    let message = required_object(choice, "message", &choice_at, "a message object")?;
 
     let mut response = Response::empty(Format::OpenaiChat);
     content_into(message, &message_at, &mut response.text)?;
@@ -217,21 +213,13 @@ pub(super) fn tool_calls(
         let mut call = match opt_string(item, "type", &at)? {
             None | Some("function") => {
                 let function_at = at.key("function");
-                let function = object(
-                    required(item, "function", &at, "a `function` object")?,
-                    &function_at,
-                    "a `function` object",
-                )?;
+                let function = required_object(item, "function", &at, "a `function` object")?;
                 function_call(function, &function_at, json_strings, evidence)?
             }
             Some("custom") => {
                 evidence.saw(&[Format::OpenaiChat]);
                 let custom_at = at.key("custom");
-                let custom = object(
-                    required(item, "custom", &at, "a `custom` object")?,
-                    &custom_at,
-                    "a `custom` object",
-                )?;
+                let custom = required_object(item, "custom", &at, "a `custom` object")?;
                 custom_call(custom, &custom_at)?
             }
             Some(_) => continue,
