@@ -133,31 +133,51 @@ const LEFTOVER_AGE: std::time::Duration = std::time::Duration::from_secs(10 * 60
 /// Removes the temporary files of `name` that a run which no longer exists left in `dir` (a run
 /// killed between creating and renaming one): ones whose pid no process here has and that are
 /// older than [`LEFTOVER_AGE`]. A process that still runs keeps its own. Where whether a process
-/// runs cannot be told (no `/proc`), nothing is removed. Each folder is looked at once per
-/// process, so writing many files into one folder does not list it again for each.
+/// runs cannot be told (no `/proc`), nothing is removed. Each folder is listed once per process
+/// ([`dead_leftovers`]), so writing many files into one folder does not list it for each.
 fn remove_leftovers(dir: &Path, name: &std::ffi::OsStr) {
-    static CLEANED: std::sync::Mutex<Vec<(PathBuf, OsString)>> = std::sync::Mutex::new(Vec::new());
+    type Listed = std::collections::HashMap<PathBuf, Vec<PathBuf>>;
+    static LISTED: std::sync::Mutex<Option<Listed>> = std::sync::Mutex::new(None);
     if !Path::new("/proc/self").exists() {
         return;
     }
-    if let Ok(mut cleaned) = CLEANED.lock() {
-        let key = (dir.to_path_buf(), name.to_os_string());
-        if cleaned.contains(&key) {
-            return;
-        }
-        cleaned.push(key);
-    }
-    let prefix = temp_prefix(name);
-    let prefix = prefix.to_string_lossy();
-    let Ok(entries) = fs::read_dir(dir) else {
+    let Ok(mut listed) = LISTED.lock() else {
         return;
     };
+    let found = listed
+        .get_or_insert_with(Listed::new)
+        .entry(dir.to_path_buf())
+        .or_insert_with(|| dead_leftovers(dir));
+    let prefix = temp_prefix(name);
+    let prefix = prefix.to_string_lossy();
+    found.retain(|path| {
+        let ours = path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with(prefix.as_ref()));
+        if ours {
+            let _ = fs::remove_file(path);
+        }
+        !ours
+    });
+}
+
+/// The temporary files in `dir`, of any target, that a dead run left there long enough ago.
+/// Links with such a name are listed too: removing a link does not touch what it points at.
+fn dead_leftovers(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
     for entry in entries.flatten() {
         let file_name = entry.file_name();
         let file_name = file_name.to_string_lossy();
-        let Some(rest) = file_name.strip_prefix(prefix.as_ref()) else {
+        let Some(at) = file_name.rfind(".toolcall-") else {
             continue;
         };
+        if !file_name.starts_with('.') || !file_name.ends_with(".tmp") {
+            continue;
+        }
+        let rest = &file_name[at + ".toolcall-".len()..];
         let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
             continue;
         };
@@ -168,15 +188,14 @@ fn remove_leftovers(dir: &Path, name: &std::ffi::OsStr) {
             .ok()
             .and_then(|t| t.elapsed().ok())
             .is_some_and(|age| age >= LEFTOVER_AGE);
-        // Only regular files: a link with our name is not ours to follow or keep, but it is
-        // removed like any leftover (removing a link does not touch what it points at).
-        let is_ours = entry
+        let is_file = entry
             .file_type()
             .is_ok_and(|t| t.is_file() || t.is_symlink());
-        if !alive && old && is_ours {
-            let _ = fs::remove_file(entry.path());
+        if !alive && old && is_file {
+            found.push(entry.path());
         }
     }
+    found
 }
 
 /// Flushes the folder's entry for the rename, where the platform can (a crash right after a
