@@ -23,7 +23,10 @@ use crate::{Format, Response};
 
 /// The format a transcript with no distinctive shape is read as, and its conversation: plain-text
 /// `messages` are OpenAI Chat's as much as Ollama's, and Chat is what most logs hold.
-const DEFAULT: (Format, &Conversation) = (Format::OpenaiChat, &super::openai_chat::CONVERSATION);
+const DEFAULT: (Format, &Conversation) = match &Format::OpenaiChat.wire().conversation {
+    Some(conversation) => (Format::OpenaiChat, conversation),
+    None => panic!("OpenAI Chat has conversations"),
+};
 
 /// A logged conversation's transcript, read as one request format.
 ///

@@ -59,7 +59,7 @@ pub(crate) const WIRE: Wire = Wire {
 
 /// A logged Chat Completions conversation: `messages`, the system prompt among them, calls on
 /// `assistant` messages; also the importer's format for a transcript whose shapes name none.
-pub(crate) const CONVERSATION: Conversation = Conversation {
+const CONVERSATION: Conversation = Conversation {
     transcript: "messages",
     carried: &[],
     tools_key: "tools",
