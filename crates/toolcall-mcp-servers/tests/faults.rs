@@ -366,8 +366,18 @@ fn running(pid: u32) -> bool {
 
 #[test]
 fn what_the_server_started_dies_with_it() {
+    assert_the_grandchild_dies("grandchild");
+}
+
+#[test]
+fn a_daemon_the_server_started_dies_with_it_too() {
+    // Its own process group and init for a parent: only the environment mark still says whose.
+    assert_the_grandchild_dies("escaped-grandchild");
+}
+
+fn assert_the_grandchild_dies(mode: &str) {
     let report = run(&fault_flow_with_timeouts(
-        "grandchild",
+        mode,
         echo(1),
         PATIENT_MS,
         SHORT_MS,
@@ -386,6 +396,6 @@ fn what_the_server_started_dies_with_it() {
     }
     assert!(
         !running(pid),
-        "the server's child {pid} (sleep 600) outlived the replay"
+        "the server's child {pid} (sleep 600, {mode}) outlived the replay"
     );
 }

@@ -17,6 +17,7 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::leftovers::{self, Mark};
 use crate::StdioServer;
 
 /// Something wrong on the child's stdout: the first one ends the session.
@@ -76,6 +77,7 @@ impl StderrRing {
 pub(crate) struct ChildServer {
     child: Child,
     pid: Option<u32>,
+    mark: Mark,
     stderr: Arc<Mutex<StderrRing>>,
     faults: watch::Receiver<Option<StdoutFault>>,
     tasks: Vec<JoinHandle<()>>,
@@ -94,10 +96,12 @@ impl ChildServer {
         max_message_bytes: usize,
         stderr_tail_bytes: usize,
     ) -> std::io::Result<(ChildServer, Pipes)> {
+        let mark = Mark::new();
         let mut command = Command::new(&server.command);
         command
             .args(&server.args)
             .envs(&server.env)
+            .env(leftovers::MARK_VAR, mark.value())
             .current_dir(&server.cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -133,6 +137,7 @@ impl ChildServer {
             ChildServer {
                 child,
                 pid,
+                mark,
                 stderr: ring,
                 faults,
                 tasks: vec![stderr_task, stdout_task],
@@ -178,12 +183,20 @@ impl ChildServer {
             Ok(Ok(status)) => {
                 // The server is gone; anything it started and left behind goes too.
                 self.kill_group();
+                self.kill_marked();
                 Some(status)
             }
             _ => {
+                // Who descends from the server is known only while it is alive to be asked.
+                #[cfg(target_os = "linux")]
+                let tree = leftovers::find(&self.mark, self.pid);
                 self.kill_group();
+                #[cfg(target_os = "linux")]
+                leftovers::kill(&tree);
                 let _ = self.child.start_kill();
-                self.child.wait().await.ok()
+                let status = self.child.wait().await.ok();
+                self.kill_marked();
+                status
             }
         };
         // The readers end on EOF now that the child is gone; give them a moment to take in the
@@ -218,6 +231,14 @@ impl ChildServer {
                 let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
             }
         }
+    }
+}
+
+impl ChildServer {
+    /// SIGKILL to whatever left the group but still carries this server's mark.
+    fn kill_marked(&self) {
+        #[cfg(target_os = "linux")]
+        leftovers::kill_marked(&self.mark);
     }
 }
 

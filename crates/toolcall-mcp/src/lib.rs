@@ -73,6 +73,7 @@ mod child;
 mod errors;
 mod expect;
 mod flow;
+mod leftovers;
 mod replay;
 
 pub use errors::FlowError;

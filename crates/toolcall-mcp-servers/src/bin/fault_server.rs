@@ -18,6 +18,7 @@
 //! | `big-result` | answers `tools/call` with a 10 MB text block |
 //! | `crash-mid-flow` | exits with code 101 on the second `tools/call` |
 //! | `grandchild` | starts `sleep 600` (its pid on stderr), then hangs on every `tools/call` |
+//! | `escaped-grandchild` | like `grandchild`, but the `sleep 600` is a daemon: in a process group of its own, its parent gone |
 //! | `exit-leaving-grandchild` | starts `sleep 600` holding its stdout open, then exits with code 4 before initialize |
 //! | `output-mismatch` | declares an `outputSchema` that requires `echoed`, which its results lack |
 //! | `output-missing` | declares its `outputSchema`, then answers with text alone |
@@ -40,6 +41,7 @@ fn main() -> ExitCode {
         "big-result",
         "crash-mid-flow",
         "grandchild",
+        "escaped-grandchild",
         "exit-leaving-grandchild",
         "output-mismatch",
         "output-missing",
@@ -98,6 +100,25 @@ fn main() -> ExitCode {
         }
     }
 
+    #[cfg(unix)]
+    if mode == "escaped-grandchild" {
+        // A daemonising helper: a group of its own (what `setsid` also gives), and its parent
+        // exits at once, so it belongs to init, out of reach of the server's process group.
+        use std::os::unix::process::CommandExt;
+        match std::process::Command::new("sh")
+            .args(["-c", "sleep 600 </dev/null >/dev/null 2>&1 & echo $!"])
+            .stdin(std::process::Stdio::null())
+            .process_group(0)
+            .output()
+        {
+            Ok(out) => eprintln!(
+                "fault-server: grandchild pid {}",
+                String::from_utf8_lossy(&out.stdout).trim()
+            ),
+            Err(e) => eprintln!("fault-server: cannot start sh: {e}"),
+        }
+    }
+
     let mut calls = 0;
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
@@ -146,7 +167,7 @@ fn main() -> ExitCode {
             "tools/call" => {
                 calls += 1;
                 match mode.as_str() {
-                    "hang-on-call" | "grandchild" => continue,
+                    "hang-on-call" | "grandchild" | "escaped-grandchild" => continue,
                     "crash-mid-flow" if calls == 2 => {
                         eprintln!("fault-server: segfault in call 2 (simulated)");
                         return ExitCode::from(101);
