@@ -41,7 +41,7 @@ pub fn in_github_actions() -> bool {
 }
 
 /// GitHub Actions annotations, shared with the harness so both escape alike.
-pub use toolcall_harness::github::{annotation, repo_relative};
+pub use toolcall_harness::github::{annotation, repo_relative, warning};
 
 /// `--format`: one of the core's format names, listed in `--help` and in the error for any
 /// other value.

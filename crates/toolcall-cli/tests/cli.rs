@@ -83,6 +83,53 @@ fn score_passes_a_defined_call() {
     assert!(stdout(&out).starts_with("PASS "), "{}", stdout(&out));
 }
 
+/// A call without an id passes (many loops make one up), and says so: in the text, in `--json`
+/// as `notes`, and as a `::warning` under GitHub Actions.
+#[test]
+fn score_notes_a_call_without_an_id() {
+    let dir = scratch("no-id");
+    let case = write(&dir, "case.json", CASE);
+    let mut body: Value =
+        serde_json::from_str(&chat_response("get_balance", r#"{"account_id":"acc_771"}"#)).unwrap();
+    body["choices"][0]["message"]["tool_calls"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("id");
+    let response = write(&dir, "r.json", &body.to_string());
+    let args = [
+        "score",
+        "--case",
+        case.to_str().unwrap(),
+        "--response",
+        response.to_str().unwrap(),
+    ];
+    let out = toolcall(&args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let text = stdout(&out);
+    assert!(text.starts_with("PASS "), "{text}");
+    assert!(
+        text.contains("note (fails nothing): call_without_id `get_balance` at response call 1"),
+        "{text}"
+    );
+    let out = toolcall(&[&args[..], &["--json"]].concat());
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["verdict"], "pass");
+    assert_eq!(json["findings"], json!([]));
+    assert_eq!(json["notes"][0]["kind"], "call_without_id");
+    let out = Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .args(args)
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .unwrap();
+    assert!(stderr(&out).contains("::warning file="), "{}", stderr(&out));
+}
+
 #[test]
 fn score_fails_an_unknown_name_with_cause_and_suggestion() {
     let dir = scratch("fail");

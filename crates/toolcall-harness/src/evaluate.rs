@@ -98,6 +98,11 @@ impl CaseReport {
         self.samples.iter().flat_map(|s| s.verdict.findings())
     }
 
+    /// Every note of every sample (see [`toolcall_score::Verdict::notes`]): said, never failed.
+    pub fn notes(&self) -> impl Iterator<Item = &Finding> {
+        self.samples.iter().flat_map(|s| s.verdict.notes())
+    }
+
     /// The file and line a failure points at: the case file, or the recording when that is
     /// what could not be read (for GitHub annotations and editors).
     pub fn location(&self) -> (&Path, Option<usize>) {
@@ -172,15 +177,15 @@ impl CaseReport {
 
     fn write_findings(&self, out: &mut String) {
         for sample in &self.samples {
+            let at = match sample.line {
+                Some(line) => format!("sample on line {line}: "),
+                None => String::new(),
+            };
             for finding in sample.verdict.findings() {
-                match sample.line {
-                    Some(line) => {
-                        let _ = writeln!(out, "  - sample on line {line}: {finding}");
-                    }
-                    None => {
-                        let _ = writeln!(out, "  - {finding}");
-                    }
-                }
+                let _ = writeln!(out, "  - {at}{finding}");
+            }
+            for note in sample.verdict.notes() {
+                let _ = writeln!(out, "  - {at}note (fails nothing): {note}");
             }
         }
     }

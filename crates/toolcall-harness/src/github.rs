@@ -20,6 +20,16 @@ use toolcall_score::{escape, is_invisible};
 /// what is escaped, so nothing is escaped twice. Then the workflow-command syntax: `%`, CR and
 /// LF everywhere, and also `:` and `,` in properties.
 pub fn annotation(file: &str, line: Option<usize>, title: &str, message: &str) -> String {
+    command("error", file, line, title, message)
+}
+
+/// A `::warning` annotation, for what is worth saying and fails nothing; otherwise as
+/// [`annotation`].
+pub fn warning(file: &str, line: Option<usize>, title: &str, message: &str) -> String {
+    command("warning", file, line, title, message)
+}
+
+fn command(level: &str, file: &str, line: Option<usize>, title: &str, message: &str) -> String {
     fn visible(s: &str, keep_lines: bool) -> String {
         let mut out = String::with_capacity(s.len());
         for c in s.chars() {
@@ -49,7 +59,7 @@ pub fn annotation(file: &str, line: Option<usize>, title: &str, message: &str) -
     };
     let line = line.map(|l| format!("line={l},")).unwrap_or_default();
     format!(
-        "::error {file}{line}title={}::{}",
+        "::{level} {file}{line}title={}::{}",
         property(title),
         data(message)
     )

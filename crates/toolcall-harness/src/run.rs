@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use toolcall_score::escape_path;
+use toolcall_score::{escape, escape_path};
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -247,6 +247,13 @@ fn case_trial(
         );
         if report.outcome == Outcome::ExpectedFailure {
             expected.fetch_add(1, Ordering::Relaxed);
+        }
+        for note in report.notes() {
+            eprintln!(
+                "note: {agent}::{id}: {note}",
+                agent = escape(&agent),
+                id = escape(&id)
+            );
         }
         match report.message() {
             None => Ok(()),

@@ -123,7 +123,7 @@ impl<'c> Scorer<'c> {
         self.score_calls(response, &mut findings);
         self.score_text(response, &mut findings);
         findings.extend_from_slice(&self.transcript);
-        Verdict::new(findings)
+        Verdict::new(findings).with_notes(unpaired_calls(response))
     }
 
     fn score_calls(&self, response: &Response, findings: &mut Vec<Finding>) {
@@ -372,6 +372,30 @@ impl<'c> Scorer<'c> {
 }
 
 /// Orders names by length, then bytes: most names differ in length, which is one comparison.
+/// Notes for the calls whose results cannot be paired: no id, in a format that pairs by id.
+fn unpaired_calls(response: &Response) -> Vec<Finding> {
+    if !response.format.wire().pairs_by_id {
+        return Vec::new();
+    }
+    let mut notes = Vec::new();
+    for (i, call) in response.calls.iter().enumerate() {
+        if call.id.as_deref().is_none_or(str::is_empty) {
+            let mut note = Finding::new(
+                FindingKind::CallWithoutId,
+                format!("response call {}", i + 1),
+                format!(
+                    "no id, and {} pairs each result with its call's id: a loop that answers it \
+                     must make one up (the tool loop here refuses it)",
+                    response.format
+                ),
+            );
+            note.name = Some(call.name.clone());
+            notes.push(note);
+        }
+    }
+    notes
+}
+
 fn by_length(a: &str, b: &str) -> std::cmp::Ordering {
     a.len().cmp(&b.len()).then_with(|| a.cmp(b))
 }

@@ -74,6 +74,10 @@ pub enum FindingKind {
     LegacyMismatch,
     /// The case says no tool fits, and the model called one anyway.
     CallWhereNoToolFits,
+    /// A call without an id in a format that pairs each result with its call's id. A note, not
+    /// a failure: OpenAI-compatible servers (Gemini's, LM Studio, llama.cpp's) send such calls
+    /// and many loops make an id up, so failing on it would cry wolf.
+    CallWithoutId,
 }
 
 impl FindingKind {
@@ -90,6 +94,7 @@ impl FindingKind {
             FindingKind::UnexpectedToolCall => "unexpected_tool_call",
             FindingKind::LegacyMismatch => "legacy_mismatch",
             FindingKind::CallWhereNoToolFits => "call_where_no_tool_fits",
+            FindingKind::CallWithoutId => "call_without_id",
         }
     }
 }
@@ -188,16 +193,32 @@ impl fmt::Display for Finding {
     }
 }
 
-/// The outcome of scoring one response: pass when there are no findings.
+/// The outcome of scoring one response: pass when there are no findings, whatever the notes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Verdict {
     findings: Vec<Finding>,
+    notes: Vec<Finding>,
 }
 
 impl Verdict {
     /// A verdict made of these findings.
     pub fn new(findings: Vec<Finding>) -> Verdict {
-        Verdict { findings }
+        Verdict {
+            findings,
+            notes: Vec::new(),
+        }
+    }
+
+    /// The same verdict with these notes: things worth saying that fail nothing.
+    pub fn with_notes(mut self, notes: Vec<Finding>) -> Verdict {
+        self.notes = notes;
+        self
+    }
+
+    /// What was noticed without failing the response (a call without an id, say), in order.
+    /// Neither [`Verdict::is_pass`] nor the fingerprint looks at them.
+    pub fn notes(&self) -> &[Finding] {
+        &self.notes
     }
 
     /// Whether nothing was found.
@@ -229,12 +250,18 @@ impl Verdict {
 
 #[cfg(feature = "serde")]
 impl serde::Serialize for Verdict {
-    /// `{"verdict": "pass" | "fail", "findings": [...]}`: the stable JSON shape of `--json`.
+    /// `{"verdict": "pass" | "fail", "findings": [...]}`, plus `"notes": [...]` when there are
+    /// any: the stable JSON shape of `--json`.
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("Verdict", 2)?;
+        let mut s = serializer.serialize_struct("Verdict", 3)?;
         s.serialize_field("verdict", if self.is_pass() { "pass" } else { "fail" })?;
         s.serialize_field("findings", &self.findings)?;
+        if self.notes.is_empty() {
+            s.skip_field("notes")?;
+        } else {
+            s.serialize_field("notes", &self.notes)?;
+        }
         s.end()
     }
 }

@@ -484,6 +484,50 @@ fn duplicate_call_ids() {
     assert_eq!(verdict.findings()[0].location, "response call 2");
 }
 
+/// OpenAI-compatible servers (llama.cpp's, LM Studio, Gemini's compatibility endpoint) send
+/// `tool_calls` with an empty or missing `id`: the name is right, so the verdict passes, and the
+/// unpaired result is said as a note.
+#[test]
+fn a_call_without_an_id_passes_with_a_note() {
+    let case = case(json!({"tools": [tool("get_balance", "Current balance.")]}));
+    let body = |calls: Value| {
+        json!({"object": "chat.completion", "model": "qwen2.5-7b-instruct",
+               "choices": [{"index": 0, "finish_reason": "tool_calls",
+                 "message": {"role": "assistant", "content": null, "tool_calls": calls}}]})
+    };
+    for calls in [
+        json!([{"type": "function", "function": {"name": "get_balance", "arguments": "{}"}}]),
+        json!([{"id": "", "type": "function", "function": {"name": "get_balance", "arguments": "{}"}}]),
+    ] {
+        let response = Response::from_value(&body(calls.clone()), None).unwrap();
+        let verdict = score(&case, &response);
+        assert!(verdict.is_pass(), "{calls}: {:#?}", verdict.findings());
+        assert!(verdict.fingerprint().is_empty());
+        let [note] = verdict.notes() else {
+            panic!("{calls}: one note, got {:#?}", verdict.notes())
+        };
+        assert_eq!(note.kind, FindingKind::CallWithoutId);
+        assert_eq!(note.name.as_deref(), Some("get_balance"));
+        assert_eq!(note.location, "response call 1");
+        assert!(
+            note.to_string()
+                .contains("openai-chat pairs each result with its call's id"),
+            "{note}"
+        );
+    }
+    // With an id, nothing to say; a format that pairs by position (Gemini) says nothing either.
+    let with_id = body(json!([{"id": "call_1", "type": "function",
+                               "function": {"name": "get_balance", "arguments": "{}"}}]));
+    assert!(score(&case, &Response::from_value(&with_id, None).unwrap())
+        .notes()
+        .is_empty());
+    let gemini = json!({"candidates": [{"content": {"role": "model",
+        "parts": [{"functionCall": {"name": "get_balance", "args": {}}}]}, "finishReason": "STOP"}]});
+    assert!(score(&case, &Response::from_value(&gemini, None).unwrap())
+        .notes()
+        .is_empty());
+}
+
 #[test]
 fn unanswered_call_left_in_the_transcript() {
     let case = case(json!({

@@ -146,6 +146,25 @@ fn render(report: &Report, config: &Config) -> String {
                     .map(|p| format!("[baseline]\n{}", indent(p))),
             )
             .collect();
+        let notes: Vec<String> = agent
+            .cases
+            .iter()
+            .flat_map(|c| {
+                c.notes()
+                    .map(move |n| format!("{}: {n}", escape(&c.case_id)))
+            })
+            .collect();
+        if !notes.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n{}: {} note(s), which fail nothing",
+                escape(&agent.name),
+                notes.len()
+            );
+            for note in notes {
+                let _ = writeln!(out, "  {note}");
+            }
+        }
         if !unexpected.is_empty() {
             let _ = writeln!(
                 out,
@@ -227,6 +246,15 @@ fn annotations(report: &Report) -> Vec<String> {
                         case.outcome.label()
                     ),
                     &message,
+                ));
+            }
+            for note in case.notes() {
+                let (file, line) = case.location();
+                lines.push(github::warning(
+                    &github::repo_relative(file),
+                    line,
+                    &format!("{}::{} (note)", agent.name, case.case_id),
+                    &note.to_string(),
                 ));
             }
         }

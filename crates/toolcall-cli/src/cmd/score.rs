@@ -71,6 +71,11 @@ pub fn run(args: &Args) -> ExitCode {
             output::outln!("  {finding}");
         }
     }
+    if !args.json {
+        for note in verdict.notes() {
+            output::outln!("  note (fails nothing): {note}");
+        }
+    }
     if output::in_github_actions() {
         for finding in verdict.findings() {
             eprintln!(
@@ -80,6 +85,17 @@ pub fn run(args: &Args) -> ExitCode {
                     None,
                     finding.kind.as_str(),
                     &finding.to_string()
+                )
+            );
+        }
+        for note in verdict.notes() {
+            eprintln!(
+                "{}",
+                output::warning(
+                    &output::repo_relative(&args.response),
+                    None,
+                    note.kind.as_str(),
+                    &note.to_string()
                 )
             );
         }
