@@ -19,6 +19,17 @@ mod output;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// The largest input read whole: a case, tools, response, baseline or flow file, or one log
+    /// line (read whole, JSON takes up to 10× its size in memory). Bytes, or with a unit: 200MB,
+    /// 1GiB. Default 64MiB, or ATP_MAX_INPUT_BYTES.
+    #[arg(long, global = true, value_name = "SIZE", value_parser = input_limit)]
+    max_input_bytes: Option<u64>,
+}
+
+fn input_limit(text: &str) -> Result<u64, String> {
+    toolcall_score::parse_bytes(text)
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("`{text}` is not a size (bytes, or with a unit: 200MB, 1GiB)"))
 }
 
 #[derive(Debug, Subcommand)]
@@ -39,6 +50,9 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(limit) = cli.max_input_bytes {
+        toolcall_score::set_max_input_bytes(limit);
+    }
     match cli.command {
         Command::Score(args) => cmd::score::run(&args),
         Command::Lint(args) => cmd::lint::run(&args),

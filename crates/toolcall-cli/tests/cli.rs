@@ -130,6 +130,51 @@ fn score_notes_a_call_without_an_id() {
     assert!(stderr(&out).contains("::warning file="), "{}", stderr(&out));
 }
 
+/// A file over the input limit is refused before it is read, naming the file, its size, the
+/// limit and how to raise it; a bad size is refused by the flag itself.
+#[test]
+fn an_input_over_the_limit_is_refused_up_front() {
+    let dir = scratch("input-limit");
+    let case = write(&dir, "case.json", CASE);
+    let padding = " ".repeat(3000);
+    let response = write(
+        &dir,
+        "r.json",
+        &format!(
+            "{}{padding}",
+            chat_response("get_balance", r#"{"account_id":"a"}"#)
+        ),
+    );
+    let args = |limit: &str| {
+        toolcall(&[
+            "score",
+            "--max-input-bytes",
+            limit,
+            "--case",
+            case.to_str().unwrap(),
+            "--response",
+            response.to_str().unwrap(),
+        ])
+    };
+    let out = args("2KiB");
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("{}: 3.", response.display()))
+            && err.contains("KiB is over the input limit of 2 KiB")
+            && err.contains("--max-input-bytes"),
+        "{err}"
+    );
+    assert_eq!(args("1MB").status.code(), Some(0));
+    let out = args("lots");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("`lots` is not a size"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn score_fails_an_unknown_name_with_cause_and_suggestion() {
     let dir = scratch("fail");

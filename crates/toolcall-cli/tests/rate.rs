@@ -193,6 +193,64 @@ fn jsonl_logs_with_a_bad_line_are_scored_and_the_line_named() {
     assert!(String::from_utf8_lossy(&output.stderr).contains(&format!("{shown}:3")));
 }
 
+/// A log line over the input limit is named and skipped, never held whole; the lines after it
+/// keep their numbers. The limit comes from `--max-input-bytes` or `ATP_MAX_INPUT_BYTES`.
+#[test]
+fn a_log_line_over_the_input_limit_is_named_and_skipped() {
+    let dir = scratch("line-limit");
+    let log = dir.join("traffic.jsonl");
+    let line = |name: &str| json!({"request": case(), "response": response(name)}).to_string();
+    let padded = json!({"request": case(), "response": response("get_invoice"),
+                        "note": "x".repeat(300_000)})
+    .to_string();
+    std::fs::write(
+        &log,
+        format!(
+            "{}
+{padded}
+{}
+",
+            line("get_invoice"),
+            line("x_tool")
+        ),
+    )
+    .unwrap();
+    let shown = log.display().to_string();
+    for (flag, env) in [(Some("200KiB"), None), (None, Some("204800"))] {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_toolcall"));
+        command
+            .env_remove("ATP_MAX_INPUT_BYTES")
+            .arg("rate")
+            .arg(&shown);
+        if let Some(flag) = flag {
+            command.args(["--max-input-bytes", flag]);
+        }
+        if let Some(env) = env {
+            command.env("ATP_MAX_INPUT_BYTES", env);
+        }
+        let output = command.output().unwrap();
+        let text = stdout(&output);
+        assert!(text.contains("scored 2 response(s), 2 call(s)"), "{text}");
+        assert!(
+            text.contains(&format!("{shown}:2: 293."))
+                && text.contains("KiB is over the input limit of 200 KiB"),
+            "{text}"
+        );
+        assert!(
+            text.contains("--max-input-bytes or ATP_MAX_INPUT_BYTES"),
+            "{text}"
+        );
+        assert!(text.contains("x_tool"), "line 3 is still read: {text}");
+    }
+    // The default limit (64 MiB) takes the line.
+    let output = toolcall(&["rate", &shown]);
+    assert!(
+        stdout(&output).contains("scored 3 response(s)"),
+        "{}",
+        stdout(&output)
+    );
+}
+
 /// Nothing readable at all is bad input (exit 2), not a pass with no gate set.
 #[test]
 fn nothing_readable_exits_2() {

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use toolcall_score::{escape, is_invisible};
+use toolcall_score::{escape, is_invisible, InputError};
 
 use crate::errors::BaselineError;
 
@@ -35,15 +35,18 @@ pub type Baseline = BTreeMap<String, Entry>;
 
 /// Reads a baseline file; a missing file is `None` (no known failures).
 pub fn load(path: &Path) -> Result<Option<Baseline>, BaselineError> {
-    let text = match fs::read_to_string(path) {
+    let text = match toolcall_score::read_text(path) {
         Ok(text) => text,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
+        Err(InputError::Read { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+            return Ok(None)
+        }
+        Err(InputError::Read { source, .. }) => {
             return Err(BaselineError::Read {
                 path: path.to_path_buf(),
                 source,
             })
         }
+        Err(e) => return Err(e.into()),
     };
     serde_json::from_str(&text)
         .map(Some)

@@ -38,6 +38,9 @@ pub enum BaselineError {
         #[source]
         source: std::io::Error,
     },
+    /// The file is too large or not UTF-8 text.
+    #[error(transparent)]
+    Input(#[from] toolcall_score::InputError),
     /// The file is not a baseline: invalid JSON, or not `{"case-id": {"fingerprint": [...],
     /// "note": "..."}}`.
     #[error("{}:{line}:{column}: not a baseline file: {message} (expected {{\"case-id\": {{\"fingerprint\": [\"name (cause)\", ...], \"note\": \"optional\"}}}})", escape_path(path))]

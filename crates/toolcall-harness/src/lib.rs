@@ -73,6 +73,7 @@
 //! | `ATP_BASELINES` | [`Harness::baselines`] | the baseline directory (default `baselines`) |
 //! | `ATP_SNAPSHOTS` | [`Harness::snapshots`] | where `dummy-agent.snap` lives (default: no snapshot test) |
 //! | `ATP_BASELINE_WRITE` | [`Harness::baseline_write`] | `1`: rewrite the baselines, then test; `0` or unset: don't; anything else is an error |
+//! | `ATP_MAX_INPUT_BYTES` | [`toolcall_score::set_max_input_bytes`] (which wins here) | the largest file read whole (default 64 MiB; `200MB`, `1GiB`) |
 //! | `GITHUB_ACTIONS=true` | [`Harness::annotations`] | also print failures as `::error file=…,line=…::` annotations |
 //!
 //! # Rewriting the baselines

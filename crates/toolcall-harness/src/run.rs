@@ -321,7 +321,7 @@ pub fn write_baselines(config: &Config) -> Result<(), crate::BaselineError> {
     for (file, old, new) in plans {
         let changes = Changes::between(old.as_ref().unwrap_or(&Baseline::new()), &new);
         let unchanged_text = old.as_ref().is_some_and(|o| {
-            std::fs::read_to_string(&file).is_ok_and(|t| t == baseline::render(o))
+            toolcall_score::read_text(&file).is_ok_and(|t| t == baseline::render(o))
         });
         if changes.is_empty() && (old.is_none() || unchanged_text) {
             continue;

@@ -10,6 +10,9 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum FlowError {
+    /// The flow file is too large or not UTF-8 text.
+    #[error(transparent)]
+    Input(#[from] toolcall_score::InputError),
     /// A folder of flows could not be listed, or holds no flow.
     #[error("{}: {why}", dir.display())]
     Folder {

@@ -185,9 +185,12 @@ impl Flow {
 
     /// Reads a flow file; `${VAR}` references take their values from `vars`.
     pub fn load_with(path: &Path, vars: &dyn Vars) -> Result<Flow, FlowError> {
-        let text = std::fs::read_to_string(path).map_err(|source| FlowError::Read {
-            path: path.to_owned(),
-            source,
+        let text = toolcall_score::read_text(path).map_err(|e| match e {
+            toolcall_score::InputError::Read { source, .. } => FlowError::Read {
+                path: path.to_owned(),
+                source,
+            },
+            other => FlowError::Input(other),
         })?;
         let dir = path
             .parent()

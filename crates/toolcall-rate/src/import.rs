@@ -172,10 +172,7 @@ struct Turn {
 }
 
 fn read_json(path: &Path) -> Result<Value, RateError> {
-    let text = std::fs::read_to_string(path).map_err(|source| RateError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = toolcall_score::read_text(path)?;
     serde_json::from_str(&text).map_err(|e| InputError::syntax(Some(path), &e).into())
 }
 

@@ -26,7 +26,8 @@
 //!
 //! Other keys are ignored (timestamps, latencies). Blank lines are skipped. A line that is not
 //! JSON or lacks `request`/`response` is counted in `bad_lines` and reported as `file:line`,
-//! never a crash; [`ScanOptions::strict`] makes the first one fatal.
+//! never a crash; [`ScanOptions::strict`] makes the first one fatal. So is a line longer than
+//! [`toolcall_score::max_input_bytes`], which is skipped without being held in memory.
 //!
 //! # The recorded tree
 //!
@@ -195,6 +196,74 @@ struct Chunk {
     source: usize,
     first_line: u64,
     data: Vec<u8>,
+    /// The lines over the input limit, by number, with their length: each is an empty line in
+    /// `data`, so the numbers of the lines after it stay right.
+    too_long: Vec<(u64, u64)>,
+}
+
+impl Chunk {
+    fn new(source: usize, first_line: u64) -> Chunk {
+        Chunk {
+            source,
+            first_line,
+            data: Vec::with_capacity(CHUNK_BYTES + 64 * 1024),
+            too_long: Vec::new(),
+        }
+    }
+}
+
+/// What [`read_line_bounded`] read.
+enum LineRead {
+    /// A line of this many bytes (its `\n` included) was appended; 0 at the end of the input.
+    Appended(usize),
+    /// A line of this many bytes was over the limit: consumed to its end, nothing appended.
+    TooLong(u64),
+}
+
+/// Appends one line, `\n` included, to `out`, as `read_until` does, unless the line (without
+/// its `\n`) is longer than `limit`: then it is read to its end and dropped, so one huge line
+/// costs a buffer, not its size in memory.
+fn read_line_bounded(
+    reader: &mut impl BufRead,
+    out: &mut Vec<u8>,
+    limit: u64,
+) -> std::io::Result<LineRead> {
+    let start = out.len();
+    let mut dropped: Option<u64> = None;
+    loop {
+        let buf = match reader.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            break;
+        }
+        let (piece, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..=i], true),
+            None => (buf, false),
+        };
+        let taken = piece.len();
+        match &mut dropped {
+            Some(bytes) => *bytes += taken as u64,
+            None => {
+                out.extend_from_slice(piece);
+                let content = (out.len() - start - usize::from(done)) as u64;
+                if content > limit {
+                    dropped = Some((out.len() - start) as u64);
+                    out.truncate(start);
+                }
+            }
+        }
+        reader.consume(taken);
+        if done {
+            break;
+        }
+    }
+    Ok(match dropped {
+        Some(bytes) => LineRead::TooLong(bytes),
+        None => LineRead::Appended(out.len() - start),
+    })
 }
 
 /// One JSONL line, as logged.
@@ -255,6 +324,7 @@ pub fn rate_jsonl(paths: &[PathBuf], options: &ScanOptions) -> Result<Tally, Rat
         .sum();
     let progress = options.progress.then(|| Progress::new(total, "MB"));
     let progress = progress.as_ref();
+    let limit = toolcall_score::max_input_bytes();
     let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
     parallel(
         options,
@@ -271,21 +341,25 @@ pub fn rate_jsonl(paths: &[PathBuf], options: &ScanOptions) -> Result<Tally, Rat
                 };
                 let mut reader = BufReader::with_capacity(256 * 1024, input);
                 let mut line = 1u64;
-                let mut chunk = Chunk {
-                    source,
-                    first_line: line,
-                    data: Vec::with_capacity(CHUNK_BYTES + 64 * 1024),
-                };
+                let mut chunk = Chunk::new(source, line);
                 loop {
                     if stop.load(Ordering::Relaxed) {
                         return Ok(());
                     }
-                    let n = reader
-                        .read_until(b'\n', &mut chunk.data)
-                        .map_err(|source| RateError::Read {
+                    let read = read_line_bounded(&mut reader, &mut chunk.data, limit).map_err(
+                        |source| RateError::Read {
                             path: path.clone(),
                             source,
-                        })?;
+                        },
+                    )?;
+                    let n = match read {
+                        LineRead::Appended(n) => n,
+                        LineRead::TooLong(bytes) => {
+                            chunk.too_long.push((line, bytes));
+                            chunk.data.push(b'\n');
+                            1
+                        }
+                    };
                     if n > 0 {
                         line += 1;
                     }
@@ -293,14 +367,7 @@ pub fn rate_jsonl(paths: &[PathBuf], options: &ScanOptions) -> Result<Tally, Rat
                         if let Some(p) = progress {
                             p.done.fetch_add(chunk.data.len() as u64, Ordering::Relaxed);
                         }
-                        let full = std::mem::replace(
-                            &mut chunk,
-                            Chunk {
-                                source,
-                                first_line: line,
-                                data: Vec::with_capacity(CHUNK_BYTES + 64 * 1024),
-                            },
-                        );
+                        let full = std::mem::replace(&mut chunk, Chunk::new(source, line));
                         if !full.data.is_empty() && sender.send(full).is_err() {
                             return Ok(());
                         }
@@ -314,19 +381,29 @@ pub fn rate_jsonl(paths: &[PathBuf], options: &ScanOptions) -> Result<Tally, Rat
         },
         |tally, chunk: Chunk| {
             let before = tally.responses();
+            let origin = |number: u64| Origin {
+                order: (chunk.source, number),
+                shown: format!("{}:{number}", shown[chunk.source]),
+                file: (paths[chunk.source].as_os_str() != "-").then(|| shown[chunk.source].clone()),
+                line: Some(number),
+            };
+            for &(number, bytes) in &chunk.too_long {
+                let origin = origin(number);
+                // The file's own error, with `file:line` for its name.
+                let message = toolcall_score::InputError::TooLarge {
+                    path: origin.shown.clone().into(),
+                    bytes,
+                    limit,
+                }
+                .to_string();
+                tally.bad_input(origin, message);
+            }
             for (i, bytes) in chunk.data.split(|&b| b == b'\n').enumerate() {
                 let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
                 if bytes.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                let number = chunk.first_line + i as u64;
-                let origin = Origin {
-                    order: (chunk.source, number),
-                    shown: format!("{}:{number}", shown[chunk.source]),
-                    file: (paths[chunk.source].as_os_str() != "-")
-                        .then(|| shown[chunk.source].clone()),
-                    line: Some(number),
-                };
+                let origin = origin(chunk.first_line + i as u64);
                 if let Err(message) = score_line(tally, bytes, options.format, origin.clone()) {
                     let message = format!("{}: {message}", escape(&origin.shown));
                     tally.bad_input(origin, message);
@@ -511,10 +588,10 @@ fn score_recorded(tally: &mut Tally, item: &Recorded, format: Option<Format>) {
     // A `.jsonl` is samples, one response per line, unless its first line is a stream event no
     // body looks like: then it is one stream (`Recording::of_text`), read whole below.
     let samples = match Recording::of(&item.recorded) {
-        Some(Recording::PerLine) => match std::fs::read_to_string(&item.recorded) {
+        Some(Recording::PerLine) => match toolcall_score::read_text(&item.recorded) {
             Ok(text) => (Recording::of_text(&item.recorded, &text) == Some(Recording::PerLine))
                 .then_some(text),
-            Err(e) => return tally.bad_input(origin, format!("{shown}: cannot read: {e}")),
+            Err(e) => return tally.bad_input(origin, e.to_string()),
         },
         _ => None,
     };
@@ -549,4 +626,43 @@ fn score_recorded(tally: &mut Tally, item: &Recorded, format: Option<Format>) {
 /// Whether a progress line should be drawn: stderr is a terminal and not in CI.
 pub fn progress_wanted() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("CI").is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_over_the_limit_is_dropped_without_being_held() {
+        let data = [b"short\n".as_slice(), &vec![b'x'; 100_000], b"\nlast"].concat();
+        // A small buffer, as a pipe gives: the long line arrives in many pieces.
+        let mut reader = BufReader::with_capacity(1024, &data[..]);
+        let mut out = Vec::new();
+        assert!(matches!(
+            read_line_bounded(&mut reader, &mut out, 10).unwrap(),
+            LineRead::Appended(6)
+        ));
+        assert!(matches!(
+            read_line_bounded(&mut reader, &mut out, 10).unwrap(),
+            LineRead::TooLong(100_001)
+        ));
+        assert_eq!(out, b"short\n", "nothing of the long line is kept");
+        assert!(out.capacity() < 4096, "held {} bytes", out.capacity());
+        assert!(matches!(
+            read_line_bounded(&mut reader, &mut out, 10).unwrap(),
+            LineRead::Appended(4)
+        ));
+        assert!(matches!(
+            read_line_bounded(&mut reader, &mut out, 10).unwrap(),
+            LineRead::Appended(0)
+        ));
+        assert_eq!(out, b"short\nlast");
+        // Exactly at the limit is in.
+        let mut out = Vec::new();
+        let mut reader = BufReader::new(&b"0123456789\n"[..]);
+        assert!(matches!(
+            read_line_bounded(&mut reader, &mut out, 10).unwrap(),
+            LineRead::Appended(11)
+        ));
+    }
 }

@@ -176,6 +176,24 @@ pub enum InputError {
         #[source]
         source: std::io::Error,
     },
+    /// The file is larger than the input limit ([`max_input_bytes`]): read whole, a JSON file
+    /// takes up to ten times its size in memory, so a file this size is refused up front.
+    #[error(
+        "{}: {} is over the input limit of {} (read whole, JSON takes up to 10× its size in memory); \
+         if it is meant to be this big, raise the limit with --max-input-bytes or \
+         {MAX_INPUT_BYTES_VAR}",
+        escape_path(path),
+        human_bytes(*bytes),
+        human_bytes(*limit)
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size, or as much of it as was read before the limit was passed.
+        bytes: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// The file is not UTF-8 text: another encoding (UTF-16, said by its byte order mark), or
     /// bytes that are not UTF-8 at `location` (its byte offset in `why`).
     #[error("{location}: not UTF-8 text: {why}")]
@@ -208,7 +226,7 @@ impl InputError {
     /// The location of the problem, when it is inside the file.
     pub fn location(&self) -> Option<&Location> {
         match self {
-            InputError::Read { .. } => None,
+            InputError::Read { .. } | InputError::TooLarge { .. } => None,
             InputError::Syntax { location, .. }
             | InputError::Invalid { location, .. }
             | InputError::Encoding { location, .. } => Some(location),
@@ -218,7 +236,7 @@ impl InputError {
     /// The file, when the input came from one.
     pub fn path(&self) -> Option<&Path> {
         match self {
-            InputError::Read { path, .. } => Some(path),
+            InputError::Read { path, .. } | InputError::TooLarge { path, .. } => Some(path),
             InputError::Syntax { location, .. }
             | InputError::Invalid { location, .. }
             | InputError::Encoding { location, .. } => location.path.as_deref(),
@@ -301,12 +319,103 @@ fn syntax_message(error: &serde_json::Error) -> String {
 /// mark (which some editors write) is dropped; a UTF-16 file (told by its byte order mark) and
 /// bytes that are not UTF-8 are [`InputError::Encoding`], saying which and, for a bad byte, its
 /// byte offset, line and column, rather than a bare "not valid JSON".
+///
+/// A file over [`max_input_bytes`] is [`InputError::TooLarge`], told before it is read.
 pub fn read_text(path: &Path) -> Result<String, InputError> {
-    let bytes = std::fs::read(path).map_err(|source| InputError::Read {
+    use std::io::Read as _;
+    let read_error = |source| InputError::Read {
         path: path.to_path_buf(),
         source,
-    })?;
+    };
+    let limit = max_input_bytes();
+    let too_large = |bytes| InputError::TooLarge {
+        path: path.to_path_buf(),
+        bytes,
+        limit,
+    };
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    let size = file.metadata().map_err(read_error)?.len();
+    if size > limit {
+        return Err(too_large(size));
+    }
+    // The size can be wrong (a file still growing, a device): the read itself stops past it.
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(read_error)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(bytes.len() as u64));
+    }
     text_of(Some(path), bytes)
+}
+
+/// The input limit's default: 64 MiB, a thousand times a large recorded response.
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The environment variable that sets the input limit, in bytes (`ATP_MAX_INPUT_BYTES=200000000`),
+/// for runs with no command line to pass `--max-input-bytes` on, such as `cargo test`.
+pub const MAX_INPUT_BYTES_VAR: &str = "ATP_MAX_INPUT_BYTES";
+
+/// The limit as set, or 0 before anything set it.
+static MAX_INPUT_BYTES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The largest input read whole, in bytes: a case, tools, response, baseline or flow file, or
+/// one line of a log. What [`set_max_input_bytes`] set, else [`MAX_INPUT_BYTES_VAR`] when it
+/// holds a number, else [`DEFAULT_MAX_INPUT_BYTES`]. One limit for the process, like a ulimit:
+/// it guards the machine, not one call.
+pub fn max_input_bytes() -> u64 {
+    use std::sync::atomic::Ordering;
+    match MAX_INPUT_BYTES.load(Ordering::Relaxed) {
+        0 => {
+            let limit = std::env::var(MAX_INPUT_BYTES_VAR)
+                .ok()
+                .and_then(|v| parse_bytes(&v))
+                .unwrap_or(DEFAULT_MAX_INPUT_BYTES);
+            MAX_INPUT_BYTES.store(limit, Ordering::Relaxed);
+            limit
+        }
+        limit => limit,
+    }
+}
+
+/// Sets [`max_input_bytes`] for the rest of the process (0 is taken as 1).
+pub fn set_max_input_bytes(bytes: u64) {
+    MAX_INPUT_BYTES.store(bytes.max(1), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// A byte count as people write it: `200000000`, `200MB`, `64MiB`, `1G`, `512k` (a `B` is
+/// optional; `K`/`M`/`G` are powers of 1024, as with `ulimit` and `head -c`).
+pub fn parse_bytes(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let number: u64 = text[..digits].parse().ok()?;
+    let unit = text[digits..].trim().to_ascii_lowercase();
+    let scale: u64 = match unit.trim_end_matches('b').trim_end_matches('i') {
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        _ => return None,
+    };
+    number.checked_mul(scale)
+}
+
+/// `1.5 GiB`, `64 MiB`, `900 bytes`.
+fn human_bytes(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    for (unit, size) in UNITS {
+        if bytes >= size {
+            let value = bytes as f64 / size as f64;
+            return if value.fract() == 0.0 {
+                format!("{value:.0} {unit}")
+            } else {
+                format!("{value:.1} {unit}")
+            };
+        }
+    }
+    format!("{bytes} bytes")
 }
 
 /// [`read_text`] over bytes already read.
@@ -347,6 +456,21 @@ pub(crate) fn parse_json(path: Option<&Path>, text: &str) -> Result<serde_json::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        assert_eq!(parse_bytes("200000000"), Some(200_000_000));
+        assert_eq!(parse_bytes("64MiB"), Some(64 << 20));
+        assert_eq!(parse_bytes("200MB"), Some(200 << 20));
+        assert_eq!(parse_bytes("1 G"), Some(1 << 30));
+        assert_eq!(parse_bytes("512k"), Some(512 << 10));
+        for bad in ["", "MB", "1.5G", "12 apples", "99999999999999999999G"] {
+            assert_eq!(parse_bytes(bad), None, "{bad:?}");
+        }
+        assert_eq!(human_bytes(900), "900 bytes");
+        assert_eq!(human_bytes(64 << 20), "64 MiB");
+        assert_eq!(human_bytes(3 << 29), "1.5 GiB");
+    }
 
     #[test]
     fn a_byte_order_mark_is_dropped_and_utf16_and_bad_bytes_are_named() {

@@ -70,7 +70,10 @@ mod verdict;
 
 pub use case::{Case, Expect};
 pub use catalog::{Catalog, SchemaDialect, Tool};
-pub use errors::{read_text, InputError, Location, ParseError};
+pub use errors::{
+    max_input_bytes, parse_bytes, read_text, set_max_input_bytes, InputError, Location, ParseError,
+    DEFAULT_MAX_INPUT_BYTES, MAX_INPUT_BYTES_VAR,
+};
 pub use escape::{escape, escape_path, is_invisible, to_json_pretty, Escaped, EscapedPath};
 pub use format::{Format, UnknownFormat};
 pub use lint::{lint, Drift, DriftSource};

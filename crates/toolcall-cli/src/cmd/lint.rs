@@ -85,7 +85,7 @@ pub fn run(args: &Args) -> ExitCode {
 /// The line of the case file where the drift is written: the first line holding both the name
 /// and the start of the sentence it was found in, else the first holding the name.
 fn line_of(case: &std::path::Path, drift: &toolcall_score::Drift) -> Option<usize> {
-    let text = std::fs::read_to_string(case).ok()?;
+    let text = toolcall_score::read_text(case).ok()?;
     // The sentence as it appears inside a JSON string (quotes and newlines escaped).
     let quoted = serde_json::to_string(&drift.context).ok()?;
     let snippet: String = quoted.trim_matches('"').chars().take(30).collect();

@@ -396,6 +396,6 @@ pub fn progress_line(id: &str, case: &Case, response: &Response, attempts: u32) 
 }
 
 fn read_raw(path: &Path) -> Result<Value, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let text = toolcall_score::read_text(path).map_err(|e| e.to_string())?;
     serde_json::from_str(&text).map_err(|e| e.to_string())
 }
