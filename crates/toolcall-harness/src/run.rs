@@ -147,7 +147,7 @@ fn trials(config: &Config, args: &Arguments, expected: &Arc<AtomicUsize>) -> Vec
                 baseline.clone(),
                 agent.to_owned(),
             );
-            trials.push(Trial::test(format!("{agent}::[baseline]"), move || {
+            trials.push(Trial::test(trial_name(&agent, "[baseline]"), move || {
                 let problems =
                     baseline_problems(&config, &suite, &agent, &baseline.0, baseline.1.clone());
                 check(&config, &config.baseline_file(&agent), problems)
@@ -158,7 +158,7 @@ fn trials(config: &Config, args: &Arguments, expected: &Arc<AtomicUsize>) -> Vec
         };
         {
             let (config, suite, agent) = (config.clone(), suite.clone(), agent.to_owned());
-            trials.push(Trial::test(format!("{agent}::[coverage]"), move || {
+            trials.push(Trial::test(trial_name(&agent, "[coverage]"), move || {
                 let problems = coverage_problems(&config, &suite, &agent);
                 check(&config, &config.recorded.join(&agent), problems)
             }));
@@ -196,6 +196,12 @@ fn trials(config: &Config, args: &Arguments, expected: &Arc<AtomicUsize>) -> Vec
         }));
     }
     trials
+}
+
+/// A trial's name, `agent::case-id`, escaped: test runners print names as they are, and an agent
+/// or case named with a control character must not reach the terminal raw.
+fn trial_name(agent: &str, rest: &str) -> String {
+    format!("{}::{}", escape(agent), escape(rest))
 }
 
 /// The trial `--exact agent::case-id` names, found by path alone; `None` when the name is a
@@ -236,7 +242,7 @@ fn case_trial(
         id.to_owned(),
         expected.clone(),
     );
-    Trial::test(format!("{agent}::{id}"), move || {
+    Trial::test(trial_name(&agent, &id), move || {
         let report = evaluate(
             &agent,
             &id,

@@ -59,6 +59,10 @@ fn main() -> ExitCode {
         ("process::zero_cases_is_a_failure", zero_cases_is_a_failure),
         ("process::list_terse_is_clean", list_terse_is_clean),
         (
+            "process::names_from_the_tree_are_listed_escaped",
+            names_from_the_tree_are_listed_escaped,
+        ),
+        (
             "process::exact_does_not_walk_the_tree",
             exact_does_not_walk_the_tree,
         ),
@@ -528,6 +532,36 @@ fn list_terse_is_clean() -> Result<(), Failed> {
         ignored.status.success() && ignored.stdout.is_empty(),
         "{:?}",
         text(&ignored)
+    );
+    Ok(())
+}
+
+/// An agent directory and a case file named with ESC and a right-to-left override: the test
+/// names libtest prints carry them escaped, and the tests still run.
+fn names_from_the_tree_are_listed_escaped() -> Result<(), Failed> {
+    let tree = scratch("red", "hostile-names");
+    let hostile = "ev\u{1b}[2Jil\u{202e}";
+    std::fs::rename(
+        tree.join("recorded/claude"),
+        tree.join("recorded").join(hostile),
+    )?;
+    let output = harness(&tree, &["--list", "--format", "terse"], &[]);
+    let (stdout, stderr) = text(&output);
+    ensure!(output.status.success(), "{stderr}");
+    ensure!(
+        !stdout.contains('\u{1b}') && !stdout.contains('\u{202e}'),
+        "raw control characters in the list: {stdout:?}"
+    );
+    ensure!(
+        stdout.contains("ev\\u{1b}[2Jil\\u{202e}::billing/expected: test"),
+        "{stdout}"
+    );
+    let output = harness(&tree, &[], &[]);
+    let (stdout, _) = text(&output);
+    ensure!(
+        !stdout.contains('\u{1b}')
+            && stdout.contains("ev\\u{1b}[2Jil\\u{202e}::billing/new-failure"),
+        "{stdout}"
     );
     Ok(())
 }
