@@ -289,6 +289,66 @@ fn import_of_conversations_without_tool_calls_is_bad_input() {
     );
 }
 
+/// A folder of conversations is read one level deep through the walker: a FIFO named `*.json`
+/// (which would block forever) or a link out of the folder is refused, named, and nothing is
+/// written; a link inside the folder and a subfolder are fine.
+#[cfg(unix)]
+#[test]
+fn import_of_a_folder_reads_regular_files_inside_it_only() {
+    let dir = scratch("import-folder");
+    let input = dir.join("logs");
+    let conversation = json!({"tools": case()["tools"], "messages": [
+        {"role": "user", "content": "invoice inv_1"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_invoice", "input": {"invoice_id": "inv_1"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "{}"}]}
+    ]});
+    write(&input.join("one.json"), &conversation);
+    write(&dir.join("outside.json"), &conversation);
+    let run = |out: &str| {
+        toolcall(&[
+            "import",
+            &input.display().to_string(),
+            "--out",
+            &dir.join(out).display().to_string(),
+        ])
+    };
+    std::os::unix::fs::symlink(dir.join("outside.json"), input.join("two.json")).unwrap();
+    let output = run("out-link");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("two.json") && stderr.contains("a link out of the tree"),
+        "{stderr}"
+    );
+    assert!(!dir.join("out-link").exists(), "nothing is written");
+
+    std::fs::remove_file(input.join("two.json")).unwrap();
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(input.join("pipe.json"))
+        .status()
+        .unwrap();
+    assert!(fifo.success());
+    let output = run("out-fifo");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("pipe.json") && stderr.contains("not a regular file"),
+        "{stderr}"
+    );
+
+    std::fs::remove_file(input.join("pipe.json")).unwrap();
+    std::os::unix::fs::symlink(input.join("one.json"), input.join("again.json")).unwrap();
+    write(&input.join("nested/deeper.json"), &json!({"not": "read"}));
+    let output = run("out-ok");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout(&output).contains("2 case(s)"), "{}", stdout(&output));
+}
+
 #[test]
 fn import_refuses_to_overwrite_without_force() {
     let dir = scratch("import");

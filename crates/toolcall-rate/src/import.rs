@@ -350,13 +350,21 @@ fn inputs(input: &Path) -> Result<(Vec<PathBuf>, Option<PathBuf>), RateError> {
         path: input.to_path_buf(),
         source,
     };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(input)
-        .map_err(read)?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()
-        .map_err(read)?;
-    files.retain(|p| p.is_file() && p.extension().is_some_and(|e| e == "json"));
-    files.sort();
+    // One level deep, through the one walker: a link out of the folder, a FIFO or a device
+    // named `*.json` is refused (it would hang, or import what is not the user's to import).
+    let is_json = |p: &Path| p.extension().is_some_and(|e| e == "json");
+    let walked =
+        toolcall_fs::walk(input, &|p| p.parent() != Some(input), &|p| is_json(p)).map_err(read)?;
+    if let Some(skipped) = walked.skipped.iter().find(|s| is_json(&s.path)) {
+        return Err(RateError::Import {
+            path: skipped.path.clone(),
+            why: format!(
+                "{}; import reads regular files inside the folder only",
+                skipped.why
+            ),
+        });
+    }
+    let mut files = walked.files;
     let tools = files
         .iter()
         .position(|p| p.file_name().is_some_and(|n| n == "tools.json"))
