@@ -34,7 +34,12 @@ fn a_green_tree_reports_counts_and_names_and_exits_zero() {
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("4 case(s) under"), "{out}");
     assert!(
-        out.contains("agent   pass  expected failure  failure\nclaude     1                 3        0\ngpt        1                 3        0\n"),
+        out.contains(
+            "agent   responses  pass  expected failure  failure\n\
+             claude  recorded      1                 3        0\n\
+             gpt     example       1                 3        0\n\
+             (example: responses written by hand"
+        ),
         "{out}"
     );
     assert!(out.contains("      1  search_invoices  retired"), "{out}");
@@ -48,7 +53,7 @@ fn a_red_tree_lists_every_unexpected_result_and_exits_one() {
     let (code, out) = check(&fixture("red"), false);
     assert_eq!(code, Some(1), "{out}");
     assert!(
-        out.contains("claude     1                 1        4\n"),
+        out.contains("claude  recorded      1                 1        4\n"),
         "{out}"
     );
     assert!(out.contains("      3  get_invoices  invented"), "{out}");

@@ -135,7 +135,7 @@ pub use config::{
 pub use errors::{BaselineError, ConfigError};
 pub use evaluate::{CaseReport, Outcome, Sample};
 pub use libtest_mimic::Arguments;
-pub use report::{AgentReport, Counts, Report, UnknownName};
+pub use report::{AgentReport, Counts, Report, UnknownName, EXAMPLE_MARKER};
 pub use run::{write_baselines, DISCOVERY_TEST, SNAPSHOT_TEST};
 pub use snapshot::SNAPSHOT_NAME;
 

@@ -32,9 +32,16 @@ pub struct AgentReport {
     pub coverage: Vec<String>,
     /// Baseline problems: an unreadable file, entries whose case no longer exists.
     pub baseline: Vec<String>,
+    /// Whether the agent's responses are examples written by hand (its folder holds an
+    /// [`EXAMPLE_MARKER`]) rather than recorded from a model: its counts measure the suite.
+    pub example: bool,
     /// Whether the agent has a directory of recordings (it may have only a baseline file).
     pub(crate) has_recordings: bool,
 }
+
+/// The file whose presence in `recorded/<agent>/` says that agent's responses were written by
+/// hand, not recorded (its text says so to a reader); reports list such an agent as an example.
+pub const EXAMPLE_MARKER: &str = "EXAMPLE.md";
 
 /// How many tests came out which way.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -83,6 +90,7 @@ impl Report {
                 }
             }
             agents.push(AgentReport {
+                example: config.recorded.join(name).join(EXAMPLE_MARKER).is_file(),
                 has_recordings: suite.agents.contains_key(name),
                 name: name.to_owned(),
                 cases,

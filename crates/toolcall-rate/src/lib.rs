@@ -15,7 +15,7 @@
 //! use std::path::Path;
 //! use toolcall_rate::{rate_tree, Gate, Report, ScanOptions};
 //!
-//! let scan = rate_tree(Path::new("cases"), Path::new("recorded/gpt-4o"), &ScanOptions::default())?;
+//! let scan = rate_tree(Path::new("cases"), Path::new("recorded/example-openai-chat"), &ScanOptions::default())?;
 //! let mut report = Report::new(scan.tally, Gate { max_unknown: Some(0), ..Gate::default() });
 //! report.unrecorded = scan.unrecorded;
 //! println!("{report}");

@@ -79,13 +79,14 @@ fn render(report: &Report, config: &Config) -> String {
         let _ = writeln!(out, "\nproblem: {}", problem);
     }
     if !report.agents().is_empty() {
-        let rows: Vec<[String; 4]> = report
+        let rows: Vec<[String; 5]> = report
             .agents()
             .iter()
             .map(|a| {
                 let c = a.counts();
                 [
                     escape(&a.name).to_string(),
+                    if a.example { "example" } else { "recorded" }.to_owned(),
                     c.pass.to_string(),
                     c.expected_failure.to_string(),
                     c.failure.to_string(),
@@ -95,9 +96,17 @@ fn render(report: &Report, config: &Config) -> String {
         out.push('\n');
         table(
             &mut out,
-            ["agent", "pass", "expected failure", "failure"],
+            ["agent", "responses", "pass", "expected failure", "failure"],
             &rows,
         );
+        if report.agents().iter().any(|a| a.example) {
+            let _ = writeln!(
+                out,
+                "(example: responses written by hand to the provider's shape, not recorded\n \
+                 from a model, so their counts measure the suite; see the agent's {})",
+                toolcall_harness::EXAMPLE_MARKER
+            );
+        }
     }
     for agent in report.agents() {
         let names = agent.unknown_names();
@@ -191,7 +200,7 @@ fn render(report: &Report, config: &Config) -> String {
 }
 
 /// Right-aligns numbers, left-aligns text; the first column is left-aligned.
-fn table(out: &mut String, header: [&str; 4], rows: &[[String; 4]]) {
+fn table<const N: usize>(out: &mut String, header: [&str; N], rows: &[[String; N]]) {
     let mut widths = header.map(|h| h.chars().count());
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -199,7 +208,7 @@ fn table(out: &mut String, header: [&str; 4], rows: &[[String; 4]]) {
         }
     }
     let numeric = |i: usize| rows.iter().all(|r| r[i].parse::<usize>().is_ok());
-    let line = |cells: [&str; 4]| {
+    let line = |cells: [&str; N]| {
         let mut line = String::new();
         for (i, cell) in cells.iter().enumerate() {
             if widths[i] == 0 {
@@ -218,7 +227,7 @@ fn table(out: &mut String, header: [&str; 4], rows: &[[String; 4]]) {
     };
     let _ = writeln!(out, "{}", line(header));
     for row in rows {
-        let _ = writeln!(out, "{}", line([&row[0], &row[1], &row[2], &row[3]]));
+        let _ = writeln!(out, "{}", line(row.each_ref().map(String::as_str)));
     }
 }
 
