@@ -231,6 +231,16 @@ impl Verdict {
         &self.findings
     }
 
+    /// Panics unless the verdict passes, with every finding — its name, cause and did-you-mean —
+    /// in the message: `verdict.assert_pass()` in a `#[test]` says what `assert!(verdict.is_pass())`
+    /// cannot. Notes are shown too, and fail nothing.
+    #[track_caller]
+    pub fn assert_pass(&self) {
+        if !self.is_pass() {
+            panic!("{self}");
+        }
+    }
+
     /// The unknown-name findings.
     pub fn unknown(&self) -> impl Iterator<Item = &Finding> {
         self.findings
@@ -245,6 +255,24 @@ impl Verdict {
         entries.sort();
         entries.dedup();
         entries
+    }
+}
+
+impl fmt::Display for Verdict {
+    /// `pass`, or `fail: N finding(s)` and one finding a line; then any notes, one a line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_pass() {
+            f.write_str("pass")?;
+        } else {
+            write!(f, "fail: {} finding(s)", self.findings.len())?;
+            for finding in &self.findings {
+                write!(f, "\n  {finding}")?;
+            }
+        }
+        for note in &self.notes {
+            write!(f, "\n  note (fails nothing): {note}")?;
+        }
+        Ok(())
     }
 }
 

@@ -886,3 +886,26 @@ fn a_pattern_the_regex_engine_gives_up_on_is_not_a_violation() {
     );
     assert_eq!(verdict.fingerprint(), ["schema_violation: lookup"]);
 }
+
+/// `assert_pass` fails a `#[test]` with what is wrong, not a bare `assertion failed`.
+#[test]
+fn assert_pass_fails_with_the_findings() {
+    let case = case(json!({"tools": [tool("get_invoice", "One invoice by id.")]}));
+    score(
+        &case,
+        &anthropic_calls(&[("toolu_1", "get_invoice", json!({}))]),
+    )
+    .assert_pass();
+    let verdict = score(
+        &case,
+        &anthropic_calls(&[("toolu_1", "get_invoices", json!({}))]),
+    );
+    let panic = std::panic::catch_unwind(|| verdict.assert_pass()).expect_err("a finding fails");
+    let message = panic.downcast_ref::<String>().expect("a formatted message");
+    assert!(message.starts_with("fail: 1 finding(s)\n"), "{message}");
+    assert!(
+        message.contains("unknown_tool `get_invoices` (invented) at response call 1")
+            && message.contains("did you mean `get_invoice`?"),
+        "{message}"
+    );
+}
