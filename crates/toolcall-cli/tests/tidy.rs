@@ -269,3 +269,24 @@ fn every_input_is_read_through_read_text() {
         offenders.join("\n")
     );
 }
+
+/// `bench/run` without the tau-bench data says what is missing and where to get it, before it
+/// spends minutes building (it used to build for three and exit 1 without a word).
+#[cfg(unix)]
+#[test]
+fn bench_run_names_missing_data_before_building() {
+    let output = std::process::Command::new(root().join("bench/run"))
+        .arg("--quick")
+        .env("ATP_TAU_BENCH_DIR", "/nonexistent/tau-bench")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("tau-bench airline data is missing")
+            && stderr.contains("ATP_TAU_BENCH_DIR=/nonexistent/tau-bench")
+            && !stderr.contains("building the benches"),
+        "{stderr}"
+    );
+}
+
