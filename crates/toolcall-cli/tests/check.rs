@@ -65,7 +65,8 @@ fn a_red_tree_lists_every_unexpected_result_and_exits_one() {
         "billing/now-passes (now passes)",
         "now passes: remove it from",
         "bad-syntax.json:4:1: not valid JSON",
-        "- billing/uncovered",
+        "has no recorded response for case `billing/uncovered`",
+        "record each missing response",
         "- billing/orphan",
         "- billing/gone",
     ] {
@@ -73,8 +74,35 @@ fn a_red_tree_lists_every_unexpected_result_and_exits_one() {
     }
     assert!(
         out.ends_with(
-            "FAILED: unexpected results above (to accept them as known: \
-             toolcall check --write-baselines, or ATP_BASELINE_WRITE=1 cargo test)\n"
+            "FAILED: unexpected results above (to accept the case results as known: \
+             toolcall check --write-baselines, or ATP_BASELINE_WRITE=1 cargo test; record each \
+             missing response where its [coverage] entry says)\n"
+        ),
+        "{out}"
+    );
+}
+
+/// A case with no recording is named with the file to record, and the verdict line does not
+/// offer `--write-baselines`, which cannot accept it (it used to).
+#[test]
+fn a_missing_recording_says_which_file_to_record() {
+    let root = support::scratch("check", "missing-recording");
+    copy_dir(&fixture("green"), &root);
+    std::fs::remove_file(root.join("recorded/gpt/billing/clean.json")).unwrap();
+    let (code, out) = check(&root, false);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("`gpt` has no recorded response for case `billing/clean`")
+            && out.contains(&format!(
+                "as {}",
+                root.join("recorded/gpt/billing/clean.json").display()
+            )),
+        "{out}"
+    );
+    assert!(
+        out.ends_with(
+            "FAILED: unexpected results above (record each missing response where its \
+             [coverage] entry says)\n"
         ),
         "{out}"
     );
@@ -248,7 +276,7 @@ fn control_characters_in_an_agent_name_are_printed_escaped() {
     assert_eq!(code, Some(1), "{out}");
     assert!(!out.contains('\u{1b}'), "printed raw: {out:?}");
     assert!(
-        out.contains("have no recorded response from `evil\\u{1b}[31m\\nname`"),
+        out.contains("`evil\\u{1b}[31m\\nname` has no recorded response for case"),
         "the coverage message: {out}"
     );
     assert!(

@@ -289,4 +289,3 @@ fn bench_run_names_missing_data_before_building() {
         "{stderr}"
     );
 }
-

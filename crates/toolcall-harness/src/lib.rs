@@ -42,7 +42,7 @@
 //! | test name | passes when |
 //! |---|---|
 //! | `<agent>::<case-id>` | the recording scores clean and is not in the baseline, or fails with exactly the baseline's fingerprint (shown as `[xfail]`) |
-//! | `<agent>::[coverage]` | every case has a recording of this agent, and every recording has a case |
+//! | `<agent>::[coverage]` | every recording of this agent has a case (a case with no recording fails as its own test, `<agent>::<case-id>`, naming the file to record) |
 //! | `<agent>::[baseline]` | the baseline file reads, and every entry's case still exists |
 //! | `suite::[discovery]` | at least one case and one agent were found, and every directory could be read |
 //! | `dummy-agent::[snapshot]` | (with [`Harness::snapshots`]) the [`dummy`] agent's verdicts match the insta snapshot |

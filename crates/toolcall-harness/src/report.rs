@@ -94,7 +94,11 @@ impl Report {
                 has_recordings: suite.agents.contains_key(name),
                 name: name.to_owned(),
                 cases,
-                coverage: coverage_problems(config, &suite, name),
+                coverage: missing_recordings(config, &suite, name)
+                    .into_iter()
+                    .map(|(_, message)| message)
+                    .chain(coverage_problems(config, &suite, name))
+                    .collect(),
                 baseline: baseline_problems(config, &suite, name, &baseline, baseline_problem),
             });
         }
@@ -218,21 +222,6 @@ pub(crate) fn coverage_problems(config: &Config, suite: &Suite, agent: &str) -> 
         return Vec::new();
     };
     let mut problems = files.problems.clone();
-    let missing: Vec<&str> = suite
-        .cases
-        .keys()
-        .filter(|id| !files.recordings.contains_key(*id))
-        .map(String::as_str)
-        .collect();
-    if !missing.is_empty() {
-        problems.push(format!(
-            "{} case(s) have no recorded response from `{agent}` (record each as {}/{agent}/<case-id>.json):\n{}",
-            missing.len(),
-            escape_path(&config.recorded),
-            bullets(missing.iter().map(|id| escape(id).to_string())),
-            agent = escape(agent),
-        ));
-    }
     let orphans: Vec<String> = files
         .recordings
         .iter()
@@ -249,6 +238,40 @@ pub(crate) fn coverage_problems(config: &Config, suite: &Suite, agent: &str) -> 
         ));
     }
     problems
+}
+
+/// The cases `agent` has no recording of, each with the message of its failing test: which file
+/// to record and how. A baseline cannot accept a missing recording, so the message says so.
+pub(crate) fn missing_recordings(
+    config: &Config,
+    suite: &Suite,
+    agent: &str,
+) -> Vec<(String, String)> {
+    let Some(files) = suite.agents.get(agent) else {
+        return Vec::new();
+    };
+    let dir = config.recorded.join(agent);
+    suite
+        .cases
+        .iter()
+        .filter(|(id, _)| !files.recordings.contains_key(*id))
+        .map(|(id, case)| {
+            let message = format!(
+                "`{agent}` has no recorded response for case `{id}` ({case}); a baseline \
+                 cannot accept a missing recording.\n\
+                 Save what the agent answers, as the provider returned it, as {file}\n\
+                 or ask a live model for every missing case: toolcall rate --live openai \
+                 --model MODEL --cases {cases} --record-dir {dir}",
+                agent = escape(agent),
+                id = escape(id),
+                case = escape_path(case),
+                file = escape_path(&dir.join(format!("{id}.json"))),
+                cases = escape_path(&config.cases),
+                dir = escape_path(&dir),
+            );
+            (id.clone(), message)
+        })
+        .collect()
 }
 
 /// `<agent>::[baseline]`: the file reads, and every entry's case still exists.

@@ -17,7 +17,9 @@ use crate::baseline::{self, Baseline, Changes, Entry};
 use crate::discover::{locate_one, Suite};
 use crate::evaluate::{evaluate, CaseReport, Outcome};
 use crate::github::{annotation, repo_relative};
-use crate::report::{baseline_problems, coverage_problems, load_baseline, suite_problems};
+use crate::report::{
+    baseline_problems, coverage_problems, load_baseline, missing_recordings, suite_problems,
+};
 use crate::{Config, Report};
 
 /// The name of the whole-suite discovery check.
@@ -185,6 +187,24 @@ fn trials(config: &Config, args: &Arguments, expected: &Arc<AtomicUsize>) -> Vec
             } else {
                 trial
             });
+        }
+        // A case with no recording is that case's own failure, saying which file to record.
+        for (id, message) in missing_recordings(&config, &suite, agent) {
+            let annotate = (config.annotations, config.cases.join(format!("{id}.json")));
+            trials.push(Trial::test(trial_name(agent, &id), move || {
+                if annotate.0 {
+                    println!(
+                        "{}",
+                        annotation(
+                            &repo_relative(&annotate.1),
+                            None,
+                            "missing recording",
+                            &message
+                        )
+                    );
+                }
+                Err(Failed::from(message))
+            }));
         }
     }
     if let Some(dir) = config.snapshots.clone() {

@@ -468,9 +468,15 @@ fn red_tree_exits_non_zero() -> Result<(), Failed> {
         "claude::broken/bad-syntax",
         "claude::[baseline]",
         "claude::[coverage]",
+        // No recording: the case's own test fails, naming the file to record.
+        "claude::billing/uncovered",
         "dummy-agent::[snapshot]",
     ]);
     ensure!(failed == expected, "failed: {failed:?}\n{stdout}");
+    ensure!(
+        stdout.contains("`claude` has no recorded response for case `billing/uncovered`"),
+        "{stdout}"
+    );
     Ok(())
 }
 
@@ -522,7 +528,7 @@ fn list_terse_is_clean() -> Result<(), Failed> {
         names.contains(&"claude::billing/expected") && names.contains(&"suite::[discovery]"),
         "{names:?}"
     );
-    ensure!(names.len() == 10, "{} names: {names:?}", names.len());
+    ensure!(names.len() == 11, "{} names: {names:?}", names.len());
     let ignored = harness(
         &fixture("red"),
         &["--list", "--format", "terse", "--ignored"],
@@ -734,6 +740,7 @@ fn write_rewrites_from_a_full_run() -> Result<(), Failed> {
     let left = names(&[
         "claude::broken/bad-syntax",
         "claude::[coverage]",
+        "claude::billing/uncovered",
         "dummy-agent::[snapshot]",
     ]);
     ensure!(failed == left, "{failed:?}\n{stdout}");

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use toolcall_harness::{github, Config, Report};
+use toolcall_harness::{github, Config, Outcome, Report};
 use toolcall_score::{escape, escape_path};
 
 use crate::output::{in_github_actions, outln, write_stdout, FAIL, PASS};
@@ -186,17 +186,39 @@ fn render(report: &Report, config: &Config) -> String {
             }
         }
     }
-    let _ = writeln!(
-        out,
-        "\n{}",
-        if report.is_ok() {
-            "ok: every result is expected"
-        } else {
-            "FAILED: unexpected results above (to accept them as known: \
-             toolcall check --write-baselines, or ATP_BASELINE_WRITE=1 cargo test)"
-        }
-    );
+    let _ = writeln!(out, "\n{}", verdict_line(report));
     out
+}
+
+/// The last line: ok, or what would fix what failed. Only case results can be accepted as
+/// known; a missing recording or a broken baseline file cannot, so the line does not say so.
+fn verdict_line(report: &Report) -> String {
+    if report.is_ok() {
+        return "ok: every result is expected".to_owned();
+    }
+    let mut fixes = Vec::new();
+    let acceptable = report.agents().iter().any(|a| {
+        a.cases.iter().any(|c| {
+            matches!(
+                c.outcome,
+                Outcome::Failure | Outcome::Changed { .. } | Outcome::NowPasses { .. }
+            )
+        })
+    });
+    if acceptable {
+        fixes.push(
+            "to accept the case results as known: toolcall check --write-baselines, or \
+             ATP_BASELINE_WRITE=1 cargo test",
+        );
+    }
+    if report.agents().iter().any(|a| !a.coverage.is_empty()) {
+        fixes.push("record each missing response where its [coverage] entry says");
+    }
+    if fixes.is_empty() {
+        "FAILED: unexpected results above".to_owned()
+    } else {
+        format!("FAILED: unexpected results above ({})", fixes.join("; "))
+    }
 }
 
 /// Right-aligns numbers, left-aligns text; the first column is left-aligned.
