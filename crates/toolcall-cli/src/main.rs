@@ -46,6 +46,8 @@ enum Command {
     Rate(Box<cmd::rate::Args>),
     /// Turn logged conversations into cases and recorded responses.
     Import(cmd::import::Args),
+    /// Review or accept baseline changes one case at a time.
+    Baseline(cmd::baseline::Args),
 }
 
 fn main() -> ExitCode {
@@ -60,5 +62,17 @@ fn main() -> ExitCode {
         Command::Check(args) => cmd::check::run(&args),
         Command::Rate(args) => cmd::rate::run(&args),
         Command::Import(args) => cmd::import::run(&args),
+        Command::Baseline(args) => cmd::baseline::run(&args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// clap checks its definitions (unique names, valid defaults) only when a command is built:
+    /// this builds every subcommand, so a clash fails here rather than in a user's terminal.
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
     }
 }

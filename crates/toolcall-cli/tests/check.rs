@@ -1,10 +1,12 @@
-//! `toolcall check` over the harness's fixture trees: the report, its exit code, annotations.
+//! `toolcall check` and `toolcall baseline` over the harness's fixture trees: the report, its exit
+//! code, annotations, and accepting baseline changes one case at a time.
 
 mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use serde_json::{json, Value};
 use support::{stdout, toolcall};
 
 fn fixture(name: &str) -> PathBuf {
@@ -282,5 +284,124 @@ fn control_characters_in_an_agent_name_are_printed_escaped() {
     assert!(
         out.contains("agent `evil\\u{1b}[31m\\nname` fails case `billing/invented`"),
         "the failure: {out}"
+    );
+}
+
+fn baseline(root: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(root.join("baselines/claude.json")).unwrap())
+        .unwrap()
+}
+
+fn toolcall_in(root: &Path, args: &[&str], stdin: &str) -> (Option<i32>, String, String) {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .args(args)
+        .arg("--root")
+        .arg(root)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// `toolcall baseline accept` takes the named results into the baseline and leaves every other
+/// pending change as it was; a name that matches nothing is refused and nothing is written.
+#[test]
+fn baseline_accept_takes_the_named_cases_only() {
+    let root = support::scratch("check", "baseline-accept");
+    copy_dir(&fixture("red"), &root);
+    let before = baseline(&root);
+    for (name, why) in [
+        ("claude::billing/nope", "no such case result"),
+        (
+            "claude::billing/expected",
+            "nothing to accept (expected failure",
+        ),
+        ("claude::broken/bad-syntax", "cannot be read"),
+    ] {
+        let (code, _, err) = toolcall_in(
+            &root,
+            &["baseline", "accept", "claude::billing/new-failure", name],
+            "",
+        );
+        assert_eq!(code, Some(2), "{err}");
+        assert!(err.contains(why), "{name}: {err}");
+        assert_eq!(baseline(&root), before, "nothing is written");
+    }
+    let (code, out, err) = toolcall_in(
+        &root,
+        &[
+            "baseline",
+            "accept",
+            "claude::billing/new-failure",
+            "billing/now-passes",
+        ],
+        "",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("1 added, 1 removed, 0 changed"), "{out}");
+    let after = baseline(&root);
+    assert_eq!(
+        after["billing/new-failure"]["fingerprint"],
+        json!(["get_invoices (invented)"])
+    );
+    assert!(after.get("billing/now-passes").is_none());
+    assert_eq!(
+        after["billing/changed"], before["billing/changed"],
+        "not named: untouched"
+    );
+    let (_, report) = check(&root, false);
+    assert!(
+        !report.contains("billing/new-failure (failure)")
+            && report.contains("billing/changed (changed)"),
+        "{report}"
+    );
+}
+
+/// `toolcall baseline review` asks about each pending change in turn: accept writes it, reject
+/// and skip leave it, and the end of input stops the review, keeping what was accepted.
+#[test]
+fn baseline_review_asks_about_each_change() {
+    let root = support::scratch("check", "baseline-review");
+    copy_dir(&fixture("red"), &root);
+    let before = baseline(&root);
+    let (code, out, err) = toolcall_in(&root, &["baseline", "review"], "r\nhuh\na\n");
+    assert_eq!(code, Some(0), "{err}");
+    for needle in [
+        "3 change(s) to review",
+        "[1/3] claude::billing/changed (changed)",
+        "-get_invoice_list (invented)\n  +get_invoices (invented)",
+        "[2/3] claude::billing/new-failure (new failure)",
+        "`huh`: answer a, r, s or q",
+        "baseline entry: (none) -> get_invoices (invented)",
+        "[3/3] claude::billing/now-passes (now passes)",
+        "(end of input)",
+        "accepted 1, rejected 1, skipped 1",
+        "rejected (the baseline is unchanged; fix the cause, and these tests pass): claude::billing/changed",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in:\n{out}");
+    }
+    let after = baseline(&root);
+    assert_eq!(
+        after["billing/changed"], before["billing/changed"],
+        "rejected"
+    );
+    assert!(after.get("billing/new-failure").is_some(), "accepted");
+    assert_eq!(
+        after["billing/now-passes"], before["billing/now-passes"],
+        "unanswered"
     );
 }

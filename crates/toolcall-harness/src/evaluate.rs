@@ -98,6 +98,15 @@ impl CaseReport {
         self.samples.iter().flat_map(|s| s.verdict.findings())
     }
 
+    /// The commands that accept this result into the baseline: this case alone, or the suite.
+    fn accept_command(&self) -> String {
+        format!(
+            "toolcall baseline accept {}::{} (or the whole suite: ATP_BASELINE_WRITE=1 cargo test)",
+            escape(&self.agent),
+            escape(&self.case_id)
+        )
+    }
+
     /// Every note of every sample (see [`toolcall_score::Verdict::notes`]): said, never failed.
     pub fn notes(&self) -> impl Iterator<Item = &Finding> {
         self.samples.iter().flat_map(|s| s.verdict.notes())
@@ -133,7 +142,8 @@ impl CaseReport {
                 let _ = writeln!(out, "fingerprint: {}", joined(&self.fingerprint));
                 let _ = write!(
                     out,
-                    "a new failure: fix its cause, or accept it as known with ATP_BASELINE_WRITE=1 cargo test"
+                    "a new failure: fix its cause, or accept it as known: {}",
+                    self.accept_command()
                 );
             }
             Outcome::Changed { old } => {
@@ -158,14 +168,16 @@ impl CaseReport {
                 self.write_findings(&mut out);
                 let _ = write!(
                     out,
-                    "fix the new cause, or accept the new fingerprint with ATP_BASELINE_WRITE=1 cargo test"
+                    "fix the new cause, or accept the new fingerprint: {}",
+                    self.accept_command()
                 );
             }
             Outcome::NowPasses { old } => {
                 let _ = write!(
                     out,
-                    "now passes: remove it from {baseline} (ATP_BASELINE_WRITE=1 cargo test)\n\
+                    "now passes: remove it from {baseline} ({})\n\
                      agent `{}`, case `{}`; the entry recorded: {}",
+                    self.accept_command(),
                     escape(&self.agent),
                     escape(&self.case_id),
                     joined(old)

@@ -117,6 +117,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+pub mod accept;
 mod baseline;
 mod config;
 mod discover;

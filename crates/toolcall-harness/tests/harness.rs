@@ -223,10 +223,11 @@ fn each_baseline_outcome() -> Result<(), Failed> {
     let now = outcome_of(&report, "claude", "billing/now-passes");
     let message = now.message().unwrap_or_default();
     ensure!(
-        message.starts_with(
-            "now passes: remove it from baselines/claude.json (ATP_BASELINE_WRITE=1 cargo test)"
-        ) || message.contains("now passes: remove it from")
-            && message.contains("claude.json (ATP_BASELINE_WRITE=1 cargo test)"),
+        message.starts_with("now passes: remove it from")
+            && message.contains(
+                "claude.json (toolcall baseline accept claude::billing/now-passes (or the whole \
+                 suite: ATP_BASELINE_WRITE=1 cargo test))"
+            ),
         "{message}"
     );
     ensure!(

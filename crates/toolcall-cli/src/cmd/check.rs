@@ -12,9 +12,9 @@ use toolcall_score::{escape, escape_path};
 
 use crate::output::{in_github_actions, outln, write_stdout, FAIL, PASS};
 
-/// Arguments of `toolcall check`.
+/// Where the suite is: the trees `check` and `baseline` read.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub struct Tree {
     /// The directory holding `cases/`, `recorded/` and `baselines/`.
     #[arg(long, default_value = ".")]
     pub root: PathBuf,
@@ -27,6 +27,30 @@ pub struct Args {
     /// The baselines, when not `<root>/baselines` (`ATP_BASELINES`).
     #[arg(long)]
     pub baselines: Option<PathBuf>,
+}
+
+impl Tree {
+    /// The harness configuration these paths describe.
+    pub fn config(&self) -> Config {
+        let mut config = Config::for_root(&self.root);
+        if let Some(cases) = &self.cases {
+            config.cases = cases.clone();
+        }
+        if let Some(recorded) = &self.recorded {
+            config.recorded = recorded.clone();
+        }
+        if let Some(baselines) = &self.baselines {
+            config.baselines = baselines.clone();
+        }
+        config
+    }
+}
+
+/// Arguments of `toolcall check`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub tree: Tree,
     /// Rewrite the baselines from this run first (what `ATP_BASELINE_WRITE=1 cargo test` does):
     /// failing cases are accepted as known, passing ones leave, notes are kept.
     #[arg(long)]
@@ -35,16 +59,7 @@ pub struct Args {
 
 /// Runs `toolcall check`: exit 0 when every result is expected, 1 otherwise.
 pub fn run(args: &Args) -> ExitCode {
-    let mut config = Config::for_root(&args.root);
-    if let Some(cases) = &args.cases {
-        config.cases = cases.clone();
-    }
-    if let Some(recorded) = &args.recorded {
-        config.recorded = recorded.clone();
-    }
-    if let Some(baselines) = &args.baselines {
-        config.baselines = baselines.clone();
-    }
+    let config = args.tree.config();
     if args.write_baselines {
         if let Err(e) = toolcall_harness::write_baselines(&config) {
             return crate::output::bad_input(&e);

@@ -1,5 +1,6 @@
 //! The subcommands, one module each.
 
+pub mod baseline;
 pub mod check;
 pub mod import;
 pub mod lint;
