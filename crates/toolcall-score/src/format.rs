@@ -30,6 +30,25 @@ impl Format {
     }
 }
 
+/// A request and the response its provider returned, in one format's own wire shape: a new
+/// project's first case and recording (`toolcall init --format`). The response calls a tool the
+/// request defines, so it scores as a pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Example {
+    /// The request body, with the case file's `about` sentence: a case file as it is.
+    pub request: &'static str,
+    /// The response body, as a recording.
+    pub response: &'static str,
+}
+
+impl Format {
+    /// This format's [`Example`].
+    pub fn example(self) -> Example {
+        self.wire().example
+    }
+}
+
 /// Every format's name, comma-separated, for messages that list them.
 pub(crate) fn names() -> String {
     let names: Vec<&str> = Format::ALL.iter().map(|f| f.as_str()).collect();

@@ -75,7 +75,7 @@ pub use errors::{
     DEFAULT_MAX_INPUT_BYTES, MAX_INPUT_BYTES_VAR,
 };
 pub use escape::{escape, escape_path, is_invisible, to_json_pretty, Escaped, EscapedPath};
-pub use format::{Format, UnknownFormat};
+pub use format::{Example, Format, UnknownFormat};
 pub use lint::{lint, Drift, DriftSource};
 pub use model::{
     Anomaly, AnomalyKind, Arguments, Builtin, Message, Request, Response, Role, ToolCall,

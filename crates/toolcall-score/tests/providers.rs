@@ -950,3 +950,47 @@ fn a_body_named_as_another_format_says_which_it_is() {
         .to_string();
     assert!(!message.contains("shape is"), "{message}");
 }
+
+/// Every format's example (what `toolcall init --format` writes) is a case that loads, and a
+/// response detected as that format that calls a defined tool; renamed by one letter, the call
+/// is an unknown name with its did-you-mean. A new format's example is checked as it is added.
+#[test]
+fn every_format_has_an_example_that_passes_and_can_fail() {
+    for format in Format::ALL {
+        let example = format.example();
+        let case = Case::from_json_str(example.request)
+            .unwrap_or_else(|e| panic!("{format}: the example request: {e}"));
+        assert!(
+            case.catalog.len() >= 2,
+            "{format}: a catalog to choose from"
+        );
+        let response = Response::from_json_str(example.response, None)
+            .unwrap_or_else(|e| panic!("{format}: the example response: {e}"));
+        assert_eq!(response.format, format, "detected as its own format");
+        assert!(
+            !response.calls.is_empty(),
+            "{format}: the example calls a tool"
+        );
+        let verdict = toolcall_score::score(&case, &response);
+        assert!(
+            verdict.is_pass() && verdict.notes().is_empty(),
+            "{format}: {verdict}"
+        );
+
+        let typo = example
+            .response
+            .replace("\"get_invoice\"", "\"get_invoices\"");
+        let response = Response::from_json_str(&typo, None).unwrap();
+        let verdict = toolcall_score::score(&case, &response);
+        assert_eq!(
+            verdict.fingerprint(),
+            ["get_invoices (invented)"],
+            "{format}: {verdict}"
+        );
+        assert_eq!(
+            verdict.findings()[0].suggestions()[0],
+            "get_invoice",
+            "closest first"
+        );
+    }
+}

@@ -47,6 +47,10 @@ pub(crate) struct Wire {
     /// (`toolcall import`, through [`super::Logged`]); `None` for a format that has no
     /// conversations (call lists).
     pub(crate) conversation: Option<Conversation>,
+    /// A request and the response its provider returned, in this format: what `toolcall init`
+    /// writes as a new project's first case and recording (`example-request.json` and
+    /// `example-response.json` in the format's folder).
+    pub(crate) example: crate::Example,
 }
 
 /// What a format's requests and responses look like to the importer of logged conversations.

@@ -66,6 +66,10 @@ pub(crate) const WIRE: Wire = Wire {
             })
         },
     }),
+    example: crate::Example {
+        request: include_str!("example-request.json"),
+        response: include_str!("example-response.json"),
+    },
 };
 
 /// `{"type": "message", …}`, or `content` blocks with `role: "assistant"` or a `stop_reason`.

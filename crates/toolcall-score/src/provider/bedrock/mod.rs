@@ -57,6 +57,10 @@ pub(crate) const WIRE: Wire = Wire {
             })
         },
     }),
+    example: crate::Example {
+        request: include_str!("example-request.json"),
+        response: include_str!("example-response.json"),
+    },
 };
 
 /// A `toolConfig`: a tools array becomes `{"tools": [...]}`, each bare definition a

@@ -54,6 +54,10 @@ pub(crate) const WIRE: Wire = Wire {
             })
         },
     }),
+    example: crate::Example {
+        request: include_str!("example-request.json"),
+        response: include_str!("example-response.json"),
+    },
 };
 
 /// A `message` object and one of Cohere's own finish reasons beside it (upper case:

@@ -61,6 +61,10 @@ pub(crate) const WIRE: Wire = Wire {
             })
         },
     }),
+    example: crate::Example {
+        request: include_str!("example-request.json"),
+        response: include_str!("example-response.json"),
+    },
 };
 
 /// Bare definitions gathered into one `{"functionDeclarations": [...]}` tool, where the first of

@@ -51,6 +51,10 @@ pub(crate) const WIRE: Wire = Wire {
             })
         },
     }),
+    example: crate::Example {
+        request: include_str!("example-request.json"),
+        response: include_str!("example-response.json"),
+    },
 };
 
 /// A `message` object and `done`: every Ollama chat body and chunk has both. A body with only

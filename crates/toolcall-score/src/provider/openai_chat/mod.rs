@@ -55,6 +55,10 @@ pub(crate) const WIRE: Wire = Wire {
         text: Some("stop"),
     },
     conversation: Some(CONVERSATION),
+    example: crate::Example {
+        request: include_str!("example-request.json"),
+        response: include_str!("example-response.json"),
+    },
 };
 
 /// A logged Chat Completions conversation: `messages`, the system prompt among them, calls on

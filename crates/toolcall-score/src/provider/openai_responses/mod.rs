@@ -83,6 +83,10 @@ pub(crate) const WIRE: Wire = Wire {
             })
         },
     }),
+    example: crate::Example {
+        request: include_str!("example-request.json"),
+        response: include_str!("example-response.json"),
+    },
 };
 
 /// A turn is the run of consecutive items the model produced, from `i` on when `i` starts one:

@@ -31,6 +31,10 @@ pub(crate) const WIRE: Wire = Wire {
     },
     // A call list is what a client sent a server, not a conversation with a model.
     conversation: None,
+    example: crate::Example {
+        request: include_str!("example-request.json"),
+        response: include_str!("example-response.json"),
+    },
 };
 
 /// Never an object: a call list is a JSON array, which detection tells apart before any
