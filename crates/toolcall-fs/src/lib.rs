@@ -47,6 +47,32 @@ pub fn write_atomic_with(
     path: &Path,
     fill: impl FnOnce(&mut File) -> io::Result<()>,
 ) -> io::Result<()> {
+    write_via(path, fill, Commit::Replace)
+}
+
+/// Creates the file at `path` with `bytes`, atomically, creating its folder when missing, and
+/// never replaces anything already there: a file (or link) at `path` is
+/// [`io::ErrorKind::AlreadyExists`], and is left as it was. For scaffolding (`toolcall init`),
+/// which must not overwrite a user's files even if one appears while it runs: the complete
+/// temporary file is hard-linked into place, which fails rather than replaces.
+pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_via(path, |file| file.write_all(bytes), Commit::New)
+}
+
+/// How the finished temporary file takes its place.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Commit {
+    /// Renamed over whatever is at the path.
+    Replace,
+    /// Linked to the path, which must be free.
+    New,
+}
+
+fn write_via(
+    path: &Path,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
+    commit: Commit,
+) -> io::Result<()> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
         _ => PathBuf::from("."),
@@ -71,7 +97,21 @@ pub fn write_atomic_with(
         }
         file.sync_all()?;
         drop(file);
-        fs::rename(&temp, path)?;
+        match commit {
+            Commit::Replace => fs::rename(&temp, path)?,
+            Commit::New => match fs::hard_link(&temp, path) {
+                Ok(()) => fs::remove_file(&temp)?,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(e),
+                // A file system without hard links: check, then rename (a race remains).
+                Err(_) if fs::symlink_metadata(path).is_ok() => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::AlreadyExists,
+                        format!("{} exists", path.display()),
+                    ))
+                }
+                Err(_) => fs::rename(&temp, path)?,
+            },
+        }
         sync_dir(&dir);
         Ok(())
     })();
@@ -368,6 +408,33 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).expect("a scratch folder");
         dir
+    }
+
+    #[test]
+    fn write_new_creates_and_never_replaces() {
+        let dir = scratch("new");
+        let path = dir.join("cases/a.json");
+        write_new(&path, b"one").unwrap();
+        let again = write_new(&path, b"two").unwrap_err();
+        assert_eq!(again.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(fs::read(&path).unwrap(), b"one", "left as it was");
+        #[cfg(unix)]
+        {
+            // Not through a link either: a dangling one still holds the name.
+            let link = dir.join("cases/b.json");
+            std::os::unix::fs::symlink(dir.join("elsewhere.json"), &link).unwrap();
+            let err = write_new(&link, b"x").unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+            assert!(!dir.join("elsewhere.json").exists());
+        }
+        let names: Vec<_> = fs::read_dir(dir.join("cases"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .filter(|n| n.to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(names.is_empty(), "no temporary file left: {names:?}");
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
