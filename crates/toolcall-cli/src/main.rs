@@ -34,6 +34,8 @@ fn input_limit(text: &str) -> Result<u64, String> {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Scaffold a first gate here: cases/, recorded/, baselines/, an example, the test target.
+    Init(cmd::init::Args),
     /// Score one response against a case (or a bare tools array).
     Score(cmd::score::Args),
     /// Lint a case for prompt drift: names the prompt tells the model to use that are not defined.
@@ -63,6 +65,7 @@ fn main() -> ExitCode {
         Command::Rate(args) => cmd::rate::run(&args),
         Command::Import(args) => cmd::import::run(&args),
         Command::Baseline(args) => cmd::baseline::run(&args),
+        Command::Init(args) => cmd::init::run(&args),
     }
 }
 

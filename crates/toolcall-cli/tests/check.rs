@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::{json, Value};
-use support::{stdout, toolcall};
+use support::{stderr, stdout, toolcall};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -403,5 +403,116 @@ fn baseline_review_asks_about_each_change() {
     assert_eq!(
         after["billing/now-passes"], before["billing/now-passes"],
         "unanswered"
+    );
+}
+
+/// `toolcall init` in an empty folder makes a tree `toolcall check` passes, in every format;
+/// run again it keeps everything; a file already there (a link included) is never overwritten.
+#[test]
+fn init_scaffolds_a_green_gate_and_never_overwrites() {
+    for format in toolcall_score::Format::ALL {
+        let root = support::scratch("check", &format!("init-{format}"));
+        let out = toolcall(&["init", root.to_str().unwrap(), "--format", format.as_str()]);
+        assert_eq!(out.status.code(), Some(0), "{format}: {}", stdout(&out));
+        assert!(
+            stdout(&out).contains("created cases/example/get-invoice.json")
+                && stdout(&out).contains(".github/workflows/toolcall.yml")
+                && stdout(&out).contains("next: cd "),
+            "{}",
+            stdout(&out)
+        );
+        assert!(
+            !root.join("tests/toolcall.rs").exists(),
+            "not a Cargo package"
+        );
+        let (code, report) = check(&root, false);
+        assert_eq!(code, Some(0), "{format}: {report}");
+        assert!(report.contains("my-agent  example       1"), "{report}");
+    }
+    // The openai-chat tree made above, again.
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("check/init-openai-chat");
+    let case = root.join("cases/example/get-invoice.json");
+    std::fs::write(&case, "{\"tools\": [], \"mine\": true}").unwrap();
+    #[cfg(unix)]
+    {
+        let readme = root.join("baselines/README.md");
+        std::fs::remove_file(&readme).unwrap();
+        std::os::unix::fs::symlink(root.join("elsewhere.md"), &readme).unwrap();
+    }
+    let out = toolcall(&["init", root.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(
+        text.contains("kept    cases/example/get-invoice.json"),
+        "{text}"
+    );
+    assert!(text.contains("nothing to do"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(&case).unwrap(),
+        "{\"tools\": [], \"mine\": true}"
+    );
+    assert!(
+        !root.join("elsewhere.md").exists(),
+        "not written through a link"
+    );
+
+    let out = toolcall(&["init", root.to_str().unwrap(), "--agent", "team/agent"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("holds a path separator"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// In a Cargo package, `init` adds the test target and the dev-dependency to Cargo.toml,
+/// keeping its comments, writes the five-line tests/toolcall.rs, and adds nothing twice.
+#[test]
+fn init_in_a_cargo_package_adds_the_test_target_once() {
+    let root = support::scratch("check", "init-cargo");
+    let manifest = root.join("Cargo.toml");
+    std::fs::write(
+        &manifest,
+        "[package]\nname = \"agent\" # our agent\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [dev-dependencies]\nserde_json = \"1\"\n",
+    )
+    .unwrap();
+    let out = toolcall(&["init", root.to_str().unwrap(), "--format", "anthropic"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("updated Cargo.toml")
+            && stdout(&out).contains("next: cd ")
+            && stdout(&out).contains("cargo test --test toolcall"),
+        "{}",
+        stdout(&out)
+    );
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    assert!(text.contains("name = \"agent\" # our agent"), "{text}");
+    assert!(
+        text.contains("[[test]]\nname = \"toolcall\"\nharness = false"),
+        "{text}"
+    );
+    assert!(
+        text.contains("serde_json = \"1\"\ntoolcall-harness = { git = \"https://github.com/toolcall-score/toolcall-score\" }"),
+        "{text}"
+    );
+    assert!(std::fs::read_to_string(root.join("tests/toolcall.rs"))
+        .unwrap()
+        .contains("toolcall_harness::Harness::new()"));
+    assert!(
+        std::fs::read_to_string(root.join(".github/workflows/toolcall.yml"))
+            .unwrap()
+            .contains("cargo test --test toolcall")
+    );
+    let out = toolcall(&["init", root.to_str().unwrap()]);
+    assert!(
+        stdout(&out).contains("kept    Cargo.toml"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&manifest).unwrap(),
+        text,
+        "added once"
     );
 }

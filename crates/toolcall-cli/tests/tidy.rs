@@ -289,3 +289,53 @@ fn bench_run_names_missing_data_before_building() {
         "{stderr}"
     );
 }
+
+/// README opens for someone who has never heard of the project: what it is, how to install it,
+/// `toolcall init` and the first red and green test, and only then the repository's own set-up.
+/// Every `toolcall` command in the first-gate section parses as this binary's command line
+/// (tests/newcomer.rs runs them all, in the newcomer tier).
+#[test]
+fn readme_opens_with_install_then_the_first_gate() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let at = |heading: &str| {
+        readme
+            .find(heading)
+            .unwrap_or_else(|| panic!("README has no {heading:?}"))
+    };
+    let (install, first, setup) = (
+        at("\n## Install"),
+        at("\n## Your first gate"),
+        at("\n## Set up"),
+    );
+    assert!(
+        install < first && first < setup,
+        "the order: Install, Your first gate, Set up"
+    );
+    assert_eq!(
+        readme[..install].matches("\n## ").count(),
+        0,
+        "nothing but the introduction before Install"
+    );
+    let section = &readme[first..setup];
+    let mut checked = 0;
+    for line in section.lines() {
+        let command = line.split("  #").next().unwrap_or_default().trim();
+        let Some(args) = command.strip_prefix("toolcall ") else {
+            continue;
+        };
+        let mut words: Vec<&str> = args.split_whitespace().collect();
+        // `--help` after the arguments: clap parses them all, then prints help and exits 0.
+        words.push("--help");
+        let out = Command::new(env!("CARGO_BIN_EXE_toolcall"))
+            .args(&words)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "README's `{command}` is not a toolcall command line: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        checked += 1;
+    }
+    assert!(checked >= 3, "the section's toolcall commands: {checked}");
+}

@@ -3,6 +3,7 @@
 pub mod baseline;
 pub mod check;
 pub mod import;
+pub mod init;
 pub mod lint;
 pub mod rate;
 pub mod replay;

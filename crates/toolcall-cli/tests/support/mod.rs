@@ -15,6 +15,7 @@ pub fn scratch(suite: &str, test: &str) -> PathBuf {
 }
 
 /// Runs `toolcall` with `args`, without `GITHUB_ACTIONS`, and waits for it.
+#[allow(dead_code)] // not every suite runs the binary this way
 pub fn toolcall(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_toolcall"))
         .args(args)
@@ -24,6 +25,7 @@ pub fn toolcall(args: &[&str]) -> Output {
 }
 
 /// Standard output, lossily decoded.
+#[allow(dead_code)] // not every suite reads stdout
 pub fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }

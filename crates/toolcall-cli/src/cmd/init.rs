@@ -1,0 +1,280 @@
+//! `toolcall init`: a project's first gate, scaffolded. The trees the harness reads (`cases/`,
+//! `recorded/<agent>/`, `baselines/`) with one example case and its recorded response in the
+//! format asked for, and — in a Cargo package — the `harness = false` test target with its
+//! five-line `tests/toolcall.rs`; plus a GitHub workflow for the project's kind.
+//!
+//! It never overwrites: every file is created with `toolcall_fs::write_new`, which refuses a
+//! path that is taken, and a file already there is reported as kept. `Cargo.toml` is the one
+//! file edited, through `toml_edit` so its comments and layout stay, and only to add what is
+//! missing.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use toolcall_score::{escape, escape_path, Format};
+
+use crate::output::{outln, BAD_INPUT, PASS};
+
+/// Arguments of `toolcall init`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The project folder.
+    #[arg(default_value = ".")]
+    pub dir: PathBuf,
+    /// The wire format of the example case and recording: the provider your agent calls.
+    #[arg(long, default_value = "openai-chat", value_parser = crate::output::format_parser())]
+    pub format: Format,
+    /// The agent the example recording belongs to: `recorded/<AGENT>/`.
+    #[arg(long, default_value = "my-agent")]
+    pub agent: String,
+    /// In a Cargo package, depend on this local checkout of toolcall-score instead of its git
+    /// repository (for a vendored copy, or a machine without network).
+    #[arg(long, value_name = "CHECKOUT")]
+    pub path: Option<PathBuf>,
+}
+
+/// The repository the git dependency points at.
+const REPOSITORY: &str = "https://github.com/toolcall-score/toolcall-score";
+
+/// The case id of the example.
+const EXAMPLE_ID: &str = "example/get-invoice";
+
+const TEST_FILE: &str = "\
+// The toolcall gate: every case under cases/, for every agent under recorded/, is a test.
+fn main() -> std::process::ExitCode {
+    toolcall_harness::Harness::new().cases(\"cases\").recorded(\"recorded\").baselines(\"baselines\").run()
+}
+";
+
+// The workflows are the templates of examples/workflows/, as README documents them.
+const WORKFLOW_CARGO: &str = include_str!("../../../../examples/workflows/toolcall-gate-cargo.yml");
+const WORKFLOW_ACTION: &str = include_str!("../../../../examples/workflows/toolcall-gate.yml");
+
+/// One file `init` makes, and what it is for.
+struct Planned {
+    path: PathBuf,
+    text: String,
+    what: &'static str,
+}
+
+/// Runs `toolcall init`: 0 when the scaffold is there (made now or kept), 2 on bad input or a
+/// file that cannot be written.
+pub fn run(args: &Args) -> ExitCode {
+    if let Some(why) = unsafe_agent_name(&args.agent) {
+        eprintln!(
+            "error: --agent `{}` {why}; it names the folder recorded/<agent>/",
+            escape(&args.agent)
+        );
+        return ExitCode::from(BAD_INPUT);
+    }
+    let dir = &args.dir;
+    let manifest = dir.join("Cargo.toml");
+    let package = match cargo_package(&manifest) {
+        Ok(package) => package,
+        Err(why) => {
+            eprintln!("error: {}: {why}", escape_path(&manifest));
+            return ExitCode::from(BAD_INPUT);
+        }
+    };
+    let example = args.format.example();
+    let agent_dir = format!("recorded/{}", args.agent);
+    let mut planned = vec![
+        Planned {
+            path: dir.join(format!("cases/{EXAMPLE_ID}.json")),
+            text: example.request.to_owned(),
+            what: "the example case: a request your agent sends",
+        },
+        Planned {
+            path: dir.join(format!("{agent_dir}/{EXAMPLE_ID}.json")),
+            text: example.response.to_owned(),
+            what: "what the model answered, an example: record your own",
+        },
+        Planned {
+            path: dir.join(format!("{agent_dir}/{}", toolcall_harness::EXAMPLE_MARKER)),
+            text: format!(
+                "# {agent}: example responses\n\n\
+                 `toolcall init` wrote these responses by hand, to show the gate working; no model \
+                 produced them.\nReplace them with what your agent's model really answered, then \
+                 delete this file:\nwhile it is here, `toolcall check` lists `{agent}` as an example, \
+                 not a recorded agent.\n",
+                agent = args.agent
+            ),
+            what: "marks the agent's responses as examples",
+        },
+        Planned {
+            path: dir.join("baselines/README.md"),
+            text: "# Known failures\n\n\
+                   One file per agent, `<agent>.json`: each case it is known to fail, with the \
+                   fingerprint of how it fails.\nWritten by `toolcall baseline accept AGENT::CASE-ID` \
+                   (or `toolcall baseline review`, or `ATP_BASELINE_WRITE=1 cargo test` for the \
+                   whole suite); commit it.\nA known failure that fails differently, or starts \
+                   passing, fails the gate until the baseline says so.\n"
+                .to_owned(),
+            what: "where known failures go",
+        },
+    ];
+    if package {
+        planned.push(Planned {
+            path: dir.join("tests/toolcall.rs"),
+            text: TEST_FILE.to_owned(),
+            what: "the test target: one test per case and agent",
+        });
+    }
+    planned.push(Planned {
+        path: dir.join(".github/workflows/toolcall.yml"),
+        text: if package {
+            WORKFLOW_CARGO
+        } else {
+            WORKFLOW_ACTION
+        }
+        .to_owned(),
+        what: if package {
+            "runs cargo test --test toolcall on every push"
+        } else {
+            "runs toolcall check with the toolcall Action on every push"
+        },
+    });
+
+    let mut made = 0;
+    for file in &planned {
+        let shown = escape_path(file.path.strip_prefix(dir).unwrap_or(&file.path));
+        match toolcall_fs::write_new(&file.path, file.text.as_bytes()) {
+            Ok(()) => {
+                made += 1;
+                outln!("created {shown}  ({})", file.what);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                outln!("kept    {shown}  (it exists; not overwritten)");
+            }
+            Err(e) => {
+                eprintln!("error: {}: cannot write: {e}", escape_path(&file.path));
+                return ExitCode::from(BAD_INPUT);
+            }
+        }
+    }
+    if package {
+        match add_test_target(&manifest, args.path.as_deref()) {
+            Ok(added) if added.is_empty() => {
+                outln!("kept    Cargo.toml  (it has the toolcall test target and dependency)")
+            }
+            Ok(added) => {
+                made += 1;
+                outln!("updated Cargo.toml  ({})", added.join(", "));
+            }
+            Err(why) => {
+                eprintln!("error: {}: {why}", escape_path(&manifest));
+                return ExitCode::from(BAD_INPUT);
+            }
+        }
+    }
+    let next = if package {
+        "cargo test --test toolcall"
+    } else {
+        "toolcall check"
+    };
+    let cd = if dir == Path::new(".") {
+        String::new()
+    } else {
+        format!("cd {} && ", escape_path(dir))
+    };
+    outln!(
+        "\n{}next: {cd}{next}",
+        if made == 0 {
+            "nothing to do: everything is there. "
+        } else {
+            ""
+        }
+    );
+    outln!(
+        "then put each request your agent sends under cases/ and what its model answered under \
+         {agent_dir}/ (same path, same name)"
+    );
+    ExitCode::from(PASS)
+}
+
+/// Why `name` cannot be a folder under `recorded/`, if it cannot.
+fn unsafe_agent_name(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("is empty")
+    } else if name.starts_with('.') {
+        Some("starts with `.` (hidden folders are skipped)")
+    } else if name.contains(['/', '\\']) {
+        Some("holds a path separator")
+    } else if name.chars().any(toolcall_score::is_invisible) {
+        Some("holds a control or invisible character")
+    } else {
+        None
+    }
+}
+
+/// Whether `manifest` is a Cargo package's (`[package]`): the folder gets a test target.
+fn cargo_package(manifest: &Path) -> Result<bool, String> {
+    if !manifest.is_file() {
+        return Ok(false);
+    }
+    let text = toolcall_score::read_text(manifest).map_err(|e| e.to_string())?;
+    let doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| format!("not valid TOML: {e}"))?;
+    Ok(doc.get("package").is_some_and(toml_edit::Item::is_table))
+}
+
+/// Adds the `[[test]] name = "toolcall", harness = false` target and the `toolcall-harness`
+/// dev-dependency where missing; returns what was added.
+fn add_test_target(manifest: &Path, checkout: Option<&Path>) -> Result<Vec<String>, String> {
+    let text = toolcall_score::read_text(manifest).map_err(|e| e.to_string())?;
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| format!("not valid TOML: {e}"))?;
+    let mut added = Vec::new();
+
+    let has_target = doc
+        .get("test")
+        .and_then(toml_edit::Item::as_array_of_tables)
+        .is_some_and(|tests| {
+            tests
+                .iter()
+                .any(|t| t.get("name").and_then(|n| n.as_str()) == Some("toolcall"))
+        });
+    if !has_target {
+        let tests = doc
+            .entry("test")
+            .or_insert(toml_edit::Item::ArrayOfTables(Default::default()))
+            .as_array_of_tables_mut()
+            .ok_or("`test` is not an array of tables ([[test]])")?;
+        let mut target = toml_edit::Table::new();
+        target["name"] = toml_edit::value("toolcall");
+        target["harness"] = toml_edit::value(false);
+        tests.push(target);
+        added.push("[[test]] toolcall, harness = false".to_owned());
+    }
+
+    let dev = doc
+        .entry("dev-dependencies")
+        .or_insert(toml_edit::table())
+        .as_table_like_mut()
+        .ok_or("`dev-dependencies` is not a table")?;
+    if !dev.contains_key("toolcall-harness") {
+        let mut source = toml_edit::InlineTable::new();
+        match checkout {
+            Some(checkout) => {
+                let path = checkout.join("crates/toolcall-harness");
+                let path = path
+                    .to_str()
+                    .ok_or("the --path checkout is not valid UTF-8")?
+                    .to_owned();
+                source.insert("path", path.into());
+            }
+            None => {
+                source.insert("git", REPOSITORY.into());
+            }
+        }
+        dev.insert("toolcall-harness", toml_edit::value(source));
+        added.push("dev-dependency toolcall-harness".to_owned());
+    }
+    if !added.is_empty() {
+        toolcall_fs::write_atomic(manifest, doc.to_string().as_bytes())
+            .map_err(|e| format!("cannot write: {e}"))?;
+    }
+    Ok(added)
+}
