@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use toolcall_score::{
-    Case, Finding, Format, InputError, ParseError, Recording, Response, Scorer, Verdict,
+    Case, Drift, Finding, Format, InputError, ParseError, Recording, Response, Scorer, Verdict,
 };
 
 use crate::baseline::Entry;
@@ -86,7 +86,12 @@ pub struct CaseReport {
     pub outcome: Outcome,
     /// The verdict on each recorded response (empty on [`Outcome::Error`]).
     pub samples: Vec<Sample>,
-    /// The union of the samples' fingerprints, sorted: what a baseline entry pins.
+    /// Names the case's own prompt or tool descriptions tell the model to use that it does not
+    /// define ([`toolcall_score::lint`]): the case fails on them whatever the model answered,
+    /// since a renamed tool the prompt still names is the regression, not the model's call.
+    pub drift: Vec<Drift>,
+    /// The union of the samples' fingerprints and the drift (`drift: name`), sorted: what a
+    /// baseline entry pins.
     pub fingerprint: Vec<String>,
     /// The file and line a GitHub annotation should point at.
     pub(crate) annotate: (PathBuf, Option<usize>),
@@ -120,7 +125,7 @@ impl CaseReport {
 
     /// Whether any sample has findings.
     pub fn has_findings(&self) -> bool {
-        self.samples.iter().any(|s| !s.verdict.is_pass())
+        !self.drift.is_empty() || self.samples.iter().any(|s| !s.verdict.is_pass())
     }
 
     /// What a failing test prints; `None` when the test passes.
@@ -188,6 +193,9 @@ impl CaseReport {
     }
 
     fn write_findings(&self, out: &mut String) {
+        for drift in &self.drift {
+            let _ = writeln!(out, "  - drift (in the case, whatever the model answers): {drift}");
+        }
         for sample in &self.samples {
             let at = match sample.line {
                 Some(line) => format!("sample on line {line}: "),
@@ -224,6 +232,7 @@ pub(crate) fn evaluate(
         baseline_file: baseline_file.to_path_buf(),
         outcome: Outcome::Pass,
         samples: Vec::new(),
+        drift: Vec::new(),
         fingerprint: Vec::new(),
         annotate: (case_path.to_path_buf(), None),
     };
@@ -252,10 +261,17 @@ pub(crate) fn evaluate(
             verdict: scorer.score(&response),
         })
         .collect();
+    report.drift = toolcall_score::lint(&case);
     let mut fingerprint: Vec<String> = report
         .samples
         .iter()
         .flat_map(|s| s.verdict.fingerprint())
+        .chain(
+            report
+                .drift
+                .iter()
+                .map(|d| format!("drift: {}", escape(&d.name))),
+        )
         .collect();
     fingerprint.sort();
     fingerprint.dedup();

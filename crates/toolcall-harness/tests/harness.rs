@@ -52,6 +52,10 @@ fn main() -> ExitCode {
             a_recorded_stream_is_one_response,
         ),
         (
+            "report::prompt_drift_fails_the_case_whatever_the_model_answers",
+            prompt_drift_fails_the_case_whatever_the_model_answers,
+        ),
+        (
             "process::green_tree_exits_zero_with_xfail",
             green_tree_exits_zero_with_xfail,
         ),
@@ -416,6 +420,38 @@ fn a_recorded_stream_is_one_response() -> Result<(), Failed> {
         coverage.contains("recorded twice") && coverage.contains("clean.sse"),
         "{coverage}"
     );
+    Ok(())
+}
+
+/// A prompt that names a tool the case does not define fails the case's test for every agent,
+/// even one whose recorded call is fine: the renamed tool is the regression (issue 19: the drift
+/// lint is part of each case's test, not a separate command to remember).
+fn prompt_drift_fails_the_case_whatever_the_model_answers() -> Result<(), Failed> {
+    let tree = scratch("green", "drift");
+    let case = tree.join("cases/billing/clean.json");
+    let text = fs::read_to_string(&case)?.replace(
+        "Use get_balance for balances.",
+        "Use get_balance for balances. Always call lookup_account first.",
+    );
+    fs::write(&case, text)?;
+    let report = report(&tree);
+    for agent in ["claude", "gpt"] {
+        let clean = outcome_of(&report, agent, "billing/clean");
+        ensure!(clean.outcome == Outcome::Failure, "{agent}: {:?}", clean.outcome);
+        ensure!(
+            clean.fingerprint == ["drift: lookup_account"],
+            "{agent}: {:?}",
+            clean.fingerprint
+        );
+        let message = clean.message().unwrap_or_default();
+        ensure!(
+            message.contains(
+                "- drift (in the case, whatever the model answers): `lookup_account` is not \
+                 defined, but the system prompt says: \"Always call lookup_account first\""
+            ),
+            "{message}"
+        );
+    }
     Ok(())
 }
 
