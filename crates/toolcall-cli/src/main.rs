@@ -46,6 +46,8 @@ enum Command {
     Rate(Box<cmd::rate::Args>),
     /// Turn logged conversations into cases and recorded responses.
     Import(cmd::import::Args),
+    /// Print the JSON Schema of a case, flow or baseline file (for editors: name it with "$schema").
+    Schema(cmd::schema::Args),
 }
 
 fn main() -> ExitCode {
@@ -60,5 +62,6 @@ fn main() -> ExitCode {
         Command::Check(args) => cmd::check::run(&args),
         Command::Rate(args) => cmd::rate::run(&args),
         Command::Import(args) => cmd::import::run(&args),
+        Command::Schema(args) => cmd::schema::run(&args),
     }
 }

@@ -485,3 +485,26 @@ fn json_output_escapes_bidi_overrides_and_decodes_to_the_same_name() {
     let value: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(value["findings"][0]["name"], name);
 }
+
+/// `toolcall schema KIND` prints the committed `schemas/KIND.schema.json` byte for byte, for
+/// each kind; another kind is refused with the ones there are.
+#[test]
+fn schema_prints_each_committed_schema_byte_for_byte() {
+    let schemas = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schemas");
+    for kind in ["case", "flow", "baseline"] {
+        let out = toolcall(&["schema", kind]);
+        assert_eq!(out.status.code(), Some(0), "{kind}: {}", stderr(&out));
+        let committed = std::fs::read(schemas.join(format!("{kind}.schema.json"))).unwrap();
+        assert!(
+            out.stdout == committed,
+            "`toolcall schema {kind}` differs from the file"
+        );
+    }
+    let out = toolcall(&["schema", "recording"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("[possible values: case, flow, baseline]"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -5,4 +5,5 @@ pub mod import;
 pub mod lint;
 pub mod rate;
 pub mod replay;
+pub mod schema;
 pub mod score;
