@@ -28,7 +28,7 @@ pub struct Flow {
     /// The calls, in order.
     pub calls: Vec<Call>,
     /// For example flows that demonstrate a failure: the exact failure line a replay must end
-    /// with. The test harness asserts it; `toolcall replay` ignores it and reports the failure.
+    /// with. [`crate::Outcome`] judges a replay against it, for `toolcall replay` and the tests.
     pub expected_failure: Option<String>,
 }
 
