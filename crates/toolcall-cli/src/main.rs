@@ -50,6 +50,8 @@ enum Command {
     Import(cmd::import::Args),
     /// Review or accept baseline changes one case at a time.
     Baseline(cmd::baseline::Args),
+    /// Print the JSON Schema of a case, flow or baseline file (for editors: name it with "$schema").
+    Schema(cmd::schema::Args),
 }
 
 fn main() -> ExitCode {
@@ -66,6 +68,7 @@ fn main() -> ExitCode {
         Command::Import(args) => cmd::import::run(&args),
         Command::Baseline(args) => cmd::baseline::run(&args),
         Command::Init(args) => cmd::init::run(&args),
+        Command::Schema(args) => cmd::schema::run(&args),
     }
 }
 

@@ -516,3 +516,66 @@ fn init_in_a_cargo_package_adds_the_test_target_once() {
         "added once"
     );
 }
+
+/// Every file under `dir` (recursively), sorted.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(files_under(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Case and baseline files may name their JSON Schema with `"$schema"`: a tree whose every case
+/// and baseline names one reports exactly as without, and a baseline rewrite keeps the key
+/// (first, in the rewritten file's stable form) and every entry.
+#[test]
+fn schema_keys_change_no_result_and_survive_a_baseline_rewrite() {
+    let root = support::scratch("check", "schema-keys");
+    copy_dir(&fixture("green"), &root);
+    let (code, plain) = check(&root, false);
+    assert_eq!(code, Some(0), "{plain}");
+    // Inserted on the first line, so every line and column below it stays where it was.
+    let name = |path: &Path, schema: &str| {
+        let text = std::fs::read_to_string(path).unwrap();
+        assert!(text.starts_with("{\n  \""), "{}", path.display());
+        let named = text.replacen('{', &format!("{{\"$schema\": \"{schema}\", "), 1);
+        std::fs::write(path, named).unwrap();
+        text
+    };
+    for case in files_under(&root.join("cases")) {
+        name(&case, "../../schemas/case.schema.json");
+    }
+    let baselines = files_under(&root.join("baselines"));
+    assert_eq!(baselines.len(), 2);
+    let originals: Vec<String> = baselines
+        .iter()
+        .map(|b| name(b, "../schemas/baseline.schema.json"))
+        .collect();
+    let (code, named) = check(&root, false);
+    assert_eq!((code, named.as_str()), (Some(0), plain.as_str()));
+
+    let output = toolcall(&[
+        "check",
+        "--write-baselines",
+        "--root",
+        root.to_str().unwrap(),
+    ]);
+    let out = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}");
+    for (path, original) in baselines.iter().zip(&originals) {
+        let expected = original.replacen(
+            "{\n",
+            "{\n  \"$schema\": \"../schemas/baseline.schema.json\",\n",
+            1,
+        );
+        assert_eq!(std::fs::read_to_string(path).unwrap(), expected);
+    }
+    assert_eq!(check(&root, false), (Some(0), plain));
+}

@@ -485,3 +485,152 @@ fn json_output_escapes_bidi_overrides_and_decodes_to_the_same_name() {
     let value: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(value["findings"][0]["name"], name);
 }
+
+/// `toolcall schema KIND` prints the committed `schemas/KIND.schema.json` byte for byte, for
+/// each kind; another kind is refused with the ones there are.
+#[test]
+fn schema_prints_each_committed_schema_byte_for_byte() {
+    let schemas = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schemas");
+    for kind in ["case", "flow", "baseline"] {
+        let out = toolcall(&["schema", kind]);
+        assert_eq!(out.status.code(), Some(0), "{kind}: {}", stderr(&out));
+        let committed = std::fs::read(schemas.join(format!("{kind}.schema.json"))).unwrap();
+        assert!(
+            out.stdout == committed,
+            "`toolcall schema {kind}` differs from the file"
+        );
+    }
+    let out = toolcall(&["schema", "recording"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("[possible values: case, flow, baseline]"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// The workspace's example MCP server `name`, which `toolcall-mcp-servers` builds into the same
+/// target directory as `toolcall`. `cargo test` (or `cargo nextest run`) over the workspace
+/// builds both before running any test; `cargo test -p toolcall-cli` alone builds only
+/// `toolcall`, so add `-p toolcall-mcp-servers` to it.
+fn example_server(name: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_BIN_EXE_toolcall"))
+        .with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.is_file(),
+        "{} is not built: run the tests over the workspace, or add -p toolcall-mcp-servers",
+        path.display()
+    );
+    path
+}
+
+/// `toolcall replay FLOW...` with the example refund server as `${ATP_REFUND_SERVER}`.
+fn replay(flows: &[&Path]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .arg("replay")
+        .args(flows)
+        .env("ATP_REFUND_SERVER", example_server("refund-server"))
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap()
+}
+
+fn flows_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../flows")
+}
+
+/// The example flows that demonstrate a failure pass `replay`, each printed as failed as
+/// expected, beside the flow that passes; and a flow replays the same with its `"$schema"` (as
+/// the examples have it) and without.
+#[test]
+fn replay_passes_flows_that_fail_as_they_expect() {
+    let dir = flows_dir();
+    let failing = [
+        "missing-reason",
+        "refund-too-much",
+        "renamed-tool",
+        "wrong-status",
+    ];
+    let mut flows: Vec<PathBuf> = failing
+        .iter()
+        .map(|f| dir.join(format!("{f}.json")))
+        .collect();
+    flows.push(dir.join("refund.json"));
+    let out = replay(&flows.iter().map(PathBuf::as_path).collect::<Vec<_>>());
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    for (name, path) in failing.iter().zip(&flows) {
+        let flow: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let expected = flow["expected_failure"].as_str().unwrap();
+        let line = format!("XFAIL {}: {expected}\n", path.display());
+        assert!(text.contains(&line), "{name}: no {line:?} in\n{text}");
+    }
+    assert_eq!(
+        text.matches("failed as expected after ").count(),
+        4,
+        "{text}"
+    );
+    assert!(!text.lines().any(|l| l.starts_with("FAIL ")), "{text}");
+    assert!(text.contains("6 steps passed in "), "{text}");
+
+    // The example flows name their schema; without it, a flow replays the same.
+    let refund = std::fs::read_to_string(dir.join("refund.json")).unwrap();
+    let mut plain: Value = serde_json::from_str(&refund).unwrap();
+    assert!(plain["$schema"].is_string(), "{refund}");
+    plain.as_object_mut().unwrap().remove("$schema");
+    let plain = write(
+        &scratch("replay-no-schema-key"),
+        "refund.json",
+        &plain.to_string(),
+    );
+    let out = replay(&[&plain]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(text.contains("6 steps passed in "), "{text}");
+}
+
+/// A flow that fails, but not the way its `expected_failure` says, fails, saying both.
+#[test]
+fn replay_fails_a_flow_that_fails_otherwise_than_it_expects() {
+    let dir = scratch("replay-other-failure");
+    let renamed = std::fs::read_to_string(flows_dir().join("renamed-tool.json")).unwrap();
+    let mut flow: Value = serde_json::from_str(&renamed).unwrap();
+    let actual = flow["expected_failure"].as_str().unwrap().to_owned();
+    let expected = "step 2: refund_order: the tool returned isError: true: \"no such order\"";
+    flow["expected_failure"] = json!(expected);
+    let path = write(&dir, "renamed-tool.json", &flow.to_string());
+    let out = replay(&[&path]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    let said = format!(
+        "FAIL {}: expected the failure\n  {}\ngot\n  {actual}\n",
+        path.display(),
+        expected
+    );
+    assert!(text.contains(&said), "no {said:?} in\n{text}");
+    assert!(!text.contains("XFAIL"), "{text}");
+}
+
+/// A flow whose expected failure did not happen (every step passed) fails, and says to remove
+/// `expected_failure` if the fix is for good: the ratchet of a baseline entry that now passes.
+#[test]
+fn replay_fails_a_flow_whose_expected_failure_did_not_happen() {
+    let dir = scratch("replay-unexpected-pass");
+    let refund = std::fs::read_to_string(flows_dir().join("refund.json")).unwrap();
+    let mut flow: Value = serde_json::from_str(&refund).unwrap();
+    let expected = "step 2: issue_refund: expected /status = \"refunded\", got \"pending\"";
+    flow["expected_failure"] = json!(expected);
+    let path = write(&dir, "refund.json", &flow.to_string());
+    let out = replay(&[&path]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(text.contains("6 steps passed in "), "{text}");
+    let said = format!(
+        "FAIL {}: expected the replay to fail with\n  {}\nbut every step passed: the expected \
+         failure did not happen (if it is fixed for good, remove `expected_failure` from the \
+         flow)\n",
+        path.display(),
+        expected
+    );
+    assert!(text.contains(&said), "no {said:?} in\n{text}");
+}

@@ -339,3 +339,338 @@ fn readme_opens_with_install_then_the_first_gate() {
     }
     assert!(checked >= 3, "the section's toolcall commands: {checked}");
 }
+
+// --- The JSON Schemas of case, flow and baseline files (`schemas/`) -----------------------------
+//
+// The direction that matters is "the reader accepts it, so the schema does": a schema that
+// rejects a file the tool reads is a false failure in someone's editor or CI. So every
+// committed file of each kind is first read by its reader, then validated; the invalid files
+// below are refused by both.
+
+/// `schemas/<kind>.schema.json`: a valid draft 2020-12 schema, compiled.
+fn schema(kind: &str) -> jsonschema::Validator {
+    let path = root().join(format!("schemas/{kind}.schema.json"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let schema: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema",
+        "{}",
+        path.display()
+    );
+    if let Err(e) = jsonschema::meta::validate(&schema) {
+        panic!("{}: not a valid JSON Schema: {e}", path.display());
+    }
+    jsonschema::draft202012::new(&schema)
+        .unwrap_or_else(|e| panic!("{}: does not compile: {e}", path.display()))
+}
+
+/// What the schema has against `value`, one `pointer: message` each.
+fn violations(schema: &jsonschema::Validator, value: &Value) -> Vec<String> {
+    schema
+        .iter_errors(value)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
+
+/// The `*.json` files under `dir`, recursively, sorted.
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(json_files(&path));
+        } else if path.extension().is_some_and(|e| e == "json") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
+}
+
+/// A reader of one kind of file: `Ok` when it accepts the text.
+type Reader = fn(&str) -> Result<(), String>;
+
+/// Every `${VAR}` is set (to a path), so a flow naming any variable reads.
+struct AnyVar;
+
+impl toolcall_mcp::Vars for AnyVar {
+    fn get(&self, _: &str) -> Option<String> {
+        Some("/opt/x".to_owned())
+    }
+}
+
+fn read_case(text: &str) -> Result<(), String> {
+    toolcall_score::Case::from_json_str(text)
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+fn read_flow(text: &str) -> Result<(), String> {
+    toolcall_mcp::Flow::from_json_str(text, Path::new("x.json"), Path::new("/repo"), &AnyVar)
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+/// What `toolcall_harness`'s baseline loader does with a file's text.
+fn read_baseline(text: &str) -> Result<(), String> {
+    serde_json::from_str::<toolcall_harness::Baseline>(text)
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+/// The committed files of one kind, as (path, text), with the reader of that kind.
+fn committed(kind: &str) -> Vec<(PathBuf, String)> {
+    let root = root();
+    let harness = root.join("crates/toolcall-harness/tests/fixtures");
+    let mut files = Vec::new();
+    match kind {
+        "case" => {
+            files.extend(json_files(&root.join("cases")));
+            files.extend(json_files(&root.join("examples/embedding/cases")));
+            files.extend(json_files(&harness.join("green/cases")));
+            files.extend(json_files(&harness.join("red/cases")));
+            // The harness's example of a case file that is not JSON.
+            files.retain(|f| !f.ends_with("red/cases/broken/bad-syntax.json"));
+            // Real request bodies from other projects' recorded traffic.
+            files.extend(
+                json_files(&root.join("corpus"))
+                    .into_iter()
+                    .filter(|f| f.ends_with("request.json")),
+            );
+            // The provider fixtures that are case files read without an error.
+            for fixture in json_files(&root.join("crates/toolcall-score/tests/fixtures")) {
+                let Ok(expect) = std::fs::read_to_string(fixture.with_extension("expect.json"))
+                else {
+                    continue;
+                };
+                let expect: Value = serde_json::from_str(&expect).unwrap();
+                if expect["kind"] == "request" && expect.get("error").is_none() {
+                    files.push(fixture);
+                }
+            }
+        }
+        "flow" => files.extend(json_files(&root.join("flows"))),
+        "baseline" => {
+            files.extend(json_files(&root.join("baselines")));
+            files.extend(json_files(&root.join("examples/embedding/baselines")));
+            files.extend(json_files(&harness.join("green/baselines")));
+            files.extend(json_files(&harness.join("red/baselines")));
+        }
+        other => panic!("no kind {other}"),
+    }
+    files
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            (path, text)
+        })
+        .collect()
+}
+
+/// Every case, flow and baseline file in the repository that its reader accepts, the schema
+/// accepts too (and every one of them is read by its reader: none is skipped).
+#[test]
+fn every_committed_data_file_validates_against_its_schema() {
+    let root = root();
+    let readers: [(&str, Reader, usize); 3] = [
+        ("case", read_case, 100),
+        ("flow", read_flow, 13),
+        ("baseline", read_baseline, 11),
+    ];
+    let mut problems = Vec::new();
+    for (kind, read, at_least) in readers {
+        let validator = schema(kind);
+        let files = committed(kind);
+        assert!(
+            files.len() >= at_least,
+            "found only {} {kind} files",
+            files.len()
+        );
+        for (path, text) in &files {
+            let shown = path.strip_prefix(&root).unwrap().display();
+            if let Err(e) = read(text) {
+                problems.push(format!("{shown}: the {kind} reader refuses it: {e}"));
+                continue;
+            }
+            let value: Value = serde_json::from_str(text).unwrap();
+            for violation in violations(&validator, &value) {
+                problems.push(format!("{shown}: schemas/{kind}.schema.json: {violation}"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+}
+
+/// Files the readers refuse, and the schemas too; and files at the edges of what the readers
+/// accept (nulls for absent keys, a format in capitals, a URL server's empty `args`), which the
+/// schemas must not refuse.
+#[test]
+fn the_schemas_refuse_what_the_readers_refuse_and_no_more() {
+    let refused: [(&str, Reader, &[&str]); 3] = [
+        (
+            "case",
+            read_case,
+            &[
+                r#"[]"#,
+                r#"{"about": 3}"#,
+                r#"{"expect": "none"}"#,
+                r#"{"format": "olama", "messages": []}"#,
+                r#"{"format": "JSON", "messages": []}"#,
+                r#"{"format": 7, "messages": []}"#,
+                r#"{"parent_tools": "planner", "messages": []}"#,
+                r#"{"tools": "get_balance"}"#,
+                r#"{"tools": ["get_balance"]}"#,
+                r#"{"system": 7, "messages": []}"#,
+                r#"{"instructions": ["be brief"], "input": "hi"}"#,
+                r#"{"messages": [{"role": "user", "content": "a"}], "input": "b"}"#,
+                r#"{"messages": {"role": "user", "content": "a"}}"#,
+                r#"{"toolConfig": {"tools": {}}}"#,
+            ],
+        ),
+        (
+            "flow",
+            read_flow,
+            &[
+                r#"[]"#,
+                r#"{"server": {"command": "node"}}"#,
+                r#"{"server": {"command": "node"}, "calls": [], "cals": []}"#,
+                r#"{"server": {"command": "node", "url": "http://x/mcp"}, "calls": []}"#,
+                r#"{"server": {}, "calls": []}"#,
+                r#"{"server": {"command": ""}, "calls": []}"#,
+                r#"{"server": {"url": "http://x/mcp", "args": ["a"]}, "calls": []}"#,
+                r#"{"server": {"url": "http://x/mcp", "cwd": "data"}, "calls": []}"#,
+                r#"{"server": {"command": "node", "env": {"N": 1}}, "calls": []}"#,
+                r#"{"server": {"command": "node"}, "calls": [{"input": {}}]}"#,
+                r#"{"server": {"command": "node"}, "calls": [{"name": "t", "input": []}]}"#,
+                r#"{"server": {"command": "node"}, "calls": [{"name": "t", "expect": {"status": "ok"}}]}"#,
+                r#"{"server": {"command": "node"}, "calls": [{"name": "t", "inputs": {}}]}"#,
+                r#"{"server": {"command": "node"}, "calls": [], "timeouts": {"call_ms": "5s"}}"#,
+                r#"{"server": {"command": "node"}, "calls": [], "timeouts": {"call_ms": -1}}"#,
+                r#"{"$schema": 1, "server": {"command": "node"}, "calls": []}"#,
+            ],
+        ),
+        (
+            "baseline",
+            read_baseline,
+            &[
+                r#"[]"#,
+                r#"{"a/b": {}}"#,
+                r#"{"a/b": {"fingerprint": "x (invented)"}}"#,
+                r#"{"a/b": {"fingerprint": [], "nots": "typo"}}"#,
+                r#"{"a/b": {"fingerprint": [1]}}"#,
+                r#"{"a/b": ["x (invented)"]}"#,
+                r#"{"$schema": {"fingerprint": []}}"#,
+            ],
+        ),
+    ];
+    let accepted: [(&str, Reader, &[&str]); 3] = [
+        (
+            "case",
+            read_case,
+            &[
+                r#"{"about": "nothing yet"}"#,
+                r#"{"$schema": "x", "about": null, "format": null, "expect": null, "parent_tools": null,
+                    "system": null, "tools": null, "messages": null, "input": "hi"}"#,
+                r#"{"format": "OpenAI_Chat", "messages": [{"role": "user", "content": "hi"}]}"#,
+                r#"{"format": " gemini ", "contents": "hi"}"#,
+                r#"{"format": "", "model": "llama3.2", "messages": []}"#,
+                r#"{"format": {"type": "object"}, "messages": [], "stream": false}"#,
+                r#"{"expect": "no_call", "tools": {"tools": [{"name": "a"}]}}"#,
+                r#"{"parent_tools": {"model": "m", "messages": [], "tools": [{"name": "a"}]}}"#,
+                r#"{"system": [{"type": "text", "text": "be brief"}], "messages": []}"#,
+                r#"{"systemInstruction": "be brief", "contents": []}"#,
+                r#"{"toolConfig": {"tools": null}, "messages": []}"#,
+            ],
+        ),
+        (
+            "flow",
+            read_flow,
+            &[
+                r#"{"server": {"url": "http://x/mcp", "args": [], "env": {}, "command": null}, "calls": []}"#,
+                r#"{"server": {"command": "${SERVER}", "url": null, "cwd": null}, "calls": [{"name": "t",
+                    "expect": {"": {"ok": true}, "/a~1b": 1}}], "about": null, "expected_failure": null,
+                    "timeouts": {"initialize_ms": null, "call_ms": 5000}}"#,
+            ],
+        ),
+        (
+            "baseline",
+            read_baseline,
+            &[
+                r#"{}"#,
+                r#"{"$schema": "x"}"#,
+                r#"{"a/b": {"fingerprint": [], "note": null}}"#,
+            ],
+        ),
+    ];
+    let mut problems = Vec::new();
+    for (kind, read, texts) in refused {
+        let validator = schema(kind);
+        for text in texts {
+            let value: Value = serde_json::from_str(text).unwrap();
+            if read(text).is_ok() {
+                problems.push(format!("the {kind} reader accepts {text}"));
+            }
+            if violations(&validator, &value).is_empty() {
+                problems.push(format!("schemas/{kind}.schema.json accepts {text}"));
+            }
+        }
+    }
+    for (kind, read, texts) in accepted {
+        let validator = schema(kind);
+        for text in texts {
+            let value: Value = serde_json::from_str(text).unwrap();
+            if let Err(e) = read(text) {
+                problems.push(format!("the {kind} reader refuses {text}: {e}"));
+            }
+            for violation in violations(&validator, &value) {
+                problems.push(format!(
+                    "schemas/{kind}.schema.json refuses {text}: {violation}"
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+}
+
+/// The case schema's `format` names are the reader's: every format's name is listed for
+/// completion, every listed name is one, and a name in capitals, with `_` for `-` or with
+/// spaces around it is accepted by both, a misspelt one by neither.
+#[test]
+fn the_case_schema_knows_the_format_names() {
+    let validator = schema("case");
+    let text = std::fs::read_to_string(root().join("schemas/case.schema.json")).unwrap();
+    let schema: Value = serde_json::from_str(&text).unwrap();
+    let listed: Vec<&str> = schema["properties"]["format"]["anyOf"][0]["enum"]
+        .as_array()
+        .expect("the first branch of `format` lists the names")
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    for format in toolcall_score::Format::ALL {
+        assert!(listed.contains(&format.as_str()), "{format} is not listed");
+    }
+    let mut candidates: Vec<String> = Vec::new();
+    for name in &listed {
+        assert!(name.parse::<toolcall_score::Format>().is_ok(), "{name}");
+        candidates.push(name.to_ascii_uppercase().replace('-', "_"));
+        candidates.push(format!(" {name}\t"));
+        candidates.push(format!("{name}s"));
+        candidates.push(name[1..].to_owned());
+    }
+    candidates.extend(["json", "", "JSON", "openai chat", "openai--chat", "gpt"].map(String::from));
+    let mut problems = Vec::new();
+    for candidate in &candidates {
+        let case = serde_json::json!({"format": candidate, "messages": []});
+        let read = toolcall_score::Case::from_value(&case).is_ok();
+        let valid = validator.is_valid(&case);
+        if read != valid {
+            problems.push(format!(
+                "{candidate:?}: the reader {}, the schema {}",
+                if read { "accepts it" } else { "refuses it" },
+                if valid { "accepts it" } else { "refuses it" }
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+}

@@ -158,11 +158,14 @@ pub fn apply(config: &Config, chosen: Vec<Pending>) -> Result<String, BaselineEr
         for change in changes {
             match change.kind {
                 PendingKind::Fixed => {
-                    new.remove(&change.case_id);
+                    new.entries.remove(&change.case_id);
                 }
                 PendingKind::New | PendingKind::Changed => {
-                    let note = old.get(&change.case_id).and_then(|e| e.note.clone());
-                    new.insert(
+                    let note = old
+                        .entries
+                        .get(&change.case_id)
+                        .and_then(|e| e.note.clone());
+                    new.entries.insert(
                         change.case_id,
                         Entry {
                             fingerprint: change.new,

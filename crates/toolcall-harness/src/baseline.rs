@@ -1,5 +1,6 @@
 //! Baseline files: `baselines/<agent>.json` maps a case id to the fingerprint of its known
-//! failure and an optional human note.
+//! failure and an optional human note. A top-level `"$schema"` (the file's JSON Schema, for
+//! editors: `toolcall schema baseline`) is no case id; it is kept apart and written back first.
 //!
 //! The file is read strictly (unknown keys are typos, and an error names the file, line and
 //! column) and written atomically: the new content goes to a temporary file in the same directory,
@@ -30,8 +31,72 @@ pub struct Entry {
     pub note: Option<String>,
 }
 
-/// The known failures of one agent, by case id (sorted).
-pub type Baseline = BTreeMap<String, Entry>;
+/// The known failures of one agent, by case id (sorted), and the JSON Schema the file names.
+///
+/// In the file, one object: `"$schema"` (optional, a string) beside the case ids, each mapped to
+/// its [`Entry`]. `"$schema"` is never a case id: it is kept apart, and written back first.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Baseline {
+    /// The file's `"$schema"`, for editors (`toolcall schema baseline`); kept by a rewrite.
+    pub schema: Option<String>,
+    /// The known failures, by case id.
+    pub entries: BTreeMap<String, Entry>,
+}
+
+/// The key a baseline file names its JSON Schema under.
+pub const SCHEMA_KEY: &str = "$schema";
+
+impl Baseline {
+    /// A baseline with no entries and no `"$schema"`.
+    pub fn new() -> Baseline {
+        Baseline::default()
+    }
+}
+
+impl Serialize for Baseline {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(
+            self.entries.len() + usize::from(self.schema.is_some()),
+        ))?;
+        if let Some(schema) = &self.schema {
+            map.serialize_entry(SCHEMA_KEY, schema)?;
+        }
+        for (id, entry) in &self.entries {
+            map.serialize_entry(id, entry)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Baseline {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Baseline;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object of case ids, each with its `fingerprint` (and `note`)")
+            }
+            // Each value is read where it stands, so an error keeps its line and column.
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Baseline, A::Error> {
+                let mut baseline = Baseline::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == SCHEMA_KEY {
+                        baseline.schema = Some(map.next_value()?);
+                    } else {
+                        let entry = map.next_value()?;
+                        baseline.entries.insert(key, entry);
+                    }
+                }
+                Ok(baseline)
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
+}
 
 /// Reads a baseline file; a missing file is `None` (no known failures).
 pub fn load(path: &Path) -> Result<Option<Baseline>, BaselineError> {
@@ -84,7 +149,8 @@ pub(crate) fn joined(entries: &[String]) -> String {
     entries.join(", ")
 }
 
-/// The stable text of a baseline: sorted keys, two-space indentation, a trailing newline.
+/// The stable text of a baseline: `"$schema"` first, then the case ids sorted, two-space
+/// indentation, a trailing newline.
 pub fn render(baseline: &Baseline) -> String {
     // Serializing a map of plain strings cannot fail.
     let mut text = serde_json::to_string_pretty(baseline).unwrap_or_else(|_| "{}".to_owned());
@@ -123,8 +189,9 @@ pub struct Changes {
 }
 
 impl Changes {
-    /// The differences between `old` and `new`.
+    /// The differences between `old` and `new` entries.
     pub fn between(old: &Baseline, new: &Baseline) -> Changes {
+        let (old, new) = (&old.entries, &new.entries);
         let mut changes = Changes::default();
         for (id, entry) in new {
             match old.get(id) {
@@ -201,13 +268,40 @@ mod tests {
     #[test]
     fn renders_sorted_two_space_json_with_a_trailing_newline() {
         let mut baseline = Baseline::new();
-        baseline.insert("z/last".into(), entry(&["b (invented)"], None));
-        baseline.insert("a/first".into(), entry(&["a (retired)"], Some("known")));
+        baseline
+            .entries
+            .insert("z/last".into(), entry(&["b (invented)"], None));
+        baseline
+            .entries
+            .insert("a/first".into(), entry(&["a (retired)"], Some("known")));
         assert_eq!(
             render(&baseline),
             "{\n  \"a/first\": {\n    \"fingerprint\": [\n      \"a (retired)\"\n    ],\n    \"note\": \"known\"\n  },\n  \"z/last\": {\n    \"fingerprint\": [\n      \"b (invented)\"\n    ]\n  }\n}\n"
         );
         assert_eq!(render(&Baseline::new()), "{}\n");
+    }
+
+    /// `"$schema"` is read apart from the entries (it is no case id, and its string is no
+    /// entry) and rendered first, so a file that names its schema reads back to the same text.
+    #[test]
+    fn a_schema_key_is_no_entry_and_is_rendered_first() {
+        let dir = scratch("schema");
+        let path = dir.join("agent.json");
+        let text = "{\n  \"$schema\": \"../schemas/baseline.schema.json\",\n  \"a/b\": {\n    \"fingerprint\": [\n      \"x (invented)\"\n    ]\n  }\n}\n";
+        fs::write(&path, text).unwrap();
+        let baseline = load(&path).unwrap().expect("a baseline");
+        assert_eq!(
+            baseline.schema.as_deref(),
+            Some("../schemas/baseline.schema.json")
+        );
+        assert_eq!(baseline.entries.keys().collect::<Vec<_>>(), ["a/b"]);
+        assert_eq!(render(&baseline), text);
+        fs::write(&path, "{\n  \"$schema\": {\"fingerprint\": []}\n}\n").unwrap();
+        let err = load(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("agent.json:2:") && err.contains("expected a string"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -255,13 +349,19 @@ mod tests {
     #[test]
     fn changes_list_added_removed_and_changed() {
         let mut old = Baseline::new();
-        old.insert("kept".into(), entry(&["a (invented)"], Some("n")));
-        old.insert("gone".into(), entry(&["b (invented)"], None));
-        old.insert("moved".into(), entry(&["c (invented)"], None));
+        old.entries
+            .insert("kept".into(), entry(&["a (invented)"], Some("n")));
+        old.entries
+            .insert("gone".into(), entry(&["b (invented)"], None));
+        old.entries
+            .insert("moved".into(), entry(&["c (invented)"], None));
         let mut new = Baseline::new();
-        new.insert("kept".into(), entry(&["a (invented)"], Some("n")));
-        new.insert("moved".into(), entry(&["d (retired)"], None));
-        new.insert("fresh".into(), entry(&["e (subset)"], None));
+        new.entries
+            .insert("kept".into(), entry(&["a (invented)"], Some("n")));
+        new.entries
+            .insert("moved".into(), entry(&["d (retired)"], None));
+        new.entries
+            .insert("fresh".into(), entry(&["e (subset)"], None));
         let changes = Changes::between(&old, &new);
         assert_eq!(
             changes.summary("baselines/x.json"),

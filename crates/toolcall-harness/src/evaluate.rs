@@ -194,7 +194,10 @@ impl CaseReport {
 
     fn write_findings(&self, out: &mut String) {
         for drift in &self.drift {
-            let _ = writeln!(out, "  - drift (in the case, whatever the model answers): {drift}");
+            let _ = writeln!(
+                out,
+                "  - drift (in the case, whatever the model answers): {drift}"
+            );
         }
         for sample in &self.samples {
             let at = match sample.line {

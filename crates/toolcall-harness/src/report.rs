@@ -84,7 +84,7 @@ impl Report {
                             case_path,
                             recording,
                             &config.baseline_file(name),
-                            baseline.get(id),
+                            baseline.entries.get(id),
                         ));
                     }
                 }
@@ -284,18 +284,19 @@ pub(crate) fn baseline_problems(
 ) -> Vec<String> {
     let file = config.baseline_file(agent);
     let mut problems: Vec<String> = load_error.into_iter().collect();
-    if !suite.agents.contains_key(agent) && !baseline.is_empty() {
+    if !suite.agents.contains_key(agent) && !baseline.entries.is_empty() {
         problems.push(format!(
             "{} lists {} known failure(s) of `{agent}`, which has no recordings under {}: \
              every entry is stale (ATP_BASELINE_WRITE=1 cargo test empties it)",
             escape_path(&file),
-            baseline.len(),
+            baseline.entries.len(),
             escape_path(&config.recorded),
             agent = escape(agent),
         ));
         return problems;
     }
     let stale: Vec<&str> = baseline
+        .entries
         .keys()
         .filter(|id| !suite.cases.contains_key(*id))
         .map(String::as_str)

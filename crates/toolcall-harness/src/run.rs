@@ -169,7 +169,7 @@ fn trials(config: &Config, args: &Arguments, expected: &Arc<AtomicUsize>) -> Vec
             let Some(case_path) = suite.cases.get(id) else {
                 continue;
             };
-            let entry = baseline.0.get(id).cloned();
+            let entry = baseline.0.entries.get(id).cloned();
             let listed = entry.is_some();
             let trial = case_trial(
                 &config,
@@ -238,9 +238,9 @@ fn exact_trial(
     }
     let (case_path, recording) = locate_one(config, agent, id)?;
     let (baseline, _) = load_baseline(config, agent);
-    let entry = baseline.get(id).cloned();
+    let entry = baseline.entries.get(id).cloned();
     let trial = case_trial(config, agent, id, case_path, recording, entry, expected);
-    Some(if baseline.contains_key(id) && !list {
+    Some(if baseline.entries.contains_key(id) && !list {
         trial.with_kind("xfail")
     } else {
         trial
@@ -327,7 +327,8 @@ fn check(config: &Config, file: &std::path::Path, problems: Vec<String>) -> Resu
 }
 
 /// Rewrites every agent's baseline from a full run: failing cases get an entry with their
-/// current fingerprint (keeping the note of an entry that stays), passing cases lose theirs,
+/// current fingerprint (keeping the note of an entry that stays, and the file's `$schema`),
+/// passing cases lose theirs,
 /// entries of vanished cases go. Entries that cannot be judged this run (an unreadable case or
 /// recording, a missing recording) are kept as they are. Nothing is written unless every old
 /// baseline could be read. A summary goes to stderr.
@@ -366,7 +367,11 @@ pub fn write_baselines(config: &Config) -> Result<(), crate::BaselineError> {
 }
 
 fn rebuild(old: &Baseline, agent: &crate::AgentReport, report: &Report) -> Baseline {
-    let mut new = BTreeMap::new();
+    // The file's `$schema` stays whatever becomes of its entries.
+    let mut new = Baseline {
+        schema: old.schema.clone(),
+        entries: BTreeMap::new(),
+    };
     if !agent.has_recordings {
         return new;
     }
@@ -380,22 +385,22 @@ fn rebuild(old: &Baseline, agent: &crate::AgentReport, report: &Report) -> Basel
             continue;
         }
         if case.has_findings() {
-            new.insert(
+            new.entries.insert(
                 case.case_id.clone(),
                 Entry {
                     fingerprint: case.fingerprint.clone(),
-                    note: old.get(&case.case_id).and_then(|e| e.note.clone()),
+                    note: old.entries.get(&case.case_id).and_then(|e| e.note.clone()),
                 },
             );
         }
     }
-    for (id, entry) in old {
+    for (id, entry) in &old.entries {
         let unjudged = match judged.get(id.as_str()) {
             Some(case) => matches!(case.outcome, Outcome::Error(_)),
             None => report.has_case(id),
         };
         if unjudged {
-            new.insert(id.clone(), entry.clone());
+            new.entries.insert(id.clone(), entry.clone());
         }
     }
     new

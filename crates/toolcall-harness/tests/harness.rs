@@ -437,7 +437,11 @@ fn prompt_drift_fails_the_case_whatever_the_model_answers() -> Result<(), Failed
     let report = report(&tree);
     for agent in ["claude", "gpt"] {
         let clean = outcome_of(&report, agent, "billing/clean");
-        ensure!(clean.outcome == Outcome::Failure, "{agent}: {:?}", clean.outcome);
+        ensure!(
+            clean.outcome == Outcome::Failure,
+            "{agent}: {:?}",
+            clean.outcome
+        );
         ensure!(
             clean.fingerprint == ["drift: lookup_account"],
             "{agent}: {:?}",

@@ -1,14 +1,15 @@
 //! Every flow under `flows/` at the repository root is its own test.
 //!
 //! A flow without `expected_failure` must pass; one with it must fail with exactly that line, so
-//! the example failures stay examples of what they claim to show. `${ATP_REFUND_SERVER}` and
+//! the example failures stay examples of what they claim to show ([`Outcome`], as `toolcall
+//! replay` judges it). `${ATP_REFUND_SERVER}` and
 //! `${ATP_FAULT_SERVER}` point at the servers this crate builds.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use toolcall_mcp::{replay_blocking, Flow, Options};
+use toolcall_mcp::{replay_blocking, Flow, Options, Outcome};
 
 fn flows_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../flows")
@@ -30,28 +31,17 @@ fn vars() -> BTreeMap<String, String> {
 fn check(path: &Path) -> Result<(), Failed> {
     let flow = Flow::load_with(path, &vars()).map_err(|e| e.to_string())?;
     let report = replay_blocking(&flow, &Options::default(), &mut |_| {});
-    let stderr = || {
-        report
-            .stderr_tail
-            .iter()
-            .map(|l| format!("\n  | {l}"))
-            .collect::<String>()
-    };
-    match (&flow.expected_failure, &report.failure) {
-        (None, None) => Ok(()),
-        (None, Some(failure)) => Err(format!("{failure}{}", stderr()).into()),
-        (Some(expected), None) => Err(format!(
-            "expected the replay to fail with\n  {expected}\nbut every step passed ({})",
-            report.summary()
-        )
-        .into()),
-        (Some(expected), Some(failure)) if failure.to_string() == *expected => Ok(()),
-        (Some(expected), Some(failure)) => Err(format!(
-            "expected the failure line\n  {expected}\ngot\n  {failure}{}",
-            stderr()
-        )
-        .into()),
+    // Judged as `toolcall replay` judges it.
+    let outcome = Outcome::of(&flow, &report);
+    if outcome.is_pass() {
+        return Ok(());
     }
+    let stderr: String = report
+        .stderr_tail
+        .iter()
+        .map(|l| format!("\n  | {l}"))
+        .collect();
+    Err(format!("{outcome}{stderr}\n{}", report.summary()).into())
 }
 
 fn main() {

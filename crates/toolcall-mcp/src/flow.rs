@@ -2,7 +2,8 @@
 //!
 //! A flow is read once, checked completely (every `expect` key is a JSON pointer, every `input` is
 //! an object, every `${VAR}` is set) and its relative paths are resolved, so that a replay never
-//! fails half-way through because of a typo in the file.
+//! fails half-way through because of a typo in the file. A top-level `"$schema"` (the flow's
+//! JSON Schema, for editors: `toolcall schema flow`) is accepted and not read.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,7 +28,7 @@ pub struct Flow {
     /// The calls, in order.
     pub calls: Vec<Call>,
     /// For example flows that demonstrate a failure: the exact failure line a replay must end
-    /// with. The test harness asserts it; `toolcall replay` ignores it and reports the failure.
+    /// with. [`crate::Outcome`] judges a replay against it, for `toolcall replay` and the tests.
     pub expected_failure: Option<String>,
 }
 
@@ -84,6 +85,9 @@ pub struct FlowTimeouts {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawFlow {
+    /// The JSON Schema the file names for editors (`toolcall schema flow`): a string, not read.
+    #[serde(default, rename = "$schema")]
+    _schema: Option<String>,
     #[serde(default)]
     about: Option<String>,
     server: RawServer,
@@ -553,6 +557,16 @@ mod tests {
             panic!("syntax error expected, got {err}")
         };
         assert_eq!((line, column), (2, 12));
+    }
+
+    /// A flow may name its JSON Schema; the key changes nothing, and must be a string.
+    #[test]
+    fn a_schema_key_is_accepted() {
+        let text = r#"{"server": {"command": "node"}, "calls": [{"name": "t"}]}"#;
+        let named = text.replacen('{', r#"{"$schema": "../schemas/flow.schema.json", "#, 1);
+        assert_eq!(parse(&named).unwrap(), parse(text).unwrap());
+        let err = parse(&text.replacen('{', r#"{"$schema": 1, "#, 1)).unwrap_err();
+        assert!(err.to_string().contains("expected a string"), "{err}");
     }
 
     #[test]

@@ -74,8 +74,10 @@ mod errors;
 mod expect;
 mod flow;
 mod leftovers;
+mod outcome;
 mod replay;
 
 pub use errors::FlowError;
 pub use flow::{Call, EnvVars, Flow, FlowTimeouts, Server, StdioServer, Vars};
+pub use outcome::Outcome;
 pub use replay::{replay, replay_blocking, Failure, FailureKind, Options, Report, Step};

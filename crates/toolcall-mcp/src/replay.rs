@@ -166,7 +166,7 @@ pub struct Report {
 
 impl Report {
     /// The report of a replay of `flow` that has not started: no steps, no failure, no times.
-    fn before_start(flow: &Flow) -> Report {
+    pub(crate) fn before_start(flow: &Flow) -> Report {
         Report {
             flow: flow.path.clone(),
             steps: Vec::new(),
@@ -188,8 +188,19 @@ impl Report {
         self.failure.is_none()
     }
 
-    /// The summary line: `6 steps passed in 41 ms (start-up + initialize 12 ms, ...)`.
+    /// The summary line: `6 steps passed in 41 ms (start-up + initialize 12 ms, ...)`, or
+    /// `FAILED after 1 of 2 steps in 40 ms (...)`.
     pub fn summary(&self) -> String {
+        self.summary_with("FAILED")
+    }
+
+    /// The summary line of a replay that failed as its flow expects: `failed as expected after
+    /// 1 of 2 steps in 40 ms (...)`; [`Report::summary`] when every step passed.
+    pub fn summary_as_expected(&self) -> String {
+        self.summary_with("failed as expected")
+    }
+
+    fn summary_with(&self, failed: &str) -> String {
         let calls: Duration = self.steps.iter().map(|s| s.elapsed).sum();
         let timings = format!(
             "start-up + initialize {}, tools/list {}, calls {}",
@@ -204,7 +215,7 @@ impl Report {
                 ms(self.total)
             ),
             Some(_) => format!(
-                "FAILED after {} of {} steps in {} ({timings})",
+                "{failed} after {} of {} steps in {} ({timings})",
                 self.steps.len(),
                 self.planned,
                 ms(self.total)

@@ -32,6 +32,7 @@ pub enum Expect {
 /// | `format` | the provider format of the request and of recorded responses, when they should not be detected; Ollama's own `format` (`"json"` or a JSON Schema object, asking for structured output) is left to the request |
 /// | `parent_tools` | the planner's tools, when this agent is a sub-agent (any tools format) |
 /// | `expect` | `"any"` (default) or `"no_call"`: no tool fits, and any call is a finding |
+/// | `$schema` | the JSON Schema the file names for editors (`toolcall schema case` prints it); not read |
 #[derive(Clone, Debug, Default)]
 pub struct Case {
     /// What the case is about.
@@ -62,8 +63,14 @@ const OLLAMA_FORMATS: [&str; 2] = ["json", ""];
 impl Case {
     /// The keys of the case format itself, beside the provider's request keys. No provider
     /// accepts them, so whoever sends a case's body to a provider removes them; and a key one
-    /// edit away from one of them is a typo, reported rather than ignored.
-    pub const KEYS: [&'static str; 4] = ["about", "format", "parent_tools", "expect"];
+    /// edit away from one of them (but [`Case::SCHEMA_KEY`]) is a typo, reported rather than
+    /// ignored.
+    pub const KEYS: [&'static str; 5] = ["about", "format", "parent_tools", "expect", "$schema"];
+
+    /// `"$schema"`: the JSON Schema a case file may name for editors. Nothing reads its value,
+    /// so a misspelling of it changes nothing and is left alone (a provider's own key one edit
+    /// away, such as a top-level `schema`, is not taken for a typo).
+    pub const SCHEMA_KEY: &'static str = "$schema";
 
     /// A case with just a catalog: the bare membership check.
     pub fn from_catalog(catalog: Catalog) -> Case {
@@ -130,6 +137,7 @@ impl Case {
                 // The length check first: most keys are far longer or shorter than these.
                 .find(|k| {
                     **k != key
+                        && **k != Case::SCHEMA_KEY
                         && k.chars().count().abs_diff(key.chars().count()) <= 1
                         && (crate::suggest::edit_distance(k, key) <= 1 || swapped_pair(k, key))
                 })
@@ -324,5 +332,51 @@ mod tests {
         case["expectxy"] = json!(1);
         let case = Case::from_value(&case).expect("no case key misspelt");
         assert_eq!(case.format, None);
+    }
+
+    /// A case naming its JSON Schema reads as the same case without it; a key near `$schema`
+    /// (a provider's `schema`, a misspelling) is no error, since nothing reads the key; and
+    /// live mode sends the key to no provider.
+    #[test]
+    fn a_schema_key_is_read_by_no_one_and_sent_to_no_provider() {
+        let plain = ollama_request(Value::Null);
+        let mut named = plain.clone();
+        named["$schema"] = json!("../../schemas/case.schema.json");
+        let (a, b) = (
+            Case::from_value(&plain).expect("a case"),
+            Case::from_value(&named).expect("a case with $schema"),
+        );
+        assert_eq!(
+            (b.catalog.names().collect::<Vec<_>>(), b.format, b.system),
+            (a.catalog.names().collect::<Vec<_>>(), a.format, a.system)
+        );
+        for near in ["schema", "$schem", "$schemas"] {
+            let mut case = plain.clone();
+            case[near] = json!("x");
+            assert!(Case::from_value(&case).is_ok(), "{near}");
+        }
+        // Written in the target's shape, the case is sent as written, less the case's keys.
+        let tools: Value = serde_json::from_str(OLLAMA_TOOLS).expect("JSON");
+        let written = json!({
+            "$schema": "../../schemas/case.schema.json",
+            "about": "a Chat case",
+            "format": "openai-chat",
+            "messages": [{"role": "user", "content": "Weather in Oslo?"}],
+            "tools": tools,
+        });
+        let case = Case::from_value(&written).expect("a Chat case");
+        let settings = crate::RequestSettings {
+            model: "m".into(),
+            tool_choice: "auto".into(),
+            max_output_tokens: None,
+            temperature: None,
+        };
+        let body = Format::OpenaiChat
+            .request_body(&written, &case, &settings)
+            .expect("a Chat body");
+        assert_eq!(body["messages"], written["messages"], "sent as written");
+        for key in ["$schema", "about", "format"] {
+            assert!(body.get(key).is_none(), "{key} sent: {body:#}");
+        }
     }
 }

@@ -7,4 +7,5 @@ pub mod init;
 pub mod lint;
 pub mod rate;
 pub mod replay;
+pub mod schema;
 pub mod score;

@@ -1,15 +1,17 @@
 //! `toolcall replay`: replay scripted tool calls against a real MCP server.
 //!
 //! Prints one line per step, the failure line and the server's stderr tail on the first failure,
-//! and a summary with timings. Exit code 0 when every flow passed, 1 when one failed, 2 when a
-//! flow file is unreadable or invalid.
+//! and a summary with timings. A flow with `expected_failure` passes when the replay fails
+//! exactly so (`XFAIL <flow>: <the failure>`), and fails when it fails otherwise or passes
+//! (`FAIL <flow>: ...`, saying which). Exit code 0 when every flow passed, 1 when one failed, 2
+//! when a flow file is unreadable or invalid.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 use toolcall_score::escape_path;
 
-use toolcall_mcp::{replay_blocking, Flow, Options, Report};
+use toolcall_mcp::{replay_blocking, Flow, Options, Outcome, Report};
 
 use crate::output::{annotation, bad_input, in_github_actions, outln, FAIL};
 
@@ -65,8 +67,9 @@ pub fn run(args: &Args) -> ExitCode {
             outln!("replay {}", escape_path(&flow.path));
         }
         let report = replay_blocking(flow, &options, &mut |step| outln!("{step}"));
-        print_end(&report);
-        failed |= !report.passed();
+        let outcome = Outcome::of(flow, &report);
+        print_end(&report, &outcome);
+        failed |= !outcome.is_pass();
     }
     if failed {
         ExitCode::from(FAIL)
@@ -75,7 +78,13 @@ pub fn run(args: &Args) -> ExitCode {
     }
 }
 
-fn print_end(report: &Report) {
+fn print_end(report: &Report, outcome: &Outcome) {
+    let flow = escape_path(&report.flow).to_string();
+    if let Outcome::FailedAsExpected(failure) = outcome {
+        outln!("{}", report.summary_as_expected());
+        outln!("XFAIL {flow}: {failure}");
+        return;
+    }
     if let Some(failure) = &report.failure {
         outln!("{failure}");
         if !report.stderr_tail.is_empty() {
@@ -88,17 +97,17 @@ fn print_end(report: &Report) {
                 outln!("  | {}", toolcall_score::escape(line));
             }
         }
-        if in_github_actions() {
-            outln!(
-                "{}",
-                annotation(
-                    &escape_path(&report.flow).to_string(),
-                    None,
-                    "toolcall replay",
-                    &failure.to_string()
-                )
-            );
-        }
     }
     outln!("{}", report.summary());
+    let failure = match outcome {
+        Outcome::Passed | Outcome::FailedAsExpected(_) => return,
+        Outcome::Failed(failure) => failure.to_string(),
+        Outcome::FailedDifferently { .. } | Outcome::PassedUnexpectedly { .. } => {
+            outln!("FAIL {flow}: {outcome}");
+            outcome.to_string()
+        }
+    };
+    if in_github_actions() {
+        outln!("{}", annotation(&flow, None, "toolcall replay", &failure));
+    }
 }

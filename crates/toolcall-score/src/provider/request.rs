@@ -2,8 +2,8 @@
 //! (its `Wire::request`) shares.
 //!
 //! A case already written in the target provider's shape is sent as written (its own keys —
-//! `about`, `format`, `parent_tools`, `expect` — removed, the model set), so nothing the author
-//! put in it is lost. A case in another shape is rebuilt from the parsed model: system prompt,
+//! `about`, `format`, `parent_tools`, `expect`, `$schema` — removed, the model set), so nothing
+//! the author put in it is lost. A case in another shape is rebuilt from the parsed model: system prompt,
 //! tools, and the transcript's text, calls and results. Building a body is pure: sending it is
 //! the caller's (`toolcall-rate`'s live transports).
 
