@@ -499,6 +499,16 @@ fn init_in_a_cargo_package_adds_the_test_target_once() {
     assert!(std::fs::read_to_string(root.join("tests/toolcall.rs"))
         .unwrap()
         .contains("toolcall_harness::Harness::new()"));
+    // The same override as this repository's own nextest config, whose effect the harness's
+    // nextest tier checks.
+    let nextest = std::fs::read_to_string(root.join(".config/nextest.toml")).unwrap();
+    let ours = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.config/nextest.toml"),
+    )
+    .unwrap();
+    let block = "[[profile.default.overrides]]\nfilter = \"binary(toolcall)\"\n\
+                 success-output = \"immediate\"\njunit.store-success-output = true\n";
+    assert!(nextest.contains(block) && ours.contains(block), "{nextest}");
     assert!(
         std::fs::read_to_string(root.join(".github/workflows/toolcall.yml"))
             .unwrap()

@@ -46,6 +46,20 @@ fn main() -> std::process::ExitCode {
 }
 ";
 
+const NEXTEST_CONFIG: &str = "\
+# cargo-nextest settings for the toolcall gate (tests/toolcall.rs).
+# A known failure passes, and nextest shows it as PASS: the gate prints an `XFAIL ...` line for
+# it, which this shows as the test passes and keeps in the JUnit report
+# (`cargo nextest run --profile ci` writes target/nextest/ci/junit.xml).
+[[profile.default.overrides]]
+filter = \"binary(toolcall)\"
+success-output = \"immediate\"
+junit.store-success-output = true
+
+[profile.ci.junit]
+path = \"junit.xml\"
+";
+
 // The workflows are the templates of examples/workflows/, as README documents them.
 const WORKFLOW_CARGO: &str = include_str!("../../../../examples/workflows/toolcall-gate-cargo.yml");
 const WORKFLOW_ACTION: &str = include_str!("../../../../examples/workflows/toolcall-gate.yml");
@@ -119,6 +133,11 @@ pub fn run(args: &Args) -> ExitCode {
             text: TEST_FILE.to_owned(),
             what: "the test target: one test per case and agent",
         });
+        planned.push(Planned {
+            path: dir.join(".config/nextest.toml"),
+            text: NEXTEST_CONFIG.to_owned(),
+            what: "under cargo nextest, known failures say XFAIL, in JUnit too",
+        });
     }
     planned.push(Planned {
         path: dir.join(".github/workflows/toolcall.yml"),
@@ -145,6 +164,17 @@ pub fn run(args: &Args) -> ExitCode {
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 outln!("kept    {shown}  (it exists; not overwritten)");
+                if file.text == NEXTEST_CONFIG {
+                    outln!(
+                        "        to see known failures under nextest, add to it:\n{}",
+                        NEXTEST_CONFIG
+                            .lines()
+                            .filter(|l| !l.starts_with('#'))
+                            .map(|l| format!("          {l}"))
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    );
+                }
             }
             Err(e) => {
                 eprintln!("error: {}: cannot write: {e}", escape_path(&file.path));
