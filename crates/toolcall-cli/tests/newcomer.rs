@@ -8,8 +8,6 @@
 //! Feature `newcomer-tier` (it compiles toolcall-harness into a new crate, about a minute the
 //! first time); `scripts/test` runs it. The build shares `target/newcomer` across runs.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -40,6 +38,7 @@ fn the_first_gate_as_the_readme_tells_it() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let repo = repo.canonicalize().unwrap();
     let readme = std::fs::read_to_string(repo.join("README.md")).unwrap();
+    let workspace = std::fs::read_to_string(repo.join("Cargo.toml")).unwrap();
     let steps = commands(&readme, "## Your first gate");
     assert!(
         steps.len() >= 8 && steps[0].0 == "toolcall init",
@@ -52,7 +51,11 @@ fn the_first_gate_as_the_readme_tells_it() {
         "{steps:?}"
     );
 
-    let scratch = support::scratch("newcomer", "first-gate");
+    // Outside this workspace's folder: `cargo new` inside it would add the crate to the
+    // workspace's members, which is not the newcomer's situation.
+    let scratch = std::env::temp_dir().join(format!("toolcall-newcomer-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).unwrap();
     let status = Command::new("cargo")
         .args(["new", "--vcs", "none", "--quiet", "agent"])
         .current_dir(&scratch)
@@ -105,4 +108,10 @@ fn the_first_gate_as_the_readme_tells_it() {
             None => assert!(out.status.success(), "`{command}` failed:\n{text}"),
         }
     }
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert_eq!(
+        std::fs::read_to_string(repo.join("Cargo.toml")).unwrap(),
+        workspace,
+        "the newcomer's crate must not join this workspace"
+    );
 }
