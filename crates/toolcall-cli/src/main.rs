@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand};
 
 mod cmd;
 mod output;
+mod outputs;
 
 /// Gate CI on tool-call correctness: every tool call must name a tool defined in the request.
 #[derive(Debug, Parser)]

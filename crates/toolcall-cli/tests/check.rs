@@ -15,6 +15,19 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// `toolcall check --root ROOT ARGS…`, outside GitHub Actions: the exit code and stdout.
+fn check_with(root: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .arg("check")
+        .arg("--root")
+        .arg(root)
+        .args(args)
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    (out.status.code(), String::from_utf8(out.stdout).unwrap())
+}
+
 fn check(root: &Path, github: bool) -> (Option<i32>, String) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_toolcall"));
     command.arg("check").arg("--root").arg(root);
@@ -588,4 +601,199 @@ fn schema_keys_change_no_result_and_survive_a_baseline_rewrite() {
         assert_eq!(std::fs::read_to_string(path).unwrap(), expected);
     }
     assert_eq!(check(&root, false), (Some(0), plain));
+}
+
+/// Every element of `doc` (HTML as `toolcall` writes it, or XML) closed in order; `<style>` and
+/// `<script>` content read raw. Returns how many elements it saw.
+fn well_formed(doc: &str) -> Result<usize, String> {
+    const VOID: [&str; 5] = ["meta", "br", "hr", "img", "input"];
+    let mut stack: Vec<String> = Vec::new();
+    let mut rest = doc;
+    let mut count = 0;
+    while let Some(at) = rest.find('<') {
+        rest = &rest[at + 1..];
+        let end = rest.find('>').ok_or("a tag is not closed")?;
+        let tag = &rest[..end];
+        rest = &rest[end + 1..];
+        if tag.starts_with('!') || tag.starts_with('?') {
+            continue;
+        }
+        if let Some(name) = tag.strip_prefix('/') {
+            match stack.pop() {
+                Some(open) if open == name.trim() => continue,
+                other => return Err(format!("</{name}> closes {other:?}")),
+            }
+        }
+        let name: String = tag
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
+        if name.is_empty() {
+            return Err(format!("not a tag: <{tag}>"));
+        }
+        count += 1;
+        if tag.ends_with('/') || VOID.contains(&name.as_str()) {
+            continue;
+        }
+        if name == "style" || name == "script" {
+            let close = format!("</{name}>");
+            let end = rest.find(&close).ok_or(format!("{close} missing"))?;
+            rest = &rest[end + close.len()..];
+            continue;
+        }
+        stack.push(name);
+    }
+    if stack.is_empty() {
+        Ok(count)
+    } else {
+        Err(format!("never closed: {stack:?}"))
+    }
+}
+
+/// A tree whose model wrote everything a page must not run or be restyled by: a tool name that
+/// closes the script, an agent folder that is an image with an onerror, a bidi override.
+fn hostile_tree(test: &str) -> PathBuf {
+    let root = support::scratch("check", test);
+    copy_dir(&fixture("green"), &root);
+    let evil =
+        "</script><img src=x onerror=\"document.documentElement.setAttribute('data-pwned','1')\">";
+    let agent = root.join("recorded/<img src=x onerror=alert(1)>\u{202e}");
+    std::fs::rename(root.join("recorded/claude"), &agent).unwrap();
+    std::fs::rename(
+        root.join("baselines/claude.json"),
+        root.join("baselines/gone.json"),
+    )
+    .unwrap();
+    let recording = agent.join("billing/invented.json");
+    let text = std::fs::read_to_string(&recording)
+        .unwrap()
+        .replace("get_invoices", evil.replace('"', "\\\"").as_str());
+    std::fs::write(&recording, text).unwrap();
+    root
+}
+
+/// `--html` writes one self-contained page drawn from what `--json` prints: well-formed, no
+/// URL of any kind, a Content-Security-Policy that forbids every fetch, one section per result
+/// with its outcome, and model text escaped so it can neither run nor restyle anything.
+#[test]
+fn the_html_report_is_self_contained_escaped_and_says_what_json_says() {
+    let root = hostile_tree("html-hostile");
+    let page = root.join("out/report.html");
+    let json = root.join("out/report.json");
+    let (code, _) = check_with(
+        &root,
+        &[
+            "--html",
+            page.to_str().unwrap(),
+            "--json-out",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, Some(1));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let run: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    well_formed(&html).unwrap_or_else(|e| panic!("{e}"));
+    for forbidden in ["http://", "https://", "@import", "url("] {
+        assert!(!html.contains(forbidden), "the page holds {forbidden:?}");
+    }
+    // Model text is escaped, so every `<` starts one of the page's own tags: none loads
+    // anything, and every link stays on the page.
+    for tag in html
+        .split('<')
+        .skip(1)
+        .map(|t| t.split('>').next().unwrap_or_default())
+    {
+        let name = tag.split_whitespace().next().unwrap_or_default();
+        assert!(
+            !["img", "link", "iframe", "object", "embed", "audio", "video", "base"].contains(&name),
+            "<{tag}>"
+        );
+        // Attribute names only: a quoted value is inert text (its `<` and `"` are escaped).
+        let names: String = tag.split('"').step_by(2).collect();
+        assert!(
+            !names.contains(" src=") && !names.contains(" on"),
+            "<{tag}>"
+        );
+        if let Some((_, href)) = tag.split_once(" href=\"") {
+            assert!(href.starts_with('#'), "<{tag}>");
+        }
+    }
+    assert!(
+        html.contains("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';")
+    );
+    assert_eq!(
+        html.matches("<script").count(),
+        1,
+        "only the page's own script"
+    );
+    assert!(
+        !html.contains('\u{202e}'),
+        "a bidi override is shown, not obeyed"
+    );
+    assert!(html.contains("\\u{202e}"));
+    assert!(
+        html.contains("&lt;/script&gt;&lt;img src=x onerror="),
+        "the name shows as text"
+    );
+    // One section per result, each with the outcome the JSON gives it.
+    let results: Vec<&Value> = run["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|a| a["results"].as_array().unwrap())
+        .collect();
+    assert_eq!(
+        html.matches("<details class=\"result ").count(),
+        results.len()
+    );
+    for outcome in [
+        "pass",
+        "expected_failure",
+        "failure",
+        "changed",
+        "now_passes",
+        "error",
+    ] {
+        let want = results.iter().filter(|r| r["outcome"] == outcome).count();
+        assert_eq!(
+            html.matches(&format!("data-outcome=\"{outcome}\"")).count(),
+            want,
+            "{outcome}"
+        );
+    }
+    // The offending call is marked in its case's timeline.
+    assert!(html.contains("<div class=\"call offending\""));
+}
+
+/// `--junit` writes JUnit XML whose counts are the JSON's: a known failure is skipped (type
+/// xfail), a new failure a failure, a pass a bare testcase.
+#[test]
+fn the_junit_report_counts_as_the_json_does() {
+    let root = support::scratch("check", "junit");
+    copy_dir(&fixture("red"), &root);
+    let junit = root.join("junit.xml");
+    let (code, _) = check_with(&root, &["--junit", junit.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    well_formed(&xml).unwrap_or_else(|e| panic!("{e}"));
+    let (_, json) = check_with(&root, &["--json"]);
+    let run: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(run["toolcall"], 1);
+    assert_eq!(run["command"], "check");
+    assert_eq!(run["ok"], false);
+    let results: Vec<&Value> = run["agents"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect();
+    let xfail = results
+        .iter()
+        .filter(|r| r["outcome"] == "expected_failure")
+        .count();
+    assert_eq!(xml.matches("<skipped type=\"xfail\"").count(), xfail);
+    assert!(xml.contains(
+        "<testcase name=\"claude::billing/new-failure\" classname=\"claude\">\n      <failure type=\"failure\""
+    ), "{xml}");
+    // suite + [baseline] + [coverage] + one per result.
+    assert_eq!(xml.matches("<testcase ").count(), 3 + results.len());
 }

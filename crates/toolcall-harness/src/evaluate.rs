@@ -61,10 +61,12 @@ impl Outcome {
 }
 
 /// The verdict on one recorded response.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Sample {
     /// The line of a `.jsonl` recording it came from; `None` for a `.json` recording.
     pub line: Option<usize>,
+    /// The response as read: its calls, text and stop reason (what a report draws).
+    pub response: Response,
     /// What the scorer said.
     pub verdict: Verdict,
 }
@@ -262,6 +264,7 @@ pub(crate) fn evaluate(
         .map(|(line, response)| Sample {
             line,
             verdict: scorer.score(&response),
+            response,
         })
         .collect();
     report.drift = toolcall_score::lint(&case);

@@ -55,6 +55,11 @@ pub struct Args {
     /// failing cases are accepted as known, passing ones leave, notes are kept.
     #[arg(long)]
     pub write_baselines: bool,
+    /// Print the run as JSON instead of the text report (the shape README documents).
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub files: crate::outputs::Files,
 }
 
 /// Runs `toolcall check`: exit 0 when every result is expected, 1 otherwise.
@@ -66,6 +71,23 @@ pub fn run(args: &Args) -> ExitCode {
         }
     }
     let report = Report::build(&config);
+    if args.json || args.files.any() {
+        let model = crate::outputs::model::CheckRun::of(&report, &config);
+        let run = match crate::outputs::value("check", report.is_ok(), &model) {
+            Ok(run) => run,
+            Err(e) => return crate::output::bad_input(&e),
+        };
+        if let Err(e) = args.files.write(&run) {
+            return crate::output::bad_input(&e);
+        }
+        if args.json {
+            write_stdout(format_args!(
+                "{}",
+                crate::outputs::Output::Json.render(&run)
+            ));
+            return ExitCode::from(if report.is_ok() { PASS } else { FAIL });
+        }
+    }
     write_stdout(format_args!("{}", render(&report, &config)));
     if in_github_actions() {
         for line in annotations(&report) {

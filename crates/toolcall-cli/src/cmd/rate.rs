@@ -97,9 +97,8 @@ pub struct Args {
     /// Print the report as JSON (the stable shape documented in toolcall_rate::Report).
     #[arg(long)]
     pub json: bool,
-    /// Also write the JSON report to this file.
-    #[arg(long, value_name = "FILE")]
-    pub json_out: Option<PathBuf>,
+    #[command(flatten)]
+    pub files: crate::outputs::Files,
     /// No progress output on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -112,15 +111,13 @@ pub fn run(args: &Args) -> ExitCode {
             return output::bad_input(&format!("--max-rate {rate}: expected a rate from 0 to 1"));
         }
     }
-    if let Some(out) = &args.json_out {
-        if let Some(input) = args.logs.iter().find(|log| same_file(log, out)) {
-            return output::bad_input(&format!(
-                "--json-out {} is the input log {}: it would be overwritten; write the report \
-                 elsewhere",
-                escape_path(out),
-                escape_path(input)
-            ));
-        }
+    let inputs: Vec<&Path> = args.logs.iter().map(PathBuf::as_path).collect();
+    if let Some((output, path)) = args.files.clobbers(&inputs) {
+        return output::bad_input(&format!(
+            "{} {} is an input log: it would be overwritten; write the report elsewhere",
+            output.flag(),
+            escape_path(&path)
+        ));
     }
     let gate = Gate {
         max_unknown: args.max_unknown,
@@ -161,21 +158,22 @@ pub fn run(args: &Args) -> ExitCode {
             &"nothing to rate: give JSONL logs, --recorded recorded/<agent>, or --live PROVIDER",
         );
     };
-    let json = match toolcall_score::to_json_pretty(&report) {
-        Ok(json) => json,
+    let run = match crate::outputs::value("rate", report.passed(), &report) {
+        Ok(run) => run,
         Err(e) => return output::bad_input(&e),
     };
     if args.json {
-        output::outln!("{json}");
+        output::write_stdout(format_args!(
+            "{}",
+            crate::outputs::Output::Json.render(&run)
+        ));
     } else {
         output::outln!("{report}");
     }
     // After the report is printed, so a file that cannot be written costs nothing of it; its
     // folder is made when missing, and a half-written report is never left.
-    if let Some(path) = &args.json_out {
-        if let Err(e) = toolcall_fs::write_atomic(path, format!("{json}\n").as_bytes()) {
-            return output::bad_input(&format!("{}: cannot write: {e}", escape_path(path)));
-        }
+    if let Err(e) = args.files.write(&run) {
+        return output::bad_input(&e);
     }
     if output::in_github_actions() && !report.passed() {
         for d in &report.distinct {
@@ -284,12 +282,4 @@ fn live_report(args: &Args, provider: Provider, gate: Gate) -> Result<(Report, b
         tokens: run.tokens,
     });
     Ok((report, failed))
-}
-
-/// Whether `a` and `b` name the same existing file (through links and `..` alike).
-fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
 }

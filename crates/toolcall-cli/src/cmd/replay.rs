@@ -30,6 +30,11 @@ pub struct Args {
     /// The longest single message accepted from a stdio server, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 4 * 1024 * 1024)]
     pub max_message_bytes: usize,
+    /// Print the run as JSON instead of the step lines (the shape README documents).
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub files: crate::outputs::Files,
 }
 
 fn seconds(flag: &str, secs: f64) -> Result<Duration, String> {
@@ -61,15 +66,47 @@ pub fn run(args: &Args) -> ExitCode {
             Err(e) => return bad_input(&e),
         }
     }
+    let inputs: Vec<&std::path::Path> = args.flows.iter().map(PathBuf::as_path).collect();
+    if let Some((output, path)) = args.files.clobbers(&inputs) {
+        return bad_input(&format!(
+            "{} {} is a flow file: it would be overwritten; write the report elsewhere",
+            output.flag(),
+            escape_path(&path)
+        ));
+    }
     let mut failed = false;
+    let mut runs = Vec::with_capacity(flows.len());
     for flow in &flows {
-        if flows.len() > 1 {
+        if flows.len() > 1 && !args.json {
             outln!("replay {}", escape_path(&flow.path));
         }
-        let report = replay_blocking(flow, &options, &mut |step| outln!("{step}"));
+        let report = replay_blocking(flow, &options, &mut |step| {
+            if !args.json {
+                outln!("{step}")
+            }
+        });
         let outcome = Outcome::of(flow, &report);
-        print_end(&report, &outcome);
+        if !args.json {
+            print_end(&report, &outcome);
+        }
         failed |= !outcome.is_pass();
+        runs.push(crate::outputs::model::FlowRun::of(flow, &report, &outcome));
+    }
+    if args.json || args.files.any() {
+        let model = crate::outputs::model::ReplayRun { flows: runs };
+        let run = match crate::outputs::value("replay", !failed, &model) {
+            Ok(run) => run,
+            Err(e) => return bad_input(&e),
+        };
+        if args.json {
+            crate::output::write_stdout(format_args!(
+                "{}",
+                crate::outputs::Output::Json.render(&run)
+            ));
+        }
+        if let Err(e) = args.files.write(&run) {
+            return bad_input(&e);
+        }
     }
     if failed {
         ExitCode::from(FAIL)

@@ -1,0 +1,782 @@
+//! One self-contained HTML page per run, drawn from the run's JSON.
+//!
+//! A failing tool-call test is a conversation, so each case is drawn as its timeline: the
+//! request (system prompt and catalog, folded), the transcript's turns with every call and the
+//! result that answered it (joined by id), and the recorded response at the end, the offending
+//! call marked with its rule, cause and suggestions. `rate` draws its names and a chart of
+//! unknown names per cause; `replay` each flow's steps and the failure.
+//!
+//! The page must be safe to open from a CI artifact whatever the model wrote:
+//! - every piece of text from input is escaped here ([`text`]): HTML's five characters, and the
+//!   characters no terminal should see raw ([`toolcall_score::is_invisible`]: controls,
+//!   bidirectional overrides, zero-width) written as `\u{202e}`, so they cannot reorder or hide
+//!   anything;
+//! - all style and script are inline and constant, allowed by their hashes in a
+//!   Content-Security-Policy whose `default-src 'none'` forbids every fetch, image, font, frame
+//!   and connection; the page references no URL at all;
+//! - it reads with JavaScript off: folding is `<details>`, and the script only adds the
+//!   filters (agent, outcome, cause) and opens the case an anchor points at.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use base64::Engine as _;
+use serde_json::Value;
+use sha2::Digest as _;
+
+const STYLE: &str = include_str!("html/style.css");
+const SCRIPT: &str = include_str!("html/script.js");
+
+/// The page for `run`.
+pub fn render(run: &Value) -> String {
+    let command = str_of(&run["command"]);
+    let ok = run["ok"].as_bool().unwrap_or(false);
+    let mut body = String::new();
+    match command {
+        "check" => check(&mut body, run),
+        "rate" => rate(&mut body, run),
+        "replay" => replay(&mut body, run),
+        _ => {}
+    }
+    let mut page = String::with_capacity(body.len() + STYLE.len() + SCRIPT.len() + 1024);
+    let _ = write!(
+        page,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n\
+         <meta name=\"referrer\" content=\"no-referrer\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>toolcall {}: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
+         <header class=\"{}\"><h1>toolcall {}</h1><p class=\"verdict\">{}</p></header>\n\
+         <main>\n{body}</main>\n<script>{SCRIPT}</script>\n</body>\n</html>\n",
+        content_security_policy(),
+        text(command),
+        if ok { "ok" } else { "FAILED" },
+        if ok { "ok" } else { "failed" },
+        text(command),
+        if ok {
+            "ok: every result is expected"
+        } else {
+            "FAILED: unexpected results below"
+        },
+    );
+    page
+}
+
+/// Nothing but the page's own inline style and script, by hash; no source of any kind.
+pub fn content_security_policy() -> String {
+    let hash = |s: &str| {
+        base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(s.as_bytes()))
+    };
+    format!(
+        "default-src 'none'; style-src 'sha256-{}'; script-src 'sha256-{}'; img-src 'none'; \
+         connect-src 'none'; font-src 'none'; frame-src 'none'; form-action 'none'; \
+         base-uri 'none'",
+        hash(STYLE),
+        hash(SCRIPT)
+    )
+}
+
+/// Text from input, safe inside an element or a quoted attribute.
+pub fn text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\n' | '\t' => out.push(c),
+            c if toolcall_score::is_invisible(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A stable anchor for a string: letters, digits, `-` and `_` kept, anything else as `.xx`
+/// (its UTF-8 bytes in hex), so two names never share one.
+pub fn anchor(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, ".{b:02x}");
+        }
+    }
+    out
+}
+
+fn str_of(v: &Value) -> &str {
+    v.as_str().unwrap_or_default()
+}
+
+fn items(v: &Value) -> impl Iterator<Item = &Value> {
+    v.as_array().into_iter().flatten()
+}
+
+/// JSON, indented, as text.
+fn json(v: &Value) -> String {
+    text(&serde_json::to_string_pretty(v).unwrap_or_default())
+}
+
+fn outcome_label(outcome: &str) -> &str {
+    match outcome {
+        "pass" => "pass",
+        "expected_failure" => "expected failure",
+        "failure" => "new failure",
+        "changed" => "changed fingerprint",
+        "now_passes" => "now passes",
+        "error" => "error",
+        other => other,
+    }
+}
+
+// ---- check -----------------------------------------------------------------------------------
+
+fn check(out: &mut String, run: &Value) {
+    let agents: Vec<&Value> = items(&run["agents"]).collect();
+    for problem in items(&run["problems"]) {
+        let _ = writeln!(out, "<p class=\"problem\">{}</p>", text(str_of(problem)));
+    }
+    for note in items(&run["skipped"]) {
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", text(str_of(note)));
+    }
+    // The summary per agent, as `toolcall check` prints it.
+    out.push_str(
+        "<section class=\"summary\"><h2>Agents</h2>\n<table><thead><tr><th>agent</th>\
+         <th>responses</th><th>pass</th><th>expected failure</th><th>failure</th></tr></thead>\
+         <tbody>\n",
+    );
+    for agent in &agents {
+        let counts = &agent["counts"];
+        let _ = writeln!(
+            out,
+            "<tr data-agent=\"{}\"><td>{}</td><td>{}</td><td class=\"n\">{}</td>\
+             <td class=\"n\">{}</td><td class=\"n{}\">{}</td></tr>",
+            text(str_of(&agent["name"])),
+            text(str_of(&agent["name"])),
+            if agent["example"].as_bool() == Some(true) {
+                "example"
+            } else {
+                "recorded"
+            },
+            counts["pass"],
+            counts["expected_failure"],
+            if counts["failure"].as_u64().unwrap_or(0) > 0 {
+                " bad"
+            } else {
+                ""
+            },
+            counts["failure"]
+        );
+    }
+    out.push_str("</tbody></table>\n");
+    let with_names = agents
+        .iter()
+        .filter(|a| a["unknown_names"].as_array().is_some_and(|n| !n.is_empty()))
+        .count();
+    if with_names > 0 {
+        let _ = writeln!(
+            out,
+            "<details class=\"names\" open><summary>Distinct unknown tool names, {with_names} agent(s)</summary>\
+             <div class=\"grid\">"
+        );
+    }
+    for agent in &agents {
+        let names: Vec<&Value> = items(&agent["unknown_names"]).collect();
+        if names.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "<div><h3>{}: {} distinct unknown tool name(s)</h3>\n<table class=\"names\"><thead><tr>\
+             <th>count</th><th>name</th><th>cause</th></tr></thead><tbody>",
+            text(str_of(&agent["name"])),
+            names.len()
+        );
+        for name in names {
+            let _ = writeln!(
+                out,
+                "<tr><td class=\"n\">{}</td><td><code>{}</code></td><td>{}</td></tr>",
+                name["count"],
+                text(str_of(&name["name"])),
+                text(name["cause"].as_str().unwrap_or("-"))
+            );
+        }
+        out.push_str("</tbody></table></div>\n");
+    }
+    if with_names > 0 {
+        out.push_str("</div></details>\n");
+    }
+    out.push_str("</section>\n");
+
+    // The filters: drawn hidden, shown by the script (they need it to work).
+    let mut outcomes = BTreeSet::new();
+    let mut causes = BTreeSet::new();
+    for agent in &agents {
+        for result in items(&agent["results"]) {
+            outcomes.insert(str_of(&result["outcome"]).to_owned());
+            causes.extend(result_causes(result));
+        }
+    }
+    out.push_str("<nav id=\"filters\" hidden><label>agent <select name=\"agent\"><option value=\"\">all</option>");
+    for agent in &agents {
+        let name = text(str_of(&agent["name"]));
+        let _ = write!(out, "<option value=\"{name}\">{name}</option>");
+    }
+    out.push_str(
+        "</select></label> <label>outcome <select name=\"outcome\"><option value=\"\">all</option>",
+    );
+    for outcome in &outcomes {
+        let _ = write!(
+            out,
+            "<option value=\"{}\">{}</option>",
+            text(outcome),
+            text(outcome_label(outcome))
+        );
+    }
+    out.push_str(
+        "</select></label> <label>cause <select name=\"cause\"><option value=\"\">all</option>",
+    );
+    for cause in &causes {
+        let cause = text(cause);
+        let _ = write!(out, "<option value=\"{cause}\">{cause}</option>");
+    }
+    out.push_str("</select></label> <output id=\"shown\"></output></nav>\n");
+
+    out.push_str("<section class=\"results\"><h2>Cases</h2>\n");
+    for agent in &agents {
+        let agent_name = str_of(&agent["name"]);
+        for problem in items(&agent["coverage"]).chain(items(&agent["baseline_problems"])) {
+            let _ = writeln!(
+                out,
+                "<p class=\"problem\" data-agent=\"{}\">{}</p>",
+                text(agent_name),
+                text(str_of(problem))
+            );
+        }
+        // What needs attention first, in case order within each group.
+        let mut results: Vec<&Value> = items(&agent["results"]).collect();
+        results.sort_by_key(|r| matches!(str_of(&r["outcome"]), "pass" | "expected_failure"));
+        for result in results {
+            let case = &run["cases"][str_of(&result["case"])];
+            case_result(out, agent_name, result, case);
+        }
+    }
+    out.push_str("</section>\n");
+}
+
+/// The causes of a result's unknown names, for the cause filter.
+fn result_causes(result: &Value) -> BTreeSet<String> {
+    items(&result["samples"])
+        .flat_map(|s| items(&s["verdict"]["findings"]))
+        .filter_map(|f| f["cause"].as_str())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn case_result(out: &mut String, agent: &str, result: &Value, case: &Value) {
+    let id = str_of(&result["case"]);
+    let outcome = str_of(&result["outcome"]);
+    let causes: Vec<String> = result_causes(result).into_iter().collect();
+    let failing = !matches!(outcome, "pass" | "expected_failure");
+    let _ = writeln!(
+        out,
+        "<details class=\"result {outcome}\" id=\"r-{}--{}\" data-agent=\"{}\" data-outcome=\"{outcome}\" \
+         data-causes=\"{}\"{}>",
+        anchor(agent),
+        anchor(id),
+        text(agent),
+        text(&causes.join(" ")),
+        if failing { " open" } else { "" }
+    );
+    let _ = writeln!(
+        out,
+        "<summary><span class=\"badge {outcome}\">{}</span> <b>{}</b> <span class=\"agent\">{}</span>{}</summary>",
+        text(outcome_label(outcome)),
+        text(id),
+        text(agent),
+        if result["fingerprint"].as_array().is_some_and(|f| !f.is_empty()) {
+            format!(
+                " <span class=\"fingerprint\">{}</span>",
+                text(&fingerprint(&result["fingerprint"]))
+            )
+        } else {
+            String::new()
+        }
+    );
+    if let Some(about) = case["about"].as_str() {
+        let _ = writeln!(out, "<p class=\"about\">{}</p>", text(about));
+    }
+    let _ = writeln!(
+        out,
+        "<p class=\"files\">case <code>{}</code> · recording <code>{}</code> · <a href=\"#r-{}--{}\">link</a></p>",
+        text(str_of(&case["file"])),
+        text(str_of(&result["recording"])),
+        anchor(agent),
+        anchor(id)
+    );
+    if let Some(error) = case["error"].as_str() {
+        let _ = writeln!(out, "<p class=\"problem\">{}</p>", text(error));
+    }
+    // A baseline change: the old and new fingerprint side by side, and the command that takes it.
+    if matches!(outcome, "failure" | "changed" | "now_passes") {
+        let old = result["baseline"]
+            .as_array()
+            .map(|_| fingerprint_lines(&result["baseline"]))
+            .unwrap_or_else(|| "(not listed)".into());
+        let new = if outcome == "now_passes" {
+            "(passes)".to_owned()
+        } else {
+            fingerprint_lines(&result["fingerprint"])
+        };
+        let _ = writeln!(
+            out,
+            "<div class=\"baseline\"><table><thead><tr><th>baseline</th><th>now</th></tr></thead>\
+             <tbody><tr><td><pre>{}</pre></td><td><pre>{}</pre></td></tr></tbody></table>",
+            text(&old),
+            text(&new)
+        );
+        if let Some(accept) = result["accept"].as_str() {
+            let _ = writeln!(
+                out,
+                "<p>to accept it: <code class=\"command\">{}</code></p>",
+                text(accept)
+            );
+        }
+        out.push_str("</div>\n");
+    }
+    if outcome == "error" {
+        let _ = writeln!(
+            out,
+            "<pre class=\"message\">{}</pre>",
+            text(str_of(&result["message"]))
+        );
+    }
+    request(out, case, &causes);
+    timeline(out, case, result);
+    out.push_str("</details>\n");
+}
+
+fn fingerprint(entries: &Value) -> String {
+    items(entries).map(str_of).collect::<Vec<_>>().join(", ")
+}
+
+fn fingerprint_lines(entries: &Value) -> String {
+    items(entries).map(str_of).collect::<Vec<_>>().join("\n")
+}
+
+/// The request, folded: system prompt, catalog, and for a sub-agent the planner's tools it was
+/// not handed (what a `subset` cause is about).
+fn request(out: &mut String, case: &Value, causes: &[String]) {
+    let tools: Vec<&Value> = items(&case["tools"]).collect();
+    let _ = writeln!(
+        out,
+        "<details class=\"request\"{}><summary>System prompt and catalog ({} tool(s))</summary>",
+        if causes.iter().any(|c| c == "subset" || c == "namespace") {
+            " open"
+        } else {
+            ""
+        },
+        tools.len()
+    );
+    let system = str_of(&case["system"]);
+    if !system.is_empty() {
+        let _ = writeln!(out, "<pre class=\"system\">{}</pre>", text(system));
+    }
+    out.push_str("<ul class=\"catalog\">");
+    for tool in &tools {
+        let _ = write!(
+            out,
+            "<li><code>{}</code> {}</li>",
+            text(str_of(&tool["name"])),
+            text(str_of(&tool["description"]))
+        );
+    }
+    out.push_str("</ul>\n");
+    if let Some(parent) = case["parent_tools"].as_array() {
+        let defined: BTreeSet<&str> = tools.iter().map(|t| str_of(&t["name"])).collect();
+        let withheld: Vec<&str> = parent
+            .iter()
+            .map(str_of)
+            .filter(|n| !defined.contains(n))
+            .collect();
+        let _ = writeln!(
+            out,
+            "<p class=\"diff\">the planner has {} tool(s); this agent was handed {}; not handed: {}</p>",
+            parent.len(),
+            tools.len(),
+            withheld
+                .iter()
+                .map(|n| format!("<code class=\"removed\">{}</code>", text(n)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
+    for drift in items(&case["drift"]) {
+        let _ = writeln!(
+            out,
+            "<p class=\"drift\">drift: <code class=\"offending\">{}</code> is not defined, but {} says: \
+             “{}”{}</p>",
+            text(str_of(&drift["name"])),
+            text(str_of(&drift["source"])),
+            text(str_of(&drift["context"])),
+            suggestions(&drift["suggestions"])
+        );
+    }
+    out.push_str("</details>\n");
+}
+
+fn suggestions(list: &Value) -> String {
+    let names: Vec<String> = items(list)
+        .map(|n| format!("<code>{}</code>", text(str_of(n))))
+        .collect();
+    if names.is_empty() {
+        String::new()
+    } else {
+        format!("; did you mean {}?", names.join(" or "))
+    }
+}
+
+/// The transcript's turns, then each recorded response, with findings where they happen.
+fn timeline(out: &mut String, case: &Value, result: &Value) {
+    let samples: Vec<&Value> = items(&result["samples"]).collect();
+    let findings: Vec<&Value> = samples
+        .iter()
+        .flat_map(|s| items(&s["verdict"]["findings"]))
+        .collect();
+    out.push_str("<ol class=\"timeline\">\n");
+    for (i, message) in items(&case["transcript"]["messages"]).enumerate() {
+        let role = str_of(&message["role"]);
+        let _ = writeln!(
+            out,
+            "<li class=\"turn {}\"><div class=\"who\">{}</div>",
+            text(role),
+            text(role)
+        );
+        for part in items(&message["text"]) {
+            let _ = writeln!(out, "<p class=\"text\">{}</p>", text(str_of(part)));
+        }
+        for call in items(&message["calls"]) {
+            call_block(out, call, None);
+        }
+        for answer in items(&message["results"]) {
+            let id = answer["call_id"].as_str();
+            let _ = writeln!(
+                out,
+                "<div class=\"answer{}\">result{}{}<pre>{}</pre></div>",
+                if answer["is_error"].as_bool() == Some(true) {
+                    " error"
+                } else {
+                    ""
+                },
+                match id {
+                    Some(id) => format!(
+                        " for <a href=\"#call-{}\">call <code>{}</code></a>",
+                        anchor(id),
+                        text(id)
+                    ),
+                    None => String::new(),
+                },
+                answer["name"]
+                    .as_str()
+                    .map(|n| format!(" of <code>{}</code>", text(n)))
+                    .unwrap_or_default(),
+                text(str_of(&answer["content"]))
+            );
+        }
+        let location = format!("transcript message {}", i + 1);
+        for finding in findings
+            .iter()
+            .filter(|f| str_of(&f["location"]) == location)
+        {
+            finding_block(out, finding);
+        }
+        out.push_str("</li>\n");
+    }
+    for sample in &samples {
+        let response = &sample["response"];
+        let _ = writeln!(
+            out,
+            "<li class=\"turn recorded\"><div class=\"who\">recorded response{}{}</div>",
+            sample["line"]
+                .as_u64()
+                .map(|l| format!(" (line {l})"))
+                .unwrap_or_default(),
+            response["stop_reason"]
+                .as_str()
+                .map(|r| format!(" · stop: {}", text(r)))
+                .unwrap_or_default()
+        );
+        for part in items(&response["text"]) {
+            let _ = writeln!(out, "<p class=\"text\">{}</p>", text(str_of(part)));
+        }
+        let sample_findings: Vec<&Value> = items(&sample["verdict"]["findings"]).collect();
+        for (i, call) in items(&response["calls"]).enumerate() {
+            let location = format!("response call {}", i + 1);
+            let marked: Vec<&Value> = sample_findings
+                .iter()
+                .copied()
+                .filter(|f| str_of(&f["location"]) == location)
+                .collect();
+            call_block(out, call, Some(&marked));
+        }
+        for finding in sample_findings
+            .iter()
+            .filter(|f| !str_of(&f["location"]).starts_with("response call "))
+            .filter(|f| !str_of(&f["location"]).starts_with("transcript message "))
+        {
+            finding_block(out, finding);
+        }
+        for note in items(&sample["verdict"]["notes"]) {
+            let _ = writeln!(
+                out,
+                "<p class=\"note\">note (fails nothing): {} at {}: {}</p>",
+                text(str_of(&note["kind"])),
+                text(str_of(&note["location"])),
+                text(str_of(&note["detail"]))
+            );
+        }
+        out.push_str("</li>\n");
+    }
+    if str_of(&case["expect"]) == "no_call" {
+        out.push_str(
+            "<li class=\"turn expect\">the case expects no call: no defined tool fits</li>\n",
+        );
+    }
+    out.push_str("</ol>\n");
+}
+
+fn call_block(out: &mut String, call: &Value, findings: Option<&[&Value]>) {
+    let offending = findings.is_some_and(|f| !f.is_empty());
+    let id = call["id"].as_str();
+    let _ = write!(
+        out,
+        "<div class=\"call{}\"{}>call <code class=\"name\">{}</code>{}",
+        if offending { " offending" } else { "" },
+        id.map(|id| format!(" id=\"call-{}\"", anchor(id)))
+            .unwrap_or_default(),
+        text(str_of(&call["name"])),
+        id.map(|id| format!(" <span class=\"id\">[id {}]</span>", text(id)))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(
+        out,
+        "<pre class=\"arguments\">{}</pre>",
+        json(&call["arguments"])
+    );
+    for finding in findings.unwrap_or_default() {
+        finding_block(out, finding);
+    }
+    out.push_str("</div>\n");
+}
+
+fn finding_block(out: &mut String, finding: &Value) {
+    let _ = writeln!(
+        out,
+        "<div class=\"finding\" data-kind=\"{}\"><span class=\"rule\">{}</span>{}{} {}{}</div>",
+        text(str_of(&finding["kind"])),
+        text(str_of(&finding["kind"])),
+        finding["name"]
+            .as_str()
+            .map(|n| format!(" <code>{}</code>", text(n)))
+            .unwrap_or_default(),
+        finding["cause"]
+            .as_str()
+            .map(|c| format!(" <span class=\"cause\">{}</span>", text(c)))
+            .unwrap_or_default(),
+        text(str_of(&finding["detail"])),
+        suggestions(&finding["suggestions"])
+    );
+}
+
+// ---- rate ------------------------------------------------------------------------------------
+
+fn rate(out: &mut String, run: &Value) {
+    let percent = |v: &Value| {
+        v.as_f64()
+            .map(|r| format!("{:.2}%", r * 100.0))
+            .unwrap_or_else(|| "-".into())
+    };
+    let _ = writeln!(
+        out,
+        "<section class=\"summary\"><h2>Unknown tool names</h2><p class=\"rate\"><b>{}</b> of {} \
+         call(s) = <b>{}</b> (95% CI {} to {}), over {} response(s)</p>",
+        run["unknown"],
+        run["calls"],
+        percent(&run["rate"]),
+        percent(&run["interval"][0]),
+        percent(&run["interval"][1]),
+        run["responses"]
+    );
+    let gate = &run["gate"];
+    let reasons: Vec<String> = items(&gate["reasons"]).map(|r| text(str_of(r))).collect();
+    let _ = writeln!(
+        out,
+        "<p class=\"gate {}\">gate: {}</p>",
+        if gate["passed"].as_bool() == Some(true) {
+            "ok"
+        } else {
+            "failed"
+        },
+        if reasons.is_empty() {
+            "passed".to_owned()
+        } else {
+            reasons.join("; ")
+        }
+    );
+    // Unknown calls per cause, drawn as bars.
+    let mut per_cause: std::collections::BTreeMap<String, u64> = Default::default();
+    for name in items(&run["distinct"]) {
+        if let Some(causes) = name["causes"].as_object() {
+            for (cause, n) in causes {
+                *per_cause.entry(cause.clone()).or_default() += n.as_u64().unwrap_or(0);
+            }
+        }
+    }
+    if !per_cause.is_empty() {
+        let max = per_cause.values().copied().max().unwrap_or(1).max(1);
+        let height = 26 * per_cause.len() + 8;
+        let _ = writeln!(
+            out,
+            "<svg class=\"chart\" role=\"img\" aria-label=\"unknown calls per cause\" viewBox=\"0 0 520 {height}\" \
+             width=\"520\" height=\"{height}\">"
+        );
+        for (i, (cause, n)) in per_cause.iter().enumerate() {
+            let y = 4 + 26 * i;
+            let width = 1 + (*n as usize * 300) / max as usize;
+            let _ = writeln!(
+                out,
+                "<text x=\"0\" y=\"{}\" class=\"label\">{}</text><rect x=\"130\" y=\"{y}\" width=\"{width}\" \
+                 height=\"18\" class=\"bar\"/><text x=\"{}\" y=\"{}\" class=\"value\">{n}</text>",
+                y + 14,
+                text(cause),
+                136 + width,
+                y + 14
+            );
+        }
+        out.push_str("</svg>\n");
+    }
+    for (key, title) in [
+        ("distinct", "Distinct unknown names"),
+        ("in_text", "Names written as calls in text"),
+    ] {
+        let names: Vec<&Value> = items(&run[key]).collect();
+        if names.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "<h3>{title}</h3><table class=\"names\"><thead><tr><th>count</th><th>name</th>\
+             <th>cause</th><th>did you mean</th><th>first seen</th></tr></thead><tbody>"
+        );
+        for name in names {
+            let _ = writeln!(
+                out,
+                "<tr><td class=\"n\">{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+                name["count"],
+                text(str_of(&name["name"])),
+                text(name["cause"].as_str().unwrap_or("-")),
+                items(&name["suggestions"])
+                    .map(|s| format!("<code>{}</code>", text(str_of(s))))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                text(str_of(&name["first_seen"]))
+            );
+        }
+        out.push_str("</tbody></table>\n");
+    }
+    let errors: Vec<&Value> = items(&run["errors"]).collect();
+    if !errors.is_empty() {
+        let _ = writeln!(out, "<h3>Unreadable inputs ({})</h3><ul>", run["bad_lines"]);
+        for error in errors {
+            let _ = writeln!(out, "<li class=\"problem\">{}</li>", text(str_of(error)));
+        }
+        out.push_str("</ul>\n");
+    }
+    out.push_str("</section>\n");
+}
+
+// ---- replay ----------------------------------------------------------------------------------
+
+fn replay(out: &mut String, run: &Value) {
+    out.push_str("<section class=\"results\"><h2>Flows</h2>\n");
+    for flow in items(&run["flows"]) {
+        let name = str_of(&flow["flow"]);
+        let outcome = str_of(&flow["outcome"]);
+        let failing = !matches!(outcome, "pass" | "expected_failure");
+        let _ = writeln!(
+            out,
+            "<details class=\"result {outcome}\" id=\"f-{}\" data-outcome=\"{outcome}\"{}>\
+             <summary><span class=\"badge {outcome}\">{}</span> <b>{}</b></summary>",
+            anchor(name),
+            if failing { " open" } else { "" },
+            text(outcome_label(outcome)),
+            text(name)
+        );
+        let _ = writeln!(out, "<p>{}</p>", text(str_of(&flow["summary"])));
+        out.push_str("<ol class=\"timeline\">\n");
+        for step in items(&flow["steps"]) {
+            let _ = writeln!(
+                out,
+                "<li class=\"turn step\"><div class=\"who\">step {}</div><div class=\"call\">call \
+                 <code class=\"name\">{}</code><pre class=\"arguments\">{}</pre></div>\
+                 <div class=\"answer\">result<pre>{}</pre></div></li>",
+                step["index"],
+                text(str_of(&step["name"])),
+                json(&step["input"]),
+                json(&step["result"])
+            );
+        }
+        if let Some(failure) = flow["failure"].as_object() {
+            let _ = writeln!(
+                out,
+                "<li class=\"turn failed\"><div class=\"who\">{}</div><div class=\"finding\">\
+                 <span class=\"rule\">{}</span> {}</div>",
+                failure
+                    .get("step")
+                    .and_then(Value::as_u64)
+                    .map(|s| format!("step {s}"))
+                    .unwrap_or_else(|| "the server".into()),
+                text(
+                    failure
+                        .get("kind")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                ),
+                text(
+                    failure
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                )
+            );
+            if let (Some(expected), Some(got)) = (failure.get("expected"), failure.get("got")) {
+                let _ = writeln!(
+                    out,
+                    "<table class=\"baseline\"><thead><tr><th>expected</th><th>got</th></tr></thead>\
+                     <tbody><tr><td><pre>{}</pre></td><td><pre>{}</pre></td></tr></tbody></table>",
+                    json(expected),
+                    json(got)
+                );
+            }
+            out.push_str("</li>\n");
+        }
+        out.push_str("</ol>\n");
+        let stderr: Vec<&Value> = items(&flow["stderr_tail"]).collect();
+        if !stderr.is_empty() {
+            let _ = writeln!(
+                out,
+                "<details class=\"stderr\"><summary>the server's stderr (last {} line(s))</summary><pre>{}</pre></details>",
+                stderr.len(),
+                text(&stderr.iter().map(|l| str_of(l)).collect::<Vec<_>>().join("\n"))
+            );
+        }
+        out.push_str("</details>\n");
+    }
+    out.push_str("</section>\n");
+}

@@ -1,0 +1,150 @@
+//! One data model of a run, drawn by one module per output.
+//!
+//! `check`, `rate` and `replay` each build their run as a serializable model (`model.rs`); the
+//! model, wrapped in one envelope (`{"toolcall": 1, "command": …, "ok": …, …}`), is what
+//! `--json` prints and `--json-out` writes. Every other file output is drawn from exactly that
+//! JSON value, never from the run itself, so what the page or the JUnit report shows cannot
+//! differ from what `--json` says:
+//!
+//! - `html.rs`: one self-contained page (`--html FILE`);
+//! - `junit.rs`: JUnit XML (`--junit FILE`), a known failure as `<skipped type="xfail">`.
+//!
+//! A new output is one module here and one entry of [`Output`], whose `ALL` the flag handling
+//! and the completeness test go through. The terminal text and GitHub annotations stay with
+//! their commands.
+
+pub mod html;
+pub mod junit;
+pub mod model;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// The version of the JSON shape: bumped when a key is removed or renamed (never otherwise).
+pub const SHAPE_VERSION: u32 = 1;
+
+/// The envelope every command's JSON shares: which command, whether it passed, and its model.
+#[derive(Serialize)]
+pub struct Envelope<'a, T: Serialize> {
+    /// [`SHAPE_VERSION`].
+    pub toolcall: u32,
+    /// `check`, `rate` or `replay`.
+    pub command: &'static str,
+    /// Whether the run passed (exit code 0).
+    pub ok: bool,
+    /// The command's own model, its keys beside the envelope's.
+    #[serde(flatten)]
+    pub run: &'a T,
+}
+
+/// The run as the JSON value every output is drawn from.
+pub fn value<T: Serialize>(command: &'static str, ok: bool, run: &T) -> Result<Value, String> {
+    serde_json::to_value(Envelope {
+        toolcall: SHAPE_VERSION,
+        command,
+        ok,
+        run,
+    })
+    .map_err(|e| format!("cannot serialize the report: {e}"))
+}
+
+/// A file output, drawn from the run's JSON value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// The JSON itself (`--json-out`).
+    Json,
+    /// JUnit XML (`--junit`).
+    Junit,
+    /// One self-contained HTML page (`--html`).
+    Html,
+}
+
+impl Output {
+    /// Every output, in the order they are written.
+    pub const ALL: [Output; 3] = [Output::Json, Output::Junit, Output::Html];
+
+    /// Draws `run`.
+    pub fn render(self, run: &Value) -> String {
+        match self {
+            Output::Json => format!(
+                "{}\n",
+                toolcall_score::to_json_pretty(run).unwrap_or_default()
+            ),
+            Output::Junit => junit::render(run),
+            Output::Html => html::render(run),
+        }
+    }
+
+    /// The flag that asks for it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Output::Json => "--json-out",
+            Output::Junit => "--junit",
+            Output::Html => "--html",
+        }
+    }
+}
+
+/// The file outputs a command was asked for.
+#[derive(Debug, Default, clap::Args)]
+pub struct Files {
+    /// Also write the JSON report to FILE (what --json prints).
+    #[arg(long, value_name = "FILE")]
+    pub json_out: Option<PathBuf>,
+    /// Write a JUnit XML report to FILE: one testcase per case (a known failure as skipped, type
+    /// xfail, the way pytest reports an xfail).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write one self-contained HTML page to FILE: no network request of any kind, readable
+    /// with JavaScript off.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+impl Files {
+    fn path(&self, output: Output) -> Option<&Path> {
+        match output {
+            Output::Json => self.json_out.as_deref(),
+            Output::Junit => self.junit.as_deref(),
+            Output::Html => self.html.as_deref(),
+        }
+    }
+
+    /// Whether any file output was asked for.
+    pub fn any(&self) -> bool {
+        Output::ALL.iter().any(|o| self.path(*o).is_some())
+    }
+
+    /// A file output that would overwrite one of `inputs`, if one would.
+    pub fn clobbers(&self, inputs: &[&Path]) -> Option<(Output, PathBuf)> {
+        let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => a == b,
+        };
+        Output::ALL.iter().find_map(|&output| {
+            let path = self.path(output)?;
+            inputs
+                .iter()
+                .any(|input| same(path, input))
+                .then(|| (output, path.to_path_buf()))
+        })
+    }
+
+    /// Writes every output asked for, atomically, each drawn from `run`.
+    pub fn write(&self, run: &Value) -> Result<(), String> {
+        for output in Output::ALL {
+            if let Some(path) = self.path(output) {
+                toolcall_fs::write_atomic(path, output.render(run).as_bytes()).map_err(|e| {
+                    format!(
+                        "{} {}: cannot write: {e}",
+                        output.flag(),
+                        toolcall_score::escape_path(path)
+                    )
+                })?;
+            }
+        }
+        Ok(())
+    }
+}

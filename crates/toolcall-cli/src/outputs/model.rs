@@ -1,0 +1,449 @@
+//! The runs as data: what `--json` prints, and what every file output is drawn from.
+//!
+//! The shape is documented in README ("JSON reports"); keys may be added, none removed or
+//! renamed without bumping [`super::SHAPE_VERSION`]. Text from input (names, ids, paths) is kept
+//! as it is: the JSON writer escapes what a terminal could act on, and each output escapes for
+//! its own syntax.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use toolcall_harness::{CaseReport, Config, Outcome, Report};
+use toolcall_score::{Case, Drift, Response, Transcript, Verdict};
+
+/// `toolcall check`: every agent's result on every case, with the cases themselves, so a report
+/// can draw each case as the conversation it is.
+#[derive(Serialize)]
+pub struct CheckRun {
+    /// Where the trees are.
+    pub trees: Trees,
+    /// Problems of the suite as a whole (no cases, an unreadable tree).
+    pub problems: Vec<String>,
+    /// What the walk left out (hidden folders), one sentence each.
+    pub skipped: Vec<String>,
+    /// Every case as the scorer read it, by case id.
+    pub cases: BTreeMap<String, CaseView>,
+    /// Every agent's results.
+    pub agents: Vec<AgentRun>,
+}
+
+/// The three trees.
+#[derive(Serialize)]
+pub struct Trees {
+    /// The case tree.
+    pub cases: String,
+    /// The recorded responses.
+    pub recorded: String,
+    /// The baselines.
+    pub baselines: String,
+}
+
+/// One case: the request an agent sent.
+#[derive(Serialize)]
+pub struct CaseView {
+    /// The case file.
+    pub file: String,
+    /// Its `about` sentence.
+    pub about: Option<String>,
+    /// The system prompt (empty when none).
+    pub system: String,
+    /// The tools the request defined.
+    pub tools: Vec<ToolView>,
+    /// The planner's tools, when this agent is a sub-agent handed a subset.
+    pub parent_tools: Option<Vec<String>>,
+    /// `any`, or `no_call` when no defined tool fits the request.
+    pub expect: &'static str,
+    /// The conversation sent with the request.
+    pub transcript: Transcript,
+    /// Names the prompt or a tool description tells the model to use that are not defined.
+    pub drift: Vec<DriftView>,
+    /// Why the case could not be read, when it could not.
+    pub error: Option<String>,
+}
+
+/// One defined tool, as a report shows it.
+#[derive(Serialize)]
+pub struct ToolView {
+    /// Its name.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+}
+
+/// One drift finding of the lint.
+#[derive(Serialize)]
+pub struct DriftView {
+    /// The undefined name.
+    pub name: String,
+    /// Where it is written: `the system prompt`, `the description of `x``.
+    pub source: String,
+    /// The sentence it is in.
+    pub context: String,
+    /// Defined names it was likely meant to be.
+    pub suggestions: Vec<String>,
+}
+
+impl From<&Drift> for DriftView {
+    fn from(drift: &Drift) -> DriftView {
+        DriftView {
+            name: drift.name.clone(),
+            source: drift.source.to_string(),
+            context: drift.context.clone(),
+            suggestions: drift.suggestions.clone(),
+        }
+    }
+}
+
+/// One agent's results.
+#[derive(Serialize)]
+pub struct AgentRun {
+    /// The agent.
+    pub name: String,
+    /// Whether its responses are hand-written examples rather than recorded.
+    pub example: bool,
+    /// Pass / expected failure / failure counts.
+    pub counts: Counts,
+    /// The distinct unknown names, most frequent first.
+    pub unknown_names: Vec<UnknownName>,
+    /// Coverage problems (a case with no recording, a recording with no case).
+    pub coverage: Vec<String>,
+    /// Baseline problems (an unreadable file, stale entries).
+    pub baseline_problems: Vec<String>,
+    /// One result per recorded case.
+    pub results: Vec<CaseResult>,
+}
+
+/// How many tests came out which way.
+#[derive(Serialize)]
+pub struct Counts {
+    /// Passed.
+    pub pass: usize,
+    /// Failed as the baseline expects.
+    pub expected_failure: usize,
+    /// Anything else.
+    pub failure: usize,
+}
+
+/// A distinct unknown name.
+#[derive(Serialize)]
+pub struct UnknownName {
+    /// The name as the model wrote it.
+    pub name: String,
+    /// Why it probably appeared.
+    pub cause: Option<String>,
+    /// How many findings carry it.
+    pub count: usize,
+}
+
+/// One agent's result on one case.
+#[derive(Serialize)]
+pub struct CaseResult {
+    /// The case id (a key of [`CheckRun::cases`]).
+    pub case: String,
+    /// The test's name, `agent::case-id`.
+    pub test: String,
+    /// `pass`, `expected_failure`, `failure`, `changed`, `now_passes` or `error`.
+    pub outcome: &'static str,
+    /// The recorded response file.
+    pub recording: String,
+    /// The fingerprint now.
+    pub fingerprint: Vec<String>,
+    /// The fingerprint the baseline records, when it lists the case.
+    pub baseline: Option<Vec<String>>,
+    /// What the failing test prints; `null` when it passes.
+    pub message: Option<String>,
+    /// The command that accepts this result into the baseline, when one can.
+    pub accept: Option<String>,
+    /// Each recorded response with its verdict.
+    pub samples: Vec<SampleView>,
+}
+
+/// One recorded response and its verdict.
+#[derive(Serialize)]
+pub struct SampleView {
+    /// The line of a `.jsonl` recording.
+    pub line: Option<usize>,
+    /// The response as read.
+    pub response: Response,
+    /// The verdict: `{"verdict", "findings", "notes"}`.
+    pub verdict: Verdict,
+}
+
+impl CheckRun {
+    /// The model of `report`, run under `config`.
+    pub fn of(report: &Report, config: &Config) -> CheckRun {
+        let mut cases = BTreeMap::new();
+        for agent in report.agents() {
+            for result in &agent.cases {
+                cases
+                    .entry(result.case_id.clone())
+                    .or_insert_with(|| case_view(result));
+            }
+        }
+        let agents = report
+            .agents()
+            .iter()
+            .map(|agent| {
+                let counts = agent.counts();
+                AgentRun {
+                    name: agent.name.clone(),
+                    example: agent.example,
+                    counts: Counts {
+                        pass: counts.pass,
+                        expected_failure: counts.expected_failure,
+                        failure: counts.failure,
+                    },
+                    unknown_names: agent
+                        .unknown_names()
+                        .into_iter()
+                        .map(|n| UnknownName {
+                            name: n.name,
+                            cause: n.cause.map(|c| c.to_string()),
+                            count: n.count,
+                        })
+                        .collect(),
+                    coverage: agent.coverage.clone(),
+                    baseline_problems: agent.baseline.clone(),
+                    results: agent.cases.iter().map(case_result).collect(),
+                }
+            })
+            .collect();
+        CheckRun {
+            trees: Trees {
+                cases: config.cases.display().to_string(),
+                recorded: config.recorded.display().to_string(),
+                baselines: config.baselines.display().to_string(),
+            },
+            problems: report.problems().to_vec(),
+            skipped: report.skipped().to_vec(),
+            cases,
+            agents,
+        }
+    }
+}
+
+fn case_view(result: &CaseReport) -> CaseView {
+    let file = result.case_path.display().to_string();
+    match Case::load(&result.case_path) {
+        Ok(case) => CaseView {
+            file,
+            about: case.about.clone(),
+            system: case.system.clone(),
+            tools: case
+                .catalog
+                .tools()
+                .iter()
+                .map(|t| ToolView {
+                    name: t.name.clone(),
+                    description: t.description.clone(),
+                })
+                .collect(),
+            parent_tools: case
+                .parent
+                .as_ref()
+                .map(|p| p.names().map(str::to_owned).collect()),
+            expect: match case.expect {
+                toolcall_score::Expect::NoCall => "no_call",
+                _ => "any",
+            },
+            transcript: case.transcript.clone(),
+            drift: result.drift.iter().map(DriftView::from).collect(),
+            error: None,
+        },
+        Err(e) => CaseView {
+            file,
+            about: None,
+            system: String::new(),
+            tools: Vec::new(),
+            parent_tools: None,
+            expect: "any",
+            transcript: Transcript::default(),
+            drift: Vec::new(),
+            error: Some(e.to_string()),
+        },
+    }
+}
+
+fn case_result(result: &CaseReport) -> CaseResult {
+    let (outcome, baseline) = match &result.outcome {
+        Outcome::Pass => ("pass", None),
+        Outcome::ExpectedFailure => ("expected_failure", Some(result.fingerprint.clone())),
+        Outcome::Failure => ("failure", None),
+        Outcome::Changed { old } => ("changed", Some(old.clone())),
+        Outcome::NowPasses { old } => ("now_passes", Some(old.clone())),
+        Outcome::Error(_) => ("error", None),
+        _ => ("error", None),
+    };
+    let test = format!(
+        "{}::{}",
+        toolcall_score::escape(&result.agent),
+        toolcall_score::escape(&result.case_id)
+    );
+    let accept = matches!(
+        result.outcome,
+        Outcome::Failure | Outcome::Changed { .. } | Outcome::NowPasses { .. }
+    )
+    .then(|| format!("toolcall baseline accept {test}"));
+    CaseResult {
+        case: result.case_id.clone(),
+        test,
+        outcome,
+        recording: result.recording.display().to_string(),
+        fingerprint: result.fingerprint.clone(),
+        baseline,
+        message: result.message(),
+        accept,
+        samples: result
+            .samples
+            .iter()
+            .map(|s| SampleView {
+                line: s.line,
+                response: s.response.clone(),
+                verdict: s.verdict.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// `toolcall replay`: each flow, its steps and how it came out.
+#[derive(Serialize)]
+pub struct ReplayRun {
+    /// The flows, in the order replayed.
+    pub flows: Vec<FlowRun>,
+}
+
+/// One flow's replay.
+#[derive(Serialize)]
+pub struct FlowRun {
+    /// The flow file.
+    pub flow: String,
+    /// `pass`, `expected_failure` (failed as its `expected_failure` says), or `failure`.
+    pub outcome: &'static str,
+    /// The one-line summary `toolcall replay` prints.
+    pub summary: String,
+    /// The flow's `expected_failure`, when it has one.
+    pub expected_failure: Option<String>,
+    /// The calls that went through.
+    pub steps: Vec<StepView>,
+    /// How many calls the flow has.
+    pub planned: usize,
+    /// The first failure.
+    pub failure: Option<FailureView>,
+    /// How many tools the server listed.
+    pub tools: usize,
+    /// Start-up plus `initialize`, in milliseconds.
+    pub startup_ms: f64,
+    /// The whole replay, in milliseconds.
+    pub total_ms: f64,
+    /// The last lines the server wrote to stderr.
+    pub stderr_tail: Vec<String>,
+    /// How many bytes it wrote to stderr in all.
+    pub stderr_bytes: u64,
+}
+
+/// One call that went through.
+#[derive(Serialize)]
+pub struct StepView {
+    /// 1-based.
+    pub index: usize,
+    /// The tool called.
+    pub name: String,
+    /// The arguments the flow sent.
+    pub input: serde_json::Value,
+    /// What came back: `structuredContent`, or the first text block.
+    pub result: serde_json::Value,
+    /// How long the call took, in milliseconds.
+    pub elapsed_ms: f64,
+}
+
+/// What broke, where.
+#[derive(Serialize)]
+pub struct FailureView {
+    /// The 1-based step, when a call was under way.
+    pub step: Option<usize>,
+    /// `initialize`, `tools/list`, or `step 2: issue_refund`.
+    pub phase: String,
+    /// Which kind of failure (`unknown_tool`, `timeout`, …).
+    pub kind: String,
+    /// The sentence that says what broke; with a `FAIL` line's reason when the flow expected
+    /// another failure or none.
+    pub message: String,
+}
+
+impl FlowRun {
+    /// The model of `report`, a replay of `flow`, judged as `outcome`.
+    pub fn of(
+        flow: &toolcall_mcp::Flow,
+        report: &toolcall_mcp::Report,
+        outcome: &toolcall_mcp::Outcome,
+    ) -> FlowRun {
+        use toolcall_mcp::Outcome;
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+        let (label, summary) = match outcome {
+            Outcome::Passed => ("pass", report.summary()),
+            Outcome::FailedAsExpected(_) => ("expected_failure", report.summary_as_expected()),
+            _ => ("failure", report.summary()),
+        };
+        let failure = report.failure.as_ref().map(|f| FailureView {
+            step: f.step,
+            phase: f.phase.clone(),
+            kind: snake(&format!("{:?}", f.kind)),
+            message: match outcome {
+                Outcome::FailedDifferently { .. } => format!("{f}; {outcome}"),
+                _ => f.to_string(),
+            },
+        });
+        let failure = failure.or_else(|| {
+            matches!(outcome, Outcome::PassedUnexpectedly { .. }).then(|| FailureView {
+                step: None,
+                phase: "the flow".into(),
+                kind: "passed_unexpectedly".into(),
+                message: outcome.to_string(),
+            })
+        });
+        FlowRun {
+            flow: report.flow.display().to_string(),
+            outcome: label,
+            summary,
+            expected_failure: flow.expected_failure.clone(),
+            steps: report
+                .steps
+                .iter()
+                .map(|s| StepView {
+                    index: s.index,
+                    name: s.name.clone(),
+                    input: flow
+                        .calls
+                        .get(s.index.wrapping_sub(1))
+                        .map(|c| c.input.clone())
+                        .unwrap_or_default(),
+                    result: s.result.clone(),
+                    elapsed_ms: ms(s.elapsed),
+                })
+                .collect(),
+            planned: report.planned,
+            failure,
+            tools: report.tools,
+            startup_ms: ms(report.startup),
+            total_ms: ms(report.total),
+            stderr_tail: report.stderr_tail.clone(),
+            stderr_bytes: report.stderr_bytes,
+        }
+    }
+}
+
+/// `UnknownTool` as `unknown_tool`.
+fn snake(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
