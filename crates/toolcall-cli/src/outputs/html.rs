@@ -118,6 +118,21 @@ fn items(v: &Value) -> impl Iterator<Item = &Value> {
     v.as_array().into_iter().flatten()
 }
 
+/// A tool result's content: a short JSON object or array indented, anything else as it is.
+fn content(s: &str) -> String {
+    match serde_json::from_str::<Value>(s) {
+        Ok(v @ (Value::Object(_) | Value::Array(_))) => {
+            let pretty = serde_json::to_string_pretty(&v).unwrap_or_default();
+            text(if pretty.lines().count() <= 12 {
+                &pretty
+            } else {
+                s
+            })
+        }
+        _ => text(s),
+    }
+}
+
 /// JSON, indented, as text.
 fn json(v: &Value) -> String {
     text(&serde_json::to_string_pretty(v).unwrap_or_default())
@@ -486,7 +501,7 @@ fn timeline(out: &mut String, case: &Value, result: &Value) {
                     .as_str()
                     .map(|n| format!(" of <code>{}</code>", text(n)))
                     .unwrap_or_default(),
-                text(str_of(&answer["content"]))
+                content(str_of(&answer["content"]))
             );
         }
         let location = format!("transcript message {}", i + 1);
