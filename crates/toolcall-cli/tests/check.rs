@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::{json, Value};
-use support::{stderr, stdout, toolcall};
+use support::{stderr, stdout, toolcall, well_formed};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -601,53 +601,6 @@ fn schema_keys_change_no_result_and_survive_a_baseline_rewrite() {
         assert_eq!(std::fs::read_to_string(path).unwrap(), expected);
     }
     assert_eq!(check(&root, false), (Some(0), plain));
-}
-
-/// Every element of `doc` (HTML as `toolcall` writes it, or XML) closed in order; `<style>` and
-/// `<script>` content read raw. Returns how many elements it saw.
-fn well_formed(doc: &str) -> Result<usize, String> {
-    const VOID: [&str; 5] = ["meta", "br", "hr", "img", "input"];
-    let mut stack: Vec<String> = Vec::new();
-    let mut rest = doc;
-    let mut count = 0;
-    while let Some(at) = rest.find('<') {
-        rest = &rest[at + 1..];
-        let end = rest.find('>').ok_or("a tag is not closed")?;
-        let tag = &rest[..end];
-        rest = &rest[end + 1..];
-        if tag.starts_with('!') || tag.starts_with('?') {
-            continue;
-        }
-        if let Some(name) = tag.strip_prefix('/') {
-            match stack.pop() {
-                Some(open) if open == name.trim() => continue,
-                other => return Err(format!("</{name}> closes {other:?}")),
-            }
-        }
-        let name: String = tag
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
-            .collect();
-        if name.is_empty() {
-            return Err(format!("not a tag: <{tag}>"));
-        }
-        count += 1;
-        if tag.ends_with('/') || VOID.contains(&name.as_str()) {
-            continue;
-        }
-        if name == "style" || name == "script" {
-            let close = format!("</{name}>");
-            let end = rest.find(&close).ok_or(format!("{close} missing"))?;
-            rest = &rest[end + close.len()..];
-            continue;
-        }
-        stack.push(name);
-    }
-    if stack.is_empty() {
-        Ok(count)
-    } else {
-        Err(format!("never closed: {stack:?}"))
-    }
 }
 
 /// A tree whose model wrote everything a page must not run or be restyled by: a tool name that

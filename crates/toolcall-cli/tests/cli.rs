@@ -5,7 +5,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use support::{stderr, stdout, toolcall};
+use support::{stderr, stdout, toolcall, well_formed};
 
 use serde_json::{json, Value};
 
@@ -633,4 +633,55 @@ fn replay_fails_a_flow_whose_expected_failure_did_not_happen() {
         expected
     );
     assert!(text.contains(&said), "no {said:?} in\n{text}");
+}
+
+/// `replay --json`, `--junit` and `--html` draw the same run: each flow with its outcome (the
+/// example failure flows as expected failures), its steps with the inputs the flow sent, and a
+/// page that is well-formed and names each flow.
+#[test]
+fn replay_reports_say_what_json_says() {
+    let dir = scratch("replay-reports");
+    let flows = [
+        flows_dir().join("refund.json"),
+        flows_dir().join("renamed-tool.json"),
+    ];
+    let flow_args: Vec<&Path> = flows.iter().map(PathBuf::as_path).collect();
+    let (page, junit) = (dir.join("replay.html"), dir.join("replay.xml"));
+    let out = Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .arg("replay")
+        .args(&flow_args)
+        .args(["--json", "--html"])
+        .arg(&page)
+        .arg("--junit")
+        .arg(&junit)
+        .env("ATP_REFUND_SERVER", example_server("refund-server"))
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (
+            run["toolcall"].clone(),
+            run["command"].clone(),
+            run["ok"].clone()
+        ),
+        (json!(1), json!("replay"), json!(true))
+    );
+    let flows = run["flows"].as_array().unwrap();
+    assert_eq!(flows[0]["outcome"], "pass");
+    assert_eq!(
+        flows[0]["steps"][1]["input"]["order_id"], "ord_1042",
+        "{}",
+        flows[0]
+    );
+    assert_eq!(flows[1]["outcome"], "expected_failure");
+    assert_eq!(flows[1]["failure"]["kind"], "unknown_tool");
+    let html = std::fs::read_to_string(&page).unwrap();
+    well_formed(&html).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(html.matches("<details class=\"result ").count(), 2);
+    assert!(html.contains("data-outcome=\"expected_failure\""));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    well_formed(&xml).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(xml.matches("<skipped type=\"xfail\"").count(), 1, "{xml}");
 }

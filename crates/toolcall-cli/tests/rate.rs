@@ -5,7 +5,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use support::{stdout, toolcall};
+use support::{stdout, toolcall, well_formed};
 
 use serde_json::{json, Value};
 
@@ -606,5 +606,59 @@ fn rate_annotations_carry_file_and_line_apart_and_nothing_raw() {
     assert!(
         annotation.contains("req\\u{1b}]0;pwned\\u{7},9"),
         "{annotation}"
+    );
+}
+
+/// `rate --html` draws the rate, its interval and a bar per cause of unknown names from the
+/// same JSON `--json` prints; `--junit` is one gate testcase.
+#[test]
+fn rate_reports_say_what_json_says() {
+    let dir = scratch("rate-reports");
+    let (cases, recorded) = tree(&dir);
+    let (page, junit) = (dir.join("rate.html"), dir.join("rate.xml"));
+    let out = toolcall(&[
+        "rate",
+        "--cases",
+        &cases,
+        "--recorded",
+        &recorded,
+        "--max-unknown",
+        "0",
+        "--json",
+        "--html",
+        page.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(run["command"], "rate");
+    assert_eq!(run["ok"], false);
+    let html = std::fs::read_to_string(&page).unwrap();
+    well_formed(&html).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        html.contains(&format!(
+            "<b>{}</b> of {} call(s)",
+            run["unknown"], run["calls"]
+        )),
+        "{html}"
+    );
+    let causes: std::collections::BTreeSet<&str> = run["distinct"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|d| d["causes"].as_object().unwrap().keys().map(String::as_str))
+        .collect();
+    assert_eq!(html.matches("class=\"bar\"").count(), causes.len());
+    for name in run["distinct"].as_array().unwrap() {
+        assert!(html.contains(&format!("<code>{}</code>", name["name"].as_str().unwrap())));
+    }
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    well_formed(&xml).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        xml.contains(
+            "<testcase name=\"rate::[gate]\" classname=\"rate\">\n      <failure type=\"gate\""
+        ),
+        "{xml}"
     );
 }

@@ -4,10 +4,12 @@
 //! [`toolcall_harness::Report`]), for a terminal or a CI log.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use toolcall_harness::{github, Config, Outcome, Report};
+use toolcall_harness::{github, Config, Report};
+
+use crate::outputs::model::CheckRun;
 use toolcall_score::{escape, escape_path};
 
 use crate::output::{in_github_actions, outln, write_stdout, FAIL, PASS};
@@ -71,9 +73,10 @@ pub fn run(args: &Args) -> ExitCode {
         }
     }
     let report = Report::build(&config);
+    let model = CheckRun::of(&report, &config);
+    let ok = report.is_ok();
     if args.json || args.files.any() {
-        let model = crate::outputs::model::CheckRun::of(&report, &config);
-        let run = match crate::outputs::value("check", report.is_ok(), &model) {
+        let run = match crate::outputs::value("check", ok, &model) {
             Ok(run) => run,
             Err(e) => return crate::output::bad_input(&e),
         };
@@ -85,48 +88,48 @@ pub fn run(args: &Args) -> ExitCode {
                 "{}",
                 crate::outputs::Output::Json.render(&run)
             ));
-            return ExitCode::from(if report.is_ok() { PASS } else { FAIL });
+            return ExitCode::from(if ok { PASS } else { FAIL });
         }
     }
-    write_stdout(format_args!("{}", render(&report, &config)));
+    write_stdout(format_args!("{}", render(&model, ok)));
     if in_github_actions() {
-        for line in annotations(&report) {
+        for line in annotations(&model) {
             outln!("{line}");
         }
     }
-    ExitCode::from(if report.is_ok() { PASS } else { FAIL })
+    ExitCode::from(if ok { PASS } else { FAIL })
 }
 
-/// The report as plain text: aligned columns, no colour, every name escaped.
-fn render(report: &Report, config: &Config) -> String {
+/// The run as plain text: aligned columns, no colour, every name escaped.
+fn render(run: &CheckRun, ok: bool) -> String {
     let mut out = String::new();
+    let path = |p: &str| escape_path(Path::new(p)).to_string();
     let _ = writeln!(
         out,
         "{} case(s) under {}, {} agent(s) under {}, baselines under {}",
-        report.case_count(),
-        escape_path(&config.cases),
-        report.agents().len(),
-        escape_path(&config.recorded),
-        escape_path(&config.baselines)
+        run.case_count,
+        path(&run.trees.cases),
+        run.agents.len(),
+        path(&run.trees.recorded),
+        path(&run.trees.baselines)
     );
-    for note in report.skipped() {
+    for note in &run.skipped {
         let _ = writeln!(out, "note: {note}");
     }
-    for problem in report.problems() {
+    for problem in &run.problems {
         let _ = writeln!(out, "\nproblem: {}", problem);
     }
-    if !report.agents().is_empty() {
-        let rows: Vec<[String; 5]> = report
-            .agents()
+    if !run.agents.is_empty() {
+        let rows: Vec<[String; 5]> = run
+            .agents
             .iter()
             .map(|a| {
-                let c = a.counts();
                 [
                     escape(&a.name).to_string(),
                     if a.example { "example" } else { "recorded" }.to_owned(),
-                    c.pass.to_string(),
-                    c.expected_failure.to_string(),
-                    c.failure.to_string(),
+                    a.counts.pass.to_string(),
+                    a.counts.expected_failure.to_string(),
+                    a.counts.failure.to_string(),
                 ]
             })
             .collect();
@@ -136,7 +139,7 @@ fn render(report: &Report, config: &Config) -> String {
             ["agent", "responses", "pass", "expected failure", "failure"],
             &rows,
         );
-        if report.agents().iter().any(|a| a.example) {
+        if run.agents.iter().any(|a| a.example) {
             let _ = writeln!(
                 out,
                 "(example: responses written by hand to the provider's shape, not recorded\n \
@@ -145,8 +148,8 @@ fn render(report: &Report, config: &Config) -> String {
             );
         }
     }
-    for agent in report.agents() {
-        let names = agent.unknown_names();
+    for agent in &run.agents {
+        let names = &agent.unknown_names;
         if !names.is_empty() {
             let _ = writeln!(
                 out,
@@ -161,22 +164,22 @@ fn render(report: &Report, config: &Config) -> String {
                         String::new(),
                         n.count.to_string(),
                         escape(&n.name).to_string(),
-                        n.cause.map_or("-".to_owned(), |c| c.to_string()),
+                        n.cause.clone().unwrap_or_else(|| "-".to_owned()),
                     ]
                 })
                 .collect();
             table(&mut out, ["", "count", "name", "cause"], &rows);
         }
         let unexpected: Vec<String> = agent
-            .cases
+            .results
             .iter()
             .filter_map(|c| {
-                let message = c.message()?;
+                let message = c.message.as_deref()?;
                 Some(format!(
                     "{} ({})\n{}",
-                    escape(&c.case_id),
-                    c.outcome.label(),
-                    indent(&message)
+                    escape(&c.case),
+                    c.label,
+                    indent(message)
                 ))
             })
             .chain(
@@ -187,17 +190,19 @@ fn render(report: &Report, config: &Config) -> String {
             )
             .chain(
                 agent
-                    .baseline
+                    .baseline_problems
                     .iter()
                     .map(|p| format!("[baseline]\n{}", indent(p))),
             )
             .collect();
         let notes: Vec<String> = agent
-            .cases
+            .results
             .iter()
             .flat_map(|c| {
-                c.notes()
-                    .map(move |n| format!("{}: {n}", escape(&c.case_id)))
+                c.samples
+                    .iter()
+                    .flat_map(|s| s.verdict.notes())
+                    .map(move |n| format!("{}: {n}", escape(&c.case)))
             })
             .collect();
         if !notes.is_empty() {
@@ -223,32 +228,28 @@ fn render(report: &Report, config: &Config) -> String {
             }
         }
     }
-    let _ = writeln!(out, "\n{}", verdict_line(report));
+    let _ = writeln!(out, "\n{}", verdict_line(run, ok));
     out
 }
 
 /// The last line: ok, or what would fix what failed. Only case results can be accepted as
 /// known; a missing recording or a broken baseline file cannot, so the line does not say so.
-fn verdict_line(report: &Report) -> String {
-    if report.is_ok() {
+fn verdict_line(run: &CheckRun, ok: bool) -> String {
+    if ok {
         return "ok: every result is expected".to_owned();
     }
     let mut fixes = Vec::new();
-    let acceptable = report.agents().iter().any(|a| {
-        a.cases.iter().any(|c| {
-            matches!(
-                c.outcome,
-                Outcome::Failure | Outcome::Changed { .. } | Outcome::NowPasses { .. }
-            )
-        })
-    });
-    if acceptable {
+    if run
+        .agents
+        .iter()
+        .any(|a| a.results.iter().any(|c| c.accept.is_some()))
+    {
         fixes.push(
             "to accept the case results as known: toolcall check --write-baselines, or \
              ATP_BASELINE_WRITE=1 cargo test",
         );
     }
-    if report.agents().iter().any(|a| !a.coverage.is_empty()) {
+    if run.agents.iter().any(|a| !a.coverage.is_empty()) {
         fixes.push("record each missing response where its [coverage] entry says");
     }
     if fixes.is_empty() {
@@ -297,31 +298,25 @@ fn indent(text: &str) -> String {
         .join("\n")
 }
 
-/// One `::error` line per unexpected result.
-fn annotations(report: &Report) -> Vec<String> {
+/// One `::error` line per unexpected result, one `::warning` per note.
+fn annotations(run: &CheckRun) -> Vec<String> {
     let mut lines = Vec::new();
-    for agent in report.agents() {
-        for case in &agent.cases {
-            if let Some(message) = case.message() {
-                let (file, line) = case.location();
+    for agent in &run.agents {
+        for case in &agent.results {
+            let file = github::repo_relative(Path::new(&case.location.file));
+            if let Some(message) = &case.message {
                 lines.push(github::annotation(
-                    &github::repo_relative(file),
-                    line,
-                    &format!(
-                        "{}::{} ({})",
-                        agent.name,
-                        case.case_id,
-                        case.outcome.label()
-                    ),
-                    &message,
+                    &file,
+                    case.location.line,
+                    &format!("{}::{} ({})", agent.name, case.case, case.label),
+                    message,
                 ));
             }
-            for note in case.notes() {
-                let (file, line) = case.location();
+            for note in case.samples.iter().flat_map(|s| s.verdict.notes()) {
                 lines.push(github::warning(
-                    &github::repo_relative(file),
-                    line,
-                    &format!("{}::{} (note)", agent.name, case.case_id),
+                    &file,
+                    case.location.line,
+                    &format!("{}::{} (note)", agent.name, case.case),
                     &note.to_string(),
                 ));
             }

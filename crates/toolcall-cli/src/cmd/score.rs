@@ -55,8 +55,12 @@ pub fn run(args: &Args) -> ExitCode {
     let verdict = score(&case, &response);
     let shown = escape_path(&args.response).to_string();
     if args.json {
-        match toolcall_score::to_json_pretty(&verdict) {
-            Ok(json) => output::outln!("{json}"),
+        // The verdict's own keys in the envelope every command's JSON shares.
+        match crate::outputs::value("score", verdict.is_pass(), &verdict) {
+            Ok(run) => output::write_stdout(format_args!(
+                "{}",
+                crate::outputs::Output::Json.render(&run)
+            )),
             Err(e) => return output::bad_input(&e),
         }
     } else if verdict.is_pass() {

@@ -1,8 +1,9 @@
 //! One data model of a run, drawn by one module per output.
 //!
-//! `check`, `rate` and `replay` each build their run as a serializable model (`model.rs`); the
-//! model, wrapped in one envelope (`{"toolcall": 1, "command": …, "ok": …, …}`), is what
-//! `--json` prints and `--json-out` writes. Every other file output is drawn from exactly that
+//! `check`, `rate` and `replay` each build their run as a serializable model (`model.rs`; `rate`'s
+//! is `toolcall_rate::Report`, `score`'s the verdict); the model, wrapped in one envelope
+//! (`{"toolcall": 1, "command": …, "ok": …, …}`), is what `--json` prints and `--json-out`
+//! writes. Every other file output is drawn from exactly that
 //! JSON value, never from the run itself, so what the page or the JUnit report shows cannot
 //! differ from what `--json` says:
 //!
@@ -10,8 +11,8 @@
 //! - `junit.rs`: JUnit XML (`--junit FILE`), a known failure as `<skipped type="xfail">`.
 //!
 //! A new output is one module here and one entry of [`Output`], whose `ALL` the flag handling
-//! and the completeness test go through. The terminal text and GitHub annotations stay with
-//! their commands.
+//! goes through. The terminal text and GitHub annotations stay with their commands (`check`
+//! draws both from the same model).
 
 pub mod html;
 pub mod junit;
@@ -30,7 +31,7 @@ pub const SHAPE_VERSION: u32 = 1;
 pub struct Envelope<'a, T: Serialize> {
     /// [`SHAPE_VERSION`].
     pub toolcall: u32,
-    /// `check`, `rate` or `replay`.
+    /// `check`, `rate`, `replay` or `score`.
     pub command: &'static str,
     /// Whether the run passed (exit code 0).
     pub ok: bool,

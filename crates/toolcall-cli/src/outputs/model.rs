@@ -17,6 +17,8 @@ use toolcall_score::{Case, Drift, Response, Transcript, Verdict};
 pub struct CheckRun {
     /// Where the trees are.
     pub trees: Trees,
+    /// How many cases the case tree holds.
+    pub case_count: usize,
     /// Problems of the suite as a whole (no cases, an unreadable tree).
     pub problems: Vec<String>,
     /// What the walk left out (hidden folders), one sentence each.
@@ -144,6 +146,11 @@ pub struct CaseResult {
     pub test: String,
     /// `pass`, `expected_failure`, `failure`, `changed`, `now_passes` or `error`.
     pub outcome: &'static str,
+    /// The outcome as `toolcall check` prints it (`expected failure`, `now passes`).
+    pub label: &'static str,
+    /// The file and line a failure points at: the case file, or the recording when that is
+    /// what could not be read.
+    pub location: Location,
     /// The recorded response file.
     pub recording: String,
     /// The fingerprint now.
@@ -156,6 +163,15 @@ pub struct CaseResult {
     pub accept: Option<String>,
     /// Each recorded response with its verdict.
     pub samples: Vec<SampleView>,
+}
+
+/// A file, and a line in it.
+#[derive(Serialize)]
+pub struct Location {
+    /// The file.
+    pub file: String,
+    /// The 1-based line, when known.
+    pub line: Option<usize>,
 }
 
 /// One recorded response and its verdict.
@@ -214,6 +230,7 @@ impl CheckRun {
                 recorded: config.recorded.display().to_string(),
                 baselines: config.baselines.display().to_string(),
             },
+            case_count: report.case_count(),
             problems: report.problems().to_vec(),
             skipped: report.skipped().to_vec(),
             cases,
@@ -284,10 +301,16 @@ fn case_result(result: &CaseReport) -> CaseResult {
         Outcome::Failure | Outcome::Changed { .. } | Outcome::NowPasses { .. }
     )
     .then(|| format!("toolcall baseline accept {test}"));
+    let (file, line) = result.location();
     CaseResult {
         case: result.case_id.clone(),
         test,
         outcome,
+        label: result.outcome.label(),
+        location: Location {
+            file: file.display().to_string(),
+            line,
+        },
         recording: result.recording.display().to_string(),
         fingerprint: result.fingerprint.clone(),
         baseline,
