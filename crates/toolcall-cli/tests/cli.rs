@@ -644,6 +644,7 @@ fn replay_reports_say_what_json_says() {
     let flows = [
         flows_dir().join("refund.json"),
         flows_dir().join("renamed-tool.json"),
+        flows_dir().join("wrong-status.json"),
     ];
     let flow_args: Vec<&Path> = flows.iter().map(PathBuf::as_path).collect();
     let (page, junit) = (dir.join("replay.html"), dir.join("replay.xml"));
@@ -677,11 +678,31 @@ fn replay_reports_say_what_json_says() {
     );
     assert_eq!(flows[1]["outcome"], "expected_failure");
     assert_eq!(flows[1]["failure"]["kind"], "unknown_tool");
+    // A failed expect is data too: the page draws expected beside got.
+    let failure = &flows[2]["failure"];
+    assert_eq!(
+        (
+            &failure["kind"],
+            &failure["pointer"],
+            &failure["expected"],
+            &failure["got"]
+        ),
+        (
+            &json!("expectation"),
+            &json!("/status"),
+            &json!("refunded"),
+            &json!("pending")
+        )
+    );
     let html = std::fs::read_to_string(&page).unwrap();
     well_formed(&html).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(html.matches("<details class=\"result ").count(), 2);
+    assert_eq!(html.matches("<details class=\"result ").count(), 3);
+    assert!(
+        html.contains("<th>expected at <code>/status</code></th>"),
+        "{html}"
+    );
     assert!(html.contains("data-outcome=\"expected_failure\""));
     let xml = std::fs::read_to_string(&junit).unwrap();
     well_formed(&xml).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(xml.matches("<skipped type=\"xfail\"").count(), 1, "{xml}");
+    assert_eq!(xml.matches("<skipped type=\"xfail\"").count(), 2, "{xml}");
 }

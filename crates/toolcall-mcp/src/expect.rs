@@ -5,6 +5,8 @@
 //! `"refunded": false` when looking for `refunded`; a pointer cannot.
 
 use serde_json::Value;
+
+use crate::replay::Mismatch;
 use toolcall_score::escape;
 
 /// The document `expect` pointers address in a `tools/call` result (wire shape).
@@ -32,31 +34,52 @@ fn document(result: &Value) -> Result<Value, String> {
         })
 }
 
-/// Checks every `pointer -> value` pair; the first that does not hold is the error.
-pub(crate) fn check_expectations(result: &Value, expect: &[(String, Value)]) -> Result<(), String> {
+/// Checks every `pointer -> value` pair; the first that does not hold is the error: its
+/// sentence, and (when the result could be read) the mismatch as data.
+pub(crate) fn check_expectations(
+    result: &Value,
+    expect: &[(String, Value)],
+) -> Result<(), (String, Option<Mismatch>)> {
     if expect.is_empty() {
         return Ok(());
     }
-    let doc =
-        document(result).map_err(|why| format!("cannot check {}: {why}", escape(&expect[0].0)))?;
+    let doc = document(result).map_err(|why| {
+        (
+            format!("cannot check {}: {why}", escape(&expect[0].0)),
+            None,
+        )
+    })?;
     for (pointer, expected) in expect {
+        let mismatch = |got: Option<&Value>| {
+            Some(Mismatch {
+                pointer: pointer.clone(),
+                expected: expected.clone(),
+                got: got.cloned(),
+            })
+        };
         match doc.pointer(pointer) {
             Some(actual) if same(actual, expected) => {}
             Some(actual) => {
-                return Err(format!(
-                    "expected {} = {}, got {}",
-                    escape(pointer),
-                    printable_result(expected),
-                    printable_result(actual)
+                return Err((
+                    format!(
+                        "expected {} = {}, got {}",
+                        escape(pointer),
+                        printable_result(expected),
+                        printable_result(actual)
+                    ),
+                    mismatch(Some(actual)),
                 ))
             }
             None => {
-                return Err(format!(
-                    "expected {} = {}, but the result has no {}{}",
-                    escape(pointer),
-                    printable_result(expected),
-                    escape(pointer),
-                    keys_near(&doc, pointer)
+                return Err((
+                    format!(
+                        "expected {} = {}, but the result has no {}{}",
+                        escape(pointer),
+                        printable_result(expected),
+                        escape(pointer),
+                        keys_near(&doc, pointer)
+                    ),
+                    mismatch(None),
                 ))
             }
         }
@@ -112,19 +135,47 @@ mod tests {
             .collect()
     }
 
+    /// The sentence alone, as the replay prints it.
+    fn message(result: Result<(), (String, Option<Mismatch>)>) -> Result<(), String> {
+        result.map_err(|(message, _)| message)
+    }
+
+    #[test]
+    fn a_mismatch_is_also_data() {
+        let result = json!({"structuredContent": {"status": "pending"}});
+        let (_, mismatch) =
+            check_expectations(&result, &expect(&[("/status", json!("refunded"))])).unwrap_err();
+        assert_eq!(
+            mismatch,
+            Some(Mismatch {
+                pointer: "/status".into(),
+                expected: json!("refunded"),
+                got: Some(json!("pending")),
+            })
+        );
+        let (_, mismatch) = check_expectations(&result, &expect(&[("/id", json!(1))])).unwrap_err();
+        assert_eq!(mismatch.and_then(|m| m.got), None, "nothing there");
+    }
+
     #[test]
     fn pointers_go_into_structured_content() {
         let result = json!({"content": [], "structuredContent": {"refund": {"status": "pending", "amount_cents": 9164}}});
         assert_eq!(
-            check_expectations(&result, &expect(&[("/refund/amount_cents", json!(9164.0))])),
+            message(check_expectations(
+                &result,
+                &expect(&[("/refund/amount_cents", json!(9164.0))])
+            )),
             Ok(())
         );
         assert_eq!(
-            check_expectations(&result, &expect(&[("/refund/status", json!("refunded"))])),
+            message(check_expectations(
+                &result,
+                &expect(&[("/refund/status", json!("refunded"))])
+            )),
             Err(r#"expected /refund/status = "refunded", got "pending""#.to_owned())
         );
         assert_eq!(
-            check_expectations(&result, &expect(&[("/refund/id", json!("rf_1"))])),
+            message(check_expectations(&result, &expect(&[("/refund/id", json!("rf_1"))]))),
             Err(r#"expected /refund/id = "rf_1", but the result has no /refund/id (keys at "/refund": amount_cents, status)"#.to_owned())
         );
     }
@@ -133,12 +184,15 @@ mod tests {
     fn text_blocks_are_parsed_as_json_not_searched() {
         let result = json!({"content": [{"type": "text", "text": "{\"refunded\": false}"}]});
         assert_eq!(
-            check_expectations(&result, &expect(&[("/refunded", json!(true))])),
+            message(check_expectations(
+                &result,
+                &expect(&[("/refunded", json!(true))])
+            )),
             Err("expected /refunded = true, got false".to_owned())
         );
         let prose = json!({"content": [{"type": "text", "text": "refunded: true"}]});
         assert_eq!(
-            check_expectations(&prose, &expect(&[("/refunded", json!(true))])),
+            message(check_expectations(&prose, &expect(&[("/refunded", json!(true))]))),
             Err(r#"cannot check /refunded: the result has no structuredContent and no text block that parses as JSON (first text: "refunded: true")"#.to_owned())
         );
     }

@@ -80,4 +80,4 @@ mod replay;
 pub use errors::FlowError;
 pub use flow::{Call, EnvVars, Flow, FlowTimeouts, Server, StdioServer, Vars};
 pub use outcome::Outcome;
-pub use replay::{replay, replay_blocking, Failure, FailureKind, Options, Report, Step};
+pub use replay::{replay, replay_blocking, Failure, FailureKind, Mismatch, Options, Report, Step};

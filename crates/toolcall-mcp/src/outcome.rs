@@ -112,6 +112,7 @@ mod tests {
             phase: "step 1: t".into(),
             kind: FailureKind::ToolError,
             message: message.into(),
+            mismatch: None,
         });
         report
     }

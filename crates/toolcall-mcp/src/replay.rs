@@ -127,6 +127,19 @@ pub struct Failure {
     pub kind: FailureKind,
     /// The sentence that says what broke (names escaped).
     pub message: String,
+    /// For an `expect` that did not hold: the pointer, the value expected and the value found.
+    pub mismatch: Option<Mismatch>,
+}
+
+/// An `expect` entry that did not hold, as data (for a report's expected-vs-got view).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    /// The JSON pointer into the result.
+    pub pointer: String,
+    /// What the flow expects there.
+    pub expected: Value,
+    /// What the result holds there; `None` when it holds nothing.
+    pub got: Option<Value>,
 }
 
 impl fmt::Display for Failure {
@@ -247,6 +260,7 @@ pub fn replay_blocking(flow: &Flow, options: &Options, on_step: &mut dyn FnMut(&
                 phase: "start".into(),
                 kind: FailureKind::Start,
                 message: format!("cannot start the async runtime: {e}"),
+                mismatch: None,
             }),
             ..Report::before_start(flow)
         },
@@ -311,6 +325,7 @@ impl Phase {
             phase: self.label.clone(),
             kind,
             message: message.into(),
+            mismatch: None,
         }
     }
 }
@@ -478,8 +493,10 @@ impl Run<'_> {
         }
         check_output(&catalogs.outputs, &call.name, &result)
             .map_err(|message| phase.fail(FailureKind::InvalidOutput, message))?;
-        check_expectations(&result, &call.expect)
-            .map_err(|message| phase.fail(FailureKind::Expectation, message))?;
+        check_expectations(&result, &call.expect).map_err(|(message, mismatch)| Failure {
+            mismatch,
+            ..phase.fail(FailureKind::Expectation, message)
+        })?;
         Ok(Step {
             index: phase.step.unwrap_or_default(),
             name: call.name.clone(),

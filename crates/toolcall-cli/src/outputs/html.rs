@@ -773,10 +773,16 @@ fn replay(out: &mut String, run: &Value) {
             if let (Some(expected), Some(got)) = (failure.get("expected"), failure.get("got")) {
                 let _ = writeln!(
                     out,
-                    "<table class=\"baseline\"><thead><tr><th>expected</th><th>got</th></tr></thead>\
-                     <tbody><tr><td><pre>{}</pre></td><td><pre>{}</pre></td></tr></tbody></table>",
+                    "<table class=\"baseline\"><thead><tr><th>expected at <code>{}</code></th>\
+                     <th>got</th></tr></thead><tbody><tr><td><pre>{}</pre></td><td><pre>{}</pre></td>\
+                     </tr></tbody></table>",
+                    text(failure.get("pointer").and_then(Value::as_str).unwrap_or_default()),
                     json(expected),
-                    json(got)
+                    if got.is_null() {
+                        "(nothing there)".to_owned()
+                    } else {
+                        json(got)
+                    }
                 );
             }
             out.push_str("</li>\n");

@@ -391,6 +391,16 @@ pub struct FailureView {
     /// The sentence that says what broke; with a `FAIL` line's reason when the flow expected
     /// another failure or none.
     pub message: String,
+    /// For an `expect` that did not hold: its JSON pointer, and the values expected and found
+    /// there (`got` is `null` when the result holds nothing there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+    /// See `pointer`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<serde_json::Value>,
+    /// See `pointer`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub got: Option<Option<serde_json::Value>>,
 }
 
 impl FlowRun {
@@ -415,6 +425,9 @@ impl FlowRun {
                 Outcome::FailedDifferently { .. } => format!("{f}; {outcome}"),
                 _ => f.to_string(),
             },
+            pointer: f.mismatch.as_ref().map(|m| m.pointer.clone()),
+            expected: f.mismatch.as_ref().map(|m| m.expected.clone()),
+            got: f.mismatch.as_ref().map(|m| m.got.clone()),
         });
         let failure = failure.or_else(|| {
             matches!(outcome, Outcome::PassedUnexpectedly { .. }).then(|| FailureView {
@@ -422,6 +435,9 @@ impl FlowRun {
                 phase: "the flow".into(),
                 kind: "passed_unexpectedly".into(),
                 message: outcome.to_string(),
+                pointer: None,
+                expected: None,
+                got: None,
             })
         });
         FlowRun {
