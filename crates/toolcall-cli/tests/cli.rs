@@ -706,3 +706,90 @@ fn replay_reports_say_what_json_says() {
     well_formed(&xml).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(xml.matches("<skipped type=\"xfail\"").count(), 2, "{xml}");
 }
+
+/// The processes whose environment carries the mark of a server `toolcall` (pid `parent`)
+/// started: the server and everything it started, in any process group.
+#[cfg(target_os = "linux")]
+fn marked_by(parent: u32) -> Vec<u32> {
+    let needle = format!("TOOLCALL_MCP_SERVER={parent}-");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| {
+                env.split(|&b| b == 0)
+                    .any(|var| var.starts_with(needle.as_bytes()))
+            })
+        })
+        .filter(|pid| alive(*pid))
+        .collect()
+}
+
+/// Running, not a zombie.
+#[cfg(target_os = "linux")]
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z'))
+    })
+}
+
+/// SIGTERM (what `timeout` and CI runners send) ends a replay as Ctrl-C does: the server and
+/// what it started are killed and the report says why. It used to kill `toolcall` at once and
+/// leave the server running.
+#[cfg(target_os = "linux")]
+#[test]
+fn sigterm_to_replay_kills_the_server_and_what_it_started() {
+    let dir = scratch("sigterm");
+    let flow = write(
+        &dir,
+        "hang.json",
+        &json!({
+            "server": {"command": example_server("fault-server"), "args": ["grandchild"]},
+            "timeouts": {"initialize_ms": 30000, "call_ms": 60000},
+            "calls": [{"name": "echo", "input": {"text": "hi"}}]
+        })
+        .to_string(),
+    );
+    let child = Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .arg("replay")
+        .arg(&flow)
+        .env_remove("GITHUB_ACTIONS")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut started = Vec::new();
+    while started.len() < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        started = marked_by(child.id());
+    }
+    assert!(started.len() >= 2, "the server and its sleep: {started:?}");
+    // Give the replay time to reach the hanging call.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("interrupted (SIGTERM); the server was killed"),
+        "{text}"
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while started.iter().any(|p| alive(*p)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let left: Vec<u32> = started.into_iter().filter(|p| alive(*p)).collect();
+    assert!(left.is_empty(), "left running: {left:?}");
+}

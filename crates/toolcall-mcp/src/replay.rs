@@ -35,8 +35,8 @@ pub struct Options {
     /// After the last call, how long the server gets to exit on its own once its stdin is
     /// closed, before it is killed.
     pub shutdown_grace: Duration,
-    /// End the replay (and kill the server) on Ctrl-C instead of dying with the server left
-    /// behind. A stdio server runs in its own process group, so a terminal's Ctrl-C does not
+    /// End the replay (and kill the server) on Ctrl-C, SIGTERM or SIGHUP instead of dying with
+    /// the server left behind. A stdio server runs in its own process group, so a terminal's Ctrl-C does not
     /// reach it: a command-line caller wants this on; a library caller that handles SIGINT
     /// itself leaves it off (the default).
     pub handle_ctrl_c: bool,
@@ -112,7 +112,7 @@ pub enum FailureKind {
     RpcError,
     /// An `expect` assertion did not hold.
     Expectation,
-    /// Ctrl-C (with [`Options::handle_ctrl_c`]).
+    /// Ctrl-C, SIGTERM or SIGHUP (with [`Options::handle_ctrl_c`]).
     Interrupted,
 }
 
@@ -280,6 +280,7 @@ pub async fn replay(flow: &Flow, options: &Options, on_step: &mut dyn FnMut(&Ste
         call_timeout: flow.timeouts.call.unwrap_or(options.call_timeout),
         child: None,
         faults: None,
+        interrupts: Interrupts::new(options.handle_ctrl_c),
         report: Report::before_start(flow),
     };
     let outcome = run.drive(on_step).await;
@@ -301,6 +302,7 @@ struct Run<'a> {
     call_timeout: Duration,
     child: Option<ChildServer>,
     faults: Option<watch::Receiver<Option<StdoutFault>>>,
+    interrupts: Interrupts,
     report: Report,
 }
 
@@ -521,14 +523,13 @@ impl Run<'_> {
         E: Into<OpError>,
     {
         let fault = watch_fault(self.faults.clone());
-        let handle_ctrl_c = self.options.handle_ctrl_c;
         let exited = server_exit(self.child.as_mut());
         let outcome = tokio::select! {
             r = op => r.map_err(Into::into),
             f = fault => Err(OpError::Stdout(f)),
             status = exited => Err(OpError::Exited(status)),
             () = tokio::time::sleep(timeout) => Err(OpError::TimedOut),
-            () = ctrl_c(handle_ctrl_c) => Err(OpError::Interrupted),
+            signal = self.interrupts.next() => Err(OpError::Interrupted(signal)),
         };
         match outcome {
             Ok(v) => Ok(v),
@@ -544,9 +545,9 @@ impl Run<'_> {
             return fault_failure(phase, fault);
         }
         match error {
-            OpError::Interrupted => phase.fail(
+            OpError::Interrupted(signal) => phase.fail(
                 FailureKind::Interrupted,
-                "interrupted (Ctrl-C); the server was killed",
+                format!("interrupted ({signal}); the server was killed"),
             ),
             OpError::TimedOut => {
                 let waiting = if phase.step.is_some() {
@@ -612,7 +613,7 @@ impl Run<'_> {
 /// What went wrong while awaiting the server.
 pub(crate) enum OpError {
     TimedOut,
-    Interrupted,
+    Interrupted(&'static str),
     Stdout(StdoutFault),
     /// The stdio server's process ended (whether or not its stdout closed with it).
     Exited(ExitStatus),
@@ -647,12 +648,67 @@ impl From<rmcp::service::ClientInitializeError> for OpError {
     }
 }
 
-/// Resolves on Ctrl-C when asked to watch for it; never otherwise.
-async fn ctrl_c(watch: bool) {
-    if watch && tokio::signal::ctrl_c().await.is_ok() {
-        return;
+/// The signals that end a replay: Ctrl-C (SIGINT), SIGTERM and SIGHUP (what `timeout`, CI
+/// runners and a closed terminal send). Listened for from the start of the replay, when
+/// [`Options::handle_ctrl_c`] asks, so one that arrives between two requests is still seen; any
+/// of them ends the replay the same way, the server and its process group killed, then the
+/// report.
+struct Interrupts {
+    #[cfg(unix)]
+    streams: Vec<(tokio::signal::unix::Signal, &'static str)>,
+    #[cfg(not(unix))]
+    watch: bool,
+}
+
+impl Interrupts {
+    fn new(watch: bool) -> Interrupts {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let kinds = [
+                (SignalKind::interrupt(), "Ctrl-C"),
+                (SignalKind::terminate(), "SIGTERM"),
+                (SignalKind::hangup(), "SIGHUP"),
+            ];
+            let streams = if watch {
+                kinds
+                    .into_iter()
+                    .filter_map(|(kind, name)| signal(kind).ok().map(|s| (s, name)))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            Interrupts { streams }
+        }
+        #[cfg(not(unix))]
+        Interrupts { watch }
     }
-    std::future::pending().await
+
+    /// The next signal's name; never resolves when none is watched.
+    async fn next(&mut self) -> &'static str {
+        #[cfg(unix)]
+        {
+            if self.streams.is_empty() {
+                return std::future::pending().await;
+            }
+            std::future::poll_fn(|cx| {
+                for (stream, name) in &mut self.streams {
+                    if stream.poll_recv(cx).is_ready() {
+                        return std::task::Poll::Ready(*name);
+                    }
+                }
+                std::task::Poll::Pending
+            })
+            .await
+        }
+        #[cfg(not(unix))]
+        {
+            if self.watch && tokio::signal::ctrl_c().await.is_ok() {
+                return "Ctrl-C";
+            }
+            std::future::pending().await
+        }
+    }
 }
 
 async fn watch_fault(faults: Option<watch::Receiver<Option<StdoutFault>>>) -> StdoutFault {
