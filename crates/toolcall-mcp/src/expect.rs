@@ -118,9 +118,28 @@ fn keys_near(doc: &Value, pointer: &str) -> String {
     String::new()
 }
 
-/// A value as one escaped line of JSON, cut at 200 characters by [`escape`].
+/// A value as one line of JSON, safe for a terminal, cut at 200 characters. serde_json has
+/// escaped quotes, backslashes and control characters once already; only what it leaves raw
+/// ([`toolcall_score::is_invisible`]: bidi overrides, zero-width characters) is written as a
+/// `\uXXXX` escape, so a text block holding JSON reads `"{\"page\": 3}"`, not escaped twice.
 pub(crate) fn printable_result(value: &Value) -> String {
-    escape(&value.to_string()).to_string()
+    use std::fmt::Write as _;
+    const MAX_CHARS: usize = 200;
+    let json = serde_json::to_string(value).unwrap_or_default();
+    let mut out = String::with_capacity(json.len().min(MAX_CHARS * 4));
+    for (i, c) in json.chars().enumerate() {
+        if i == MAX_CHARS {
+            let rest = json.chars().count() - i;
+            let _ = write!(out, "…({rest} more characters)");
+            break;
+        }
+        if toolcall_score::is_invisible(c) {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -138,6 +157,14 @@ mod tests {
     /// The sentence alone, as the replay prints it.
     fn message(result: Result<(), (String, Option<Mismatch>)>) -> Result<(), String> {
         result.map_err(|(message, _)| message)
+    }
+
+    #[test]
+    fn results_print_as_json_escaped_once() {
+        assert_eq!(printable_result(&json!("{\"page\": 3}")), r#""{\"page\": 3}""#);
+        assert_eq!(printable_result(&json!({"a": "x\u{202e}y\n"})), r#"{"a":"x\u202ey\n"}"#);
+        let long = printable_result(&json!("x".repeat(300)));
+        assert!(long.ends_with("…(102 more characters)"), "{long}");
     }
 
     #[test]
