@@ -399,3 +399,42 @@ fn assert_the_grandchild_dies(mode: &str) {
         "the server's child {pid} (sleep 600, {mode}) outlived the replay"
     );
 }
+
+/// A failed replay times what it reached, the failing phase included, and leaves out what it
+/// never reached: it used to say `start-up + initialize 0.0 ms` and `calls 0.0 ms`.
+#[test]
+fn a_failed_replay_times_what_it_reached() {
+    let report = run(&fault_flow_with_timeouts(
+        "no-init",
+        echo(1),
+        SHORT_MS,
+        PATIENT_MS,
+    ));
+    let summary = report.summary();
+    assert!(
+        report.startup >= Duration::from_millis(SHORT_MS),
+        "{summary}"
+    );
+    assert!(
+        !summary.contains("tools/list") && !summary.contains("calls"),
+        "{summary}"
+    );
+    let report = run(&fault_flow_with_timeouts(
+        "hang-on-call",
+        echo(1),
+        PATIENT_MS,
+        SHORT_MS,
+    ));
+    let summary = report.summary();
+    assert!(report.calls >= Duration::from_millis(SHORT_MS), "{summary}");
+    let shown: f64 = summary
+        .split("calls ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_default();
+    assert!(
+        shown >= SHORT_MS as f64,
+        "the failed call's time is in the summary: {summary}"
+    );
+}

@@ -161,8 +161,14 @@ mod tests {
 
     #[test]
     fn results_print_as_json_escaped_once() {
-        assert_eq!(printable_result(&json!("{\"page\": 3}")), r#""{\"page\": 3}""#);
-        assert_eq!(printable_result(&json!({"a": "x\u{202e}y\n"})), r#"{"a":"x\u202ey\n"}"#);
+        assert_eq!(
+            printable_result(&json!("{\"page\": 3}")),
+            r#""{\"page\": 3}""#
+        );
+        assert_eq!(
+            printable_result(&json!({"a": "x\u{202e}y\n"})),
+            r#"{"a":"x\u202ey\n"}"#
+        );
         let long = printable_result(&json!("x".repeat(300)));
         assert!(long.ends_with("…(102 more characters)"), "{long}");
     }

@@ -163,6 +163,8 @@ pub struct Report {
     pub startup: Duration,
     /// `tools/list`, every page.
     pub list: Duration,
+    /// The calls, the one that failed included.
+    pub calls: Duration,
     /// The whole replay, shutdown included.
     pub total: Duration,
     /// How many tools the server listed.
@@ -187,6 +189,7 @@ impl Report {
             failure: None,
             startup: Duration::ZERO,
             list: Duration::ZERO,
+            calls: Duration::ZERO,
             total: Duration::ZERO,
             tools: 0,
             server_pid: None,
@@ -214,21 +217,32 @@ impl Report {
     }
 
     fn summary_with(&self, failed: &str) -> String {
-        let calls: Duration = self.steps.iter().map(|s| s.elapsed).sum();
-        let timings = format!(
-            "start-up + initialize {}, tools/list {}, calls {}",
-            ms(self.startup),
-            ms(self.list),
-            ms(calls)
-        );
+        // The phases the replay reached, each with its time, the one that failed included; a
+        // phase it never reached is left out rather than shown as 0.0 ms.
+        let reached = match &self.failure {
+            None => 3,
+            Some(f) if f.step.is_some() => 3,
+            Some(f) if f.phase == "tools/list" => 2,
+            Some(_) => 1,
+        };
+        let parts = [
+            ("start-up + initialize", self.startup),
+            ("tools/list", self.list),
+            ("calls", self.calls),
+        ];
+        let timings: Vec<String> = parts[..reached]
+            .iter()
+            .map(|(what, d)| format!("{what} {}", ms(*d)))
+            .collect();
+        let timings = format!(" ({})", timings.join(", "));
         match &self.failure {
             None => format!(
-                "{} steps passed in {} ({timings})",
+                "{} steps passed in {}{timings}",
                 self.steps.len(),
                 ms(self.total)
             ),
             Some(_) => format!(
-                "{failed} after {} of {} steps in {} ({timings})",
+                "{failed} after {} of {} steps in {}{timings}",
                 self.steps.len(),
                 self.planned,
                 ms(self.total)
@@ -335,8 +349,10 @@ impl Phase {
 impl Run<'_> {
     async fn drive(&mut self, on_step: &mut dyn FnMut(&Step)) -> Result<(), Failure> {
         let started = Instant::now();
-        let client = self.connect().await?;
+        let client = self.connect().await;
+        // Timed whether it worked or not: a failed start-up's time is what the summary shows.
         self.report.startup = started.elapsed();
+        let client = client?;
         let result = self.calls(&client, on_step).await;
         // Closing the client closes the server's stdin: the polite way to ask it to exit.
         let _ = tokio::time::timeout(self.options.shutdown_grace, client.cancel()).await;
@@ -395,10 +411,9 @@ impl Run<'_> {
         let started = Instant::now();
         let phase = Phase::new("tools/list");
         let timeout = self.call_timeout;
-        let listed = self
-            .guarded(&phase, timeout, client.list_all_tools())
-            .await?;
+        let listed = self.guarded(&phase, timeout, client.list_all_tools()).await;
         self.report.list = started.elapsed();
+        let listed = listed?;
         self.report.tools = listed.len();
         // The output schemas as a catalog of their own: a catalog checks a value against each
         // tool's schema, whichever side of the call the schema describes.
@@ -422,7 +437,10 @@ impl Run<'_> {
                 step: Some(i + 1),
                 label: format!("step {}: {}", i + 1, escape(&call.name)),
             };
-            let step = self.call(client, &catalogs, call, &phase).await?;
+            let started = Instant::now();
+            let step = self.call(client, &catalogs, call, &phase).await;
+            self.report.calls += started.elapsed();
+            let step = step?;
             on_step(&step);
             self.report.steps.push(step);
         }
