@@ -19,7 +19,7 @@
 //! than [`MAX_EDIT_CHARS`]. Below that length the suggestions are the ones an exhaustive
 //! comparison gives (a test holds the two equal).
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use crate::Catalog;
 
@@ -101,7 +101,8 @@ pub(crate) struct Prepared<'c> {
     /// Indexes sorted by joined form.
     by_joined: Vec<u32>,
     /// The indexes of the names with each subject word, ascending, each once.
-    by_subject: HashMap<String, Vec<u32>>,
+    /// Sorted, so the words a word begins can be found by range ([`stems`]).
+    by_subject: BTreeMap<String, Vec<u32>>,
     /// The names short enough for edit distance, by length.
     spellings: Vec<Spelling>,
 }
@@ -165,7 +166,7 @@ pub(crate) fn prepare(catalog: &Catalog) -> Prepared<'_> {
         by_base: Vec::new(),
         by_weak_rest: Vec::new(),
         by_joined: Vec::new(),
-        by_subject: HashMap::new(),
+        by_subject: BTreeMap::new(),
         spellings: Vec::new(),
     };
     // Indexes are u32 to keep the tables small; a catalog of four billion tools is not read.
@@ -294,24 +295,60 @@ fn near_spellings(wanted: &Words, prepared: &Prepared<'_>, found: &mut Vec<(u8, 
 fn shared_subjects(wanted: &Words, prepared: &Prepared<'_>, found: &mut Vec<(u8, usize, u32)>) {
     let mut words: Vec<&str> = wanted.subject.iter().map(String::as_str).collect();
     words.sort_unstable();
-    // `(index, shared)`: only the names that share a word, found through the word table.
-    let mut shared: Vec<(u32, usize)> = Vec::new();
-    for group in words.chunk_by(|a, b| a == b) {
-        for index in prepared.by_subject.get(group[0]).into_iter().flatten() {
-            count(|w| w.pairs += 1);
-            shared.push((*index, group.len()));
+    // `(index, word, shared)`: only the names that share a word (or its stem, see [`stems`]),
+    // found through the word table; a wanted word counts once per name however it matched.
+    let mut shared: Vec<(u32, usize, usize)> = Vec::new();
+    for (word, group) in words.chunk_by(|a, b| a == b).enumerate() {
+        for list in stems(group[0], &prepared.by_subject) {
+            for index in list {
+                count(|w| w.pairs += 1);
+                shared.push((*index, word, group.len()));
+            }
         }
     }
     shared.sort_unstable();
+    shared.dedup_by_key(|&mut (index, word, _)| (index, word));
     for group in shared.chunk_by(|a, b| a.0 == b.0) {
         let index = group[0].0;
-        let shared: usize = group.iter().map(|(_, n)| n).sum();
+        let shared: usize = group.iter().map(|(_, _, n)| n).sum();
         let union = wanted.subject.len() + prepared.defined[index as usize].subject_len - shared;
         if shared * 3 >= union {
             // `shared` counts `wanted`'s repeats, so it can exceed the union: none unshared.
             found.push((2, union.saturating_sub(shared), index));
         }
     }
+}
+
+/// The shortest word a stem match takes: `time` is the stem of `timezone`, `id` of nothing.
+const MIN_STEM_CHARS: usize = 4;
+
+/// The longest word looked up by its stems: the look-ups grow with the word.
+const MAX_STEM_CHARS: usize = 32;
+
+/// The index lists of the defined subject words that are `word`, begin with it, or that it
+/// begins with (`time` and `timezone`, `invoice` and `invoices`): one word written whole in one
+/// name and cut short in the other is the same subject (`convert_time` is closest to
+/// `convert_timezone`, not to `add_time`). Stems shorter than [`MIN_STEM_CHARS`] match only
+/// whole.
+fn stems<'t>(word: &'t str, table: &'t BTreeMap<String, Vec<u32>>) -> Vec<&'t Vec<u32>> {
+    let mut lists: Vec<&Vec<u32>> = Vec::new();
+    let chars = word.chars().count();
+    if !(MIN_STEM_CHARS..=MAX_STEM_CHARS).contains(&chars) {
+        lists.extend(table.get(word));
+        return lists;
+    }
+    // `word` itself and the words it begins.
+    lists.extend(
+        table
+            .range::<str, _>((std::ops::Bound::Included(word), std::ops::Bound::Unbounded))
+            .take_while(|(defined, _)| defined.starts_with(word))
+            .map(|(_, list)| list),
+    );
+    // The words that begin it.
+    for (at, _) in word.char_indices().skip(MIN_STEM_CHARS) {
+        lists.extend(table.get(&word[..at]));
+    }
+    lists
 }
 
 /// How many characters of each kind a name has, in 64 buckets (letters, digits and `_` each
@@ -728,10 +765,18 @@ mod tests {
                     return Some((1, distance));
                 }
             }
+            // The same word, or one the stem of the other (see `stems`).
+            let stem = |w: &str, d: &str| {
+                let n = w.chars().count();
+                w == d
+                    || ((MIN_STEM_CHARS..=MAX_STEM_CHARS).contains(&n)
+                        && (d.starts_with(w)
+                            || (w.starts_with(d) && d.chars().count() >= MIN_STEM_CHARS)))
+            };
             let shared = wanted
                 .subject
                 .iter()
-                .filter(|w| words.subject.contains(w))
+                .filter(|w| words.subject.iter().any(|d| stem(w, d)))
                 .count();
             let union = wanted.subject.len() + words.subject.len() - shared;
             (shared > 0 && shared * 3 >= union).then_some((2, union.saturating_sub(shared)))
@@ -901,6 +946,26 @@ mod tests {
         }
     }
 
+    /// A word cut short in one name is the same subject: against mcp-server-time's renamed
+    /// tools, `convert_time` is `convert_timezone` first (it used to come last, after
+    /// `add_time` and `compare_time`, which share only `time`).
+    #[test]
+    fn a_stem_is_the_same_subject() {
+        let catalog = Catalog::new(
+            [
+                "get_current_time",
+                "add_time",
+                "compare_time",
+                "convert_timezone",
+            ]
+            .map(|n| Tool::new(n, "")),
+        );
+        assert_eq!(suggest("convert_time", &catalog)[0], "convert_timezone");
+        // Too short to be a stem: `id` is not `idle`.
+        let catalog = Catalog::new(["set_idle"].map(|n| Tool::new(n, "")));
+        assert!(suggest("delete_id", &catalog).is_empty());
+    }
+
     #[test]
     fn the_bounds_do_not_change_what_is_suggested() {
         let mut random = Random(0x5eed_0017);
@@ -1018,7 +1083,8 @@ mod tests {
         let tools: Vec<String> = (0..2_000).map(|_| long_name(&mut random, 2_000)).collect();
         let (work, _) = work_for(&tools, &[long_name(&mut random, 2_000)]);
         assert_eq!(work.cells, 0, "{work:?}");
-        assert!(work.pairs <= 2_000 * 50, "{work:?}");
+        // One entry per shared subject word (or stem: a noun and its longer forms) and name.
+        assert!(work.pairs <= 2_000 * 60, "{work:?}");
     }
 
     #[test]
