@@ -438,3 +438,51 @@ fn a_failed_replay_times_what_it_reached() {
         "the failed call's time is in the summary: {summary}"
     );
 }
+
+/// A value `${VAR}` brought in from the environment never appears in what the replay prints
+/// or reports: not in a step's result (the server echoes it), not in the failure line of an
+/// `expect` it went into, not in the mismatch data. It is written as `${VAR}` instead.
+#[test]
+fn a_secret_from_the_environment_is_masked_everywhere() {
+    let secret = "tok-3f9a8b7c6d5e";
+    let vars: std::collections::BTreeMap<String, String> =
+        [("API_TOKEN".to_owned(), secret.to_owned())].into();
+    let text = json!({
+        "server": {"command": FAULT_SERVER, "args": ["ok"], "env": {"ATP_FLOW_VAR": "${API_TOKEN}"}},
+        "timeouts": {"initialize_ms": PATIENT_MS, "call_ms": PATIENT_MS},
+        "calls": [
+            {"name": "echo", "input": {"text": "first"}},
+            {"name": "echo", "input": {"text": "${API_TOKEN}"}, "expect": {"/text": "${API_TOKEN}x"}}
+        ]
+    })
+    .to_string();
+    let dir = std::env::temp_dir();
+    let flow = Flow::from_json_str(&text, Path::new("secret.json"), &dir, &vars).unwrap();
+    let mut printed = Vec::new();
+    let report = replay_blocking(&flow, &Options::default(), &mut |step| {
+        printed.push(step.to_string())
+    });
+    let (kind, line) = failure(&report);
+    assert_eq!(kind, FailureKind::Expectation);
+    let everything = format!(
+        "{}\n{}\n{:?}\n{}\n{}",
+        line,
+        printed.join("\n"),
+        report.failure.as_ref().unwrap().mismatch,
+        serde_json::to_string(&report.steps.iter().map(|s| &s.result).collect::<Vec<_>>()).unwrap(),
+        report.stderr_tail.join("\n")
+    );
+    assert!(
+        !everything.contains(secret),
+        "the secret leaked:\n{everything}"
+    );
+    assert!(
+        line.contains("${API_TOKEN}x") && line.contains("got \"${API_TOKEN}\""),
+        "{line}"
+    );
+    assert!(
+        printed[0].contains("${API_TOKEN}"),
+        "the server's echo of it: {}",
+        printed[0]
+    );
+}

@@ -30,6 +30,42 @@ pub struct Flow {
     /// For example flows that demonstrate a failure: the exact failure line a replay must end
     /// with. [`crate::Outcome`] judges a replay against it, for `toolcall replay` and the tests.
     pub expected_failure: Option<String>,
+    /// Every value a `${VAR}` expanded to, with its variable, longest first: what
+    /// [`Flow::mask`] hides wherever the replay prints or reports.
+    pub(crate) expanded: Vec<(String, String)>,
+}
+
+/// Values this short are not masked: `${N}` = `1` would turn every `1` in a report into `${N}`.
+const MIN_MASKED_CHARS: usize = 4;
+
+impl Flow {
+    /// `text` with every value a `${VAR}` of this flow expanded to written as `${VAR}` again: a
+    /// token from the environment never appears in a step line, a failure, the server's stderr
+    /// tail or a report, whichever part of the flow (an `env`, an argument, an `expect`) it went
+    /// into.
+    pub fn mask(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for (value, var) in &self.expanded {
+            if out.contains(value.as_str()) {
+                out = out.replace(value.as_str(), &format!("${{{var}}}"));
+            }
+        }
+        out
+    }
+
+    /// [`Flow::mask`] over every string inside `value`.
+    pub fn mask_value(&self, value: &Value) -> Value {
+        match value {
+            Value::String(s) => Value::String(self.mask(s)),
+            Value::Array(items) => Value::Array(items.iter().map(|v| self.mask_value(v)).collect()),
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| (self.mask(k), self.mask_value(v)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
 }
 
 /// Where the server is.
@@ -221,8 +257,9 @@ impl Flow {
             pointer,
             message,
         };
+        let used = std::cell::RefCell::new(Vec::new());
         let expand = |pointer: &str, s: &str| -> Result<String, FlowError> {
-            expand_vars(s, vars).map_err(|var| FlowError::UnsetVariable {
+            expand_vars(s, vars, &mut used.borrow_mut()).map_err(|var| FlowError::UnsetVariable {
                 path: path.to_owned(),
                 pointer: pointer.to_owned(),
                 var,
@@ -339,7 +376,15 @@ impl Flow {
             });
         }
 
+        let mut expanded: Vec<(String, String)> = used
+            .into_inner()
+            .into_iter()
+            .filter(|(value, _): &(String, String)| value.chars().count() >= MIN_MASKED_CHARS)
+            .collect();
+        expanded.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.cmp(b)));
+        expanded.dedup();
         Ok(Flow {
+            expanded,
             path: path.to_owned(),
             about: raw.about,
             server,
@@ -391,8 +436,13 @@ fn resolve_path(dir: &Path, written: &str, expanded: &str) -> PathBuf {
     }
 }
 
-/// Replaces `${NAME}` with the variable's value; `Err(NAME)` when one is unset. `$$` is a `$`.
-fn expand_vars(text: &str, vars: &dyn Vars) -> Result<String, String> {
+/// Replaces `${NAME}` with the variable's value, noting `(value, NAME)` in `used`; `Err(NAME)`
+/// when one is unset. `$$` is a `$`.
+fn expand_vars(
+    text: &str,
+    vars: &dyn Vars,
+    used: &mut Vec<(String, String)>,
+) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find('$') {
@@ -405,7 +455,9 @@ fn expand_vars(text: &str, vars: &dyn Vars) -> Result<String, String> {
             match body.find('}') {
                 Some(end) => {
                     let name = &body[..end];
-                    out.push_str(&vars.get(name).ok_or_else(|| name.to_owned())?);
+                    let value = vars.get(name).ok_or_else(|| name.to_owned())?;
+                    out.push_str(&value);
+                    used.push((value, name.to_owned()));
                     rest = &body[end + 1..];
                 }
                 None => {

@@ -304,7 +304,20 @@ pub async fn replay(flow: &Flow, options: &Options, on_step: &mut dyn FnMut(&Ste
     }
     run.finish(clean).await;
     run.report.total = started.elapsed();
-    run.report
+    // What the environment put into the flow is never printed or reported (the steps were
+    // masked as they passed).
+    let mut report = run.report;
+    if let Some(failure) = &mut report.failure {
+        failure.message = flow.mask(&failure.message);
+        if let Some(m) = &mut failure.mismatch {
+            m.expected = flow.mask_value(&m.expected);
+            m.got = m.got.as_ref().map(|g| flow.mask_value(g));
+        }
+    }
+    for line in &mut report.stderr_tail {
+        *line = flow.mask(line);
+    }
+    report
 }
 
 type Client = RunningService<RoleClient, ClientConfig>;
@@ -440,7 +453,8 @@ impl Run<'_> {
             let started = Instant::now();
             let step = self.call(client, &catalogs, call, &phase).await;
             self.report.calls += started.elapsed();
-            let step = step?;
+            let mut step = step?;
+            step.result = self.flow.mask_value(&step.result);
             on_step(&step);
             self.report.steps.push(step);
         }

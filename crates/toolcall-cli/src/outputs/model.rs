@@ -454,7 +454,7 @@ impl FlowRun {
                     input: flow
                         .calls
                         .get(s.index.wrapping_sub(1))
-                        .map(|c| c.input.clone())
+                        .map(|c| flow.mask_value(&c.input))
                         .unwrap_or_default(),
                     result: s.result.clone(),
                     elapsed_ms: ms(s.elapsed),
