@@ -486,3 +486,55 @@ fn a_secret_from_the_environment_is_masked_everywhere() {
         printed[0]
     );
 }
+
+/// A call may expect the server to refuse it (`expect_error`): `true` for any refusal, a
+/// JSON-RPC code, or a text the error must contain. Its arguments go out as written, without
+/// the client-side schema check. A call that succeeds, or is refused otherwise, fails the flow.
+#[test]
+fn a_call_may_expect_to_be_refused() {
+    let flow = |call: Value| fault_flow("ok", json!([call]));
+    let report = run(&fault_flow(
+        "ok",
+        json!([
+            {"name": "echo", "input": {}, "expect_error": -32602},
+            {"name": "echo", "input": {"text": 7}, "expect_error": true},
+            {"name": "echo", "input": {"text": "please fail"}, "expect_error": "on purpose"},
+            {"name": "echo", "input": {"text": "after the refusals"}}
+        ]),
+    ));
+    assert!(report.failure.is_none(), "{:?}", report.failure);
+    assert_eq!(report.steps.len(), 4);
+    assert!(
+        report.steps[0].to_string().contains("refused as expected"),
+        "{}",
+        report.steps[0]
+    );
+    assert_eq!(report.steps[0].result["refused"]["code"], -32602);
+    for (call, says) in [
+        (
+            json!({"name": "echo", "input": {"text": "hi"}, "expect_error": true}),
+            "expected the call to be refused (an isError result or a JSON-RPC error), but it succeeded",
+        ),
+        (
+            json!({"name": "echo", "input": {}, "expect_error": -32000}),
+            "expected JSON-RPC error -32000, got JSON-RPC error -32602: invalid params",
+        ),
+        (
+            json!({"name": "echo", "input": {"text": "please fail"}, "expect_error": "timeout"}),
+            "expected an error containing \"timeout\", got an isError result: the echo failed on purpose",
+        ),
+    ] {
+        let report = run(&flow(call));
+        let (kind, line) = failure(&report);
+        assert_eq!(kind, FailureKind::Expectation, "{line}");
+        assert!(line.contains(says), "{line}");
+    }
+    let bad = Flow::from_json_str(
+        r#"{"server": {"command": "x"}, "calls": [{"name": "echo", "expect_error": {"code": 1}}]}"#,
+        Path::new("bad.json"),
+        Path::new("."),
+        &EnvVars,
+    )
+    .unwrap_err();
+    assert!(bad.to_string().contains("/calls/0/expect_error"), "{bad}");
+}

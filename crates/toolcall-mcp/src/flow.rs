@@ -107,6 +107,24 @@ pub struct Call {
     pub input: Value,
     /// Assertions on the parsed result: JSON pointer -> expected value.
     pub expect: Vec<(String, Value)>,
+    /// The call must fail, the server refusing it: the negative test (`"expect_error"`).
+    pub expect_error: Option<ExpectError>,
+}
+
+/// How a call that must fail has to fail (`"expect_error"` in a flow).
+///
+/// A refusal is an `isError: true` result or a JSON-RPC error; either passes `true`. Its
+/// arguments are sent as written, without the check against the tool's `inputSchema` other
+/// calls get first: the point is to see the server refuse them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExpectError {
+    /// `true`: refused either way.
+    Any,
+    /// A number: a JSON-RPC error with this code (`-32602`, invalid params).
+    Code(i64),
+    /// A string: refused either way, with an error text that contains it.
+    Text(String),
 }
 
 /// Per-flow timeouts; `None` means "use the [`crate::Options`] default".
@@ -166,6 +184,8 @@ struct RawCall {
     input: Value,
     #[serde(default)]
     expect: serde_json::Map<String, Value>,
+    #[serde(default)]
+    expect_error: Option<Value>,
 }
 
 fn empty_object() -> Value {
@@ -369,10 +389,40 @@ impl Flow {
                 }
                 expect.push((pointer, value));
             }
+            let expect_error = match call.expect_error {
+                None | Some(Value::Bool(false)) => None,
+                Some(Value::Bool(true)) => Some(ExpectError::Any),
+                Some(Value::Number(code)) if code.as_i64().is_some() => {
+                    code.as_i64().map(ExpectError::Code)
+                }
+                Some(Value::String(text)) => Some(ExpectError::Text(expand(
+                    &format!("/calls/{i}/expect_error"),
+                    &text,
+                )?)),
+                Some(other) => {
+                    return Err(invalid(
+                        format!("/calls/{i}/expect_error"),
+                        format!(
+                            "expected true, a JSON-RPC error code (-32602) or a text the error \
+                             must contain, found {}",
+                            toolcall_score::escape(&other.to_string())
+                        ),
+                    ))
+                }
+            };
+            if expect_error.is_some() && !expect.is_empty() {
+                return Err(invalid(
+                    format!("/calls/{i}"),
+                    "has both \"expect\" and \"expect_error\": a call that must fail has no \
+                     result to check"
+                        .into(),
+                ));
+            }
             calls.push(Call {
                 name: call.name,
                 input,
                 expect,
+                expect_error,
             });
         }
 

@@ -78,6 +78,6 @@ mod outcome;
 mod replay;
 
 pub use errors::FlowError;
-pub use flow::{Call, EnvVars, Flow, FlowTimeouts, Server, StdioServer, Vars};
+pub use flow::{Call, EnvVars, ExpectError, Flow, FlowTimeouts, Server, StdioServer, Vars};
 pub use outcome::Outcome;
 pub use replay::{replay, replay_blocking, Failure, FailureKind, Mismatch, Options, Report, Step};

@@ -113,6 +113,7 @@ mod tests {
             kind: FailureKind::ToolError,
             message: message.into(),
             mismatch: None,
+            rpc_error: None,
         });
         report
     }

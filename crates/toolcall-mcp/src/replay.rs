@@ -19,7 +19,7 @@ use toolcall_score::{escape, Catalog, SchemaError, Tool};
 
 use crate::child::{ChildServer, StdoutFault};
 use crate::expect::{check_expectations, printable_result};
-use crate::{Call, Flow, Server};
+use crate::{Call, ExpectError, Flow, Server};
 
 /// Replay settings that are not part of a flow. A flow's own `timeouts` win over these.
 #[derive(Clone, Debug)]
@@ -70,9 +70,14 @@ pub struct Step {
 
 impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let how = if self.result.get("refused").is_some() {
+            "refused as expected"
+        } else {
+            "ok"
+        };
         write!(
             f,
-            "step {}: {} ok  {}",
+            "step {}: {} {how}  {}",
             self.index,
             escape(&self.name),
             printable_result(&self.result)
@@ -128,7 +133,9 @@ pub struct Failure {
     /// The sentence that says what broke (names escaped).
     pub message: String,
     /// For an `expect` that did not hold: the pointer, the value expected and the value found.
-    pub mismatch: Option<Mismatch>,
+    pub mismatch: Option<Box<Mismatch>>,
+    /// For a JSON-RPC error: its code and message, as the server sent them.
+    pub rpc_error: Option<(i64, String)>,
 }
 
 /// An `expect` entry that did not hold, as data (for a report's expected-vs-got view).
@@ -251,6 +258,65 @@ impl Report {
     }
 }
 
+/// How a server refused a call.
+enum Refusal<'a> {
+    /// A JSON-RPC error: its code and message.
+    Rpc(i64, &'a str),
+    /// An `isError: true` result: its first text.
+    IsError(&'a str),
+}
+
+/// What an `expect_error` asks for, in words.
+fn describe(wanted: &ExpectError) -> String {
+    match wanted {
+        ExpectError::Code(code) => format!("JSON-RPC error {code}"),
+        ExpectError::Text(text) => format!("an error containing \"{}\"", escape(text)),
+        _ => "an isError result or a JSON-RPC error".to_owned(),
+    }
+}
+
+/// The step of a call the server refused as `wanted` asks, or the failure saying how the
+/// refusal differed.
+fn refused(
+    phase: &Phase,
+    call: &Call,
+    wanted: &ExpectError,
+    refusal: &Refusal<'_>,
+    elapsed: Duration,
+) -> Result<Step, Failure> {
+    let (text, got) = match refusal {
+        Refusal::Rpc(code, message) => (
+            *message,
+            format!("JSON-RPC error {code}: {}", escape(message)),
+        ),
+        Refusal::IsError(text) => (*text, format!("an isError result: {}", escape(text))),
+    };
+    let matches = match wanted {
+        ExpectError::Code(code) => matches!(refusal, Refusal::Rpc(c, _) if c == code),
+        ExpectError::Text(want) => text.contains(want.as_str()),
+        _ => true,
+    };
+    if !matches {
+        return Err(phase.fail(
+            FailureKind::Expectation,
+            format!("expected {}, got {got}", describe(wanted)),
+        ));
+    }
+    Ok(Step {
+        index: phase.step.unwrap_or_default(),
+        name: call.name.clone(),
+        elapsed,
+        result: match refusal {
+            Refusal::Rpc(code, message) => {
+                serde_json::json!({"refused": {"code": code, "message": message}})
+            }
+            Refusal::IsError(text) => {
+                serde_json::json!({"refused": {"isError": true, "text": text}})
+            }
+        },
+    })
+}
+
 fn ms(d: Duration) -> String {
     let ms = d.as_secs_f64() * 1000.0;
     if ms < 10.0 {
@@ -275,6 +341,7 @@ pub fn replay_blocking(flow: &Flow, options: &Options, on_step: &mut dyn FnMut(&
                 kind: FailureKind::Start,
                 message: format!("cannot start the async runtime: {e}"),
                 mismatch: None,
+                rpc_error: None,
             }),
             ..Report::before_start(flow)
         },
@@ -355,6 +422,7 @@ impl Phase {
             kind,
             message: message.into(),
             mismatch: None,
+            rpc_error: None,
         }
     }
 }
@@ -472,43 +540,55 @@ impl Run<'_> {
         if !catalog.contains(&call.name) {
             return Err(phase.fail(FailureKind::UnknownTool, unknown_tool(&call.name, catalog)));
         }
-        match catalog.validate(&call.name, &call.input) {
-            Ok(()) => {}
-            Err(SchemaError::Violations(errors)) => {
-                return Err(phase.fail(
-                    FailureKind::InvalidArguments,
-                    format!(
-                        "the arguments do not match the tool's inputSchema: {}",
-                        schema_errors(&errors)
-                    ),
-                ))
+        // A call that must be refused is sent as written: the server's refusal is the test.
+        if call.expect_error.is_none() {
+            match catalog.validate(&call.name, &call.input) {
+                Ok(()) => {}
+                Err(SchemaError::Violations(errors)) => {
+                    return Err(phase.fail(
+                        FailureKind::InvalidArguments,
+                        format!(
+                            "the arguments do not match the tool's inputSchema: {}",
+                            schema_errors(&errors)
+                        ),
+                    ))
+                }
+                // The server listed a schema nothing can be checked against: its fault, not the
+                // call's (which was never sent).
+                Err(SchemaError::Uncompilable(why)) => {
+                    return Err(phase.fail(
+                        FailureKind::Protocol,
+                        format!(
+                            "the server's inputSchema for `{}` does not compile, so no call can be \
+                             checked against it (the server is at fault, not the call): {}",
+                            escape(&call.name),
+                            escape(&why)
+                        ),
+                    ))
+                }
+                // The regex engine gave up on a `pattern`: nothing is known against the call, and
+                // the server checks its own input.
+                Err(_) => {}
             }
-            // The server listed a schema nothing can be checked against: its fault, not the
-            // call's (which was never sent).
-            Err(SchemaError::Uncompilable(why)) => {
-                return Err(phase.fail(
-                    FailureKind::Protocol,
-                    format!(
-                        "the server's inputSchema for `{}` does not compile, so no call can be \
-                         checked against it (the server is at fault, not the call): {}",
-                        escape(&call.name),
-                        escape(&why)
-                    ),
-                ))
-            }
-            // The regex engine gave up on a `pattern`: nothing is known against the call, and
-            // the server checks its own input.
-            Err(_) => {}
         }
         let mut params = CallToolRequestParams::new(call.name.clone());
         params.arguments = call.input.as_object().cloned();
 
         let started = Instant::now();
         let timeout = self.call_timeout;
-        let result = self
-            .guarded(phase, timeout, client.call_tool(params))
-            .await?;
+        let result = self.guarded(phase, timeout, client.call_tool(params)).await;
         let elapsed = started.elapsed();
+        let result = match (result, &call.expect_error) {
+            (Ok(result), _) => result,
+            (Err(failure), Some(wanted)) => match &failure.rpc_error {
+                Some((code, message)) => {
+                    let refusal = Refusal::Rpc(*code, message);
+                    return refused(phase, call, wanted, &refusal, elapsed);
+                }
+                None => return Err(failure),
+            },
+            (Err(failure), None) => return Err(failure),
+        };
         // Work on the wire shape: it is what the flow's pointers are written against.
         let result = serde_json::to_value(&result).map_err(|e| {
             phase.fail(
@@ -516,6 +596,21 @@ impl Run<'_> {
                 format!("cannot re-read the result: {e}"),
             )
         })?;
+        if let Some(wanted) = &call.expect_error {
+            let text = first_text(&result).unwrap_or(Value::Null);
+            if result.get("isError") == Some(&Value::Bool(true)) {
+                let text = text.as_str().unwrap_or_default().to_owned();
+                return refused(phase, call, wanted, &Refusal::IsError(&text), elapsed);
+            }
+            return Err(phase.fail(
+                FailureKind::Expectation,
+                format!(
+                    "expected the call to be refused ({}), but it succeeded: {}",
+                    describe(wanted),
+                    printable_result(&result.get("structuredContent").cloned().unwrap_or(text))
+                ),
+            ));
+        }
         if result.get("isError") == Some(&Value::Bool(true)) {
             return Err(phase.fail(
                 FailureKind::ToolError,
@@ -528,7 +623,7 @@ impl Run<'_> {
         check_output(&catalogs.outputs, &call.name, &result)
             .map_err(|message| phase.fail(FailureKind::InvalidOutput, message))?;
         check_expectations(&result, &call.expect).map_err(|(message, mismatch)| Failure {
-            mismatch,
+            mismatch: mismatch.map(Box::new),
             ..phase.fail(FailureKind::Expectation, message)
         })?;
         Ok(Step {
@@ -599,13 +694,16 @@ impl Run<'_> {
                 FailureKind::Exited,
                 format!("the server exited ({})", describe_exit(status)),
             ),
-            OpError::Rpc { code, message } => phase.fail(
-                FailureKind::RpcError,
-                format!(
-                    "the server answered with JSON-RPC error {code}: {}",
-                    escape(&message)
-                ),
-            ),
+            OpError::Rpc { code, message } => Failure {
+                rpc_error: Some((code.into(), message.clone())),
+                ..phase.fail(
+                    FailureKind::RpcError,
+                    format!(
+                        "the server answered with JSON-RPC error {code}: {}",
+                        escape(&message)
+                    ),
+                )
+            },
             OpError::Other(message) => {
                 let status = match self.child.as_mut() {
                     Some(child) => child.exit_status(Duration::from_millis(500)).await,

@@ -4,7 +4,9 @@
 //! bytes on the wire) to get to its fault. The tool it lists is `echo {"text": string}`, which
 //! answers with the text and what the server sees: its working directory, `PATH` and
 //! `ATP_FLOW_VAR`, as `structuredContent` that its `outputSchema` (a `text` member) describes
-//! (`big-result` declares no output schema: its answer is text alone).
+//! (`big-result` declares no output schema: its answer is text alone). Every mode that answers
+//! calls refuses a `text` that is not a string with JSON-RPC error -32602, and answers the text
+//! `please fail` with an `isError` result.
 //!
 //! | mode | what it does |
 //! |---|---|
@@ -177,6 +179,18 @@ fn main() -> ExitCode {
                     }),
                     "output-missing" => json!({
                         "content": [{"type": "text", "text": request["params"]["arguments"]["text"]}]
+                    }),
+                    _ if !request["params"]["arguments"]["text"].is_string() => {
+                        // Refuses arguments its schema forbids, as a careful server does.
+                        let response = json!({"jsonrpc": "2.0", "id": id, "error": {
+                            "code": -32602, "message": "invalid params: `text` must be a string"}});
+                        let _ = writeln!(out, "{response}");
+                        let _ = out.flush();
+                        continue;
+                    }
+                    _ if request["params"]["arguments"]["text"] == "please fail" => json!({
+                        "content": [{"type": "text", "text": "the echo failed on purpose"}],
+                        "isError": true
                     }),
                     _ => {
                         // What the server sees of its environment, for the tests of what
