@@ -538,3 +538,69 @@ fn a_call_may_expect_to_be_refused() {
     .unwrap_err();
     assert!(bad.to_string().contains("/calls/0/expect_error"), "{bad}");
 }
+
+/// A server that answers in text is checked on its text, whole or by a regular expression; one
+/// that answers with an image, audio or a link prints what they are (type, MIME type, size,
+/// never the data) and is checked on them.
+#[test]
+fn text_and_media_results_are_shown_and_checked() {
+    let report = run(&fault_flow(
+        "text-only",
+        json!([
+            {"name": "echo", "input": {"text": "hi"}, "expect_text": "echo: hi (page 3 of 7)"},
+            {"name": "echo", "input": {"text": "x"}, "expect_match": "page \\d+ of \\d+"}
+        ]),
+    ));
+    assert!(report.failure.is_none(), "{:?}", report.failure);
+    let report = run(&fault_flow(
+        "text-only",
+        json!([{"name": "echo", "input": {"text": "hi"}, "expect_match": "^page"}]),
+    ));
+    let (kind, line) = failure(&report);
+    assert_eq!(kind, FailureKind::Expectation);
+    assert!(
+        line.contains("expected the text to match /^page/, got \"echo: hi (page 3 of 7)\""),
+        "{line}"
+    );
+
+    let report = run(&fault_flow(
+        "media-result",
+        json!([
+            {"name": "echo", "input": {"text": "a"},
+             "expect_content": {"type": "image", "mime_type": "image/png", "min_bytes": 60, "max_bytes": 100}},
+            {"name": "echo", "input": {"text": "b"},
+             "expect_content": {"type": "resource_link", "uri": "file:///srv/report.pdf"}}
+        ]),
+    ));
+    assert!(report.failure.is_none(), "{:?}", report.failure);
+    let line = report.steps[0].to_string();
+    assert!(
+        line.contains(r#"{"bytes":70,"mimeType":"image/png","type":"image"}"#)
+            && report.steps[0].result[2]["uri"] == "file:///srv/report.pdf"
+            && !line.contains("iVBOR"),
+        "{line}"
+    );
+    let report = run(&fault_flow(
+        "media-result",
+        json!([{"name": "echo", "input": {"text": "a"}, "expect_content": {"type": "image", "mime_type": "image/jpeg"}}]),
+    ));
+    assert!(
+        failure(&report)
+            .1
+            .contains("expected mimeType image/jpeg, got {\"bytes\":70"),
+        "{}",
+        failure(&report).1
+    );
+    let bad = Flow::from_json_str(
+        r#"{"server": {"command": "x"}, "calls": [{"name": "e", "expect_match": "("}]}"#,
+        Path::new("bad.json"),
+        Path::new("."),
+        &EnvVars,
+    )
+    .unwrap_err();
+    assert!(
+        bad.to_string().contains("/calls/0/expect_match")
+            && bad.to_string().contains("not a regular expression"),
+        "{bad}"
+    );
+}

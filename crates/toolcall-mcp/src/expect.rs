@@ -7,6 +7,7 @@
 use serde_json::Value;
 
 use crate::replay::Mismatch;
+use crate::{ContentExpectation, TextExpectation};
 use toolcall_score::escape;
 
 /// The document `expect` pointers address in a `tools/call` result (wire shape).
@@ -82,6 +83,146 @@ pub(crate) fn check_expectations(
                     mismatch(None),
                 ))
             }
+        }
+    }
+    Ok(())
+}
+
+/// Checks the first text block against `wanted`: for a server that answers in text (or in a
+/// language's repr), the fallback where no structured content exists. JSON pointers come first
+/// where they can: a text check breaks when the wording does.
+pub(crate) fn check_text(result: &Value, wanted: &TextExpectation) -> Result<(), String> {
+    let Some(text) = first_text(result) else {
+        return Err("expected a text block, but the result has none".to_owned());
+    };
+    match wanted {
+        TextExpectation::Equals(want) if text == want => Ok(()),
+        TextExpectation::Equals(want) => Err(format!(
+            "expected the text {}, got {}",
+            printable_result(&Value::String(want.clone())),
+            printable_result(&Value::String(text.to_owned()))
+        )),
+        TextExpectation::Matches(pattern) => {
+            // Compiled when the flow was read; an error here cannot happen, and fails the check.
+            let matches = regex::Regex::new(pattern).is_ok_and(|re| re.is_match(text));
+            if matches {
+                Ok(())
+            } else {
+                Err(format!(
+                    "expected the text to match /{}/, got {}",
+                    escape(pattern),
+                    printable_result(&Value::String(text.to_owned()))
+                ))
+            }
+        }
+    }
+}
+
+/// The first text block's text.
+fn first_text(result: &Value) -> Option<&str> {
+    result
+        .get("content")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some("text"))?
+        .get("text")?
+        .as_str()
+}
+
+/// The size in bytes of a content block: decoded `data` (image, audio), an embedded resource's
+/// text or decoded blob, a link's declared `size`.
+fn content_bytes(block: &Value) -> Option<u64> {
+    let base64 = |s: &str| (s.trim_end_matches('=').len() as u64 * 3) / 4;
+    if let Some(data) = block.get("data").and_then(Value::as_str) {
+        return Some(base64(data));
+    }
+    if let Some(resource) = block.get("resource") {
+        if let Some(text) = resource.get("text").and_then(Value::as_str) {
+            return Some(text.len() as u64);
+        }
+        if let Some(blob) = resource.get("blob").and_then(Value::as_str) {
+            return Some(base64(blob));
+        }
+    }
+    block.get("size").and_then(Value::as_u64)
+}
+
+/// A content block as a report shows it: its type, MIME type, URI and size, never its data.
+pub(crate) fn summarize(block: &Value) -> Value {
+    let mut out = serde_json::Map::new();
+    let kind = block.get("type").and_then(Value::as_str).unwrap_or("?");
+    out.insert("type".into(), Value::String(kind.to_owned()));
+    let resource = block.get("resource");
+    for key in ["mimeType", "uri", "name"] {
+        if let Some(v) = block.get(key).or_else(|| resource.and_then(|r| r.get(key))) {
+            out.insert(key.into(), v.clone());
+        }
+    }
+    if kind == "text" {
+        if let Some(text) = block.get("text") {
+            out.insert("text".into(), text.clone());
+        }
+    } else if let Some(bytes) = content_bytes(block) {
+        out.insert("bytes".into(), bytes.into());
+    }
+    Value::Object(out)
+}
+
+/// Checks that the result holds a content block as `wanted` describes.
+pub(crate) fn check_content(result: &Value, wanted: &ContentExpectation) -> Result<(), String> {
+    let blocks: Vec<&Value> = result
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|c| c.iter().collect())
+        .unwrap_or_default();
+    let Some(block) = blocks
+        .iter()
+        .find(|b| b.get("type").and_then(Value::as_str) == Some(wanted.kind.as_str()))
+    else {
+        let kinds: Vec<String> = blocks
+            .iter()
+            .map(|b| escape(b.get("type").and_then(Value::as_str).unwrap_or("?")).to_string())
+            .collect();
+        return Err(format!(
+            "expected a {} block, but the result has {}",
+            escape(&wanted.kind),
+            if kinds.is_empty() {
+                "no content".to_owned()
+            } else {
+                kinds.join(", ")
+            }
+        ));
+    };
+    let field = |key: &str| {
+        block
+            .get(key)
+            .or_else(|| block.get("resource").and_then(|r| r.get(key)))
+            .and_then(Value::as_str)
+    };
+    let shown = || printable_result(&summarize(block));
+    if let Some(mime) = &wanted.mime_type {
+        if field("mimeType") != Some(mime.as_str()) {
+            return Err(format!(
+                "expected mimeType {}, got {}",
+                escape(mime),
+                shown()
+            ));
+        }
+    }
+    if let Some(uri) = &wanted.uri {
+        if field("uri") != Some(uri.as_str()) {
+            return Err(format!("expected uri {}, got {}", escape(uri), shown()));
+        }
+    }
+    let bytes = content_bytes(block);
+    if let Some(min) = wanted.min_bytes {
+        if bytes.is_none_or(|b| b < min) {
+            return Err(format!("expected at least {min} bytes, got {}", shown()));
+        }
+    }
+    if let Some(max) = wanted.max_bytes {
+        if bytes.is_none_or(|b| b > max) {
+            return Err(format!("expected at most {max} bytes, got {}", shown()));
         }
     }
     Ok(())

@@ -109,6 +109,43 @@ pub struct Call {
     pub expect: Vec<(String, Value)>,
     /// The call must fail, the server refusing it: the negative test (`"expect_error"`).
     pub expect_error: Option<ExpectError>,
+    /// For a server that answers in text: the first text block, whole (`"expect_text"`) or
+    /// matched by a regular expression (`"expect_match"`).
+    pub expect_text: Option<TextExpectation>,
+    /// A content block of a kind the result must hold (`"expect_content"`): an image, audio, a
+    /// `resource_link` or an embedded resource, with its MIME type, URI or size.
+    pub expect_content: Option<ContentExpectation>,
+}
+
+/// What the first text block of a result must be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TextExpectation {
+    /// Exactly this text.
+    Equals(String),
+    /// A match of this regular expression (checked to compile when the flow is read).
+    Matches(String),
+}
+
+/// A content block a result must hold: the first of `kind` must have every field given.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContentExpectation {
+    /// `image`, `audio`, `resource_link` or `resource`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Its `mimeType`.
+    #[serde(default)]
+    pub mime_type: Option<String>,
+    /// Its `uri` (a link's, or an embedded resource's).
+    #[serde(default)]
+    pub uri: Option<String>,
+    /// The fewest bytes it may hold (decoded `data`, a resource's text or blob, a link's `size`).
+    #[serde(default)]
+    pub min_bytes: Option<u64>,
+    /// The most bytes it may hold.
+    #[serde(default)]
+    pub max_bytes: Option<u64>,
 }
 
 /// How a call that must fail has to fail (`"expect_error"` in a flow).
@@ -186,6 +223,12 @@ struct RawCall {
     expect: serde_json::Map<String, Value>,
     #[serde(default)]
     expect_error: Option<Value>,
+    #[serde(default)]
+    expect_text: Option<String>,
+    #[serde(default)]
+    expect_match: Option<String>,
+    #[serde(default)]
+    expect_content: Option<Value>,
 }
 
 fn empty_object() -> Value {
@@ -418,11 +461,71 @@ impl Flow {
                         .into(),
                 ));
             }
+            let expect_text = match (call.expect_text, call.expect_match) {
+                (Some(_), Some(_)) => {
+                    return Err(invalid(
+                        format!("/calls/{i}"),
+                        "has both \"expect_text\" and \"expect_match\"; use one".into(),
+                    ))
+                }
+                (Some(text), None) => Some(TextExpectation::Equals(expand(
+                    &format!("/calls/{i}/expect_text"),
+                    &text,
+                )?)),
+                (None, Some(pattern)) => {
+                    if let Err(e) = regex::Regex::new(&pattern) {
+                        return Err(invalid(
+                            format!("/calls/{i}/expect_match"),
+                            format!("not a regular expression: {e}"),
+                        ));
+                    }
+                    Some(TextExpectation::Matches(pattern))
+                }
+                (None, None) => None,
+            };
+            let expect_content = match call.expect_content {
+                None => None,
+                Some(value) => {
+                    let value =
+                        expand_strings(value, &format!("/calls/{i}/expect_content"), &expand)?;
+                    let content: ContentExpectation = serde_json::from_value(value).map_err(|e| {
+                        invalid(
+                            format!("/calls/{i}/expect_content"),
+                            format!(
+                                "expected {{\"type\": \"image\" | \"audio\" | \"resource_link\" | \
+                                 \"resource\", \"mime_type\", \"uri\", \"min_bytes\", \"max_bytes\"}}: {e}"
+                            ),
+                        )
+                    })?;
+                    if !["image", "audio", "resource_link", "resource", "text"]
+                        .contains(&content.kind.as_str())
+                    {
+                        return Err(invalid(
+                            format!("/calls/{i}/expect_content/type"),
+                            format!(
+                                "\"{}\" is not a content type: image, audio, resource_link, resource or text",
+                                toolcall_score::escape(&content.kind)
+                            ),
+                        ));
+                    }
+                    Some(content)
+                }
+            };
+            if expect_error.is_some() && (expect_text.is_some() || expect_content.is_some()) {
+                return Err(invalid(
+                    format!("/calls/{i}"),
+                    "has \"expect_error\" and an expectation of its result: a call that must fail \
+                     has no result to check"
+                        .into(),
+                ));
+            }
             calls.push(Call {
                 name: call.name,
                 input,
                 expect,
                 expect_error,
+                expect_text,
+                expect_content,
             });
         }
 

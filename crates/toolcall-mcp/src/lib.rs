@@ -78,6 +78,9 @@ mod outcome;
 mod replay;
 
 pub use errors::FlowError;
-pub use flow::{Call, EnvVars, ExpectError, Flow, FlowTimeouts, Server, StdioServer, Vars};
+pub use flow::{
+    Call, ContentExpectation, EnvVars, ExpectError, Flow, FlowTimeouts, Server, StdioServer,
+    TextExpectation, Vars,
+};
 pub use outcome::Outcome;
 pub use replay::{replay, replay_blocking, Failure, FailureKind, Mismatch, Options, Report, Step};

@@ -18,7 +18,7 @@ use tokio::sync::watch;
 use toolcall_score::{escape, Catalog, SchemaError, Tool};
 
 use crate::child::{ChildServer, StdoutFault};
-use crate::expect::{check_expectations, printable_result};
+use crate::expect::{check_content, check_expectations, check_text, printable_result, summarize};
 use crate::{Call, ExpectError, Flow, Server};
 
 /// Replay settings that are not part of a flow. A flow's own `timeouts` win over these.
@@ -626,14 +626,29 @@ impl Run<'_> {
             mismatch: mismatch.map(Box::new),
             ..phase.fail(FailureKind::Expectation, message)
         })?;
+        if let Some(wanted) = &call.expect_text {
+            check_text(&result, wanted)
+                .map_err(|message| phase.fail(FailureKind::Expectation, message))?;
+        }
+        if let Some(wanted) = &call.expect_content {
+            check_content(&result, wanted)
+                .map_err(|message| phase.fail(FailureKind::Expectation, message))?;
+        }
         Ok(Step {
             index: phase.step.unwrap_or_default(),
             name: call.name.clone(),
             elapsed,
+            // Structured content, else the first text; else what the blocks are (an image's
+            // type, MIME type and size, never its data).
             result: result
                 .get("structuredContent")
                 .cloned()
                 .or_else(|| first_text(&result))
+                .or_else(|| {
+                    let blocks = result.get("content")?.as_array()?;
+                    (!blocks.is_empty())
+                        .then(|| Value::Array(blocks.iter().map(summarize).collect()))
+                })
                 .unwrap_or(Value::Null),
         })
     }

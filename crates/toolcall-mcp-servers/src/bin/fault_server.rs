@@ -23,6 +23,8 @@
 //! | `escaped-grandchild` | like `grandchild`, but the `sleep 600` is a daemon: in a process group of its own, its parent gone |
 //! | `exit-leaving-grandchild` | starts `sleep 600` holding its stdout open, then exits with code 4 before initialize |
 //! | `output-mismatch` | declares an `outputSchema` that requires `echoed`, which its results lack |
+//! | `text-only` | declares no `outputSchema` and answers in plain text: `echo: <text> (page 3 of 7)` |
+//! | `media-result` | declares no `outputSchema` and answers with an image (a 1×1 PNG), audio and a `resource_link` |
 //! | `output-missing` | declares its `outputSchema`, then answers with text alone |
 
 use std::io::{BufRead, Write};
@@ -47,6 +49,8 @@ fn main() -> ExitCode {
         "exit-leaving-grandchild",
         "output-mismatch",
         "output-missing",
+        "text-only",
+        "media-result",
     ];
     if !known.contains(&mode.as_str()) {
         eprintln!(
@@ -155,7 +159,7 @@ fn main() -> ExitCode {
                 });
                 match mode.as_str() {
                     // Text alone, as a tool without an output schema answers.
-                    "big-result" => {
+                    "big-result" | "text-only" | "media-result" => {
                         echo.as_object_mut().map(|tool| tool.remove("outputSchema"));
                     }
                     "output-mismatch" => {
@@ -176,6 +180,21 @@ fn main() -> ExitCode {
                     }
                     "big-result" => json!({
                         "content": [{"type": "text", "text": "y".repeat(10 * 1000 * 1000)}]
+                    }),
+                    "text-only" if request["params"]["arguments"]["text"].is_string() => json!({
+                        "content": [{"type": "text", "text": format!(
+                            "echo: {} (page 3 of 7)",
+                            request["params"]["arguments"]["text"].as_str().unwrap_or_default()
+                        )}]
+                    }),
+                    "media-result" => json!({
+                        "content": [
+                            {"type": "image", "mimeType": "image/png", "data":
+                                "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="},
+                            {"type": "audio", "mimeType": "audio/wav", "data": "UklGRiQAAABXQVZF"},
+                            {"type": "resource_link", "uri": "file:///srv/report.pdf",
+                             "name": "report.pdf", "mimeType": "application/pdf", "size": 48213}
+                        ]
                     }),
                     "output-missing" => json!({
                         "content": [{"type": "text", "text": request["params"]["arguments"]["text"]}]
