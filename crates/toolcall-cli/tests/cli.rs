@@ -793,3 +793,32 @@ fn sigterm_to_replay_kills_the_server_and_what_it_started() {
     let left: Vec<u32> = started.into_iter().filter(|p| alive(*p)).collect();
     assert!(left.is_empty(), "left running: {left:?}");
 }
+
+/// `toolcall replay DIR` replays every flow below the folder, in path order, and ends with one
+/// summary line.
+#[test]
+fn replay_of_a_folder_runs_each_flow_and_sums_up() {
+    let dir = scratch("replay-folder");
+    let flows = dir.join("flows/nested");
+    std::fs::create_dir_all(&flows).unwrap();
+    for name in ["refund.json", "renamed-tool.json"] {
+        std::fs::copy(flows_dir().join(name), flows.join(name)).unwrap();
+    }
+    std::fs::write(dir.join("flows/notes.txt"), "not a flow").unwrap();
+    let out = replay(&[&dir.join("flows")]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("replayed 2 flow(s): 1 passed, 1 failed as expected, 0 failed"),
+        "{text}"
+    );
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = replay(&[&empty]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("holds no flow (*.json)"),
+        "{}",
+        stderr(&out)
+    );
+}

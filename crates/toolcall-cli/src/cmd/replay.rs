@@ -18,7 +18,8 @@ use crate::output::{annotation, bad_input, in_github_actions, outln, FAIL};
 /// Arguments of `toolcall replay`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The flow files: `{"server": {...}, "calls": [...]}`.
+    /// The flow files (`{"server": {...}, "calls": [...]}`), or folders of them: every `*.json`
+    /// below a folder, in path order.
     #[arg(required = true)]
     pub flows: Vec<PathBuf>,
     /// Seconds allowed for start-up plus `initialize` (a flow's `timeouts` take precedence).
@@ -59,8 +60,32 @@ pub fn run(args: &Args) -> ExitCode {
         Err(message) => return bad_input(&message),
     };
     // Read every flow first: a typo in the third file should not cost two server start-ups.
-    let mut flows = Vec::with_capacity(args.flows.len());
+    let mut files = Vec::with_capacity(args.flows.len());
     for path in &args.flows {
+        if !path.is_dir() {
+            files.push(path.clone());
+            continue;
+        }
+        let json = |p: &std::path::Path| p.extension().is_some_and(|e| e == "json");
+        let hidden = |p: &std::path::Path| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        };
+        match toolcall_fs::walk(path, &hidden, &json) {
+            Ok(walk) if walk.files.is_empty() => {
+                return bad_input(&format!("{}: holds no flow (*.json)", escape_path(path)))
+            }
+            Ok(walk) => {
+                for skipped in &walk.skipped {
+                    eprintln!("note: {}: {}", escape_path(&skipped.path), skipped.why);
+                }
+                files.extend(walk.files);
+            }
+            Err(e) => return bad_input(&format!("{}: cannot read: {e}", escape_path(path))),
+        }
+    }
+    let mut flows = Vec::with_capacity(files.len());
+    for path in &files {
         match Flow::load(path) {
             Ok(flow) => flows.push(flow),
             Err(e) => return bad_input(&e),
@@ -75,6 +100,7 @@ pub fn run(args: &Args) -> ExitCode {
         ));
     }
     let mut failed = false;
+    let (mut passed, mut as_expected, mut failures) = (0, 0, Vec::new());
     let mut runs = Vec::with_capacity(flows.len());
     for flow in &flows {
         if flows.len() > 1 && !args.json {
@@ -90,7 +116,24 @@ pub fn run(args: &Args) -> ExitCode {
             print_end(&report, &outcome);
         }
         failed |= !outcome.is_pass();
+        match outcome {
+            Outcome::Passed => passed += 1,
+            Outcome::FailedAsExpected(_) => as_expected += 1,
+            _ => failures.push(escape_path(&flow.path).to_string()),
+        }
         runs.push(crate::outputs::model::FlowRun::of(flow, &report, &outcome));
+    }
+    if flows.len() > 1 && !args.json {
+        outln!(
+            "\nreplayed {} flow(s): {passed} passed, {as_expected} failed as expected, {} failed{}",
+            flows.len(),
+            failures.len(),
+            if failures.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", failures.join(", "))
+            }
+        );
     }
     if args.json || args.files.any() {
         let model = crate::outputs::model::ReplayRun { flows: runs };
