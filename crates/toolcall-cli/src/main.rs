@@ -51,6 +51,8 @@ enum Command {
     Import(cmd::import::Args),
     /// Review or accept baseline changes one case at a time.
     Baseline(cmd::baseline::Args),
+    /// An MCP server's catalog as a contract: a snapshot, and the classified drift from it.
+    Mcp(cmd::mcp::Args),
     /// Print the JSON Schema of a case, flow or baseline file (for editors: name it with "$schema").
     Schema(cmd::schema::Args),
 }
@@ -70,6 +72,7 @@ fn main() -> ExitCode {
         Command::Baseline(args) => cmd::baseline::run(&args),
         Command::Init(args) => cmd::init::run(&args),
         Command::Schema(args) => cmd::schema::run(&args),
+        Command::Mcp(args) => cmd::mcp::run(&args),
     }
 }
 

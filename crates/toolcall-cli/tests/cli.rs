@@ -822,3 +822,73 @@ fn replay_of_a_folder_runs_each_flow_and_sums_up() {
         stderr(&out)
     );
 }
+
+/// The catalog contract: `toolcall mcp snapshot` writes the server's catalog as a stable file;
+/// `toolcall mcp diff` against a server whose catalog drifted prints every change by severity
+/// and fails at --fail-on; `--write` accepts the drift, after which the diff is clean.
+#[test]
+fn mcp_snapshot_and_diff_gate_catalog_drift() {
+    let dir = scratch("mcp-drift");
+    let flow = |mode: &str| {
+        write(
+            &dir,
+            &format!("{mode}.json"),
+            &json!({"server": {"command": example_server("fault-server"), "args": [mode]}, "calls": []})
+                .to_string(),
+        )
+    };
+    let (ok, drifted) = (flow("ok"), flow("drifted"));
+    let snapshot = dir.join("catalog/fault-server.json");
+    let out = toolcall(&[
+        "mcp",
+        "snapshot",
+        ok.to_str().unwrap(),
+        "--out",
+        snapshot.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let snap: Value = serde_json::from_str(&std::fs::read_to_string(&snapshot).unwrap()).unwrap();
+    assert_eq!(snap["tools"][0]["name"], "echo");
+    let diff = |flow: &Path, extra: &[&str]| {
+        toolcall(
+            &[
+                &[
+                    "mcp",
+                    "diff",
+                    flow.to_str().unwrap(),
+                    "--snapshot",
+                    snapshot.to_str().unwrap(),
+                ],
+                extra,
+            ]
+            .concat(),
+        )
+    };
+    let out = diff(&ok, &[]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        stdout(&out).contains("the catalog matches"),
+        "{}",
+        stdout(&out)
+    );
+    let out = diff(&drifted, &[]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    for line in [
+        "breaking (1):\n  breaking: `echo` now requires `text`",
+        "security (1):\n  security: `echo` may now be destructive",
+        "info (1):\n  info: `echo_twice` was added",
+        "FAILED: 1 change(s) at or above --fail-on breaking",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in:\n{text}");
+    }
+    assert_eq!(
+        diff(&drifted, &["--fail-on", "security"]).status.code(),
+        Some(1)
+    );
+    let out = diff(&drifted, &["--write"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let out = diff(&drifted, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(stdout(&out).contains("the catalog matches"));
+}

@@ -69,6 +69,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod catalog;
 mod child;
 mod errors;
 mod expect;
@@ -83,4 +84,7 @@ pub use flow::{
     TextExpectation, Vars,
 };
 pub use outcome::Outcome;
-pub use replay::{replay, replay_blocking, Failure, FailureKind, Mismatch, Options, Report, Step};
+pub use replay::{
+    list_catalog, list_catalog_blocking, replay, replay_blocking, Failure, FailureKind, Mismatch,
+    Options, Report, Step,
+};

@@ -387,6 +387,81 @@ pub async fn replay(flow: &Flow, options: &Options, on_step: &mut dyn FnMut(&Ste
     report
 }
 
+/// The server's whole catalog: every page of `tools/list`, each tool as the wire has it. The
+/// flow's calls are not made. The report says how the start-up went and holds the stderr tail.
+pub async fn list_catalog(flow: &Flow, options: &Options) -> (Result<Vec<Value>, Failure>, Report) {
+    let started = Instant::now();
+    let mut run = Run {
+        flow,
+        options,
+        init_timeout: flow
+            .timeouts
+            .initialize
+            .unwrap_or(options.initialize_timeout),
+        call_timeout: flow.timeouts.call.unwrap_or(options.call_timeout),
+        child: None,
+        faults: None,
+        interrupts: Interrupts::new(options.handle_ctrl_c),
+        report: Report::before_start(flow),
+    };
+    let listed = async {
+        let client = run.connect().await;
+        run.report.startup = started.elapsed();
+        let client = client?;
+        let phase = Phase::new("tools/list");
+        let timeout = run.call_timeout;
+        let tools = run.guarded(&phase, timeout, client.list_all_tools()).await;
+        let _ = tokio::time::timeout(options.shutdown_grace, client.cancel()).await;
+        let tools = tools?;
+        tools
+            .iter()
+            .map(|t| {
+                serde_json::to_value(t).map_err(|e| {
+                    phase.fail(FailureKind::Protocol, format!("cannot re-read a tool: {e}"))
+                })
+            })
+            .collect::<Result<Vec<Value>, Failure>>()
+    }
+    .await;
+    if let Err(failure) = &listed {
+        run.report.failure = Some(Failure {
+            message: flow.mask(&failure.message),
+            ..failure.clone()
+        });
+    }
+    run.finish(listed.is_ok()).await;
+    run.report.total = started.elapsed();
+    (listed, run.report)
+}
+
+/// [`list_catalog`] on a fresh single-threaded tokio runtime.
+pub fn list_catalog_blocking(
+    flow: &Flow,
+    options: &Options,
+) -> (Result<Vec<Value>, Failure>, Report) {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(list_catalog(flow, options)),
+        Err(e) => {
+            let failure = Failure {
+                step: None,
+                phase: "start".into(),
+                kind: FailureKind::Start,
+                message: format!("cannot start the async runtime: {e}"),
+                mismatch: None,
+                rpc_error: None,
+            };
+            let report = Report {
+                failure: Some(failure.clone()),
+                ..Report::before_start(flow)
+            };
+            (Err(failure), report)
+        }
+    }
+}
+
 type Client = RunningService<RoleClient, ClientConfig>;
 
 struct Run<'a> {

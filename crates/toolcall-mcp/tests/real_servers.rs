@@ -198,6 +198,50 @@ fn check(path: &Path) -> Result<(), Failed> {
     }
 }
 
+/// The catalog contract against a real server: two listings make the same snapshot (what is
+/// volatile is left out), which names at least one tool and diffs clean against itself; one
+/// tool removed from it is a breaking change.
+fn catalog_is_stable(path: &Path) -> Result<(), Failed> {
+    let scratch = scratch("catalog")?;
+    let vars = BTreeMap::from([
+        (
+            "ATP_MCP_NPM_DIR".to_owned(),
+            npm_dir().display().to_string(),
+        ),
+        ("ATP_MCP_VENV".to_owned(), venv().display().to_string()),
+        ("ATP_MCP_SCRATCH".to_owned(), scratch.display().to_string()),
+        ("ATP_MCP_HTTP_PORT".to_owned(), "0".to_owned()),
+    ]);
+    let flow = Flow::load_with(path, &vars).map_err(|e| e.to_string())?;
+    let list = || {
+        let (tools, report) = toolcall_mcp::list_catalog_blocking(&flow, &Options::default());
+        tools.map_err(|f| format!("{f}; stderr: {:?}", report.stderr_tail))
+    };
+    let first = toolcall_mcp::catalog::snapshot(&list()?);
+    let second = toolcall_mcp::catalog::snapshot(&list()?);
+    let tools = first["tools"].as_array().map_or(0, Vec::len);
+    if tools == 0 {
+        return Err("the server listed no tool".into());
+    }
+    let drift = toolcall_mcp::catalog::diff(&first, &second);
+    if !drift.is_empty() || first != second {
+        return Err(format!("two listings differ: {drift:?}").into());
+    }
+    let mut fewer = first.clone();
+    let removed = fewer["tools"].as_array_mut().and_then(|t| t.pop());
+    let changes = toolcall_mcp::catalog::diff(&first, &fewer);
+    let gone = removed
+        .and_then(|t| t["name"].as_str().map(str::to_owned))
+        .unwrap_or_default();
+    if !changes
+        .iter()
+        .any(|c| c.severity == toolcall_mcp::catalog::Severity::Breaking && c.tool == gone)
+    {
+        return Err(format!("removing `{gone}` was not breaking: {changes:?}").into());
+    }
+    Ok(())
+}
+
 fn main() {
     let args = Arguments::from_args();
     let dir = repo_root().join("flows/real-servers");
@@ -205,15 +249,27 @@ fn main() {
         eprintln!("{e}");
         std::process::exit(2);
     });
-    let trials = paths
-        .into_iter()
-        .map(|path| {
-            let name = format!(
-                "real-servers/{}",
-                path.file_stem().unwrap_or_default().to_string_lossy()
+    let mut trials: Vec<Trial> = Vec::new();
+    for path in paths {
+        let stem = path
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        // A stdio server's catalog, listed twice (an HTTP flow needs the server started first).
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        if !text.contains("\"url\"") {
+            let catalog = path.clone();
+            trials.push(
+                Trial::test(format!("catalog/{stem}"), move || {
+                    catalog_is_stable(&catalog)
+                })
+                .with_kind("catalog"),
             );
-            Trial::test(name, move || check(&path)).with_kind("replay")
-        })
-        .collect();
+        }
+        trials.push(
+            Trial::test(format!("real-servers/{stem}"), move || check(&path)).with_kind("replay"),
+        );
+    }
     libtest_mimic::run(&args, trials).exit();
 }

@@ -5,6 +5,7 @@ pub mod check;
 pub mod import;
 pub mod init;
 pub mod lint;
+pub mod mcp;
 pub mod rate;
 pub mod replay;
 pub mod schema;

@@ -23,6 +23,7 @@
 //! | `escaped-grandchild` | like `grandchild`, but the `sleep 600` is a daemon: in a process group of its own, its parent gone |
 //! | `exit-leaving-grandchild` | starts `sleep 600` holding its stdout open, then exits with code 4 before initialize |
 //! | `output-mismatch` | declares an `outputSchema` that requires `echoed`, which its results lack |
+//! | `drifted` | the catalog of `ok`, drifted: `echo` now requires `text` and is marked destructive, and a tool `echo_twice` is added |
 //! | `text-only` | declares no `outputSchema` and answers in plain text: `echo: <text> (page 3 of 7)` |
 //! | `media-result` | declares no `outputSchema` and answers with an image (a 1×1 PNG), audio and a `resource_link` |
 //! | `output-missing` | declares its `outputSchema`, then answers with text alone |
@@ -51,6 +52,7 @@ fn main() -> ExitCode {
         "output-missing",
         "text-only",
         "media-result",
+        "drifted",
     ];
     if !known.contains(&mode.as_str()) {
         eprintln!(
@@ -168,7 +170,15 @@ fn main() -> ExitCode {
                     }
                     _ => {}
                 }
-                json!({"tools": [echo]})
+                if mode == "drifted" {
+                    echo["inputSchema"]["required"] = json!(["text"]);
+                    echo["annotations"] = json!({"destructiveHint": true});
+                    let twice = json!({"name": "echo_twice", "description": "Echoes its text twice.",
+                        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}});
+                    json!({"tools": [echo, twice]})
+                } else {
+                    json!({"tools": [echo]})
+                }
             }
             "tools/call" => {
                 calls += 1;

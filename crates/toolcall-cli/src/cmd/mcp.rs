@@ -1,0 +1,194 @@
+//! `toolcall mcp snapshot` and `toolcall mcp diff`: an MCP server's catalog as a contract. The
+//! snapshot is a reviewable file of its whole `tools/list`; the diff classifies every change
+//! from it ([`toolcall_mcp::catalog`]) and fails at the severity asked for, so catalog drift
+//! fails CI whether or not a flow calls the tool that drifted.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use toolcall_mcp::catalog::{self, Severity};
+use toolcall_mcp::{list_catalog_blocking, Flow, Options};
+use toolcall_score::escape_path;
+
+use crate::output::{bad_input, in_github_actions, outln, write_stdout, FAIL, PASS};
+
+/// Arguments of `toolcall mcp`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+/// What to do with a server's catalog.
+#[derive(Debug, clap::Subcommand)]
+pub enum Action {
+    /// Write the server's whole catalog (every tools/list page) as a stable, reviewable file:
+    /// tools sorted by name, keys sorted, volatile members (_meta, ttlMs, cacheScope, icon data)
+    /// left out.
+    Snapshot {
+        /// A flow naming the server (its calls are not made; `{"server": …, "calls": []}` will do).
+        flow: PathBuf,
+        /// The snapshot file to write.
+        #[arg(long)]
+        out: PathBuf,
+        #[command(flatten)]
+        timeouts: Timeouts,
+    },
+    /// Compare the server's live catalog with a snapshot and classify every change: breaking
+    /// (a tool removed, a property newly required or removed, a type narrowed, an enum value
+    /// removed, outputSchema changed), security (annotations flipped toward destructive, open
+    /// world, not idempotent, not read-only), info (a tool added, a description or title).
+    /// Exit 1 when a change at or above --fail-on is found.
+    Diff {
+        /// A flow naming the server.
+        flow: PathBuf,
+        /// The snapshot to compare with.
+        #[arg(long)]
+        snapshot: PathBuf,
+        /// The least severity that fails: info, security or breaking.
+        #[arg(long, default_value = "breaking")]
+        fail_on: Severity,
+        /// Accept the drift: rewrite the snapshot from the live catalog (after printing the
+        /// changes).
+        #[arg(long)]
+        write: bool,
+        #[command(flatten)]
+        timeouts: Timeouts,
+    },
+}
+
+/// How long the server may take.
+#[derive(Debug, clap::Args)]
+pub struct Timeouts {
+    /// Seconds allowed for start-up plus `initialize` (a flow's `timeouts` take precedence).
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    pub init_timeout: f64,
+}
+
+/// Runs `toolcall mcp`.
+pub fn run(args: &Args) -> ExitCode {
+    match &args.action {
+        Action::Snapshot {
+            flow,
+            out,
+            timeouts,
+        } => {
+            let tools = match live(flow, timeouts) {
+                Ok(tools) => tools,
+                Err(code) => return code,
+            };
+            let snap = catalog::snapshot(&tools);
+            if let Err(e) = write(out, &snap) {
+                return bad_input(&e);
+            }
+            outln!(
+                "wrote {} tool(s) of {} to {}",
+                snap["tools"].as_array().map_or(0, Vec::len),
+                escape_path(flow),
+                escape_path(out)
+            );
+            ExitCode::from(PASS)
+        }
+        Action::Diff {
+            flow,
+            snapshot,
+            fail_on,
+            write: accept,
+            timeouts,
+        } => {
+            let old = match toolcall_score::read_text(snapshot)
+                .map_err(|e| e.to_string())
+                .and_then(|t| {
+                    serde_json::from_str::<serde_json::Value>(&t)
+                        .map_err(|e| format!("{}: not a snapshot: {e}", escape_path(snapshot)))
+                }) {
+                Ok(old) => old,
+                Err(e) => return bad_input(&e),
+            };
+            let tools = match live(flow, timeouts) {
+                Ok(tools) => tools,
+                Err(code) => return code,
+            };
+            let new = catalog::snapshot(&tools);
+            let changes = catalog::diff(&old, &new);
+            let mut out = String::new();
+            for severity in [Severity::Breaking, Severity::Security, Severity::Info] {
+                let group: Vec<_> = changes.iter().filter(|c| c.severity == severity).collect();
+                if group.is_empty() {
+                    continue;
+                }
+                out.push_str(&format!("{severity} ({}):\n", group.len()));
+                for change in group {
+                    out.push_str(&format!("  {change}\n"));
+                }
+            }
+            let failing = changes.iter().filter(|c| c.severity >= *fail_on).count();
+            out.push_str(&if changes.is_empty() {
+                format!("the catalog matches {}\n", escape_path(snapshot))
+            } else if failing == 0 || *accept {
+                format!(
+                    "{} change(s), none at or above --fail-on {fail_on}{}\n",
+                    changes.len(),
+                    if *accept { " that stays: accepted" } else { "" }
+                )
+            } else {
+                format!(
+                    "FAILED: {failing} change(s) at or above --fail-on {fail_on}; to accept them: \
+                     toolcall mcp diff {} --snapshot {} --write\n",
+                    escape_path(flow),
+                    escape_path(snapshot)
+                )
+            });
+            write_stdout(format_args!("{out}"));
+            if in_github_actions() {
+                for change in changes.iter().filter(|c| c.severity >= *fail_on) {
+                    outln!(
+                        "{}",
+                        crate::output::annotation(
+                            &crate::output::repo_relative(snapshot),
+                            None,
+                            &format!("catalog drift ({})", change.severity),
+                            &change.to_string()
+                        )
+                    );
+                }
+            }
+            if *accept && !changes.is_empty() {
+                if let Err(e) = write(snapshot, &new) {
+                    return bad_input(&e);
+                }
+                outln!("rewrote {}", escape_path(snapshot));
+                return ExitCode::from(PASS);
+            }
+            ExitCode::from(if failing > 0 { FAIL } else { PASS })
+        }
+    }
+}
+
+/// The live catalog of the flow's server, or the exit code of why not.
+fn live(flow: &std::path::Path, timeouts: &Timeouts) -> Result<Vec<serde_json::Value>, ExitCode> {
+    let flow = Flow::load(flow).map_err(|e| bad_input(&e))?;
+    let options = Options {
+        initialize_timeout: Duration::try_from_secs_f64(timeouts.init_timeout)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| bad_input(&"--init-timeout must be a positive number of seconds"))?,
+        handle_ctrl_c: true,
+        ..Options::default()
+    };
+    let (tools, report) = list_catalog_blocking(&flow, &options);
+    tools.map_err(|failure| {
+        eprintln!("error: {}: {failure}", escape_path(&flow.path));
+        for line in &report.stderr_tail {
+            eprintln!("  | {}", toolcall_score::escape(line));
+        }
+        ExitCode::from(FAIL)
+    })
+}
+
+fn write(path: &std::path::Path, snap: &serde_json::Value) -> Result<(), String> {
+    let text = toolcall_score::to_json_pretty(snap).map_err(|e| e.to_string())?;
+    toolcall_fs::write_atomic(path, format!("{text}\n").as_bytes())
+        .map_err(|e| format!("{}: cannot write: {e}", escape_path(path)))
+}
