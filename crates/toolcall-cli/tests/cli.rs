@@ -892,3 +892,66 @@ fn mcp_snapshot_and_diff_gate_catalog_drift() {
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(stdout(&out).contains("the catalog matches"));
 }
+
+/// `toolcall mcp probe`: a server that refuses what its schema forbids passes; one that accepts
+/// it, or crashes on a null, is named with the tool and the input, and the probing goes on
+/// after a crash.
+#[test]
+fn mcp_probe_finds_what_a_server_should_have_refused() {
+    let dir = scratch("mcp-probe");
+    let flow = |mode: &str| {
+        write(
+            &dir,
+            &format!("{mode}.json"),
+            &json!({"server": {"command": example_server("fault-server"), "args": [mode]}, "calls": []})
+                .to_string(),
+        )
+    };
+    let probe = |mode: &str| {
+        toolcall(&[
+            "mcp",
+            "probe",
+            flow(mode).to_str().unwrap(),
+            "--call-timeout",
+            "5",
+        ])
+    };
+    let out = probe("null-crash");
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("CRASH  `echo` with `text` null: {\"text\":null} killed the server"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ok     `echo` with `text` of the wrong type: refused"),
+        "probing went on: {text}"
+    );
+    let out = probe("lax");
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    for accepted in [
+        "ACCEPT `echo` with `text` past its maxLength",
+        "ACCEPT `echo` with `count` above its maximum",
+        "ACCEPT `echo` with a property it does not list",
+    ] {
+        assert!(text.contains(accepted), "missing {accepted:?}:\n{text}");
+    }
+    assert!(
+        text.contains("ok     `echo` without the required `text`: refused"),
+        "{text}"
+    );
+    // The refund server refuses everything its schemas forbid.
+    let refund = write(
+        &dir,
+        "refund.json",
+        &json!({"server": {"command": example_server("refund-server")}, "calls": []}).to_string(),
+    );
+    let out = toolcall(&["mcp", "probe", refund.to_str().unwrap()]);
+    assert!(
+        stdout(&out).contains("probe(s) of"),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+}

@@ -76,6 +76,7 @@ mod expect;
 mod flow;
 mod leftovers;
 mod outcome;
+pub mod probe;
 mod replay;
 
 pub use errors::FlowError;

@@ -351,19 +351,7 @@ pub fn replay_blocking(flow: &Flow, options: &Options, on_step: &mut dyn FnMut(&
 /// Replays `flow`; `on_step` sees each step as it passes.
 pub async fn replay(flow: &Flow, options: &Options, on_step: &mut dyn FnMut(&Step)) -> Report {
     let started = Instant::now();
-    let mut run = Run {
-        flow,
-        options,
-        init_timeout: flow
-            .timeouts
-            .initialize
-            .unwrap_or(options.initialize_timeout),
-        call_timeout: flow.timeouts.call.unwrap_or(options.call_timeout),
-        child: None,
-        faults: None,
-        interrupts: Interrupts::new(options.handle_ctrl_c),
-        report: Report::before_start(flow),
-    };
+    let mut run = Run::new(flow, options);
     let outcome = run.drive(on_step).await;
     let clean = outcome.is_ok();
     if let Err(failure) = outcome {
@@ -391,19 +379,7 @@ pub async fn replay(flow: &Flow, options: &Options, on_step: &mut dyn FnMut(&Ste
 /// flow's calls are not made. The report says how the start-up went and holds the stderr tail.
 pub async fn list_catalog(flow: &Flow, options: &Options) -> (Result<Vec<Value>, Failure>, Report) {
     let started = Instant::now();
-    let mut run = Run {
-        flow,
-        options,
-        init_timeout: flow
-            .timeouts
-            .initialize
-            .unwrap_or(options.initialize_timeout),
-        call_timeout: flow.timeouts.call.unwrap_or(options.call_timeout),
-        child: None,
-        faults: None,
-        interrupts: Interrupts::new(options.handle_ctrl_c),
-        report: Report::before_start(flow),
-    };
+    let mut run = Run::new(flow, options);
     let listed = async {
         let client = run.connect().await;
         run.report.startup = started.elapsed();
@@ -462,35 +438,36 @@ pub fn list_catalog_blocking(
     }
 }
 
-type Client = RunningService<RoleClient, ClientConfig>;
+pub(crate) type Client = RunningService<RoleClient, ClientConfig>;
 
-struct Run<'a> {
+/// One connection to a flow's server, from start-up to shutdown, and what it found out.
+pub(crate) struct Run<'a> {
     flow: &'a Flow,
     options: &'a Options,
     init_timeout: Duration,
-    call_timeout: Duration,
+    pub(crate) call_timeout: Duration,
     child: Option<ChildServer>,
     faults: Option<watch::Receiver<Option<StdoutFault>>>,
     interrupts: Interrupts,
-    report: Report,
+    pub(crate) report: Report,
 }
 
 /// Where a request was made, for the failure line.
 #[derive(Clone)]
-struct Phase {
-    step: Option<usize>,
-    label: String,
+pub(crate) struct Phase {
+    pub(crate) step: Option<usize>,
+    pub(crate) label: String,
 }
 
 impl Phase {
-    fn new(label: &str) -> Phase {
+    pub(crate) fn new(label: &str) -> Phase {
         Phase {
             step: None,
             label: label.to_owned(),
         }
     }
 
-    fn fail(&self, kind: FailureKind, message: impl Into<String>) -> Failure {
+    pub(crate) fn fail(&self, kind: FailureKind, message: impl Into<String>) -> Failure {
         Failure {
             step: self.step,
             phase: self.label.clone(),
@@ -498,6 +475,25 @@ impl Phase {
             message: message.into(),
             mismatch: None,
             rpc_error: None,
+        }
+    }
+}
+
+impl<'a> Run<'a> {
+    /// A run of `flow` that has not started.
+    pub(crate) fn new(flow: &'a Flow, options: &'a Options) -> Run<'a> {
+        Run {
+            flow,
+            options,
+            init_timeout: flow
+                .timeouts
+                .initialize
+                .unwrap_or(options.initialize_timeout),
+            call_timeout: flow.timeouts.call.unwrap_or(options.call_timeout),
+            child: None,
+            faults: None,
+            interrupts: Interrupts::new(options.handle_ctrl_c),
+            report: Report::before_start(flow),
         }
     }
 }
@@ -515,7 +511,7 @@ impl Run<'_> {
         result
     }
 
-    async fn connect(&mut self) -> Result<Client, Failure> {
+    pub(crate) async fn connect(&mut self) -> Result<Client, Failure> {
         let phase = Phase::new("initialize");
         let config = ClientConfig::new(
             ClientCapabilities::default(),
@@ -730,7 +726,7 @@ impl Run<'_> {
 
     /// Awaits `op` with a timeout, racing it against stdout faults; turns every way it can fail
     /// into a [`Failure`] that says what happened.
-    async fn guarded<T, E>(
+    pub(crate) async fn guarded<T, E>(
         &mut self,
         phase: &Phase,
         timeout: Duration,
@@ -815,7 +811,7 @@ impl Run<'_> {
 
     /// Shuts the server down (politely after a clean run, at once after a failure) and collects
     /// its stderr tail.
-    async fn finish(&mut self, clean: bool) {
+    pub(crate) async fn finish(&mut self, clean: bool) {
         if let Some(child) = self.child.take() {
             let grace = if clean {
                 self.options.shutdown_grace

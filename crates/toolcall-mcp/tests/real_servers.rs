@@ -202,7 +202,8 @@ fn check(path: &Path) -> Result<(), Failed> {
 /// volatile is left out), which names at least one tool and diffs clean against itself; one
 /// tool removed from it is a breaking change.
 fn catalog_is_stable(path: &Path) -> Result<(), Failed> {
-    let scratch = scratch("catalog")?;
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let scratch = scratch(&format!("catalog-{stem}"))?;
     let vars = BTreeMap::from([
         (
             "ATP_MCP_NPM_DIR".to_owned(),
@@ -242,6 +243,43 @@ fn catalog_is_stable(path: &Path) -> Result<(), Failed> {
     Ok(())
 }
 
+/// The robustness probe against a real server: it runs to the end (the server started, every
+/// tool with something to break probed, a crashed server started again), and prints each probe.
+/// What a third-party server accepts is its own business; that the probe completes is ours.
+fn probe_completes(path: &Path) -> Result<(), Failed> {
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let scratch = scratch(&format!("probe-{stem}"))?;
+    let vars = BTreeMap::from([
+        (
+            "ATP_MCP_NPM_DIR".to_owned(),
+            npm_dir().display().to_string(),
+        ),
+        ("ATP_MCP_VENV".to_owned(), venv().display().to_string()),
+        ("ATP_MCP_SCRATCH".to_owned(), scratch.display().to_string()),
+        ("ATP_MCP_HTTP_PORT".to_owned(), "0".to_owned()),
+    ]);
+    let flow = Flow::load_with(path, &vars).map_err(|e| e.to_string())?;
+    let options = Options {
+        call_timeout: Duration::from_secs(10),
+        ..Options::default()
+    };
+    let report = toolcall_mcp::probe::probe_blocking(
+        &flow,
+        &options,
+        &toolcall_mcp::probe::ProbeOptions::default(),
+    );
+    if let Some(failure) = &report.failure {
+        return Err(format!("the probe did not complete: {failure}").into());
+    }
+    if report.probes.is_empty() {
+        return Err("no tool had anything to probe".into());
+    }
+    for probe in &report.probes {
+        println!("    {probe}");
+    }
+    Ok(())
+}
+
 fn main() {
     let args = Arguments::from_args();
     let dir = repo_root().join("flows/real-servers");
@@ -266,6 +304,14 @@ fn main() {
                 })
                 .with_kind("catalog"),
             );
+            // One probe per server, not per flow (several flows share a server).
+            if !stem.contains('-') {
+                let probed = path.clone();
+                trials.push(
+                    Trial::test(format!("probe/{stem}"), move || probe_completes(&probed))
+                        .with_kind("probe"),
+                );
+            }
         }
         trials.push(
             Trial::test(format!("real-servers/{stem}"), move || check(&path)).with_kind("replay"),

@@ -35,6 +35,27 @@ pub enum Action {
         #[command(flatten)]
         timeouts: Timeouts,
     },
+    /// Call each tool with arguments its own inputSchema forbids (a required property missing,
+    /// each property of the wrong type, null for required values, numbers past their bounds,
+    /// strings past maxLength, an extra property where none is allowed, no arguments) and check
+    /// that every one is refused (an isError result or a JSON-RPC error) in time. A crash, a
+    /// hang or an accepted input is a finding (exit 1). Deterministic: the same schema gives
+    /// the same inputs. Tools annotated destructive are skipped unless --include-destructive.
+    Probe {
+        /// A flow naming the server (its calls are not made).
+        flow: PathBuf,
+        /// Probe only this tool (repeatable).
+        #[arg(long = "tool", value_name = "NAME")]
+        tools: Vec<String>,
+        /// Probe tools annotated destructiveHint: true too.
+        #[arg(long)]
+        include_destructive: bool,
+        /// Seconds a probe may take before it is a hang.
+        #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+        call_timeout: f64,
+        #[command(flatten)]
+        timeouts: Timeouts,
+    },
     /// Compare the server's live catalog with a snapshot and classify every change: breaking
     /// (a tool removed, a property newly required or removed, a type narrowed, an enum value
     /// removed, outputSchema changed), security (annotations flipped toward destructive, open
@@ -90,6 +111,13 @@ pub fn run(args: &Args) -> ExitCode {
             );
             ExitCode::from(PASS)
         }
+        Action::Probe {
+            flow,
+            tools,
+            include_destructive,
+            call_timeout,
+            timeouts,
+        } => probe(flow, tools, *include_destructive, *call_timeout, timeouts),
         Action::Diff {
             flow,
             snapshot,
@@ -164,6 +192,70 @@ pub fn run(args: &Args) -> ExitCode {
             ExitCode::from(if failing > 0 { FAIL } else { PASS })
         }
     }
+}
+
+fn probe(
+    path: &std::path::Path,
+    tools: &[String],
+    include_destructive: bool,
+    call_timeout: f64,
+    timeouts: &Timeouts,
+) -> ExitCode {
+    let flow = match Flow::load(path) {
+        Ok(flow) => flow,
+        Err(e) => return bad_input(&e),
+    };
+    let seconds = |s: f64| Duration::try_from_secs_f64(s).ok().filter(|d| !d.is_zero());
+    let (Some(init), Some(call)) = (seconds(timeouts.init_timeout), seconds(call_timeout)) else {
+        return bad_input(&"--init-timeout and --call-timeout must be positive numbers of seconds");
+    };
+    let options = Options {
+        initialize_timeout: init,
+        call_timeout: call,
+        handle_ctrl_c: true,
+        ..Options::default()
+    };
+    let what = toolcall_mcp::probe::ProbeOptions {
+        tools: tools.to_vec(),
+        include_destructive,
+    };
+    let report = toolcall_mcp::probe::probe_blocking(&flow, &options, &what);
+    if let Some(failure) = &report.failure {
+        eprintln!("error: {}: {failure}", escape_path(path));
+        return ExitCode::from(FAIL);
+    }
+    for probe in &report.probes {
+        outln!("{probe}");
+    }
+    for (tool, why) in &report.skipped {
+        outln!("skip   `{}`: {why}", toolcall_score::escape(tool));
+    }
+    let findings: Vec<_> = report.findings().collect();
+    outln!(
+        "\n{} probe(s) of {} tool(s): {} refused as they should be, {} finding(s)",
+        report.probes.len(),
+        {
+            let mut names: Vec<&str> = report.probes.iter().map(|p| p.tool.as_str()).collect();
+            names.dedup();
+            names.len()
+        },
+        report.probes.len() - findings.len(),
+        findings.len()
+    );
+    if in_github_actions() {
+        for finding in &findings {
+            outln!(
+                "{}",
+                crate::output::annotation(
+                    &crate::output::repo_relative(path),
+                    None,
+                    "toolcall mcp probe",
+                    &finding.to_string()
+                )
+            );
+        }
+    }
+    ExitCode::from(if findings.is_empty() { PASS } else { FAIL })
 }
 
 /// The live catalog of the flow's server, or the exit code of why not.

@@ -24,6 +24,8 @@
 //! | `exit-leaving-grandchild` | starts `sleep 600` holding its stdout open, then exits with code 4 before initialize |
 //! | `output-mismatch` | declares an `outputSchema` that requires `echoed`, which its results lack |
 //! | `drifted` | the catalog of `ok`, drifted: `echo` now requires `text` and is marked destructive, and a tool `echo_twice` is added |
+//! | `lax` | declares a strict schema for `echo` (`text` of at most 5 characters, `count` from 1 to 3, nothing else) but checks only that `text` is a string |
+//! | `null-crash` | exits with code 101 when a call's arguments hold a `null`, as servers on some SDKs did |
 //! | `text-only` | declares no `outputSchema` and answers in plain text: `echo: <text> (page 3 of 7)` |
 //! | `media-result` | declares no `outputSchema` and answers with an image (a 1×1 PNG), audio and a `resource_link` |
 //! | `output-missing` | declares its `outputSchema`, then answers with text alone |
@@ -53,6 +55,8 @@ fn main() -> ExitCode {
         "text-only",
         "media-result",
         "drifted",
+        "lax",
+        "null-crash",
     ];
     if !known.contains(&mode.as_str()) {
         eprintln!(
@@ -170,6 +174,15 @@ fn main() -> ExitCode {
                     }
                     _ => {}
                 }
+                if mode == "lax" {
+                    echo["inputSchema"] = json!({"type": "object", "additionalProperties": false,
+                        "properties": {"text": {"type": "string", "maxLength": 5},
+                                       "count": {"type": "integer", "minimum": 1, "maximum": 3}},
+                        "required": ["text"]});
+                }
+                if mode == "null-crash" {
+                    echo["inputSchema"]["required"] = json!(["text"]);
+                }
                 if mode == "drifted" {
                     echo["inputSchema"]["required"] = json!(["text"]);
                     echo["annotations"] = json!({"destructiveHint": true});
@@ -191,6 +204,14 @@ fn main() -> ExitCode {
                     "big-result" => json!({
                         "content": [{"type": "text", "text": "y".repeat(10 * 1000 * 1000)}]
                     }),
+                    "null-crash"
+                        if request["params"]["arguments"]
+                            .as_object()
+                            .is_some_and(|a| a.values().any(Value::is_null)) =>
+                    {
+                        eprintln!("fault-server: TypeError: cannot read properties of null");
+                        return ExitCode::from(101);
+                    }
                     "text-only" if request["params"]["arguments"]["text"].is_string() => json!({
                         "content": [{"type": "text", "text": format!(
                             "echo: {} (page 3 of 7)",
