@@ -107,11 +107,11 @@ fn browser_args(proxy: &Proxy) -> Vec<String> {
     .collect()
 }
 
-/// The DOM after the page's script ran.
-fn dom(page: &Path, proxy: &Proxy) -> String {
+/// Chromium with the test's flags and `extra`, opening `page`; its standard output.
+fn open(page: &Path, proxy: &Proxy, extra: &[String]) -> Vec<u8> {
     let out = Command::new(chromium())
         .args(browser_args(proxy))
-        .arg("--dump-dom")
+        .args(extra)
         .arg(format!("file://{}", page.display()))
         .output()
         .unwrap();
@@ -120,7 +120,12 @@ fn dom(page: &Path, proxy: &Proxy) -> String {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout).unwrap()
+    out.stdout
+}
+
+/// The DOM after the page's script ran.
+fn dom(page: &Path, proxy: &Proxy) -> String {
+    String::from_utf8(open(page, proxy, &["--dump-dom".to_owned()])).unwrap()
 }
 
 fn screenshot(page: &Path, proxy: &Proxy, name: &str, width: u32, height: u32) -> PathBuf {
@@ -128,17 +133,13 @@ fn screenshot(page: &Path, proxy: &Proxy, name: &str, width: u32, height: u32) -
     std::fs::create_dir_all(&dir).unwrap();
     let shot = dir.join(format!("{name}.png"));
     let _ = std::fs::remove_file(&shot);
-    let out = Command::new(chromium())
-        .args(browser_args(proxy))
-        .arg(format!("--window-size={width},{height}"))
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    open(
+        page,
+        proxy,
+        &[
+            format!("--window-size={width},{height}"),
+            format!("--screenshot={}", shot.display()),
+        ],
     );
     let size = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
     assert!(size > 10_000, "{}: {size} bytes, blank?", shot.display());

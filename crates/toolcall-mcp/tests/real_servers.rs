@@ -198,12 +198,11 @@ fn check(path: &Path) -> Result<(), Failed> {
     }
 }
 
-/// The catalog contract against a real server: two listings make the same snapshot (what is
-/// volatile is left out), which names at least one tool and diffs clean against itself; one
-/// tool removed from it is a breaking change.
-fn catalog_is_stable(path: &Path) -> Result<(), Failed> {
+/// A stdio flow read with the suite's variables and a scratch folder of its own (`purpose`
+/// keeps the folders of tests that run at once apart).
+fn stdio_flow(path: &Path, purpose: &str) -> Result<Flow, Failed> {
     let stem = path.file_stem().unwrap_or_default().to_string_lossy();
-    let scratch = scratch(&format!("catalog-{stem}"))?;
+    let scratch = scratch(&format!("{purpose}-{stem}"))?;
     let vars = BTreeMap::from([
         (
             "ATP_MCP_NPM_DIR".to_owned(),
@@ -213,7 +212,14 @@ fn catalog_is_stable(path: &Path) -> Result<(), Failed> {
         ("ATP_MCP_SCRATCH".to_owned(), scratch.display().to_string()),
         ("ATP_MCP_HTTP_PORT".to_owned(), "0".to_owned()),
     ]);
-    let flow = Flow::load_with(path, &vars).map_err(|e| e.to_string())?;
+    Ok(Flow::load_with(path, &vars).map_err(|e| e.to_string())?)
+}
+
+/// The catalog contract against a real server: two listings make the same snapshot (what is
+/// volatile is left out), which names at least one tool and diffs clean against itself; one
+/// tool removed from it is a breaking change.
+fn catalog_is_stable(path: &Path) -> Result<(), Failed> {
+    let flow = stdio_flow(path, "catalog")?;
     let list = || {
         let (tools, report) = toolcall_mcp::list_catalog_blocking(&flow, &Options::default());
         tools.map_err(|f| format!("{f}; stderr: {:?}", report.stderr_tail))
@@ -247,18 +253,7 @@ fn catalog_is_stable(path: &Path) -> Result<(), Failed> {
 /// tool with something to break probed, a crashed server started again), and prints each probe.
 /// What a third-party server accepts is its own business; that the probe completes is ours.
 fn probe_completes(path: &Path) -> Result<(), Failed> {
-    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
-    let scratch = scratch(&format!("probe-{stem}"))?;
-    let vars = BTreeMap::from([
-        (
-            "ATP_MCP_NPM_DIR".to_owned(),
-            npm_dir().display().to_string(),
-        ),
-        ("ATP_MCP_VENV".to_owned(), venv().display().to_string()),
-        ("ATP_MCP_SCRATCH".to_owned(), scratch.display().to_string()),
-        ("ATP_MCP_HTTP_PORT".to_owned(), "0".to_owned()),
-    ]);
-    let flow = Flow::load_with(path, &vars).map_err(|e| e.to_string())?;
+    let flow = stdio_flow(path, "probe")?;
     let options = Options {
         call_timeout: Duration::from_secs(10),
         ..Options::default()
