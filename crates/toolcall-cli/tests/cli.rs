@@ -823,20 +823,22 @@ fn replay_of_a_folder_runs_each_flow_and_sums_up() {
     );
 }
 
+/// A flow in `dir` naming the fault server in `mode`, with no calls: what `toolcall mcp` takes.
+fn server_flow(dir: &Path, mode: &str) -> PathBuf {
+    let flow = json!({
+        "server": {"command": example_server("fault-server"), "args": [mode]},
+        "calls": []
+    });
+    write(dir, &format!("{mode}.json"), &flow.to_string())
+}
+
 /// The catalog contract: `toolcall mcp snapshot` writes the server's catalog as a stable file;
 /// `toolcall mcp diff` against a server whose catalog drifted prints every change by severity
 /// and fails at --fail-on; `--write` accepts the drift, after which the diff is clean.
 #[test]
 fn mcp_snapshot_and_diff_gate_catalog_drift() {
     let dir = scratch("mcp-drift");
-    let flow = |mode: &str| {
-        write(
-            &dir,
-            &format!("{mode}.json"),
-            &json!({"server": {"command": example_server("fault-server"), "args": [mode]}, "calls": []})
-                .to_string(),
-        )
-    };
+    let flow = |mode: &str| server_flow(&dir, mode);
     let (ok, drifted) = (flow("ok"), flow("drifted"));
     let snapshot = dir.join("catalog/fault-server.json");
     let out = toolcall(&[
@@ -899,14 +901,7 @@ fn mcp_snapshot_and_diff_gate_catalog_drift() {
 #[test]
 fn mcp_probe_finds_what_a_server_should_have_refused() {
     let dir = scratch("mcp-probe");
-    let flow = |mode: &str| {
-        write(
-            &dir,
-            &format!("{mode}.json"),
-            &json!({"server": {"command": example_server("fault-server"), "args": [mode]}, "calls": []})
-                .to_string(),
-        )
-    };
+    let flow = |mode: &str| server_flow(&dir, mode);
     let probe = |mode: &str| {
         toolcall(&[
             "mcp",
