@@ -604,3 +604,60 @@ fn text_and_media_results_are_shown_and_checked() {
         "{bad}"
     );
 }
+
+/// A flow reaches an authenticated HTTP server with `headers`, the token from the environment
+/// (`Authorization: Bearer ${TOKEN}`), and the token appears in nothing the replay prints;
+/// without it the server's 401 is the failure.
+#[test]
+fn an_http_server_is_reached_with_a_bearer_token_from_the_environment() {
+    use std::io::BufRead as _;
+    /// Killed however the test ends: a server left running would hold the test's pipes open.
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut server = Killed(
+        std::process::Command::new(FAULT_SERVER)
+            .arg("http-bearer")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut port = String::new();
+    std::io::BufReader::new(server.0.stdout.take().unwrap())
+        .read_line(&mut port)
+        .unwrap();
+    let url = format!("http://127.0.0.1:{}/mcp", port.trim());
+    let flow = |headers: Value, token: &str| {
+        let vars: std::collections::BTreeMap<String, String> =
+            [("TOKEN".to_owned(), token.to_owned())].into();
+        let text = json!({
+            "server": {"url": url, "headers": headers},
+            "timeouts": {"initialize_ms": PATIENT_MS, "call_ms": PATIENT_MS},
+            "calls": [{"name": "echo", "input": {"text": "hi"}}]
+        })
+        .to_string();
+        Flow::from_json_str(&text, Path::new("http.json"), Path::new("."), &vars).unwrap()
+    };
+    let replay = |flow: &Flow| replay_blocking(flow, &Options::default(), &mut |_| {});
+    let report = replay(&flow(
+        json!({"Authorization": "Bearer ${TOKEN}"}),
+        "s3cret-token",
+    ));
+    assert!(report.failure.is_none(), "{:?}", report.failure);
+    assert_eq!(report.steps[0].result, json!("hi"));
+    let report = replay(&flow(
+        json!({"Authorization": "Bearer ${TOKEN}"}),
+        "wrong-token",
+    ));
+    let (_, line) = failure(&report);
+    assert!(
+        line.contains("HTTP 401 Unauthorized") && !line.contains("rmcp::"),
+        "the reason whole, without rmcp's type names: {line}"
+    );
+    assert!(!line.contains("wrong-token"), "the token is masked: {line}");
+}

@@ -77,6 +77,9 @@ pub enum Server {
     Http {
         /// The endpoint URL.
         url: String,
+        /// HTTP headers sent with every request (`Authorization: Bearer ${TOKEN}`), values
+        /// expanded from the environment.
+        headers: Vec<(String, String)>,
     },
 }
 
@@ -202,6 +205,8 @@ struct RawServer {
     cwd: Option<String>,
     #[serde(default)]
     url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
 }
 
 #[derive(Default, Deserialize)]
@@ -343,6 +348,29 @@ impl Flow {
                 ))
             }
             (None, Some(url)) => {
+                let mut headers = Vec::with_capacity(raw.server.headers.len());
+                for (name, value) in &raw.server.headers {
+                    let at = format!(
+                        "/server/headers/{}",
+                        name.replace('~', "~0").replace('/', "~1")
+                    );
+                    // RFC 9110 token characters for the name; no line break in the value.
+                    let token = !name.is_empty()
+                        && name
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+                    if !token {
+                        return Err(invalid(at, "is not an HTTP header name".into()));
+                    }
+                    let value = expand(&at, value)?;
+                    if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+                        return Err(invalid(
+                            at,
+                            "an HTTP header value holds no line break".into(),
+                        ));
+                    }
+                    headers.push((name.clone(), value));
+                }
                 if raw.server.cwd.is_some()
                     || !raw.server.args.is_empty()
                     || !raw.server.env.is_empty()
@@ -362,7 +390,13 @@ impl Flow {
                         ),
                     ));
                 }
-                Server::Http { url }
+                Server::Http { url, headers }
+            }
+            (Some(_), None) if !raw.server.headers.is_empty() => {
+                return Err(invalid(
+                    "/server/headers".into(),
+                    "only applies to a \"url\" server".into(),
+                ))
             }
             (Some(command), None) => {
                 let cwd = match &raw.server.cwd {

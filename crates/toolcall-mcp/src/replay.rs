@@ -258,6 +258,49 @@ impl Report {
     }
 }
 
+/// An error from rmcp as a person wants to read it: without the Rust type names it carries in
+/// brackets (`[rmcp::transport::worker::WorkerTransport<…>]`), whole (the reason, a status and
+/// a body, comes last), and escaped (controls, bidi overrides).
+fn readable_error(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(open) = rest.find('[') {
+        // The bracket's end, past any nested brackets of a generic type.
+        let mut depth = 0usize;
+        let close = rest[open..].char_indices().find_map(|(i, c)| {
+            match c {
+                '[' => depth += 1,
+                ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(open + i);
+                    }
+                }
+                _ => {}
+            }
+            None
+        });
+        let Some(close) = close else { break };
+        let inside = &rest[open + 1..close];
+        if inside.contains("::") {
+            out.push_str(rest[..open].trim_end());
+        } else {
+            out.push_str(&rest[..=close]);
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    out.chars()
+        .map(|c| {
+            if toolcall_score::is_invisible(c) {
+                format!("\\u{{{:x}}}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// How a server refused a call.
 enum Refusal<'a> {
     /// A JSON-RPC error: its code and message.
@@ -541,9 +584,30 @@ impl Run<'_> {
                 self.guarded(&phase, timeout, config.serve(pipes)).await
             }
             #[cfg(feature = "http")]
-            Server::Http { url } => {
-                let transport =
-                    rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
+            Server::Http { url, headers } => {
+                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+                let mut custom = std::collections::HashMap::new();
+                for (name, value) in headers {
+                    // Checked when the flow was read; anything else is refused here too.
+                    match (
+                        http::HeaderName::from_bytes(name.as_bytes()),
+                        http::HeaderValue::from_str(value),
+                    ) {
+                        (Ok(name), Ok(value)) => {
+                            custom.insert(name, value);
+                        }
+                        _ => {
+                            return Err(phase.fail(
+                                FailureKind::Start,
+                                format!("the header `{}` cannot be sent", escape(name)),
+                            ))
+                        }
+                    }
+                }
+                let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
+                    StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                        .custom_headers(custom),
+                );
                 let timeout = self.init_timeout;
                 self.guarded(&phase, timeout, config.serve(transport)).await
             }
@@ -802,7 +866,7 @@ impl Run<'_> {
                     ),
                     None => phase.fail(
                         FailureKind::Protocol,
-                        format!("the connection failed: {}", escape(&message)),
+                        format!("the connection failed: {}", readable_error(&message)),
                     ),
                 }
             }
@@ -1086,5 +1150,20 @@ async fn server_exit(child: Option<&mut ChildServer>) -> ExitStatus {
             None => std::future::pending().await,
         },
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_rmcp_error_reads_without_its_type_names() {
+        let message = "Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::a::B<reqwest::Client>>] error: unexpected server response: HTTP 401 Unauthorized {\"error\":\"no [token]\"}";
+        assert_eq!(
+            readable_error(message),
+            "Send message error Transport error: unexpected server response: HTTP 401 Unauthorized {\"error\":\"no [token]\"}"
+        );
+        assert_eq!(readable_error("bad\u{202e}"), "bad\\u{202e}");
     }
 }

@@ -28,6 +28,7 @@
 //! | `null-crash` | exits with code 101 when a call's arguments hold a `null`, as servers on some SDKs did |
 //! | `text-only` | declares no `outputSchema` and answers in plain text: `echo: <text> (page 3 of 7)` |
 //! | `media-result` | declares no `outputSchema` and answers with an image (a 1×1 PNG), audio and a `resource_link` |
+//! | `http-bearer` | streamable HTTP on 127.0.0.1 (its port the first line on stdout) that answers only requests with `Authorization: Bearer s3cret-token` (else 401), as `ok` does |
 //! | `output-missing` | declares its `outputSchema`, then answers with text alone |
 
 use std::io::{BufRead, Write};
@@ -57,6 +58,7 @@ fn main() -> ExitCode {
         "drifted",
         "lax",
         "null-crash",
+        "http-bearer",
     ];
     if !known.contains(&mode.as_str()) {
         eprintln!(
@@ -64,6 +66,9 @@ fn main() -> ExitCode {
             known.join(", ")
         );
         return ExitCode::from(2);
+    }
+    if mode == "http-bearer" {
+        return http_bearer();
     }
     if mode == "exit-leaving-grandchild" {
         // A wrapper that started a helper sharing its stdout, then died: the pipe stays open.
@@ -273,6 +278,91 @@ fn main() -> ExitCode {
         {
             break;
         }
+    }
+    ExitCode::SUCCESS
+}
+
+/// The token `http-bearer` wants.
+const BEARER: &str = "Bearer s3cret-token";
+
+/// Streamable HTTP by hand, as little of it as a client needs: one JSON response per POST,
+/// 202 for a notification, 405 for the GET that would open an event stream, and 401 for a
+/// request without the bearer token.
+fn http_bearer() -> ExitCode {
+    use std::io::Read;
+    let Ok(listener) = std::net::TcpListener::bind("127.0.0.1:0") else {
+        return ExitCode::from(1);
+    };
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+    println!("{port}");
+    let _ = std::io::stdout().flush();
+    for stream in listener.incoming().flatten() {
+        let mut stream = stream;
+        let mut reader = std::io::BufReader::new(match stream.try_clone() {
+            Ok(s) => s,
+            Err(_) => continue,
+        });
+        let mut head = String::new();
+        let mut line = String::new();
+        while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+            head.push_str(&line);
+            line.clear();
+        }
+        let header = |name: &str| {
+            head.lines()
+                .find_map(|l| {
+                    l.split_once(':')
+                        .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+                })
+                .map(|(_, v)| v.trim().to_owned())
+        };
+        let length: usize = header("content-length")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let mut body = vec![0u8; length];
+        let _ = reader.read_exact(&mut body);
+        let reply = |status: &str, extra: &str, body: &str| {
+            format!(
+                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            )
+        };
+        let response = if header("authorization").as_deref() != Some(BEARER) {
+            reply(
+                "401 Unauthorized",
+                "",
+                r#"{"error":"missing or wrong bearer token"}"#,
+            )
+        } else if !head.starts_with("POST") {
+            reply("405 Method Not Allowed", "", "")
+        } else {
+            let request: Value = serde_json::from_slice(&body).unwrap_or_default();
+            match (
+                request.get("id").cloned(),
+                request["method"].as_str().unwrap_or_default(),
+            ) {
+                (None, _) => reply("202 Accepted", "", ""),
+                (Some(id), method) => {
+                    let result = match method {
+                        "initialize" => {
+                            json!({"protocolVersion": request["params"]["protocolVersion"],
+                            "capabilities": {"tools": {}},
+                            "serverInfo": {"name": "fault-server", "version": "1.0"}})
+                        }
+                        "tools/list" => {
+                            json!({"tools": [{"name": "echo", "description": "Echoes its text.",
+                            "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]})
+                        }
+                        "tools/call" => json!({"content": [{"type": "text",
+                            "text": request["params"]["arguments"]["text"]}]}),
+                        _ => json!({}),
+                    };
+                    let body = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+                    reply("200 OK", "mcp-session-id: fault-session\r\n", &body)
+                }
+            }
+        };
+        let _ = stream.write_all(response.as_bytes());
     }
     ExitCode::SUCCESS
 }
