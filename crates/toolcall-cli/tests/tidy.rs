@@ -535,7 +535,7 @@ fn the_schemas_refuse_what_the_readers_refuse_and_no_more() {
                 r#"[]"#,
                 r#"{"server": {"command": "node"}}"#,
                 r#"{"server": {"command": "node"}, "calls": [], "cals": []}"#,
-                r#"{"server": {"command": "node", "url": "http://x/mcp"}, "calls": []}"#,
+                r#"{"server": {"command": "node", "headers": {"A": "b"}}, "calls": []}"#,
                 r#"{"server": {}, "calls": []}"#,
                 r#"{"server": {"command": ""}, "calls": []}"#,
                 r#"{"server": {"url": "http://x/mcp", "args": ["a"]}, "calls": []}"#,
@@ -588,6 +588,7 @@ fn the_schemas_refuse_what_the_readers_refuse_and_no_more() {
             read_flow,
             &[
                 r#"{"server": {"url": "http://x/mcp", "args": [], "env": {}, "command": null}, "calls": []}"#,
+                r#"{"server": {"command": "node", "args": ["s.js"], "url": "http://127.0.0.1:3001/mcp", "headers": {"Authorization": "Bearer t"}}, "calls": []}"#,
                 r#"{"server": {"command": "${SERVER}", "url": null, "cwd": null}, "calls": [{"name": "t",
                     "expect": {"": {"ok": true}, "/a~1b": 1}}], "about": null, "expected_failure": null,
                     "timeouts": {"initialize_ms": null, "call_ms": 5000}}"#,

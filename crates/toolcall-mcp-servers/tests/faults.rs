@@ -661,3 +661,39 @@ fn an_http_server_is_reached_with_a_bearer_token_from_the_environment() {
     );
     assert!(!line.contains("wrong-token"), "the token is masked: {line}");
 }
+
+/// A flow may start its HTTP server (`command` with `url`): the replay runs it, waits until the
+/// port answers, replays, and kills it (and what it started) at the end. A server that exits
+/// before it listens is the failure, with its output.
+#[test]
+fn a_flow_starts_its_http_server_and_kills_it() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let flow = |mode: &str| {
+        let text = json!({
+            "server": {
+                "command": FAULT_SERVER, "args": [mode],
+                "env": {"ATP_FAULT_PORT": port.to_string()},
+                "url": format!("http://127.0.0.1:{port}/mcp"),
+                "headers": {"Authorization": "Bearer s3cret-token"}
+            },
+            "timeouts": {"initialize_ms": SHORT_MS, "call_ms": PATIENT_MS},
+            "calls": [{"name": "echo", "input": {"text": "started by the flow"}}]
+        })
+        .to_string();
+        Flow::from_json_str(&text, Path::new("start.json"), Path::new("."), &EnvVars).unwrap()
+    };
+    let report = run(&flow("http-bearer"));
+    assert!(report.failure.is_none(), "{:?}", report.failure);
+    assert_eq!(report.steps[0].result, json!("started by the flow"));
+    // `exit-before-init` exits at once: said, not waited for until the timeout.
+    let report = run(&flow("exit-before-init"));
+    let (kind, line) = failure(&report);
+    assert_eq!(kind, FailureKind::Exited, "{line}");
+    assert!(
+        line.contains("exited before it listened on 127.0.0.1:"),
+        "{line}"
+    );
+}

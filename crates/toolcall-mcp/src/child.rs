@@ -146,6 +146,51 @@ impl ChildServer {
         ))
     }
 
+    /// Starts an HTTP server a flow names with its `command`: its own process group and mark as
+    /// a stdio server has, stdin closed, and stdout and stderr both drained into the tail (an
+    /// HTTP server logs to either, and nothing on them is protocol).
+    pub(crate) fn spawn_http(
+        server: &StdioServer,
+        stderr_tail_bytes: usize,
+    ) -> std::io::Result<ChildServer> {
+        let mark = Mark::new();
+        let mut command = Command::new(&server.command);
+        command
+            .args(&server.args)
+            .envs(&server.env)
+            .env(leftovers::MARK_VAR, mark.value())
+            .current_dir(&server.cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        #[cfg(unix)]
+        command.process_group(0);
+        let mut child = command.spawn()?;
+        let pid = child.id();
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let ring = Arc::new(Mutex::new(StderrRing {
+            tail: VecDeque::with_capacity(stderr_tail_bytes.min(64 * 1024)),
+            cap: stderr_tail_bytes.max(1),
+            total: 0,
+        }));
+        // No stdout fault for an HTTP server: nothing ever sends one.
+        let (_, faults) = watch::channel(None);
+        let tasks = vec![
+            tokio::spawn(drain_stderr(stderr, Arc::clone(&ring))),
+            tokio::spawn(drain_stderr(stdout, Arc::clone(&ring))),
+        ];
+        Ok(ChildServer {
+            child,
+            pid,
+            mark,
+            stderr: ring,
+            faults,
+            tasks,
+        })
+    }
+
     pub(crate) fn pid(&self) -> Option<u32> {
         self.pid
     }
@@ -252,7 +297,7 @@ pub(crate) struct Ended {
 /// How many stderr lines a failure shows.
 pub(crate) const STDERR_TAIL_LINES: usize = 20;
 
-async fn drain_stderr(mut stderr: tokio::process::ChildStderr, ring: Arc<Mutex<StderrRing>>) {
+async fn drain_stderr(mut stderr: impl tokio::io::AsyncRead + Unpin, ring: Arc<Mutex<StderrRing>>) {
     let mut buf = vec![0u8; 16 * 1024];
     loop {
         match stderr.read(&mut buf).await {

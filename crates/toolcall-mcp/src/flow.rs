@@ -80,6 +80,9 @@ pub enum Server {
         /// HTTP headers sent with every request (`Authorization: Bearer ${TOKEN}`), values
         /// expanded from the environment.
         headers: Vec<(String, String)>,
+        /// The command that starts the server, when the flow starts it (`command` and `url`
+        /// together): run first, waited for until `url` answers, killed at the end.
+        start: Option<StdioServer>,
     },
 }
 
@@ -334,43 +337,94 @@ impl Flow {
             })
         };
 
-        let server = match (raw.server.command, raw.server.url) {
-            (Some(_), Some(_)) => {
-                return Err(invalid(
-                    "/server".into(),
-                    "has both \"command\" and \"url\"; a flow replays against one server".into(),
-                ))
+        let stdio = |command: &str| -> Result<StdioServer, FlowError> {
+            let cwd = match &raw.server.cwd {
+                Some(cwd) => resolve_path(dir, cwd, &expand("/server/cwd", cwd)?),
+                None => dir.to_owned(),
+            };
+            let expanded = expand("/server/command", command)?;
+            if expanded.is_empty() {
+                return Err(invalid("/server/command".into(), "is empty".into()));
             }
+            // A bare program name goes through PATH; anything with a slash is a path.
+            let command_path = if expanded.contains('/') {
+                resolve_path(dir, command, &expanded)
+            } else {
+                PathBuf::from(expanded)
+            };
+            let args = raw
+                .server
+                .args
+                .iter()
+                .enumerate()
+                .map(|(i, a)| expand(&format!("/server/args/{i}"), a))
+                .collect::<Result<_, _>>()?;
+            let env = raw
+                .server
+                .env
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), expand(&format!("/server/env/{k}"), v)?)))
+                .collect::<Result<_, FlowError>>()?;
+            Ok(StdioServer {
+                command: command_path,
+                args,
+                env,
+                cwd,
+            })
+        };
+        let http = |url: &str| -> Result<(String, Vec<(String, String)>), FlowError> {
+            let mut headers = Vec::with_capacity(raw.server.headers.len());
+            for (name, value) in &raw.server.headers {
+                let at = format!(
+                    "/server/headers/{}",
+                    name.replace('~', "~0").replace('/', "~1")
+                );
+                // RFC 9110 token characters for the name; no line break in the value.
+                let token = !name.is_empty()
+                    && name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+                if !token {
+                    return Err(invalid(at, "is not an HTTP header name".into()));
+                }
+                let value = expand(&at, value)?;
+                if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+                    return Err(invalid(
+                        at,
+                        "an HTTP header value holds no line break".into(),
+                    ));
+                }
+                headers.push((name.clone(), value));
+            }
+            let url = expand("/server/url", url)?;
+            if !url.starts_with("http://") && !url.starts_with("https://") {
+                return Err(invalid(
+                    "/server/url".into(),
+                    format!(
+                        "expected an http:// URL, found \"{}\"",
+                        toolcall_score::escape(&url)
+                    ),
+                ));
+            }
+            Ok((url, headers))
+        };
+        let server = match (&raw.server.command, &raw.server.url) {
             (None, None) => {
                 return Err(invalid(
                     "/server".into(),
                     "needs \"command\" (a stdio server) or \"url\" (streamable HTTP)".into(),
                 ))
             }
-            (None, Some(url)) => {
-                let mut headers = Vec::with_capacity(raw.server.headers.len());
-                for (name, value) in &raw.server.headers {
-                    let at = format!(
-                        "/server/headers/{}",
-                        name.replace('~', "~0").replace('/', "~1")
-                    );
-                    // RFC 9110 token characters for the name; no line break in the value.
-                    let token = !name.is_empty()
-                        && name
-                            .bytes()
-                            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-                    if !token {
-                        return Err(invalid(at, "is not an HTTP header name".into()));
-                    }
-                    let value = expand(&at, value)?;
-                    if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
-                        return Err(invalid(
-                            at,
-                            "an HTTP header value holds no line break".into(),
-                        ));
-                    }
-                    headers.push((name.clone(), value));
+            // An HTTP server the flow starts: `command` runs it, `url` is where it answers.
+            (Some(command), Some(url)) => {
+                let (url, headers) = http(url)?;
+                Server::Http {
+                    url,
+                    headers,
+                    start: Some(stdio(command)?),
                 }
+            }
+            (None, Some(url)) => {
                 if raw.server.cwd.is_some()
                     || !raw.server.args.is_empty()
                     || !raw.server.env.is_empty()
@@ -380,17 +434,12 @@ impl Flow {
                         "\"args\", \"env\" and \"cwd\" only apply to a \"command\" server".into(),
                     ));
                 }
-                let url = expand("/server/url", &url)?;
-                if !url.starts_with("http://") && !url.starts_with("https://") {
-                    return Err(invalid(
-                        "/server/url".into(),
-                        format!(
-                            "expected an http:// URL, found \"{}\"",
-                            toolcall_score::escape(&url)
-                        ),
-                    ));
+                let (url, headers) = http(url)?;
+                Server::Http {
+                    url,
+                    headers,
+                    start: None,
                 }
-                Server::Http { url, headers }
             }
             (Some(_), None) if !raw.server.headers.is_empty() => {
                 return Err(invalid(
@@ -398,41 +447,7 @@ impl Flow {
                     "only applies to a \"url\" server".into(),
                 ))
             }
-            (Some(command), None) => {
-                let cwd = match &raw.server.cwd {
-                    Some(cwd) => resolve_path(dir, cwd, &expand("/server/cwd", cwd)?),
-                    None => dir.to_owned(),
-                };
-                let expanded = expand("/server/command", &command)?;
-                if expanded.is_empty() {
-                    return Err(invalid("/server/command".into(), "is empty".into()));
-                }
-                // A bare program name goes through PATH; anything with a slash is a path.
-                let command_path = if expanded.contains('/') {
-                    resolve_path(dir, &command, &expanded)
-                } else {
-                    PathBuf::from(expanded)
-                };
-                let args = raw
-                    .server
-                    .args
-                    .iter()
-                    .enumerate()
-                    .map(|(i, a)| expand(&format!("/server/args/{i}"), a))
-                    .collect::<Result<_, _>>()?;
-                let env = raw
-                    .server
-                    .env
-                    .iter()
-                    .map(|(k, v)| Ok((k.clone(), expand(&format!("/server/env/{k}"), v)?)))
-                    .collect::<Result<_, FlowError>>()?;
-                Server::Stdio(StdioServer {
-                    command: command_path,
-                    args,
-                    env,
-                    cwd,
-                })
-            }
+            (Some(command), None) => Server::Stdio(stdio(command)?),
         };
 
         let mut calls = Vec::with_capacity(raw.calls.len());

@@ -584,8 +584,15 @@ impl Run<'_> {
                 self.guarded(&phase, timeout, config.serve(pipes)).await
             }
             #[cfg(feature = "http")]
-            Server::Http { url, headers } => {
+            Server::Http {
+                url,
+                headers,
+                start,
+            } => {
                 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+                if let Some(server) = start {
+                    self.start_http(&phase, server, url).await?;
+                }
                 let mut custom = std::collections::HashMap::new();
                 for (name, value) in headers {
                     // Checked when the flow was read; anything else is refused here too.
@@ -873,11 +880,82 @@ impl Run<'_> {
         }
     }
 
+    /// Starts the HTTP server a flow names with its `command`, and waits (within the start-up
+    /// timeout) until its `url`'s port takes a connection; its exit before that is the failure.
+    #[cfg(feature = "http")]
+    async fn start_http(
+        &mut self,
+        phase: &Phase,
+        server: &crate::StdioServer,
+        url: &str,
+    ) -> Result<(), Failure> {
+        let child =
+            ChildServer::spawn_http(server, self.options.stderr_tail_bytes).map_err(|e| {
+                phase.fail(
+                    FailureKind::Start,
+                    format!(
+                        "cannot start the server `{}` (in {}): {e}",
+                        escape(&server.command.to_string_lossy()),
+                        escape(&server.cwd.to_string_lossy())
+                    ),
+                )
+            })?;
+        self.report.server_pid = child.pid();
+        self.child = Some(child);
+        let authority = url
+            .split_once("://")
+            .map_or(url, |(_, rest)| rest)
+            .split(['/', '?', '#'])
+            .next()
+            .unwrap_or_default();
+        let address = if authority
+            .rsplit_once(':')
+            .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+        {
+            authority.to_owned()
+        } else if url.starts_with("https://") {
+            format!("{authority}:443")
+        } else {
+            format!("{authority}:80")
+        };
+        let deadline = Instant::now() + self.init_timeout;
+        loop {
+            if tokio::net::TcpStream::connect(&address).await.is_ok() {
+                return Ok(());
+            }
+            if let Some(child) = self.child.as_mut() {
+                if let Some(status) = child.exit_status(Duration::ZERO).await {
+                    return Err(phase.fail(
+                        FailureKind::Exited,
+                        format!(
+                            "the server the flow starts exited before it listened on {} ({})",
+                            escape(&address),
+                            describe_exit(status)
+                        ),
+                    ));
+                }
+            }
+            if Instant::now() >= deadline {
+                return Err(phase.fail(
+                    FailureKind::Timeout,
+                    format!(
+                        "the server the flow starts did not listen on {} within {}",
+                        escape(&address),
+                        ms(self.init_timeout)
+                    ),
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Shuts the server down (politely after a clean run, at once after a failure) and collects
     /// its stderr tail.
     pub(crate) async fn finish(&mut self, clean: bool) {
         if let Some(child) = self.child.take() {
-            let grace = if clean {
+            // An HTTP server does not stop when the client goes: it is killed at once.
+            let http = matches!(self.flow.server, Server::Http { .. });
+            let grace = if clean && !http {
                 self.options.shutdown_grace
             } else {
                 Duration::ZERO

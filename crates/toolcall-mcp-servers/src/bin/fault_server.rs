@@ -28,7 +28,7 @@
 //! | `null-crash` | exits with code 101 when a call's arguments hold a `null`, as servers on some SDKs did |
 //! | `text-only` | declares no `outputSchema` and answers in plain text: `echo: <text> (page 3 of 7)` |
 //! | `media-result` | declares no `outputSchema` and answers with an image (a 1×1 PNG), audio and a `resource_link` |
-//! | `http-bearer` | streamable HTTP on 127.0.0.1 (its port the first line on stdout) that answers only requests with `Authorization: Bearer s3cret-token` (else 401), as `ok` does |
+//! | `http-bearer` | streamable HTTP on 127.0.0.1, port `ATP_FAULT_PORT` or a free one (its port the first line on stdout) that answers only requests with `Authorization: Bearer s3cret-token` (else 401), as `ok` does |
 //! | `output-missing` | declares its `outputSchema`, then answers with text alone |
 
 use std::io::{BufRead, Write};
@@ -290,7 +290,9 @@ const BEARER: &str = "Bearer s3cret-token";
 /// request without the bearer token.
 fn http_bearer() -> ExitCode {
     use std::io::Read;
-    let Ok(listener) = std::net::TcpListener::bind("127.0.0.1:0") else {
+    // A port given (ATP_FAULT_PORT) is for a flow that starts this server and names its url.
+    let port = std::env::var("ATP_FAULT_PORT").unwrap_or_else(|_| "0".into());
+    let Ok(listener) = std::net::TcpListener::bind(format!("127.0.0.1:{port}")) else {
         return ExitCode::from(1);
     };
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
