@@ -22,6 +22,9 @@ pub struct Config {
     /// Where the dummy agent's verdict snapshot (`dummy-agent.snap`) lives; `None` runs no
     /// snapshot check (`ATP_SNAPSHOTS`).
     pub snapshots: Option<PathBuf>,
+    /// A folder of MCP flows, each replayed as a test (`flow::<path>`, feature `mcp`);
+    /// `None` replays none (`ATP_FLOWS`).
+    pub flows: Option<PathBuf>,
     /// Rewrite the baselines from this run's results before testing (`ATP_BASELINE_WRITE=1`).
     pub baseline_write: bool,
     /// Print GitHub Actions `::error` annotations for failures (`GITHUB_ACTIONS=true`).
@@ -44,6 +47,8 @@ pub const ENV_RECORDED: &str = "ATP_RECORDED";
 pub const ENV_BASELINES: &str = "ATP_BASELINES";
 /// See [`Config::snapshots`].
 pub const ENV_SNAPSHOTS: &str = "ATP_SNAPSHOTS";
+/// See [`Config::flows`].
+pub const ENV_FLOWS: &str = "ATP_FLOWS";
 /// See [`Config::baseline_write`].
 pub const ENV_BASELINE_WRITE: &str = "ATP_BASELINE_WRITE";
 
@@ -55,6 +60,7 @@ impl Config {
             recorded: root.join("recorded"),
             baselines: root.join("baselines"),
             snapshots: None,
+            flows: None,
             baseline_write: false,
             annotations: false,
         }
@@ -91,6 +97,9 @@ impl Config {
         }
         if let Some(p) = path(ENV_SNAPSHOTS)? {
             self.snapshots = Some(p);
+        }
+        if let Some(p) = path(ENV_FLOWS)? {
+            self.flows = Some(p);
         }
         match var(ENV_BASELINE_WRITE).as_deref() {
             None => {}

@@ -72,6 +72,7 @@
 //! | `ATP_RECORDED` | [`Harness::recorded`] | the recorded responses (default `recorded`) |
 //! | `ATP_BASELINES` | [`Harness::baselines`] | the baseline directory (default `baselines`) |
 //! | `ATP_SNAPSHOTS` | [`Harness::snapshots`] | where `dummy-agent.snap` lives (default: no snapshot test) |
+//! | `ATP_FLOWS` | [`Harness::flows`] | a folder of MCP flows, each replayed as a test `flow::<path>` (feature `mcp`) |
 //! | `ATP_BASELINE_WRITE` | [`Harness::baseline_write`] | `1`: rewrite the baselines, then test; `0` or unset: don't; anything else is an error |
 //! | `ATP_MAX_INPUT_BYTES` | [`toolcall_score::set_max_input_bytes`] (which wins here) | the largest file read whole (default 64 MiB; `200MB`, `1GiB`) |
 //! | `GITHUB_ACTIONS=true` | [`Harness::annotations`] | also print failures as `::error file=…,line=…::` annotations |
@@ -124,6 +125,7 @@ mod discover;
 pub mod dummy;
 mod errors;
 mod evaluate;
+mod flows;
 pub mod github;
 mod report;
 mod run;
@@ -131,7 +133,7 @@ mod snapshot;
 
 pub use baseline::{Baseline, Entry};
 pub use config::{
-    Config, ENV_BASELINES, ENV_BASELINE_WRITE, ENV_CASES, ENV_RECORDED, ENV_SNAPSHOTS,
+    Config, ENV_BASELINES, ENV_BASELINE_WRITE, ENV_CASES, ENV_FLOWS, ENV_RECORDED, ENV_SNAPSHOTS,
 };
 pub use errors::{BaselineError, ConfigError};
 pub use evaluate::{CaseReport, Outcome, Sample};
@@ -191,6 +193,14 @@ impl Harness {
     /// Check the dummy agent's verdicts against `<dir>/dummy-agent.snap` (`ATP_SNAPSHOTS`).
     pub fn snapshots(mut self, dir: impl Into<PathBuf>) -> Harness {
         self.config.snapshots = Some(dir.into());
+        self
+    }
+
+    /// Replay every MCP flow below `dir` (`*.json`) as a test of its own, `flow::<path>`, judged
+    /// against its `expected_failure` as `toolcall replay` judges it (`ATP_FLOWS`). Needs the
+    /// feature `mcp`; without it the flows are one failing test that says so.
+    pub fn flows(mut self, dir: impl Into<PathBuf>) -> Harness {
+        self.config.flows = Some(dir.into());
         self
     }
 

@@ -197,6 +197,10 @@ pub(crate) fn load_baseline(config: &Config, agent: &str) -> (Baseline, Option<S
 
 /// `suite::[discovery]`: zero cases is a failure, and so is a suite with no recordings.
 pub(crate) fn suite_problems(config: &Config, suite: &Suite) -> Vec<String> {
+    // A suite of flows alone (no case tree, no recordings) is a suite too.
+    if config.flows.is_some() && !config.cases.exists() && !config.recorded.exists() {
+        return Vec::new();
+    }
     let mut problems = suite.problems.clone();
     if suite.cases.is_empty() {
         problems.push(format!(
