@@ -59,7 +59,8 @@ impl Proxy {
         Proxy { port, seen }
     }
 
-    /// The requests a page made: everything but Chromium's own services.
+    /// The requests a page made: everything but Chromium's own services, and but connections
+    /// that sent nothing (Chromium opens spare connections to its proxy ahead of need).
     fn page_requests(&self) -> Vec<String> {
         const CHROMIUM_SERVICES: [&str; 5] = [
             "google.com",
@@ -72,6 +73,7 @@ impl Proxy {
             .lock()
             .unwrap()
             .iter()
+            .filter(|line| !line.trim().is_empty())
             .filter(|line| {
                 let target = line.split_whitespace().nth(1).unwrap_or_default();
                 let host = target

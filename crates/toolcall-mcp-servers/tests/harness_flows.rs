@@ -1,6 +1,7 @@
 //! `Harness::flows` as a user's `cargo test` would have it: a folder of flows, each a test
-//! `flow::<path>` judged against its `expected_failure`. This binary runs itself as that suite
-//! (with `ATP_HARNESS_FLOWS_CHILD` set) and checks the child's tests and exit code.
+//! `flow::<path>` judged against its `expected_failure`. This binary's one test runs the binary
+//! again as that suite (with `ATP_HARNESS_FLOWS_CHILD` set) and checks the child's tests and
+//! exit code.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -13,15 +14,31 @@ fn flows_dir() -> PathBuf {
 
 fn main() -> ExitCode {
     if let Some(dir) = std::env::var_os(CHILD) {
-        // A suite of flows alone: no case tree, no recordings.
-        let nowhere = Path::new(&dir).join("no-such-tree");
-        return toolcall_harness::Harness::new()
-            .cases(nowhere.join("cases"))
-            .recorded(nowhere.join("recorded"))
-            .baselines(nowhere.join("baselines"))
-            .flows(&dir)
-            .run();
+        return suite(Path::new(&dir));
     }
+    // The parent is a test binary like any other, so cargo test and nextest can list and run it.
+    let args = libtest_mimic::Arguments::from_args();
+    let trials = vec![libtest_mimic::Trial::test(
+        "harness::flows_as_tests",
+        || check().map_err(libtest_mimic::Failed::from),
+    )];
+    libtest_mimic::run(&args, trials).exit_code()
+}
+
+/// The suite the child runs: the flows under `dir` alone.
+fn suite(dir: &Path) -> ExitCode {
+    // A suite of flows alone: no case tree, no recordings.
+    let nowhere = dir.join("no-such-tree");
+    toolcall_harness::Harness::new()
+        .cases(nowhere.join("cases"))
+        .recorded(nowhere.join("recorded"))
+        .baselines(nowhere.join("baselines"))
+        .flows(dir)
+        .run()
+}
+
+/// Runs the suite as a child over two example flows, then with a stale `expected_failure`.
+fn check() -> Result<(), String> {
     let scratch =
         std::env::temp_dir().join(format!("toolcall-harness-flows-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
@@ -80,10 +97,8 @@ fn main() -> ExitCode {
     }
     let _ = std::fs::remove_dir_all(&scratch);
     if failed.is_empty() {
-        println!("harness_flows: ok (Harness::flows: pass, xfail, and a stale expected_failure)");
-        ExitCode::SUCCESS
+        Ok(())
     } else {
-        eprintln!("{}", failed.join("\n\n"));
-        ExitCode::FAILURE
+        Err(failed.join("\n\n"))
     }
 }
