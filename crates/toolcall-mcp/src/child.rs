@@ -45,6 +45,15 @@ pub(crate) struct StderrRing {
 }
 
 impl StderrRing {
+    /// An empty ring of `cap` bytes, shared between its drain tasks and the server.
+    fn shared(cap: usize) -> Arc<Mutex<StderrRing>> {
+        Arc::new(Mutex::new(StderrRing {
+            tail: VecDeque::with_capacity(cap.min(64 * 1024)),
+            cap: cap.max(1),
+            total: 0,
+        }))
+    }
+
     fn push(&mut self, bytes: &[u8]) {
         self.total += bytes.len() as u64;
         let bytes = &bytes[bytes.len().saturating_sub(self.cap)..];
@@ -97,32 +106,13 @@ impl ChildServer {
         stderr_tail_bytes: usize,
     ) -> std::io::Result<(ChildServer, Pipes)> {
         let mark = Mark::new();
-        let mut command = Command::new(&server.command);
-        command
-            .args(&server.args)
-            .envs(&server.env)
-            .env(leftovers::MARK_VAR, mark.value())
-            .current_dir(&server.cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        // Its own process group: a wrapper (`npx`, `uv run`, a shell script) and whatever it
-        // started are killed together. It also keeps a terminal's Ctrl-C away from the server;
-        // the caller handles that (see `Options::handle_ctrl_c`).
-        #[cfg(unix)]
-        command.process_group(0);
-        let mut child = command.spawn()?;
+        let mut child = command(server, &mark, Stdio::piped()).spawn()?;
         let pid = child.id();
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
 
-        let ring = Arc::new(Mutex::new(StderrRing {
-            tail: VecDeque::with_capacity(stderr_tail_bytes.min(64 * 1024)),
-            cap: stderr_tail_bytes.max(1),
-            total: 0,
-        }));
+        let ring = StderrRing::shared(stderr_tail_bytes);
         let (fault_tx, faults) = watch::channel(None);
         let (ours, theirs) = tokio::io::duplex(PIPE_BYTES);
 
@@ -154,27 +144,11 @@ impl ChildServer {
         stderr_tail_bytes: usize,
     ) -> std::io::Result<ChildServer> {
         let mark = Mark::new();
-        let mut command = Command::new(&server.command);
-        command
-            .args(&server.args)
-            .envs(&server.env)
-            .env(leftovers::MARK_VAR, mark.value())
-            .current_dir(&server.cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        #[cfg(unix)]
-        command.process_group(0);
-        let mut child = command.spawn()?;
+        let mut child = command(server, &mark, Stdio::null()).spawn()?;
         let pid = child.id();
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
-        let ring = Arc::new(Mutex::new(StderrRing {
-            tail: VecDeque::with_capacity(stderr_tail_bytes.min(64 * 1024)),
-            cap: stderr_tail_bytes.max(1),
-            total: 0,
-        }));
+        let ring = StderrRing::shared(stderr_tail_bytes);
         // No stdout fault for an HTTP server: nothing ever sends one.
         let (_, faults) = watch::channel(None);
         let tasks = vec![
@@ -285,6 +259,27 @@ impl ChildServer {
         #[cfg(target_os = "linux")]
         leftovers::kill_marked(&self.mark);
     }
+}
+
+/// The command that starts `server`: its arguments, its environment plus `mark`, its folder,
+/// stdout and stderr piped, stdin as given, killed with the handle. Its own process group: a
+/// wrapper (`npx`, `uv run`, a shell script) and whatever it started are killed together. It
+/// also keeps a terminal's Ctrl-C away from the server; the caller handles that (see
+/// `Options::handle_ctrl_c`).
+fn command(server: &StdioServer, mark: &Mark, stdin: Stdio) -> Command {
+    let mut command = Command::new(&server.command);
+    command
+        .args(&server.args)
+        .envs(&server.env)
+        .env(leftovers::MARK_VAR, mark.value())
+        .current_dir(&server.cwd)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    command
 }
 
 /// What is left of a child once it is reaped.
