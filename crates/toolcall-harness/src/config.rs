@@ -25,6 +25,9 @@ pub struct Config {
     /// A folder of MCP flows, each replayed as a test (`flow::<path>`, feature `mcp`);
     /// `None` replays none (`ATP_FLOWS`).
     pub flows: Option<PathBuf>,
+    /// A folder of MCP catalog snapshots (`toolcall mcp snapshot`), each a test that its server's
+    /// live catalog has not drifted (`catalog::<name>`, feature `mcp`; `ATP_MCP_CONTRACTS`).
+    pub mcp_contracts: Option<PathBuf>,
     /// Rewrite the baselines from this run's results before testing (`ATP_BASELINE_WRITE=1`).
     pub baseline_write: bool,
     /// Print GitHub Actions `::error` annotations for failures (`GITHUB_ACTIONS=true`).
@@ -49,6 +52,8 @@ pub const ENV_BASELINES: &str = "ATP_BASELINES";
 pub const ENV_SNAPSHOTS: &str = "ATP_SNAPSHOTS";
 /// See [`Config::flows`].
 pub const ENV_FLOWS: &str = "ATP_FLOWS";
+/// See [`Config::mcp_contracts`].
+pub const ENV_MCP_CONTRACTS: &str = "ATP_MCP_CONTRACTS";
 /// See [`Config::baseline_write`].
 pub const ENV_BASELINE_WRITE: &str = "ATP_BASELINE_WRITE";
 
@@ -61,6 +66,7 @@ impl Config {
             baselines: root.join("baselines"),
             snapshots: None,
             flows: None,
+            mcp_contracts: None,
             baseline_write: false,
             annotations: false,
         }
@@ -100,6 +106,9 @@ impl Config {
         }
         if let Some(p) = path(ENV_FLOWS)? {
             self.flows = Some(p);
+        }
+        if let Some(p) = path(ENV_MCP_CONTRACTS)? {
+            self.mcp_contracts = Some(p);
         }
         match var(ENV_BASELINE_WRITE).as_deref() {
             None => {}

@@ -73,6 +73,7 @@
 //! | `ATP_BASELINES` | [`Harness::baselines`] | the baseline directory (default `baselines`) |
 //! | `ATP_SNAPSHOTS` | [`Harness::snapshots`] | where `dummy-agent.snap` lives (default: no snapshot test) |
 //! | `ATP_FLOWS` | [`Harness::flows`] | a folder of MCP flows, each replayed as a test `flow::<path>` (feature `mcp`) |
+//! | `ATP_MCP_CONTRACTS` | [`Harness::mcp_contracts`] | a folder of MCP catalog snapshots, each a test `catalog::<name>` against its server's live catalog (feature `mcp`) |
 //! | `ATP_BASELINE_WRITE` | [`Harness::baseline_write`] | `1`: rewrite the baselines, then test; `0` or unset: don't; anything else is an error |
 //! | `ATP_MAX_INPUT_BYTES` | [`toolcall_score::set_max_input_bytes`] (which wins here) | the largest file read whole (default 64 MiB; `200MB`, `1GiB`) |
 //! | `GITHUB_ACTIONS=true` | [`Harness::annotations`] | also print failures as `::error file=…,line=…::` annotations |
@@ -133,7 +134,8 @@ mod snapshot;
 
 pub use baseline::{Baseline, Entry};
 pub use config::{
-    Config, ENV_BASELINES, ENV_BASELINE_WRITE, ENV_CASES, ENV_FLOWS, ENV_RECORDED, ENV_SNAPSHOTS,
+    Config, ENV_BASELINES, ENV_BASELINE_WRITE, ENV_CASES, ENV_FLOWS, ENV_MCP_CONTRACTS,
+    ENV_RECORDED, ENV_SNAPSHOTS,
 };
 pub use errors::{BaselineError, ConfigError};
 pub use evaluate::{CaseReport, Outcome, Sample};
@@ -201,6 +203,15 @@ impl Harness {
     /// feature `mcp`; without it the flows are one failing test that says so.
     pub fn flows(mut self, dir: impl Into<PathBuf>) -> Harness {
         self.config.flows = Some(dir.into());
+        self
+    }
+
+    /// Make every catalog snapshot below `dir` (written by `toolcall mcp snapshot`, which names
+    /// the flow of its server) a test of its own, `catalog::<name>`: the server's live catalog
+    /// must not have drifted from it by a breaking or security change (`ATP_MCP_CONTRACTS`).
+    /// `ATP_BASELINE_WRITE=1` accepts the drift, rewriting the snapshots. Needs the feature `mcp`.
+    pub fn mcp_contracts(mut self, dir: impl Into<PathBuf>) -> Harness {
+        self.config.mcp_contracts = Some(dir.into());
         self
     }
 

@@ -198,7 +198,8 @@ pub(crate) fn load_baseline(config: &Config, agent: &str) -> (Baseline, Option<S
 /// `suite::[discovery]`: zero cases is a failure, and so is a suite with no recordings.
 pub(crate) fn suite_problems(config: &Config, suite: &Suite) -> Vec<String> {
     // A suite of flows alone (no case tree, no recordings) is a suite too.
-    if config.flows.is_some() && !config.cases.exists() && !config.recorded.exists() {
+    let mcp_only = config.flows.is_some() || config.mcp_contracts.is_some();
+    if mcp_only && !config.cases.exists() && !config.recorded.exists() {
         return Vec::new();
     }
     let mut problems = suite.problems.clone();

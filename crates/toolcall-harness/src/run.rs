@@ -219,6 +219,9 @@ fn trials(config: &Config, args: &Arguments, expected: &Arc<AtomicUsize>) -> Vec
     if let Some(dir) = config.flows.clone() {
         trials.extend(crate::flows::trials(&dir, args.list));
     }
+    if let Some(dir) = config.mcp_contracts.clone() {
+        trials.extend(crate::flows::contracts(&dir, config.baseline_write));
+    }
     if let Some(dir) = config.snapshots.clone() {
         let suite = suite.clone();
         trials.push(Trial::test(SNAPSHOT_TEST, move || {

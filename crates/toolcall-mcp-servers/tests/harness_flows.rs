@@ -27,13 +27,14 @@ fn main() -> ExitCode {
 
 /// The suite the child runs: the flows under `dir` alone.
 fn suite(dir: &Path) -> ExitCode {
-    // A suite of flows alone: no case tree, no recordings.
+    // A suite of flows and catalog contracts alone: no case tree, no recordings.
     let nowhere = dir.join("no-such-tree");
     toolcall_harness::Harness::new()
         .cases(nowhere.join("cases"))
         .recorded(nowhere.join("recorded"))
         .baselines(nowhere.join("baselines"))
-        .flows(dir)
+        .flows(dir.join("flows"))
+        .mcp_contracts(dir.join("catalog"))
         .run()
 }
 
@@ -42,19 +43,46 @@ fn check() -> Result<(), String> {
     let scratch =
         std::env::temp_dir().join(format!("toolcall-harness-flows-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
-    std::fs::create_dir_all(scratch.join("billing")).unwrap();
+    let billing = scratch.join("flows/billing");
+    std::fs::create_dir_all(&billing).unwrap();
     for name in ["refund.json", "renamed-tool.json"] {
-        std::fs::copy(flows_dir().join(name), scratch.join("billing").join(name)).unwrap();
+        std::fs::copy(flows_dir().join(name), billing.join(name)).unwrap();
     }
-    let run = |dir: &Path| {
-        Command::new(std::env::current_exe().unwrap())
+    // A catalog contract: the fault server's catalog as `toolcall mcp snapshot` writes it.
+    let server_flow = |mode: &str| {
+        let flow = serde_json::json!({
+            "server": {"command": env!("CARGO_BIN_EXE_fault-server"), "args": [mode]},
+            "calls": []
+        });
+        std::fs::create_dir_all(scratch.join("servers")).unwrap();
+        std::fs::write(scratch.join("servers/fault.json"), flow.to_string()).unwrap();
+    };
+    server_flow("ok");
+    let flow_path = scratch.join("servers/fault.json");
+    let snapshot_path = scratch.join("catalog/fault.json");
+    let flow = toolcall_mcp::Flow::load(&flow_path).unwrap();
+    let (tools, _) = toolcall_mcp::list_catalog_blocking(&flow, &toolcall_mcp::Options::default());
+    let snapshot = toolcall_mcp::catalog::naming_flow(
+        toolcall_mcp::catalog::snapshot(&tools.unwrap()),
+        &flow_path,
+        &snapshot_path,
+    );
+    std::fs::create_dir_all(scratch.join("catalog")).unwrap();
+    std::fs::write(&snapshot_path, snapshot.to_string()).unwrap();
+    let run_with = |dir: &Path, write: bool| {
+        let mut command = Command::new(std::env::current_exe().unwrap());
+        command
             .env(CHILD, dir)
             .env("ATP_REFUND_SERVER", env!("CARGO_BIN_EXE_refund-server"))
             .env_remove("ATP_CASES")
             .env_remove("ATP_RECORDED")
-            .output()
-            .unwrap()
+            .env_remove("ATP_BASELINE_WRITE");
+        if write {
+            command.env("ATP_BASELINE_WRITE", "1");
+        }
+        command.output().unwrap()
     };
+    let run = |dir: &Path| run_with(dir, false);
     // libtest pads the names into a column: compare with the padding collapsed.
     let collapsed = |b: &[u8]| {
         String::from_utf8_lossy(b)
@@ -75,19 +103,39 @@ fn check() -> Result<(), String> {
     for line in [
         "test flow::billing/refund ... ok",
         "test [xfail] flow::billing/renamed-tool ... ok",
+        "test catalog::fault ... ok",
     ] {
         if !text.contains(line) {
             failed.push(format!("missing {line:?} in:\n{text}"));
         }
     }
+    // The server's catalog drifts: its contract fails, naming the change; ATP_BASELINE_WRITE=1
+    // accepts it, and the contract holds again.
+    server_flow("drifted");
+    let out = run(&scratch);
+    let text = collapsed(&out.stdout);
+    if out.status.code() != Some(101)
+        || !text.contains("catalog::fault ... FAILED")
+        || !text.contains("breaking: `echo` now requires `text`")
+    {
+        failed.push(format!("a drifted catalog must fail its contract:\n{text}"));
+    }
+    let _ = run_with(&scratch, true);
+    let out = run(&scratch);
+    if !collapsed(&out.stdout).contains("test catalog::fault ... ok") {
+        failed.push(format!(
+            "after ATP_BASELINE_WRITE=1 the contract holds:\n{}",
+            collapsed(&out.stdout)
+        ));
+    }
+    server_flow("ok");
     // A flow whose expected failure no longer happens fails its test, saying so.
-    let mut flow: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(scratch.join("billing/refund.json")).unwrap(),
-    )
-    .unwrap();
+    let mut flow: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(billing.join("refund.json")).unwrap())
+            .unwrap();
     flow["expected_failure"] =
         serde_json::json!("step 1: search_orders: a failure that does not happen");
-    std::fs::write(scratch.join("billing/refund.json"), flow.to_string()).unwrap();
+    std::fs::write(billing.join("refund.json"), flow.to_string()).unwrap();
     let out = run(&scratch);
     let text = collapsed(&out.stdout);
     if out.status.code() != Some(101) || !text.contains("flow::billing/refund ... FAILED") {

@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use toolcall_score::escape;
@@ -67,6 +68,40 @@ fn stable(value: &Value) -> Value {
         Value::Array(items) => Value::Array(items.iter().map(stable).collect()),
         other => other.clone(),
     }
+}
+
+/// `snapshot` naming the flow whose server it is (`"flow"`, relative to the snapshot file's
+/// folder), so that the snapshot alone is a test: [`flow_of`] finds the flow again.
+pub fn naming_flow(mut snapshot: Value, flow: &Path, snapshot_file: &Path) -> Value {
+    let from = absolute(snapshot_file.parent().unwrap_or(Path::new("")));
+    let to = absolute(flow);
+    let common = from
+        .components()
+        .zip(to.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut relative = PathBuf::new();
+    for _ in from.components().skip(common) {
+        relative.push("..");
+    }
+    for part in to.components().skip(common) {
+        relative.push(part);
+    }
+    if let Some(map) = snapshot.as_object_mut() {
+        let shown = relative.to_string_lossy().replace('\\', "/");
+        map.insert("flow".into(), Value::String(shown));
+    }
+    snapshot
+}
+
+/// The flow a snapshot at `snapshot_file` names (see [`naming_flow`]).
+pub fn flow_of(snapshot: &Value, snapshot_file: &Path) -> Option<PathBuf> {
+    let flow = snapshot.get("flow")?.as_str()?;
+    Some(snapshot_file.parent().unwrap_or(Path::new("")).join(flow))
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// How much a change matters to the agents written against the catalog, least first.
@@ -360,6 +395,24 @@ mod tests {
             json!({"src": "b.png", "mimeType": "image/png"})
         );
         assert!(diff(&snap, &snapshot(&tools)).is_empty());
+    }
+
+    #[test]
+    fn a_snapshot_names_its_flow_relative_to_itself() {
+        let snap = naming_flow(
+            json!({"tools": []}),
+            Path::new("flows/x.json"),
+            Path::new("catalog/x.json"),
+        );
+        assert_eq!(snap["flow"], "../flows/x.json");
+        assert_eq!(
+            flow_of(&snap, Path::new("catalog/x.json")),
+            Some(PathBuf::from("catalog/../flows/x.json"))
+        );
+        assert!(
+            diff(&snap, &json!({"tools": []})).is_empty(),
+            "the flow is not a change"
+        );
     }
 
     #[test]

@@ -99,7 +99,7 @@ pub fn run(args: &Args) -> ExitCode {
                 Ok(tools) => tools,
                 Err(code) => return code,
             };
-            let snap = catalog::snapshot(&tools);
+            let snap = catalog::naming_flow(catalog::snapshot(&tools), flow, out);
             if let Err(e) = write(out, &snap) {
                 return bad_input(&e);
             }
@@ -138,7 +138,7 @@ pub fn run(args: &Args) -> ExitCode {
                 Ok(tools) => tools,
                 Err(code) => return code,
             };
-            let new = catalog::snapshot(&tools);
+            let new = catalog::naming_flow(catalog::snapshot(&tools), flow, snapshot);
             let changes = catalog::diff(&old, &new);
             let mut out = String::new();
             for severity in [Severity::Breaking, Severity::Security, Severity::Info] {
