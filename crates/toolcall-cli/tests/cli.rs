@@ -676,6 +676,11 @@ fn replay_reports_say_what_json_says() {
         "{}",
         flows[0]
     );
+    // refund-server speaks both eras; the default, auto, takes the modern one.
+    assert_eq!(
+        (&flows[0]["protocol"], &flows[0]["protocol_version"]),
+        (&json!("auto"), &json!("2026-07-28"))
+    );
     assert_eq!(flows[1]["outcome"], "expected_failure");
     assert_eq!(flows[1]["failure"]["kind"], "unknown_tool");
     // A failed expect is data too: the page draws expected beside got.

@@ -697,3 +697,134 @@ fn a_flow_starts_its_http_server_and_kills_it() {
         "{line}"
     );
 }
+
+/// A flow against `command` with `protocol` (or the default, for `None`) and `calls`.
+fn protocol_flow(command: &str, args: &[&str], protocol: Option<&str>, calls: Value) -> Flow {
+    let mut server = json!({"command": command, "args": args});
+    if let Some(protocol) = protocol {
+        server["protocol"] = json!(protocol);
+    }
+    flow_in(Path::new(env!("CARGO_MANIFEST_DIR")), server, calls)
+}
+
+#[test]
+fn each_protocol_era_is_spoken_as_pinned_and_named() {
+    const REFUND_SERVER: &str = env!("CARGO_BIN_EXE_refund-server");
+    // refund-server is built on rmcp, which speaks both eras.
+    for (protocol, version) in [
+        (None, "2026-07-28"),
+        (Some("auto"), "2026-07-28"),
+        (Some("modern"), "2026-07-28"),
+        (Some("legacy"), "2025-11-25"),
+    ] {
+        let report = run(&protocol_flow(REFUND_SERVER, &[], protocol, json!([])));
+        assert!(report.passed(), "{protocol:?}: {:?}", report.failure);
+        assert_eq!(
+            report.protocol_version.as_deref(),
+            Some(version),
+            "{protocol:?}"
+        );
+        assert_eq!(report.discover_failed, None, "{protocol:?}");
+        assert!(
+            report.summary().ends_with(&format!(" over MCP {version}")),
+            "{protocol:?}: {}",
+            report.summary()
+        );
+    }
+}
+
+#[test]
+fn a_legacy_server_is_reached_under_auto_and_refused_under_modern() {
+    // fault-server `ok` knows only `initialize` and answers `server/discover` with -32601:
+    // the server saying it is legacy, so auto falls back on the same connection.
+    let report = run(&protocol_flow(FAULT_SERVER, &["ok"], None, echo(1)));
+    assert!(report.passed(), "{:?}", report.failure);
+    assert_eq!(report.protocol_version.as_deref(), Some("2025-11-25"));
+    assert_eq!(report.discover_failed, None);
+
+    let report = run(&protocol_flow(
+        FAULT_SERVER,
+        &["ok"],
+        Some("modern"),
+        echo(1),
+    ));
+    let (kind, message) = failure(&report);
+    let failed = report.failure.as_ref().expect("a failure");
+    assert_eq!(failed.phase, "server/discover", "{message}");
+    assert_eq!(kind, FailureKind::RpcError, "{message}");
+    assert_eq!(
+        message,
+        "server/discover: the server answered with JSON-RPC error -32601: no method \
+         server/discover (a server that answers server/discover with an error speaks only \
+         legacy MCP: \"protocol\": \"auto\" or \"legacy\" reaches it)"
+    );
+    assert_eq!(report.steps.len(), 0);
+    assert_eq!(report.protocol_version, None);
+    assert_bounded(&report);
+}
+
+#[test]
+fn auto_starts_again_with_initialize_when_discovery_kills_the_server() {
+    // `legacy-strict` exits on any request before `initialize`, as servers on older SDKs do.
+    let report = run(&protocol_flow(
+        FAULT_SERVER,
+        &["legacy-strict"],
+        Some("auto"),
+        echo(2),
+    ));
+    assert!(report.passed(), "{:?}", report.failure);
+    assert_eq!(report.steps.len(), 2);
+    assert_eq!(report.protocol_version.as_deref(), Some("2025-11-25"));
+    let why = report
+        .discover_failed
+        .as_deref()
+        .expect("the failed discovery");
+    assert!(why.contains("exit code 1"), "{why}");
+    assert!(
+        report.summary().ends_with(
+            "over MCP 2025-11-25 (server/discover failed: started again with initialize)"
+        ),
+        "{}",
+        report.summary()
+    );
+
+    let report = run(&protocol_flow(
+        FAULT_SERVER,
+        &["legacy-strict"],
+        Some("legacy"),
+        echo(2),
+    ));
+    assert!(report.passed(), "{:?}", report.failure);
+    assert_eq!(report.discover_failed, None);
+
+    let report = run(&protocol_flow(
+        FAULT_SERVER,
+        &["legacy-strict"],
+        Some("modern"),
+        echo(2),
+    ));
+    let (kind, message) = failure(&report);
+    assert_eq!(kind, FailureKind::Exited, "{message}");
+    assert_eq!(
+        message, "server/discover: the server exited (exit code 1)",
+        "{message}"
+    );
+    assert_bounded(&report);
+}
+
+#[test]
+fn an_unknown_protocol_is_refused_when_the_flow_is_read() {
+    let text = json!({"server": {"command": "x", "protocol": "2025-11-25"}, "calls": []});
+    let error = Flow::from_json_str(
+        &text.to_string(),
+        Path::new("p.json"),
+        Path::new("."),
+        &EnvVars,
+    )
+    .expect_err("refused");
+    let message = error.to_string();
+    assert!(
+        message.contains("/server/protocol") && message.contains("`2025-11-25` is not a protocol"),
+        "{message}"
+    );
+}

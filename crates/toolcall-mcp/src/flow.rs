@@ -23,6 +23,8 @@ pub struct Flow {
     pub about: Option<String>,
     /// The server to start or connect to.
     pub server: Server,
+    /// Which era of the MCP protocol to speak to it (`server.protocol`).
+    pub protocol: Protocol,
     /// Timeouts the flow asks for; [`crate::Options`] fills in the rest.
     pub timeouts: FlowTimeouts,
     /// The calls, in order.
@@ -84,6 +86,43 @@ pub enum Server {
         /// together): run first, waited for until `url` answers, killed at the end.
         start: Option<StdioServer>,
     },
+}
+
+/// Which era of the MCP protocol a replay speaks (`"protocol"` in a flow's `server`).
+///
+/// MCP 2026-07-28 ("modern") drops `initialize`: a client asks `server/discover` and sends its
+/// version and capabilities with every request. Versions up to 2025-11-25 ("legacy") start with
+/// `initialize`. The two do not interoperate in every combination, so a flow can pin one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Protocol {
+    /// `server/discover` first, `initialize` when the server turns out to be legacy. When
+    /// discovery fails in a way that is not the server saying it is legacy (some deployed
+    /// servers close the connection, or answer an HTTP error), the replay starts again with
+    /// `initialize` on a fresh connection, and says so.
+    #[default]
+    Auto,
+    /// Only `initialize` (2025-11-25 and earlier).
+    Legacy,
+    /// Only `server/discover` (2026-07-28): a legacy server is a start-up failure.
+    Modern,
+}
+
+impl Protocol {
+    /// The name a flow writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Auto => "auto",
+            Protocol::Legacy => "legacy",
+            Protocol::Modern => "modern",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Protocol> {
+        [Protocol::Auto, Protocol::Legacy, Protocol::Modern]
+            .into_iter()
+            .find(|p| p.name() == name)
+    }
 }
 
 /// A server started as a child process.
@@ -210,6 +249,8 @@ struct RawServer {
     url: Option<String>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
+    #[serde(default)]
+    protocol: Option<String>,
 }
 
 #[derive(Default, Deserialize)]
@@ -450,6 +491,21 @@ impl Flow {
             (Some(command), None) => Server::Stdio(stdio(command)?),
         };
 
+        let protocol = match raw.server.protocol.as_deref() {
+            None => Protocol::default(),
+            Some(name) => Protocol::parse(name).ok_or_else(|| {
+                invalid(
+                    "/server/protocol".into(),
+                    format!(
+                        "`{}` is not a protocol: \"auto\" (the default), \"legacy\" \
+                         (initialize, 2025-11-25 and earlier) or \"modern\" (server/discover, \
+                         2026-07-28)",
+                        toolcall_score::escape(name)
+                    ),
+                )
+            })?,
+        };
+
         let mut calls = Vec::with_capacity(raw.calls.len());
         for (i, call) in raw.calls.into_iter().enumerate() {
             if !call.input.is_object() {
@@ -590,6 +646,7 @@ impl Flow {
             path: path.to_owned(),
             about: raw.about,
             server,
+            protocol,
             timeouts: FlowTimeouts {
                 initialize: raw.timeouts.initialize_ms.map(Duration::from_millis),
                 call: raw.timeouts.call_ms.map(Duration::from_millis),

@@ -81,8 +81,8 @@ mod replay;
 
 pub use errors::FlowError;
 pub use flow::{
-    Call, ContentExpectation, EnvVars, ExpectError, Flow, FlowTimeouts, Server, StdioServer,
-    TextExpectation, Vars,
+    Call, ContentExpectation, EnvVars, ExpectError, Flow, FlowTimeouts, Protocol, Server,
+    StdioServer, TextExpectation, Vars,
 };
 pub use outcome::Outcome;
 pub use replay::{

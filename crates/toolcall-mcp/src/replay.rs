@@ -10,16 +10,18 @@ use std::path::PathBuf;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
-use rmcp::service::{RoleClient, RunningService};
-use rmcp::{ServiceError, ServiceExt};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+};
+use rmcp::service::{ClientLifecycleMode, RoleClient, RunningService};
+use rmcp::{ClientServiceExt, ServiceError};
 use serde_json::Value;
 use tokio::sync::watch;
 use toolcall_score::{escape, Catalog, SchemaError, Tool};
 
 use crate::child::{ChildServer, StdoutFault};
 use crate::expect::{check_content, check_expectations, check_text, printable_result, summarize};
-use crate::{Call, ExpectError, Flow, Server};
+use crate::{Call, ExpectError, Flow, Protocol, Server};
 
 /// Replay settings that are not part of a flow. A flow's own `timeouts` win over these.
 #[derive(Clone, Debug)]
@@ -184,6 +186,12 @@ pub struct Report {
     pub stderr_tail: Vec<String>,
     /// How many bytes the server wrote to stderr in all.
     pub stderr_bytes: u64,
+    /// The MCP protocol version the server and the replay agreed on (`2025-11-25`,
+    /// `2026-07-28`); `None` when the handshake did not finish.
+    pub protocol_version: Option<String>,
+    /// Under `"protocol": "auto"`: why `server/discover` failed when the replay had to start
+    /// again with `initialize` on a fresh connection.
+    pub discover_failed: Option<String>,
 }
 
 impl Report {
@@ -203,6 +211,8 @@ impl Report {
             exit_status: None,
             stderr_tail: Vec::new(),
             stderr_bytes: 0,
+            protocol_version: None,
+            discover_failed: None,
         }
     }
 
@@ -233,7 +243,7 @@ impl Report {
             Some(_) => 1,
         };
         let parts = [
-            ("start-up + initialize", self.startup),
+            ("start-up + handshake", self.startup),
             ("tools/list", self.list),
             ("calls", self.calls),
         ];
@@ -241,7 +251,13 @@ impl Report {
             .iter()
             .map(|(what, d)| format!("{what} {}", ms(*d)))
             .collect();
-        let timings = format!(" ({})", timings.join(", "));
+        let mut timings = format!(" ({})", timings.join(", "));
+        if let Some(version) = &self.protocol_version {
+            timings.push_str(&format!(" over MCP {version}"));
+            if self.discover_failed.is_some() {
+                timings.push_str(" (server/discover failed: started again with initialize)");
+            }
+        }
         match &self.failure {
             None => format!(
                 "{} steps passed in {}{timings}",
@@ -554,12 +570,87 @@ impl Run<'_> {
         result
     }
 
+    /// Starts (or reaches) the server and completes the handshake the flow's protocol asks for.
     pub(crate) async fn connect(&mut self) -> Result<Client, Failure> {
-        let phase = Phase::new("initialize");
-        let config = ClientConfig::new(
+        // Under `auto` the phase keeps the name of the handshake every legacy server ends in.
+        let phase = Phase::new(match self.flow.protocol {
+            Protocol::Modern => "server/discover",
+            _ => "initialize",
+        });
+        #[cfg(feature = "http")]
+        if let Server::Http {
+            url,
+            start: Some(server),
+            ..
+        } = &self.flow.server
+        {
+            self.start_http(&phase, server, url).await?;
+        }
+        let client = match self.flow.protocol {
+            Protocol::Legacy => {
+                self.handshake(&phase, ClientLifecycleMode::Initialize)
+                    .await
+            }
+            Protocol::Modern => {
+                let modern = ClientLifecycleMode::Discover {
+                    preferred_versions: vec![ProtocolVersion::LATEST],
+                };
+                self.handshake(&phase, modern).await.map_err(|mut failure| {
+                    if failure.kind == FailureKind::RpcError {
+                        failure.message.push_str(
+                            " (a server that answers server/discover with an error speaks only \
+                             legacy MCP: \"protocol\": \"auto\" or \"legacy\" reaches it)",
+                        );
+                    }
+                    failure
+                })
+            }
+            Protocol::Auto => {
+                let auto = ClientLifecycleMode::Auto {
+                    preferred_versions: vec![ProtocolVersion::LATEST],
+                    legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+                };
+                match self.handshake(&phase, auto).await {
+                    // rmcp falls back by itself when the server says it is legacy; this is the
+                    // other kind of legacy server: one that drops the connection or answers an
+                    // HTTP error to `server/discover`. Start again, the old way.
+                    Err(failure)
+                        if !matches!(
+                            failure.kind,
+                            FailureKind::Interrupted | FailureKind::Timeout
+                        ) =>
+                    {
+                        self.report.discover_failed = Some(failure.message);
+                        if matches!(self.flow.server, Server::Stdio(_)) {
+                            self.finish(false).await;
+                        }
+                        self.handshake(&phase, ClientLifecycleMode::Initialize)
+                            .await
+                    }
+                    other => other,
+                }
+            }
+        }?;
+        self.report.protocol_version = client
+            .peer_info()
+            .map(|info| info.protocol_version.to_string());
+        Ok(client)
+    }
+
+    /// One connection and one handshake: a stdio server is spawned for it.
+    async fn handshake(
+        &mut self,
+        phase: &Phase,
+        lifecycle: ClientLifecycleMode,
+    ) -> Result<Client, Failure> {
+        let mut config = ClientConfig::new(
             ClientCapabilities::default(),
             Implementation::new("toolcall-replay", env!("CARGO_PKG_VERSION")),
         );
+        // rmcp's default is its latest version, which has no `initialize`: an `initialize`
+        // names the newest version that has one.
+        config.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
+        let timeout = self.init_timeout;
         match &self.flow.server {
             Server::Stdio(server) => {
                 let (child, pipes) = ChildServer::spawn(
@@ -580,19 +671,16 @@ impl Run<'_> {
                 self.report.server_pid = child.pid();
                 self.faults = Some(child.faults());
                 self.child = Some(child);
-                let timeout = self.init_timeout;
-                self.guarded(&phase, timeout, config.serve(pipes)).await
+                self.guarded(
+                    phase,
+                    timeout,
+                    config.serve_with_lifecycle(pipes, lifecycle),
+                )
+                .await
             }
             #[cfg(feature = "http")]
-            Server::Http {
-                url,
-                headers,
-                start,
-            } => {
+            Server::Http { url, headers, .. } => {
                 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-                if let Some(server) = start {
-                    self.start_http(&phase, server, url).await?;
-                }
                 let mut custom = std::collections::HashMap::new();
                 for (name, value) in headers {
                     // Checked when the flow was read; anything else is refused here too.
@@ -615,8 +703,12 @@ impl Run<'_> {
                     StreamableHttpClientTransportConfig::with_uri(url.as_str())
                         .custom_headers(custom),
                 );
-                let timeout = self.init_timeout;
-                self.guarded(&phase, timeout, config.serve(transport)).await
+                self.guarded(
+                    phase,
+                    timeout,
+                    config.serve_with_lifecycle(transport, lifecycle),
+                )
+                .await
             }
             #[cfg(not(feature = "http"))]
             Server::Http { .. } => Err(phase.fail(
@@ -838,6 +930,8 @@ impl Run<'_> {
                     "the tool did not answer"
                 } else if phase.label == "initialize" {
                     "the server did not answer initialize"
+                } else if phase.label == "server/discover" {
+                    "the server did not answer server/discover"
                 } else {
                     "the server did not answer"
                 };

@@ -6,7 +6,8 @@
 //! fails its test and says what to run; nothing is skipped. Each flow gets a scratch directory
 //! (`ATP_MCP_SCRATCH`, with `files/hello.txt` and a one-commit git repository `repo/`). A flow
 //! with a `url` server runs against server-everything started in `streamableHttp` mode on a free
-//! loopback port (`ATP_MCP_HTTP_PORT`).
+//! loopback port (`ATP_MCP_HTTP_PORT`). Each server also has its catalog listed twice, a probe,
+//! and a replay in each protocol era (`protocol/<server>`).
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
@@ -15,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use toolcall_mcp::{replay_blocking, Flow, Options, Server};
+use toolcall_mcp::{replay_blocking, FailureKind, Flow, Options, Protocol, Report, Server};
 
 const INSTALL_HINT: &str = "run scripts/test, which installs the pinned servers into .cache/ \
      (or point ATP_MCP_NPM_DIR at a node_modules and ATP_MCP_VENV at a venv that have them)";
@@ -140,13 +141,24 @@ impl Drop for HttpServer {
     }
 }
 
-fn check(path: &Path) -> Result<(), Failed> {
-    let name = path
-        .file_stem()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .into_owned();
-    let scratch = scratch(&name)?;
+/// A flow read with the suite's variables and a scratch folder of its own (`purpose` keeps the
+/// folders of tests that run at once apart); a `url` flow comes with server-everything started
+/// on a free port, which lives as long as the returned guard.
+struct Loaded {
+    flow: Flow,
+    scratch: PathBuf,
+    _http: Option<HttpServer>,
+}
+
+impl Drop for Loaded {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.scratch);
+    }
+}
+
+fn load(path: &Path, purpose: &str) -> Result<Loaded, Failed> {
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let scratch = scratch(&format!("{purpose}-{stem}"))?;
     let mut vars = BTreeMap::from([
         (
             "ATP_MCP_NPM_DIR".to_owned(),
@@ -158,7 +170,7 @@ fn check(path: &Path) -> Result<(), Failed> {
     // Read once without a port to learn the server kind; a url flow gets a server and a port.
     vars.insert("ATP_MCP_HTTP_PORT".to_owned(), "0".to_owned());
     let probe = Flow::load_with(path, &vars).map_err(|e| e.to_string())?;
-    let _http = match probe.server {
+    let http = match probe.server {
         Server::Http { .. } => {
             let server = HttpServer::start()?;
             vars.insert("ATP_MCP_HTTP_PORT".to_owned(), server.port.to_string());
@@ -172,13 +184,23 @@ fn check(path: &Path) -> Result<(), Failed> {
         let list: Vec<String> = missing.iter().map(|p| p.display().to_string()).collect();
         return Err(format!("missing {}: {INSTALL_HINT}", list.join(", ")).into());
     }
-    let options = Options {
+    Ok(Loaded {
+        flow,
+        scratch,
+        _http: http,
+    })
+}
+
+fn options() -> Options {
+    Options {
         // npx-free, but node and Python start-up on a loaded two-core machine is slow.
         initialize_timeout: Duration::from_secs(60),
         ..Options::default()
-    };
-    let report = replay_blocking(&flow, &options, &mut |_| {});
-    let _ = std::fs::remove_dir_all(&scratch);
+    }
+}
+
+/// The replay's outcome against the flow's own verdict: a pass, or its `expected_failure`.
+fn judge(flow: &Flow, report: &Report) -> Result<(), Failed> {
     let stderr: String = report
         .stderr_tail
         .iter()
@@ -198,30 +220,96 @@ fn check(path: &Path) -> Result<(), Failed> {
     }
 }
 
-/// A stdio flow read with the suite's variables and a scratch folder of its own (`purpose`
-/// keeps the folders of tests that run at once apart).
-fn stdio_flow(path: &Path, purpose: &str) -> Result<Flow, Failed> {
-    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
-    let scratch = scratch(&format!("{purpose}-{stem}"))?;
-    let vars = BTreeMap::from([
-        (
-            "ATP_MCP_NPM_DIR".to_owned(),
-            npm_dir().display().to_string(),
-        ),
-        ("ATP_MCP_VENV".to_owned(), venv().display().to_string()),
-        ("ATP_MCP_SCRATCH".to_owned(), scratch.display().to_string()),
-        ("ATP_MCP_HTTP_PORT".to_owned(), "0".to_owned()),
-    ]);
-    Ok(Flow::load_with(path, &vars).map_err(|e| e.to_string())?)
+fn check(path: &Path) -> Result<(), Failed> {
+    let loaded = load(path, "replay")?;
+    let report = replay_blocking(&loaded.flow, &options(), &mut |_| {});
+    judge(&loaded.flow, &report)
+}
+
+/// Whether the server a flow starts speaks MCP 2026-07-28, read from the SDK it is built on (not
+/// from a replay): the Python SDK 2.x lists it in `mcp_types.version.MODERN_PROTOCOL_VERSIONS`;
+/// the TypeScript SDK 1.x (server-everything, -filesystem, -memory) stops at 2025-11-25
+/// (`LATEST_PROTOCOL_VERSION` in its `types.js`).
+fn speaks_modern(flow: &Flow) -> bool {
+    match &flow.server {
+        Server::Stdio(server) => server.command.starts_with(venv()),
+        Server::Http { .. } => false,
+    }
+}
+
+/// Each era against a real server: `legacy` reaches every server here; `modern` reaches the
+/// modern ones and is refused by the others at `server/discover`, with the server's own
+/// answer rather than a timeout; `auto` reaches every one, over the newest version it speaks,
+/// and the replay ends as the flow says.
+fn protocols(path: &Path) -> Result<(), Failed> {
+    let mut seen = Vec::new();
+    for protocol in [Protocol::Legacy, Protocol::Modern, Protocol::Auto] {
+        let mut loaded = load(path, protocol.name())?;
+        loaded.flow.protocol = protocol;
+        let modern = speaks_modern(&loaded.flow);
+        let report = replay_blocking(&loaded.flow, &options(), &mut |_| {});
+        let version = report.protocol_version.clone();
+        let context = || {
+            format!(
+                "{}: {}{}",
+                protocol.name(),
+                report.summary(),
+                report
+                    .failure
+                    .as_ref()
+                    .map(|f| format!("\n  {f}"))
+                    .unwrap_or_default()
+            )
+        };
+        match (protocol, modern) {
+            (Protocol::Modern, false) => {
+                let Some(failure) = &report.failure else {
+                    return Err(
+                        format!("a legacy server took server/discover: {}", context()).into(),
+                    );
+                };
+                if failure.phase != "server/discover" || failure.kind == FailureKind::Timeout {
+                    return Err(format!("not a clear refusal: {}", context()).into());
+                }
+            }
+            (Protocol::Legacy, _) => {
+                judge(&loaded.flow, &report)
+                    .map_err(|e| format!("{}: {}", context(), e.message().unwrap_or_default()))?;
+                if version.as_deref().is_none_or(|v| v >= "2026-07-28") {
+                    return Err(format!("legacy agreed on {version:?}: {}", context()).into());
+                }
+            }
+            _ => {
+                judge(&loaded.flow, &report)
+                    .map_err(|e| format!("{}: {}", context(), e.message().unwrap_or_default()))?;
+                let want = if modern { "2026-07-28" } else { "2025-11-25" };
+                if version.as_deref() != Some(want) {
+                    return Err(
+                        format!("expected MCP {want}, got {version:?}: {}", context()).into(),
+                    );
+                }
+            }
+        }
+        seen.push(format!(
+            "{} -> {}",
+            protocol.name(),
+            version.as_deref().unwrap_or("refused")
+        ));
+        if let Some(why) = &report.discover_failed {
+            seen.push(format!("(discovery failed first: {why})"));
+        }
+    }
+    println!("    {}", seen.join(", "));
+    Ok(())
 }
 
 /// The catalog contract against a real server: two listings make the same snapshot (what is
 /// volatile is left out), which names at least one tool and diffs clean against itself; one
 /// tool removed from it is a breaking change.
 fn catalog_is_stable(path: &Path) -> Result<(), Failed> {
-    let flow = stdio_flow(path, "catalog")?;
+    let loaded = load(path, "catalog")?;
     let list = || {
-        let (tools, report) = toolcall_mcp::list_catalog_blocking(&flow, &Options::default());
+        let (tools, report) = toolcall_mcp::list_catalog_blocking(&loaded.flow, &options());
         tools.map_err(|f| format!("{f}; stderr: {:?}", report.stderr_tail))
     };
     let first = toolcall_mcp::catalog::snapshot(&list()?);
@@ -253,13 +341,13 @@ fn catalog_is_stable(path: &Path) -> Result<(), Failed> {
 /// tool with something to break probed, a crashed server started again), and prints each probe.
 /// What a third-party server accepts is its own business; that the probe completes is ours.
 fn probe_completes(path: &Path) -> Result<(), Failed> {
-    let flow = stdio_flow(path, "probe")?;
+    let loaded = load(path, "probe")?;
     let options = Options {
         call_timeout: Duration::from_secs(10),
-        ..Options::default()
+        ..options()
     };
     let report = toolcall_mcp::probe::probe_blocking(
-        &flow,
+        &loaded.flow,
         &options,
         &toolcall_mcp::probe::ProbeOptions::default(),
     );
@@ -289,9 +377,10 @@ fn main() {
             .unwrap_or_default()
             .to_string_lossy()
             .into_owned();
-        // A stdio server's catalog, listed twice (an HTTP flow needs the server started first).
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
-        if !text.contains("\"url\"") {
+        // Each server's catalog, listed twice; its probe and each protocol era: once per
+        // server, not per flow (the flows named `server-purpose` share a server; the HTTP
+        // flow is server-everything over the other transport).
+        if !stem.contains('-') || stem.ends_with("-http") {
             let catalog = path.clone();
             trials.push(
                 Trial::test(format!("catalog/{stem}"), move || {
@@ -299,14 +388,16 @@ fn main() {
                 })
                 .with_kind("catalog"),
             );
-            // One probe per server, not per flow (several flows share a server).
-            if !stem.contains('-') {
-                let probed = path.clone();
-                trials.push(
-                    Trial::test(format!("probe/{stem}"), move || probe_completes(&probed))
-                        .with_kind("probe"),
-                );
-            }
+            let probed = path.clone();
+            trials.push(
+                Trial::test(format!("probe/{stem}"), move || probe_completes(&probed))
+                    .with_kind("probe"),
+            );
+            let pinned = path.clone();
+            trials.push(
+                Trial::test(format!("protocol/{stem}"), move || protocols(&pinned))
+                    .with_kind("protocol"),
+            );
         }
         trials.push(
             Trial::test(format!("real-servers/{stem}"), move || check(&path)).with_kind("replay"),

@@ -354,7 +354,14 @@ pub struct FlowRun {
     pub failure: Option<FailureView>,
     /// How many tools the server listed.
     pub tools: usize,
-    /// Start-up plus `initialize`, in milliseconds.
+    /// The protocol the flow asked for: `auto`, `legacy` or `modern`.
+    pub protocol: &'static str,
+    /// The MCP version the handshake agreed on (`2025-11-25`, `2026-07-28`).
+    pub protocol_version: Option<String>,
+    /// Under `auto`: why `server/discover` failed, when the replay started again with
+    /// `initialize`.
+    pub discover_failed: Option<String>,
+    /// Start-up plus the handshake, in milliseconds.
     pub startup_ms: f64,
     /// The whole replay, in milliseconds.
     pub total_ms: f64,
@@ -463,6 +470,9 @@ impl FlowRun {
             planned: report.planned,
             failure,
             tools: report.tools,
+            protocol: flow.protocol.name(),
+            protocol_version: report.protocol_version.clone(),
+            discover_failed: report.discover_failed.as_deref().map(|m| flow.mask(m)),
             startup_ms: ms(report.startup),
             total_ms: ms(report.total),
             stderr_tail: report.stderr_tail.clone(),

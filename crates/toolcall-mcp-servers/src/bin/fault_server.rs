@@ -59,6 +59,7 @@ fn main() -> ExitCode {
         "lax",
         "null-crash",
         "http-bearer",
+        "legacy-strict",
     ];
     if !known.contains(&mode.as_str()) {
         eprintln!(
@@ -137,6 +138,7 @@ fn main() -> ExitCode {
     }
 
     let mut calls = 0;
+    let mut initialized = false;
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
         let Ok(request) = serde_json::from_str::<Value>(&line) else {
@@ -149,8 +151,14 @@ fn main() -> ExitCode {
             continue;
         }
         let method = request["method"].as_str().unwrap_or_default();
+        if mode == "legacy-strict" && !initialized && method != "initialize" {
+            // Like servers on older SDKs: anything before `initialize` ends the session.
+            eprintln!("fault-server: received request before initialization was complete");
+            return ExitCode::from(1);
+        }
         let result = match method {
             "initialize" => {
+                initialized = true;
                 if mode == "junk-glued" {
                     let _ = write!(out, "loading tools...");
                 }
