@@ -900,6 +900,68 @@ fn mcp_snapshot_and_diff_gate_catalog_drift() {
     assert!(stdout(&out).contains("the catalog matches"));
 }
 
+/// `toolcall mcp` without a flow: the server named on the command line (`-- COMMAND ARGS…` or
+/// `--url`). The snapshot names no flow (there is none to name), and the accept command it
+/// suggests repeats the server as given.
+#[test]
+fn mcp_commands_take_a_server_on_the_command_line() {
+    let dir = scratch("mcp-spec");
+    let server = example_server("fault-server");
+    let server = server.to_str().unwrap();
+    let snapshot = dir.join("fault.json");
+    let snapshot = snapshot.to_str().unwrap();
+    let out = toolcall(&["mcp", "snapshot", "--out", snapshot, "--", server, "ok"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let snap: Value = serde_json::from_str(&std::fs::read_to_string(snapshot).unwrap()).unwrap();
+    assert_eq!(snap["tools"][0]["name"], "echo");
+    assert_eq!(snap.get("flow"), None, "{snap}");
+
+    let out = toolcall(&[
+        "mcp",
+        "diff",
+        "--snapshot",
+        snapshot,
+        "--",
+        server,
+        "drifted",
+    ]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(
+        text.contains(&format!(
+            "to accept them: toolcall mcp diff --snapshot {snapshot} --write -- {server} drifted"
+        )),
+        "{text}"
+    );
+
+    let out = toolcall(&["mcp", "probe", "--", server, "null-crash"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("CRASH  `echo` with `text` null"),
+        "{}",
+        stdout(&out)
+    );
+
+    // Nothing listens on port 9 of the loopback: a clear failure naming the target.
+    let out = toolcall(&[
+        "mcp",
+        "snapshot",
+        "--out",
+        snapshot,
+        "--url",
+        "http://127.0.0.1:9/mcp",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).starts_with("error: --url http://127.0.0.1:9/mcp: initialize: "),
+        "{}",
+        stderr(&out)
+    );
+    // A flow and a command at once is a usage error.
+    let out = toolcall(&["mcp", "probe", "flow.json", "--", server, "ok"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
 /// `toolcall mcp probe`: a server that refuses what its schema forbids passes; one that accepts
 /// it, or crashes on a null, is named with the tool and the input, and the probing goes on
 /// after a crash.

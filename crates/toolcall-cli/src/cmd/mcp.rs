@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use toolcall_mcp::catalog::{self, Severity};
-use toolcall_mcp::{list_catalog_blocking, Flow, Options};
+use toolcall_mcp::{list_catalog_blocking, EnvVars, Flow, Options};
 use toolcall_score::escape_path;
 
 use crate::output::{bad_input, in_github_actions, outln, write_stdout, FAIL, PASS};
@@ -27,8 +27,8 @@ pub enum Action {
     /// tools sorted by name, keys sorted, volatile members (_meta, ttlMs, cacheScope, icon data)
     /// left out.
     Snapshot {
-        /// A flow naming the server (its calls are not made; `{"server": …, "calls": []}` will do).
-        flow: PathBuf,
+        #[command(flatten)]
+        target: Target,
         /// The snapshot file to write.
         #[arg(long)]
         out: PathBuf,
@@ -42,8 +42,8 @@ pub enum Action {
     /// hang or an accepted input is a finding (exit 1). Deterministic: the same schema gives
     /// the same inputs. Tools annotated destructive are skipped unless --include-destructive.
     Probe {
-        /// A flow naming the server (its calls are not made).
-        flow: PathBuf,
+        #[command(flatten)]
+        target: Target,
         /// Probe only this tool (repeatable).
         #[arg(long = "tool", value_name = "NAME")]
         tools: Vec<String>,
@@ -62,8 +62,8 @@ pub enum Action {
     /// world, not idempotent, not read-only), info (a tool added, a description or title).
     /// Exit 1 when a change at or above --fail-on is found.
     Diff {
-        /// A flow naming the server.
-        flow: PathBuf,
+        #[command(flatten)]
+        target: Target,
         /// The snapshot to compare with.
         #[arg(long)]
         snapshot: PathBuf,
@@ -79,6 +79,69 @@ pub enum Action {
     },
 }
 
+/// The server: a flow naming it (its calls are not made), a URL, or a command after `--`.
+#[derive(Debug, clap::Args)]
+#[group(required = true, multiple = false)]
+pub struct Target {
+    /// A flow naming the server (`{"server": …, "calls": []}` will do).
+    flow: Option<PathBuf>,
+    /// A streamable HTTP server, instead of a flow: `--url http://127.0.0.1:3001/mcp`.
+    #[arg(long)]
+    url: Option<String>,
+    /// A stdio server, instead of a flow: its command and arguments after `--`
+    /// (`-- npx -y @modelcontextprotocol/server-everything`).
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+impl Target {
+    /// The flow to reach the server with: read from its file, or made from the command line
+    /// (no calls, relative paths against the working directory, `${VAR}` expanded).
+    fn flow(&self) -> Result<Flow, ExitCode> {
+        if let Some(path) = &self.flow {
+            return Flow::load(path).map_err(|e| bad_input(&e));
+        }
+        let server = match (&self.url, self.command.split_first()) {
+            (Some(url), _) => serde_json::json!({ "url": url }),
+            (None, Some((command, args))) => {
+                serde_json::json!({ "command": command, "args": args })
+            }
+            (None, None) => {
+                return Err(bad_input(
+                    &"name the server: a flow, --url URL or -- COMMAND",
+                ))
+            }
+        };
+        let text = serde_json::json!({ "server": server, "calls": [] }).to_string();
+        let cwd = std::env::current_dir().unwrap_or_default();
+        Flow::from_json_str(&text, std::path::Path::new(&self.shown()), &cwd, &EnvVars)
+            .map_err(|e| bad_input(&e))
+    }
+
+    /// The target as it is written on a command line, for messages and suggested commands.
+    fn shown(&self) -> String {
+        if let Some(path) = &self.flow {
+            return escape_path(path).to_string();
+        }
+        if let Some(url) = &self.url {
+            return format!("--url {}", toolcall_score::escape(url));
+        }
+        let words: Vec<String> = self
+            .command
+            .iter()
+            .map(|w| {
+                let w = toolcall_score::escape(w).to_string();
+                if w.is_empty() || w.contains(char::is_whitespace) {
+                    format!("'{w}'")
+                } else {
+                    w
+                }
+            })
+            .collect();
+        format!("-- {}", words.join(" "))
+    }
+}
+
 /// How long the server may take.
 #[derive(Debug, clap::Args)]
 pub struct Timeouts {
@@ -91,35 +154,35 @@ pub struct Timeouts {
 pub fn run(args: &Args) -> ExitCode {
     match &args.action {
         Action::Snapshot {
-            flow,
+            target,
             out,
             timeouts,
         } => {
-            let tools = match live(flow, timeouts) {
+            let tools = match live(target, timeouts) {
                 Ok(tools) => tools,
                 Err(code) => return code,
             };
-            let snap = catalog::naming_flow(catalog::snapshot(&tools), flow, out);
+            let snap = named(catalog::snapshot(&tools), target, out);
             if let Err(e) = write(out, &snap) {
                 return bad_input(&e);
             }
             outln!(
                 "wrote {} tool(s) of {} to {}",
                 snap["tools"].as_array().map_or(0, Vec::len),
-                escape_path(flow),
+                target.shown(),
                 escape_path(out)
             );
             ExitCode::from(PASS)
         }
         Action::Probe {
-            flow,
+            target,
             tools,
             include_destructive,
             call_timeout,
             timeouts,
-        } => probe(flow, tools, *include_destructive, *call_timeout, timeouts),
+        } => probe(target, tools, *include_destructive, *call_timeout, timeouts),
         Action::Diff {
-            flow,
+            target,
             snapshot,
             fail_on,
             write: accept,
@@ -134,11 +197,11 @@ pub fn run(args: &Args) -> ExitCode {
                 Ok(old) => old,
                 Err(e) => return bad_input(&e),
             };
-            let tools = match live(flow, timeouts) {
+            let tools = match live(target, timeouts) {
                 Ok(tools) => tools,
                 Err(code) => return code,
             };
-            let new = catalog::naming_flow(catalog::snapshot(&tools), flow, snapshot);
+            let new = named(catalog::snapshot(&tools), target, snapshot);
             let changes = catalog::diff(&old, &new);
             let mut out = String::new();
             for severity in [Severity::Breaking, Severity::Security, Severity::Info] {
@@ -163,9 +226,9 @@ pub fn run(args: &Args) -> ExitCode {
             } else {
                 format!(
                     "FAILED: {failing} change(s) at or above --fail-on {fail_on}; to accept them: \
-                     toolcall mcp diff {} --snapshot {} --write\n",
-                    escape_path(flow),
-                    escape_path(snapshot)
+                     toolcall mcp diff --snapshot {} --write {}\n",
+                    escape_path(snapshot),
+                    target.shown()
                 )
             });
             write_stdout(format_args!("{out}"));
@@ -195,16 +258,17 @@ pub fn run(args: &Args) -> ExitCode {
 }
 
 fn probe(
-    path: &std::path::Path,
+    target: &Target,
     tools: &[String],
     include_destructive: bool,
     call_timeout: f64,
     timeouts: &Timeouts,
 ) -> ExitCode {
-    let flow = match Flow::load(path) {
+    let flow = match target.flow() {
         Ok(flow) => flow,
-        Err(e) => return bad_input(&e),
+        Err(code) => return code,
     };
+    let path = flow.path.as_path();
     let seconds = |s: f64| Duration::try_from_secs_f64(s).ok().filter(|d| !d.is_zero());
     let (Some(init), Some(call)) = (seconds(timeouts.init_timeout), seconds(call_timeout)) else {
         return bad_input(&"--init-timeout and --call-timeout must be positive numbers of seconds");
@@ -221,7 +285,7 @@ fn probe(
     };
     let report = toolcall_mcp::probe::probe_blocking(&flow, &options, &what);
     if let Some(failure) = &report.failure {
-        eprintln!("error: {}: {failure}", escape_path(path));
+        eprintln!("error: {}: {failure}", target.shown());
         return ExitCode::from(FAIL);
     }
     for probe in &report.probes {
@@ -258,9 +322,22 @@ fn probe(
     ExitCode::from(if findings.is_empty() { PASS } else { FAIL })
 }
 
-/// The live catalog of the flow's server, or the exit code of why not.
-fn live(flow: &std::path::Path, timeouts: &Timeouts) -> Result<Vec<serde_json::Value>, ExitCode> {
-    let flow = Flow::load(flow).map_err(|e| bad_input(&e))?;
+/// A snapshot naming its flow, when the server came from one (so the snapshot alone is a test);
+/// a server from the command line has no file to name.
+fn named(
+    snapshot: serde_json::Value,
+    target: &Target,
+    snapshot_file: &std::path::Path,
+) -> serde_json::Value {
+    match &target.flow {
+        Some(flow) => catalog::naming_flow(snapshot, flow, snapshot_file),
+        None => snapshot,
+    }
+}
+
+/// The live catalog of the target's server, or the exit code of why not.
+fn live(target: &Target, timeouts: &Timeouts) -> Result<Vec<serde_json::Value>, ExitCode> {
+    let flow = target.flow()?;
     let options = Options {
         initialize_timeout: Duration::try_from_secs_f64(timeouts.init_timeout)
             .ok()
@@ -271,7 +348,7 @@ fn live(flow: &std::path::Path, timeouts: &Timeouts) -> Result<Vec<serde_json::V
     };
     let (tools, report) = list_catalog_blocking(&flow, &options);
     tools.map_err(|failure| {
-        eprintln!("error: {}: {failure}", escape_path(&flow.path));
+        eprintln!("error: {}: {failure}", target.shown());
         for line in &report.stderr_tail {
             eprintln!("  | {}", toolcall_score::escape(line));
         }
