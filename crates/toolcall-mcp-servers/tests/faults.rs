@@ -828,3 +828,54 @@ fn an_unknown_protocol_is_refused_when_the_flow_is_read() {
         "{message}"
     );
 }
+
+#[test]
+fn a_flow_naming_a_snapshot_fails_on_catalog_drift() {
+    let dir = std::env::temp_dir().join(format!("atp-faults-snapshot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (tools, _) =
+        toolcall_mcp::list_catalog_blocking(&fault_flow("ok", json!([])), &Options::default());
+    let snapshot = toolcall_mcp::catalog::snapshot(&tools.expect("the ok catalog"));
+    std::fs::write(dir.join("fault.json"), snapshot.to_string()).unwrap();
+    let flow = |mode: &str, snapshot: &str| {
+        let text = json!({
+            "server": {"command": FAULT_SERVER, "args": [mode]},
+            "snapshot": snapshot,
+            "calls": echo(1),
+        });
+        Flow::from_json_str(&text.to_string(), Path::new("drift.json"), &dir, &EnvVars)
+    };
+    let report = run(&flow("ok", "fault.json").unwrap());
+    assert!(report.passed(), "{:?}", report.failure);
+
+    let report = run(&flow("drifted", "fault.json").unwrap());
+    let (kind, message) = failure(&report);
+    assert_eq!(kind, FailureKind::CatalogDrift, "{message}");
+    let file = dir.join("fault.json");
+    assert_eq!(
+        message,
+        format!(
+            "tools/list: the catalog drifted from {file}: breaking: `echo` now requires `text`; \
+             security: `echo` may now be destructive (annotations.destructiveHint: unset -> true); \
+             to accept it: toolcall mcp diff \
+             drift.json --snapshot {file} --write",
+            file = file.display()
+        )
+    );
+    assert!(report.steps.is_empty(), "no call after the drift");
+
+    let error = flow("ok", "missing.json").expect_err("refused");
+    assert!(
+        error
+            .to_string()
+            .contains("/snapshot: `missing.json` is not a catalog snapshot"),
+        "{error}"
+    );
+    std::fs::write(dir.join("not.json"), "{\"tool\": []}").unwrap();
+    let error = flow("ok", "not.json").expect_err("refused");
+    assert!(
+        error.to_string().contains("has no \"tools\" array"),
+        "{error}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

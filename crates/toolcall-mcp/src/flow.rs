@@ -25,6 +25,9 @@ pub struct Flow {
     pub server: Server,
     /// Which era of the MCP protocol to speak to it (`server.protocol`).
     pub protocol: Protocol,
+    /// The catalog snapshot the server's live `tools/list` must still honour (`"snapshot"`,
+    /// relative to the flow's folder): a breaking or security change from it fails the replay.
+    pub snapshot: Option<Snapshot>,
     /// Timeouts the flow asks for; [`crate::Options`] fills in the rest.
     pub timeouts: FlowTimeouts,
     /// The calls, in order.
@@ -86,6 +89,15 @@ pub enum Server {
         /// together): run first, waited for until `url` answers, killed at the end.
         start: Option<StdioServer>,
     },
+}
+
+/// A committed catalog snapshot (`toolcall mcp snapshot`), read when the flow is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Snapshot {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Its content, as [`crate::catalog::snapshot`] writes it.
+    pub catalog: Value,
 }
 
 /// Which era of the MCP protocol a replay speaks (`"protocol"` in a flow's `server`).
@@ -232,6 +244,8 @@ struct RawFlow {
     calls: Vec<RawCall>,
     #[serde(default)]
     expected_failure: Option<String>,
+    #[serde(default)]
+    snapshot: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -506,6 +520,34 @@ impl Flow {
             })?,
         };
 
+        let snapshot = match &raw.snapshot {
+            None => None,
+            Some(file) => {
+                let at = dir.join(file);
+                let why = match toolcall_score::read_text(&at) {
+                    Err(e) => Err(e.to_string()),
+                    Ok(text) => match serde_json::from_str::<Value>(&text) {
+                        Ok(catalog) if catalog["tools"].is_array() => Ok(catalog),
+                        Ok(_) => Err("has no \"tools\" array".to_owned()),
+                        Err(e) => Err(format!("is not JSON: {e}")),
+                    },
+                };
+                match why {
+                    Ok(catalog) => Some(Snapshot { path: at, catalog }),
+                    Err(why) => {
+                        return Err(invalid(
+                            "/snapshot".into(),
+                            format!(
+                                "`{}` is not a catalog snapshot (`toolcall mcp snapshot` \
+                                 writes one): {why}",
+                                toolcall_score::escape(file)
+                            ),
+                        ))
+                    }
+                }
+            }
+        };
+
         let mut calls = Vec::with_capacity(raw.calls.len());
         for (i, call) in raw.calls.into_iter().enumerate() {
             if !call.input.is_object() {
@@ -647,6 +689,7 @@ impl Flow {
             about: raw.about,
             server,
             protocol,
+            snapshot,
             timeouts: FlowTimeouts {
                 initialize: raw.timeouts.initialize_ms.map(Duration::from_millis),
                 call: raw.timeouts.call_ms.map(Duration::from_millis),

@@ -81,7 +81,7 @@ mod replay;
 
 pub use errors::FlowError;
 pub use flow::{
-    Call, ContentExpectation, EnvVars, ExpectError, Flow, FlowTimeouts, Protocol, Server,
+    Call, ContentExpectation, EnvVars, ExpectError, Flow, FlowTimeouts, Protocol, Server, Snapshot,
     StdioServer, TextExpectation, Vars,
 };
 pub use outcome::Outcome;

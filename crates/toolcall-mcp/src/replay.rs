@@ -105,6 +105,9 @@ pub enum FailureKind {
     TooLarge,
     /// The server broke the protocol in some other way.
     Protocol,
+    /// The server's catalog drifted from the snapshot the flow names: a breaking or security
+    /// change.
+    CatalogDrift,
     /// The flow calls a tool the server does not list.
     UnknownTool,
     /// The flow's arguments do not match the tool's `inputSchema`.
@@ -730,6 +733,30 @@ impl Run<'_> {
         self.report.list = started.elapsed();
         let listed = listed?;
         self.report.tools = listed.len();
+        if let Some(snapshot) = &self.flow.snapshot {
+            let live: Vec<Value> = listed
+                .iter()
+                .filter_map(|t| serde_json::to_value(t).ok())
+                .collect();
+            let drift: Vec<String> =
+                crate::catalog::diff(&snapshot.catalog, &crate::catalog::snapshot(&live))
+                    .iter()
+                    .filter(|c| c.severity >= crate::catalog::Severity::Security)
+                    .map(ToString::to_string)
+                    .collect();
+            if !drift.is_empty() {
+                let file = escape(&snapshot.path.to_string_lossy()).to_string();
+                return Err(phase.fail(
+                    FailureKind::CatalogDrift,
+                    format!(
+                        "the catalog drifted from {file}: {}; to accept it: toolcall mcp diff {} \
+                         --snapshot {file} --write",
+                        drift.join("; "),
+                        escape(&self.flow.path.to_string_lossy())
+                    ),
+                ));
+            }
+        }
         // The output schemas as a catalog of their own: a catalog checks a value against each
         // tool's schema, whichever side of the call the schema describes.
         let outputs = Catalog::new(listed.iter().filter_map(|t| {
