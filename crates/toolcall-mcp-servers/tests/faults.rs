@@ -879,3 +879,65 @@ fn a_flow_naming_a_snapshot_fails_on_catalog_drift() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_input_required_result_is_answered_from_the_flow_as_one_call() {
+    let calls = |responses: Value| {
+        json!([{"name": "echo", "input": {"text": "hi"}, "input_responses": responses,
+                "expect": {"/confirmed/sure": true}}])
+    };
+    // By the request's key.
+    let report = run(&fault_flow(
+        "input-required",
+        calls(json!({"confirm": {"action": "accept", "content": {"sure": true}}})),
+    ));
+    assert!(report.passed(), "{:?}", report.failure);
+    assert_eq!(report.steps.len(), 1, "one logical call");
+    assert_eq!(report.steps[0].rounds, 2);
+    assert!(
+        report.steps[0]
+            .to_string()
+            .starts_with("step 1: echo ok (in 2 rounds: input asked and answered)"),
+        "{}",
+        report.steps[0]
+    );
+    // By the request's method, for servers whose keys are not stable.
+    let report = run(&fault_flow(
+        "input-required",
+        calls(json!({"elicitation/create": {"action": "accept", "content": {"sure": true}}})),
+    ));
+    assert!(report.passed(), "{:?}", report.failure);
+
+    // Not answered: the failure names what the server asked.
+    let report = run(&fault_flow("input-required", calls(json!({}))));
+    let (kind, message) = failure(&report);
+    assert_eq!(kind, FailureKind::InputRequired, "{message}");
+    assert_eq!(
+        message,
+        "step 1: echo: the server asked for input `confirm` (elicitation/create: \"Echo this for \
+         real?\"), which the call's input_responses do not answer (by that key or by the method)"
+    );
+    // Declined: the server's own answer decides.
+    let report = run(&fault_flow(
+        "input-required",
+        calls(json!({"confirm": {"action": "decline"}})),
+    ));
+    let (kind, message) = failure(&report);
+    assert_eq!(kind, FailureKind::ToolError, "{message}");
+
+    let text = json!({"server": {"command": "x"},
+        "calls": [{"name": "t", "input_responses": {"a/b": "yes"}}]});
+    let error = Flow::from_json_str(
+        &text.to_string(),
+        Path::new("i.json"),
+        Path::new("."),
+        &EnvVars,
+    )
+    .expect_err("refused");
+    assert!(
+        error
+            .to_string()
+            .contains("/calls/0/input_responses/a~1b: expected the client's result"),
+        "{error}"
+    );
+}

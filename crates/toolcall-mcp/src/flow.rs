@@ -172,6 +172,10 @@ pub struct Call {
     /// A content block of a kind the result must hold (`"expect_content"`): an image, audio, a
     /// `resource_link` or an embedded resource, with its MIME type, URI or size.
     pub expect_content: Option<ContentExpectation>,
+    /// What the replay answers when the server replies `input_required` (MCP 2026-07-28):
+    /// request key, or request method (`elicitation/create`, `roots/list`,
+    /// `sampling/createMessage`), to the client's result for it (`"input_responses"`).
+    pub input_responses: BTreeMap<String, Value>,
 }
 
 /// What the first text block of a result must be.
@@ -292,6 +296,8 @@ struct RawCall {
     expect_match: Option<String>,
     #[serde(default)]
     expect_content: Option<Value>,
+    #[serde(default)]
+    input_responses: serde_json::Map<String, Value>,
 }
 
 fn empty_object() -> Value {
@@ -666,6 +672,19 @@ impl Flow {
                         .into(),
                 ));
             }
+            let mut input_responses = BTreeMap::new();
+            for (key, answer) in call.input_responses {
+                let at = format!("/calls/{i}/input_responses/{}", pointer_token(&key));
+                if !answer.is_object() {
+                    return Err(invalid(
+                        at,
+                        "expected the client's result for the request, an object \
+                         ({\"action\": \"accept\", \"content\": {…}} for an elicitation)"
+                            .into(),
+                    ));
+                }
+                input_responses.insert(key, expand_strings(answer, &at, &expand)?);
+            }
             calls.push(Call {
                 name: call.name,
                 input,
@@ -673,6 +692,7 @@ impl Flow {
                 expect_error,
                 expect_text,
                 expect_content,
+                input_responses,
             });
         }
 
@@ -774,6 +794,11 @@ fn expand_vars(
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// `key` as one token of a JSON pointer (`~` and `/` escaped).
+fn pointer_token(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
 }
 
 #[cfg(test)]

@@ -68,6 +68,9 @@ pub struct Step {
     pub elapsed: Duration,
     /// What came back, for the one-line summary: `structuredContent`, or the first text block.
     pub result: Value,
+    /// How many `tools/call` requests the call took: more than one when the server answered
+    /// `input_required` and the flow's `input_responses` answered it.
+    pub rounds: usize,
 }
 
 impl fmt::Display for Step {
@@ -77,9 +80,14 @@ impl fmt::Display for Step {
         } else {
             "ok"
         };
+        let rounds = if self.rounds > 1 {
+            format!(" (in {} rounds: input asked and answered)", self.rounds)
+        } else {
+            String::new()
+        };
         write!(
             f,
-            "step {}: {} {how}  {}",
+            "step {}: {} {how}{rounds}  {}",
             self.index,
             escape(&self.name),
             printable_result(&self.result)
@@ -108,6 +116,9 @@ pub enum FailureKind {
     /// The server's catalog drifted from the snapshot the flow names: a breaking or security
     /// change.
     CatalogDrift,
+    /// The server answered `input_required` with a request the flow's `input_responses` do not
+    /// answer, or kept asking.
+    InputRequired,
     /// The flow calls a tool the server does not list.
     UnknownTool,
     /// The flow's arguments do not match the tool's `inputSchema`.
@@ -368,6 +379,7 @@ fn refused(
         index: phase.step.unwrap_or_default(),
         name: call.name.clone(),
         elapsed,
+        rounds: 1,
         result: match refusal {
             Refusal::Rpc(code, message) => {
                 serde_json::json!({"refused": {"code": code, "message": message}})
@@ -501,6 +513,9 @@ pub fn list_catalog_blocking(
 }
 
 pub(crate) type Client = RunningService<RoleClient, ClientConfig>;
+
+/// Rounds of `input_required` one call may take, as rmcp's own helper allows.
+const MAX_INPUT_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
 
 /// One connection to a flow's server, from start-up to shutdown, and what it found out.
 pub(crate) struct Run<'a> {
@@ -790,6 +805,82 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// One logical call: `tools/call`, and while the server answers `input_required`, the
+    /// flow's answers to what it asked, sent back with its `requestState` (MCP 2026-07-28's
+    /// multi round-trip requests). Each round has the call timeout.
+    async fn rounds(
+        &mut self,
+        client: &Client,
+        call: &Call,
+        phase: &Phase,
+        mut params: CallToolRequestParams,
+    ) -> Result<(rmcp::model::CallToolResult, usize), Failure> {
+        use rmcp::model::CallToolResponse;
+        let timeout = self.call_timeout;
+        for round in 1..=MAX_INPUT_ROUNDS {
+            let response = self
+                .guarded(phase, timeout, client.call_tool_once(params.clone()))
+                .await?;
+            let asked =
+                match response {
+                    CallToolResponse::Complete(result) => return Ok((result, round)),
+                    CallToolResponse::InputRequired(asked) => asked,
+                    CallToolResponse::Task(_) => return Err(phase.fail(
+                        FailureKind::Protocol,
+                        "the server answered with a task (SEP-2663), which a replay does not poll",
+                    )),
+                    _ => {
+                        return Err(phase.fail(
+                            FailureKind::Protocol,
+                            "the server answered tools/call with a result of an unknown type",
+                        ))
+                    }
+                };
+            let requests = asked.input_requests.unwrap_or_default();
+            if requests.is_empty() && asked.request_state.is_none() {
+                return Err(phase.fail(
+                    FailureKind::Protocol,
+                    "the server answered input_required with neither inputRequests nor \
+                     requestState",
+                ));
+            }
+            let mut answers = std::collections::BTreeMap::new();
+            for (key, request) in requests {
+                let request = serde_json::to_value(&request).unwrap_or_default();
+                let method = request["method"].as_str().unwrap_or_default();
+                let Some(answer) = call
+                    .input_responses
+                    .get(&key)
+                    .or_else(|| call.input_responses.get(method))
+                else {
+                    let message = request["params"]["message"]
+                        .as_str()
+                        .map(|m| format!(": \"{}\"", escape(m)))
+                        .unwrap_or_default();
+                    return Err(phase.fail(
+                        FailureKind::InputRequired,
+                        format!(
+                            "the server asked for input `{}` ({}{message}), which the call's \
+                             input_responses do not answer (by that key or by the method)",
+                            escape(&key),
+                            escape(method)
+                        ),
+                    ));
+                };
+                answers.insert(key, answer.clone());
+            }
+            params.input_responses = (!answers.is_empty()).then_some(answers);
+            params.request_state = asked.request_state;
+        }
+        Err(phase.fail(
+            FailureKind::InputRequired,
+            format!(
+                "the server still asked for input after {MAX_INPUT_ROUNDS} rounds (the flow's \
+                 answers do not satisfy it)"
+            ),
+        ))
+    }
+
     async fn call(
         &mut self,
         client: &Client,
@@ -836,9 +927,12 @@ impl Run<'_> {
         params.arguments = call.input.as_object().cloned();
 
         let started = Instant::now();
-        let timeout = self.call_timeout;
-        let result = self.guarded(phase, timeout, client.call_tool(params)).await;
+        let result = self.rounds(client, call, phase, params).await;
         let elapsed = started.elapsed();
+        let (result, rounds) = match result {
+            Ok((result, rounds)) => (Ok(result), rounds),
+            Err(failure) => (Err(failure), 1),
+        };
         let result = match (result, &call.expect_error) {
             (Ok(result), _) => result,
             (Err(failure), Some(wanted)) => match &failure.rpc_error {
@@ -899,6 +993,7 @@ impl Run<'_> {
             index: phase.step.unwrap_or_default(),
             name: call.name.clone(),
             elapsed,
+            rounds,
             // Structured content, else the first text; else what the blocks are (an image's
             // type, MIME type and size, never its data).
             result: result

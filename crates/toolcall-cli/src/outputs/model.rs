@@ -384,6 +384,8 @@ pub struct StepView {
     pub result: serde_json::Value,
     /// How long the call took, in milliseconds.
     pub elapsed_ms: f64,
+    /// How many `tools/call` requests it took (more than one when the server asked for input).
+    pub rounds: usize,
 }
 
 /// What broke, where.
@@ -465,6 +467,7 @@ impl FlowRun {
                         .unwrap_or_default(),
                     result: s.result.clone(),
                     elapsed_ms: ms(s.elapsed),
+                    rounds: s.rounds,
                 })
                 .collect(),
             planned: report.planned,

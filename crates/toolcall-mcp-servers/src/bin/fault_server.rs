@@ -60,6 +60,7 @@ fn main() -> ExitCode {
         "null-crash",
         "http-bearer",
         "legacy-strict",
+        "input-required",
     ];
     if !known.contains(&mode.as_str()) {
         eprintln!(
@@ -213,6 +214,32 @@ fn main() -> ExitCode {
                     "crash-mid-flow" if calls == 2 => {
                         eprintln!("fault-server: segfault in call 2 (simulated)");
                         return ExitCode::from(101);
+                    }
+                    // MCP 2026-07-28's multi round-trip request: the first answer asks the
+                    // client to confirm; the retry carries the answer and the state back.
+                    "input-required" => {
+                        let params = &request["params"];
+                        let answer = &params["inputResponses"]["confirm"];
+                        match params["requestState"].as_str() {
+                            Some("fault-state-1") if answer["action"] == "accept" => json!({
+                                "content": [{"type": "text", "text": "confirmed"}],
+                                "structuredContent": {"text": params["arguments"]["text"],
+                                                      "confirmed": answer["content"]}
+                            }),
+                            Some("fault-state-1") => json!({
+                                "content": [{"type": "text", "text": "not confirmed"}],
+                                "isError": true
+                            }),
+                            _ => json!({
+                                "resultType": "input_required",
+                                "inputRequests": {"confirm": {
+                                    "method": "elicitation/create",
+                                    "params": {"mode": "form", "message": "Echo this for real?",
+                                        "requestedSchema": {"type": "object", "properties":
+                                            {"sure": {"type": "boolean"}}}}}},
+                                "requestState": "fault-state-1"
+                            }),
+                        }
                     }
                     "big-result" => json!({
                         "content": [{"type": "text", "text": "y".repeat(10 * 1000 * 1000)}]
