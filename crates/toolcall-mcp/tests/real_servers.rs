@@ -79,8 +79,13 @@ fn scratch(name: &str) -> Result<PathBuf, Failed> {
 
 /// Paths under the npm dir or the venv that the flow's server needs and that are missing.
 fn missing(flow: &Flow) -> Vec<PathBuf> {
-    let Server::Stdio(server) = &flow.server else {
-        return Vec::new();
+    let server = match &flow.server {
+        Server::Stdio(server) => server,
+        Server::Http {
+            start: Some(server),
+            ..
+        } => server,
+        Server::Http { start: None, .. } => return Vec::new(),
     };
     let roots = [npm_dir(), venv()];
     std::iter::once(server.command.clone())
@@ -88,6 +93,14 @@ fn missing(flow: &Flow) -> Vec<PathBuf> {
         .filter(|p| roots.iter().any(|r| p.starts_with(r)))
         .filter(|p| !p.exists())
         .collect()
+}
+
+/// A loopback port the OS says is free, to hand to a server.
+fn free_port() -> Result<u16, Failed> {
+    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .and_then(|l| l.local_addr())
+        .map_err(|e| format!("no free loopback port: {e}"))?
+        .port())
 }
 
 /// server-everything in streamableHttp mode; killed and reaped on drop.
@@ -102,11 +115,7 @@ impl HttpServer {
         if !script.exists() {
             return Err(format!("{} is missing: {INSTALL_HINT}", script.display()).into());
         }
-        // Ask the OS for a free port, then hand it to the server.
-        let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-            .and_then(|l| l.local_addr())
-            .map_err(|e| format!("no free loopback port: {e}"))?
-            .port();
+        let port = free_port()?;
         let child = Command::new("node")
             .arg(&script)
             .arg("streamableHttp")
@@ -171,10 +180,15 @@ fn load(path: &Path, purpose: &str) -> Result<Loaded, Failed> {
     vars.insert("ATP_MCP_HTTP_PORT".to_owned(), "0".to_owned());
     let probe = Flow::load_with(path, &vars).map_err(|e| e.to_string())?;
     let http = match probe.server {
-        Server::Http { .. } => {
+        Server::Http { start: None, .. } => {
             let server = HttpServer::start()?;
             vars.insert("ATP_MCP_HTTP_PORT".to_owned(), server.port.to_string());
             Some(server)
+        }
+        // The flow starts its server: it only needs a free port.
+        Server::Http { start: Some(_), .. } => {
+            vars.insert("ATP_MCP_HTTP_PORT".to_owned(), free_port()?.to_string());
+            None
         }
         Server::Stdio(_) => None,
     };
