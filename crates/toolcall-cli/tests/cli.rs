@@ -799,6 +799,74 @@ fn sigterm_to_replay_kills_the_server_and_what_it_started() {
     assert!(left.is_empty(), "left running: {left:?}");
 }
 
+/// SIGHUP while a flow waits for the HTTP server it started to listen: the wait ends at once
+/// (it used to run to the start-up timeout), and the server and what it started are killed.
+#[cfg(target_os = "linux")]
+#[test]
+fn sighup_while_a_flow_waits_for_its_http_server_kills_it() {
+    let dir = scratch("sighup-http");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    // A server that never listens, with a helper of its own.
+    let flow = write(
+        &dir,
+        "never-listens.json",
+        &json!({
+            "server": {"command": "sh", "args": ["-c", "sleep 600 & sleep 600"],
+                       "url": format!("http://127.0.0.1:{port}/mcp")},
+            "timeouts": {"initialize_ms": 60000},
+            "calls": [{"name": "echo", "input": {"text": "hi"}}]
+        })
+        .to_string(),
+    );
+    let started_at = std::time::Instant::now();
+    let child = Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .arg("replay")
+        .arg(&flow)
+        .env_remove("GITHUB_ACTIONS")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = started_at + std::time::Duration::from_secs(20);
+    let mut started = Vec::new();
+    while started.len() < 3 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        started = marked_by(child.id());
+    }
+    assert!(started.len() >= 3, "sh and its two sleeps: {started:?}");
+    let kill = Command::new("kill")
+        .args(["-HUP", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("interrupted (SIGHUP); the server was killed"),
+        "{text}"
+    );
+    assert!(
+        started_at.elapsed() < std::time::Duration::from_secs(30),
+        "the wait ran on after the signal: {:?}",
+        started_at.elapsed()
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while started.iter().any(|p| alive(*p)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let left: Vec<u32> = started.into_iter().filter(|p| alive(*p)).collect();
+    assert!(left.is_empty(), "left running: {left:?}");
+}
+
 /// `toolcall replay DIR` replays every flow below the folder, in path order, and ends with one
 /// summary line.
 #[test]

@@ -1161,7 +1161,15 @@ impl Run<'_> {
                     ),
                 ));
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(50)) => {}
+                signal = self.interrupts.next() => {
+                    return Err(phase.fail(
+                        FailureKind::Interrupted,
+                        format!("interrupted ({signal}); the server was killed"),
+                    ));
+                }
+            }
         }
     }
 
