@@ -43,6 +43,16 @@ pub fn in_github_actions() -> bool {
 /// GitHub Actions annotations, shared with the harness so both escape alike.
 pub use toolcall_harness::github::{annotation, repo_relative, warning};
 
+/// `--from`: one of the registered trace sources, the list derived from the registry.
+pub fn trace_source_parser(
+) -> impl clap::builder::TypedValueParser<Value = &'static toolcall_traces::Source> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(toolcall_traces::SOURCES.iter().map(|s| s.name))
+        .try_map(|name| {
+            toolcall_traces::source(&name).ok_or_else(|| format!("no trace source `{name}`"))
+        })
+}
+
 /// `--format`: one of the core's format names, listed in `--help` and in the error for any
 /// other value.
 pub fn format_parser() -> impl clap::builder::TypedValueParser<Value = toolcall_score::Format> {

@@ -45,9 +45,11 @@ pub mod live;
 mod report;
 pub mod scan;
 mod tally;
+pub mod traces;
 
 pub use errors::RateError;
 pub use import::{import, ImportOptions, ImportSummary};
 pub use report::{wilson, Distinct, Gate, GateResult, LiveCounts, NoToolFits, Report, ZERO_MEANS};
 pub use scan::{rate_jsonl, rate_tree, ScanOptions, TreeScan};
-pub use tally::{Origin, Tally};
+pub use tally::{Origin, Tally, TraceCounts};
+pub use traces::rate_traces;

@@ -179,6 +179,8 @@ pub struct Report {
     pub errors: Vec<String>,
     /// Cases with no recorded response (tree mode).
     pub unrecorded: u64,
+    /// What reading traces left out or folded (all zero for logs and trees).
+    pub traces: crate::tally::TraceCounts,
     /// Why a live run stopped before asking every case, when it did.
     pub stopped: Option<String>,
     /// What a live run sent (live mode only).
@@ -278,6 +280,7 @@ impl Report {
                 .map(|(_, m)| m)
                 .collect(),
             unrecorded: 0,
+            traces: tally.traces,
             stopped: None,
             live: None,
             gate: GateResult {
@@ -389,6 +392,29 @@ impl fmt::Display for Report {
         }
         if self.unrecorded > 0 {
             writeln!(f, "cases with no recorded response: {}", self.unrecorded)?;
+        }
+        let traces = &self.traces;
+        if traces.not_judged_turns > 0 {
+            writeln!(
+                f,
+                "not judged: no catalog recorded: {} turn(s), {} call(s) (not in the rate; \
+                 --tools FILE supplies one)",
+                traces.not_judged_turns, traces.not_judged_calls
+            )?;
+        }
+        if traces.names_only_turns > 0 {
+            writeln!(
+                f,
+                "judged against tool names only (arguments not validated): {} turn(s)",
+                traces.names_only_turns
+            )?;
+        }
+        if traces.folded_calls > 0 {
+            writeln!(
+                f,
+                "calls recorded more than once, folded into one: {}",
+                traces.folded_calls
+            )?;
         }
         if self.bad_lines > 0 {
             writeln!(f, "unreadable inputs: {}", self.bad_lines)?;

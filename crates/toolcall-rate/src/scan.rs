@@ -75,7 +75,7 @@ impl ScanOptions {
 }
 
 /// The progress line's shared counters and its drawing thread's stop flag.
-struct Progress {
+pub(crate) struct Progress {
     total: u64,
     unit: &'static str,
     done: AtomicU64,
@@ -128,7 +128,7 @@ impl Progress {
 
 /// Runs `produce` on this thread and `work` on `workers` threads over a bounded channel, then
 /// merges the workers' tallies. `stop` tells the producer (and workers) to give up early.
-fn parallel<I: Send>(
+pub(crate) fn parallel<I: Send>(
     options: &ScanOptions,
     progress: Option<&Progress>,
     produce: impl FnOnce(&SyncSender<I>, &AtomicBool) -> Result<(), RateError>,

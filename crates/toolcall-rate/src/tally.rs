@@ -76,6 +76,20 @@ pub struct Tally {
     pub(crate) other_findings: BTreeMap<FindingKind, u64>,
     pub(crate) bad: u64,
     pub(crate) errors: Vec<(Origin, String)>,
+    pub(crate) traces: TraceCounts,
+}
+
+/// What reading traces adds to a tally: turns that could not be judged, calls folded.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TraceCounts {
+    /// Model turns whose trace recorded no catalog: not judged.
+    pub not_judged_turns: u64,
+    /// Their calls, which are not in the rate.
+    pub not_judged_calls: u64,
+    /// Turns judged against a catalog of names only (arguments not validated).
+    pub names_only_turns: u64,
+    /// Calls recorded more than once, folded into one.
+    pub folded_calls: u64,
 }
 
 impl Tally {
@@ -149,6 +163,10 @@ impl Tally {
             *self.other_findings.entry(kind).or_default() += n;
         }
         self.bad += other.bad;
+        self.traces.not_judged_turns += other.traces.not_judged_turns;
+        self.traces.not_judged_calls += other.traces.not_judged_calls;
+        self.traces.names_only_turns += other.traces.names_only_turns;
+        self.traces.folded_calls += other.traces.folded_calls;
         self.errors.extend(other.errors);
         self.trim_errors();
     }

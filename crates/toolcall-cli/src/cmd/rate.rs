@@ -18,9 +18,18 @@ use crate::output;
 /// Arguments of `toolcall rate`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// JSONL logs, one {"request": ..., "response": ...} per line (`-` for stdin).
+    /// JSONL logs, one {"request": ..., "response": ...} per line (`-` for stdin); traces
+    /// (OpenTelemetry GenAI spans, …: see --from), read straight from their files; or a folder
+    /// `toolcall import --out` wrote.
     #[arg(conflicts_with_all = ["recorded", "live"])]
     pub logs: Vec<PathBuf>,
+    /// Read every input as this trace source instead of telling it from the content.
+    #[arg(long, value_name = "SOURCE", value_parser = crate::output::trace_source_parser())]
+    pub from: Option<&'static toolcall_traces::Source>,
+    /// A tools array to judge trace turns against when their trace recorded no catalog
+    /// (otherwise they are counted as not judged).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["recorded", "live"])]
+    pub tools: Option<PathBuf>,
     /// The cases directory (tree and live modes).
     #[arg(long, default_value = "cases")]
     pub cases: PathBuf,
@@ -104,6 +113,58 @@ pub struct Args {
     pub quiet: bool,
 }
 
+/// Rates what the positional inputs are: a folder `import` wrote (its cases against every agent
+/// recorded there), log files (the first line a `{"request", "response"}` pair, or `-`), and
+/// traces; the tallies of all of them added up.
+fn rate_inputs(args: &Args, scan: &ScanOptions) -> Result<toolcall_rate::Tally, String> {
+    let mut tally = toolcall_rate::Tally::default();
+    let mut logs = Vec::new();
+    let mut traces = Vec::new();
+    for path in &args.logs {
+        if path.is_dir() {
+            let (cases, recorded) = (path.join("cases"), path.join("recorded"));
+            if !(cases.is_dir() && recorded.is_dir()) {
+                return Err(format!(
+                    "{} is a folder without cases/ and recorded/: give log or trace files, or a \
+                     folder `toolcall import --out` wrote",
+                    escape_path(path)
+                ));
+            }
+            let mut agents: Vec<PathBuf> = std::fs::read_dir(&recorded)
+                .map_err(|e| format!("{}: {e}", escape_path(&recorded)))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_dir())
+                .collect();
+            agents.sort();
+            for agent in agents {
+                let tree = rate_tree(&cases, &agent, scan).map_err(|e| e.to_string())?;
+                tally.merge(tree.tally);
+            }
+        } else if args.from.is_none()
+            && (path.as_os_str() == "-" || toolcall_rate::traces::is_log(path))
+        {
+            logs.push(path.clone());
+        } else {
+            traces.push(path.clone());
+        }
+    }
+    if !logs.is_empty() {
+        tally.merge(rate_jsonl(&logs, scan).map_err(|e| e.to_string())?);
+    }
+    if !traces.is_empty() {
+        let supplied = args
+            .tools
+            .as_deref()
+            .map(toolcall_rate::traces::tools_from)
+            .transpose()
+            .map_err(|e| e.to_string())?;
+        let traced = toolcall_rate::rate_traces(&traces, args.from, supplied.as_deref(), scan)
+            .map_err(|e| e.to_string())?;
+        tally.merge(traced);
+    }
+    Ok(tally)
+}
+
 /// Runs `toolcall rate`.
 pub fn run(args: &Args) -> ExitCode {
     if let Some(rate) = args.max_rate {
@@ -149,7 +210,7 @@ pub fn run(args: &Args) -> ExitCode {
             Err(e) => return output::bad_input(&e),
         }
     } else if !args.logs.is_empty() {
-        match rate_jsonl(&args.logs, &scan) {
+        match rate_inputs(args, &scan) {
             Ok(tally) => Report::new(tally, gate),
             Err(e) => return output::bad_input(&e),
         }

@@ -1,0 +1,130 @@
+//! The traces teams already keep, read as the model turns `toolcall-score` judges.
+//!
+//! Teams keep their production traffic where their observability puts it: OpenTelemetry spans,
+//! OpenInference spans, agent transcripts. Each **source** here reads one such kind of record
+//! into [`Turn`]s — the catalog the model was offered (or that none was recorded), the system
+//! prompt, the conversation so far and the calls it made — and keeps each turn's place in the
+//! file for messages. `toolcall import`, `rate` and `promote` take turns from here and never
+//! know a source's shape.
+//!
+//! A source is one module in `sources/` behind one interface ([`Source`]), registered by one
+//! line in `sources/mod.rs`. Span-based sources share the container decoding of [`spans`]
+//! (OTLP JSON, Tempo, Jaeger, JSON Lines): they only read their convention's attributes.
+//!
+//! A file's source is told from its content, never guessed: [`read`] with no source asks every
+//! source whether it claims the file, and two claims are an error naming both
+//! ([`TraceError::Ambiguous`]), as is none.
+//!
+//! Two rules every source follows:
+//! - **A missing catalog is not an empty one.** A turn whose trace did not record what the model
+//!   was offered has [`Catalog::NotRecorded`]: its calls are not judged. An empty list is a
+//!   catalog, and every call against it is unknown.
+//! - **A malformed record is a [`Bad`] entry naming where it is and what was expected**; the
+//!   other records still count.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod errors;
+mod model;
+mod records;
+pub mod sources;
+pub mod spans;
+
+pub use errors::TraceError;
+pub use model::{Call, Catalog, Message, ToolDef, Turn};
+pub use records::Records;
+pub use sources::{source, Reads, Source, SOURCES};
+
+/// What reading one file found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Found {
+    /// The model turns, in the file's order (a trace's turns by start time).
+    pub turns: Vec<Turn>,
+    /// Records that could not be read, each with where it is and why.
+    pub bad: Vec<Bad>,
+    /// Calls recorded more than once (two instrumentations, a step and its parent, an
+    /// execution span) that were folded into one.
+    pub folded: usize,
+}
+
+/// A record that could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bad {
+    /// `file:line`, or the file and the span or record id.
+    pub at: String,
+    /// What was expected.
+    pub why: String,
+}
+
+impl Found {
+    pub(crate) fn bad(&mut self, at: impl Into<String>, why: impl Into<String>) {
+        self.bad.push(Bad {
+            at: at.into(),
+            why: why.into(),
+        });
+    }
+}
+
+/// Reads the trace in `text` (the content of `path`) as `from`, or as the one source that claims
+/// it.
+pub fn read(
+    text: &str,
+    path: &str,
+    from: Option<&'static Source>,
+) -> Result<(&'static Source, Found), TraceError> {
+    let spans = spans::decode(text, path);
+    let records = match &spans {
+        Some(_) => None,
+        None => Some(Records::parse(text, path)),
+    };
+    let claims = |source: &Source| match (&source.reads, &spans, &records) {
+        (Reads::Spans { claims, .. }, Some(spans), _) => claims(spans),
+        (Reads::Records { claims, .. }, _, Some(records)) => {
+            records.first().is_some_and(|(_, v)| claims(v))
+        }
+        _ => false,
+    };
+    let source = match from {
+        Some(source) => {
+            if !claims(source) {
+                return Err(TraceError::NotThisSource {
+                    path: path.to_owned(),
+                    name: source.name,
+                    expected: source.about,
+                });
+            }
+            source
+        }
+        None => {
+            let candidates: Vec<&'static Source> =
+                SOURCES.iter().copied().filter(|s| claims(s)).collect();
+            match candidates.as_slice() {
+                [one] => *one,
+                [] => {
+                    return Err(TraceError::NotATrace {
+                        path: path.to_owned(),
+                    })
+                }
+                many => {
+                    return Err(TraceError::Ambiguous {
+                        path: path.to_owned(),
+                        candidates: many.iter().map(|s| s.name).collect(),
+                    })
+                }
+            }
+        }
+    };
+    let mut found = Found::default();
+    match (&source.reads, &spans, &records) {
+        (Reads::Spans { turns, .. }, Some(spans), _) => turns(spans, &mut found),
+        (Reads::Records { turns, .. }, _, Some(records)) => {
+            for bad in &records.bad {
+                found.bad.push(bad.clone());
+            }
+            turns(records, &mut found)
+        }
+        _ => {}
+    }
+    Ok((source, found))
+}

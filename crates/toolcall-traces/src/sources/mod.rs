@@ -1,0 +1,68 @@
+//! The registry of trace sources: one module each, one line each in [`registry!`].
+//!
+//! A source is a [`Source`]: its name (what `--from` takes), a sentence on what it reads, and
+//! how: a claim on a file's spans or first record, and the reader of its turns. Adding a source
+//! is its module and its line here; the completeness tests in `tests/sources.rs` then ask for
+//! its fixtures.
+
+use serde_json::Value;
+
+use crate::spans::Span;
+use crate::{Found, Records};
+
+/// One kind of trace.
+#[derive(Debug)]
+pub struct Source {
+    /// The name `--from` takes.
+    pub name: &'static str,
+    /// What it reads, in a phrase (shown when `--from` names it for a file it does not claim).
+    pub about: &'static str,
+    /// How it reads.
+    pub reads: Reads,
+}
+
+/// How a source reads a file.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Reads {
+    /// Spans, in any container [`crate::spans`] decodes.
+    Spans {
+        /// Whether these spans are this source's convention.
+        claims: fn(&[Span]) -> bool,
+        /// Their turns.
+        turns: fn(&[Span], &mut Found),
+    },
+    /// Records of its own: one JSON document or JSON Lines.
+    Records {
+        /// Whether the first record is this source's.
+        claims: fn(&Value) -> bool,
+        /// Their turns.
+        turns: fn(&Records, &mut Found),
+    },
+}
+
+macro_rules! registry {
+    ($($module:ident),* $(,)?) => {
+        $(pub mod $module;)*
+        /// Every source, in the order `--help` lists them.
+        pub static SOURCES: &[&Source] = &[$(&$module::SOURCE),*];
+    };
+}
+
+registry! {
+    otel_genai,
+}
+
+/// The source named `name`.
+pub fn source(name: &str) -> Option<&'static Source> {
+    SOURCES.iter().copied().find(|s| s.name == name)
+}
+
+/// Every source's name, comma-separated.
+pub fn names() -> String {
+    SOURCES
+        .iter()
+        .map(|s| s.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}

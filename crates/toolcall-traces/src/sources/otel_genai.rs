@@ -1,0 +1,505 @@
+//! OpenTelemetry's GenAI semantic conventions: model spans and `execute_tool` spans.
+//!
+//! What a model span says, in every shape instrumentations emit:
+//! - the current attributes: `gen_ai.input.messages` and `gen_ai.output.messages` (messages of
+//!   `parts`: `text`, `tool_call`, `tool_call_response` — whose result the conventions call both
+//!   `response` and `result`), `gen_ai.system_instructions`, `gen_ai.tool.definitions`; each as
+//!   structure or as a JSON string;
+//! - the legacy flattened attributes still emitted by default by many instrumentations:
+//!   `gen_ai.prompt.N.role|content|tool_call_id|tool_calls.M.*`, `gen_ai.completion.N.*`, and
+//!   OpenLLMetry's `llm.request.functions.N.name|description|parameters` for the catalog;
+//! - the legacy events: `gen_ai.{system,user,assistant,tool}.message` and `gen_ai.choice`, and
+//!   the older `gen_ai.content.prompt` / `gen_ai.content.completion` with the messages as JSON.
+//!
+//! The tool definitions are opt-in in the conventions, so many spans have none: such a turn's
+//! catalog is [`Catalog::NotRecorded`], never an empty one. An `execute_tool` span whose call id
+//! a model span already holds is folded into it; one whose model span was not recorded is a
+//! turn of its own, with no catalog, so its call is counted and not judged.
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde_json::Value;
+
+use crate::model::{arguments_of, text_of};
+use crate::spans::Span;
+use crate::{Call, Catalog, Found, Message, ToolDef, Turn};
+
+use super::{Reads, Source};
+
+/// The source.
+pub static SOURCE: Source = Source {
+    name: "otel-genai",
+    about: "OpenTelemetry spans with GenAI attributes (gen_ai.input.messages, \
+            gen_ai.output.messages, gen_ai.prompt.N.*, gen_ai.completion.N.*, execute_tool spans)",
+    reads: Reads::Spans { claims, turns },
+};
+
+fn claims(spans: &[Span]) -> bool {
+    spans.iter().any(|s| is_model_span(s) || is_tool_span(s))
+}
+
+fn is_model_span(s: &Span) -> bool {
+    s.attr("gen_ai.output.messages").is_some()
+        || s.attr("gen_ai.input.messages").is_some()
+        || s.has_prefix("gen_ai.completion.")
+        || s.has_prefix("gen_ai.prompt.")
+        || s.events.iter().any(|e| {
+            matches!(
+                e.name.as_str(),
+                "gen_ai.choice" | "gen_ai.content.completion" | "gen_ai.content.prompt"
+            )
+        })
+}
+
+fn is_tool_span(s: &Span) -> bool {
+    s.str_attr("gen_ai.operation.name").as_deref() == Some("execute_tool")
+        && s.attr("gen_ai.tool.name").is_some()
+}
+
+fn turns(spans: &[Span], found: &mut Found) {
+    let mut order: Vec<&Span> = spans.iter().collect();
+    // Stable: spans without a start keep the file's order.
+    order.sort_by_key(|s| (s.trace_id.clone(), s.start));
+    let mut turns: Vec<Turn> = Vec::new();
+    for span in order.iter().filter(|s| is_model_span(s)) {
+        match model_turn(span) {
+            Ok(Some(turn)) => turns.push(turn),
+            Ok(None) => {}
+            Err(why) => found.bad(format!("{} (span {})", span.at, span.span_id), why),
+        }
+    }
+    let turns = fold_duplicates(turns, found);
+    let known: HashSet<(String, String)> = turns
+        .iter()
+        .flat_map(|t| {
+            let trace = t.trace.clone().unwrap_or_default();
+            t.calls
+                .iter()
+                .filter_map(move |c| Some((trace.clone(), c.id.clone()?)))
+        })
+        .collect();
+    let mut all = turns;
+    for span in order.iter().filter(|s| is_tool_span(s)) {
+        let id = span.str_attr("gen_ai.tool.call.id");
+        if let Some(id) = &id {
+            if known.contains(&(span.trace_id.clone(), id.clone())) {
+                found.folded += 1;
+                continue;
+            }
+        }
+        // An execution whose model turn was not recorded: a call with no catalog.
+        all.push(Turn {
+            at: format!("{} (span {})", span.at, span.span_id),
+            id: span.span_id.clone(),
+            trace: Some(span.trace_id.clone()),
+            model: None,
+            catalog: Catalog::NotRecorded,
+            system: None,
+            messages: Vec::new(),
+            text: None,
+            calls: vec![Call {
+                id,
+                name: span.str_attr("gen_ai.tool.name").unwrap_or_default(),
+                arguments: arguments_of(span.attr("gen_ai.tool.call.arguments")),
+            }],
+        });
+    }
+    found.turns.extend(all);
+}
+
+/// Two model spans of one trace that hold the same calls (by id) are one turn recorded twice:
+/// the one that says more (a catalog, then more of the conversation) is kept.
+fn fold_duplicates(turns: Vec<Turn>, found: &mut Found) -> Vec<Turn> {
+    let key = |t: &Turn| -> Option<(Option<String>, Vec<String>)> {
+        let ids: Option<Vec<String>> = t.calls.iter().map(|c| c.id.clone()).collect();
+        ids.filter(|ids| !ids.is_empty())
+            .map(|ids| (t.trace.clone(), ids))
+    };
+    let mut kept: Vec<Turn> = Vec::new();
+    for turn in turns {
+        let Some(k) = key(&turn) else {
+            kept.push(turn);
+            continue;
+        };
+        match kept.iter_mut().find(|t| key(t).as_ref() == Some(&k)) {
+            Some(existing) => {
+                found.folded += turn.calls.len();
+                let better = (turn.catalog.is_recorded(), turn.messages.len())
+                    > (existing.catalog.is_recorded(), existing.messages.len());
+                if better {
+                    *existing = turn;
+                }
+            }
+            None => kept.push(turn),
+        }
+    }
+    kept
+}
+
+/// A JSON-string attribute parsed, a structured one as it is.
+fn structured(v: &Value) -> Result<Value, String> {
+    match v {
+        Value::String(s) => {
+            serde_json::from_str(s).map_err(|e| format!("holds a string that is not JSON: {e}"))
+        }
+        other => Ok(other.clone()),
+    }
+}
+
+fn model_turn(span: &Span) -> Result<Option<Turn>, String> {
+    let catalog = catalog(span)?;
+    let system = match span.attr("gen_ai.system_instructions") {
+        Some(v) => {
+            let v = structured(v).map_err(|e| format!("gen_ai.system_instructions {e}"))?;
+            Some(parts_text(&v))
+        }
+        None => None,
+    };
+    let (mut messages, output) = if span.attr("gen_ai.output.messages").is_some()
+        || span.attr("gen_ai.input.messages").is_some()
+    {
+        let input = match span.attr("gen_ai.input.messages") {
+            Some(v) => structured(v).map_err(|e| format!("gen_ai.input.messages {e}"))?,
+            None => Value::Array(Vec::new()),
+        };
+        let output = match span.attr("gen_ai.output.messages") {
+            Some(v) => structured(v).map_err(|e| format!("gen_ai.output.messages {e}"))?,
+            None => Value::Array(Vec::new()),
+        };
+        let input = parts_messages(&input, "gen_ai.input.messages")?;
+        let output = parts_messages(&output, "gen_ai.output.messages")?;
+        (input, output)
+    } else if span.has_prefix("gen_ai.completion.") || span.has_prefix("gen_ai.prompt.") {
+        (
+            flattened(span, "gen_ai.prompt"),
+            flattened(span, "gen_ai.completion"),
+        )
+    } else {
+        events(span)?
+    };
+    // The model's answer: its last assistant message (a choice; the first when there are several).
+    let answer = output
+        .into_iter()
+        .find(|m| matches!(m, Message::Assistant { .. }));
+    let (text, calls) = match answer {
+        Some(Message::Assistant { text, calls }) => (text, calls),
+        _ => (None, Vec::new()),
+    };
+    let system = system.or_else(|| match messages.first() {
+        Some(Message::System(s)) => Some(s.clone()),
+        _ => None,
+    });
+    if system.is_some() && matches!(messages.first(), Some(Message::System(_))) {
+        messages.remove(0);
+    }
+    Ok(Some(Turn {
+        at: format!("{} (span {})", span.at, span.span_id),
+        id: span.span_id.clone(),
+        trace: (!span.trace_id.is_empty()).then(|| span.trace_id.clone()),
+        model: span
+            .str_attr("gen_ai.response.model")
+            .or_else(|| span.str_attr("gen_ai.request.model")),
+        catalog,
+        system,
+        messages,
+        text,
+        calls,
+    }))
+}
+
+/// `gen_ai.tool.definitions`, else OpenLLMetry's `llm.request.functions.N.*`, else not recorded.
+fn catalog(span: &Span) -> Result<Catalog, String> {
+    if let Some(v) = span.attr("gen_ai.tool.definitions") {
+        let v = structured(v).map_err(|e| format!("gen_ai.tool.definitions {e}"))?;
+        let Some(items) = v.as_array() else {
+            return Err("gen_ai.tool.definitions: expected a list of tool definitions".into());
+        };
+        let mut tools = Vec::new();
+        for item in items {
+            // `{"type": "function", "name", "description", "parameters"}`, or Chat's wrapper.
+            let def = item.get("function").unwrap_or(item);
+            let Some(name) = def.get("name").and_then(Value::as_str) else {
+                return Err(format!(
+                    "gen_ai.tool.definitions: a definition without a name: {item}"
+                ));
+            };
+            tools.push(ToolDef {
+                name: name.to_owned(),
+                description: def
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                parameters: def
+                    .get("parameters")
+                    .or_else(|| def.get("input_schema"))
+                    .filter(|p| !p.is_null())
+                    .map(|p| structured(p).unwrap_or_else(|_| p.clone())),
+            });
+        }
+        return Ok(Catalog::Recorded(tools));
+    }
+    let mut tools = Vec::new();
+    for i in 0.. {
+        let prefix = format!("llm.request.functions.{i}.");
+        let Some(name) = span.str_attr(&format!("{prefix}name")) else {
+            break;
+        };
+        tools.push(ToolDef {
+            name,
+            description: span.str_attr(&format!("{prefix}description")),
+            parameters: span
+                .attr(&format!("{prefix}parameters"))
+                .map(|p| structured(p).unwrap_or_else(|_| p.clone())),
+        });
+    }
+    Ok(if tools.is_empty() {
+        Catalog::NotRecorded
+    } else {
+        Catalog::Recorded(tools)
+    })
+}
+
+/// The text parts of a `parts` list (or a plain string), joined.
+fn parts_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| match p {
+                Value::String(s) => Some(s.clone()),
+                p if p.get("type").and_then(Value::as_str) == Some("text") => {
+                    p.get("content").map(text_of)
+                }
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        other => text_of(other),
+    }
+}
+
+/// Messages in the current conventions' shape: `[{"role", "parts": [...]}]`.
+fn parts_messages(v: &Value, what: &str) -> Result<Vec<Message>, String> {
+    let Some(items) = v.as_array() else {
+        return Err(format!("{what}: expected a list of messages"));
+    };
+    let mut out = Vec::new();
+    for item in items {
+        let role = item.get("role").and_then(Value::as_str).unwrap_or_default();
+        let Some(parts) = item.get("parts").and_then(Value::as_array) else {
+            // A message in the older, Chat-like shape.
+            out.extend(chat_message(item));
+            continue;
+        };
+        let mut text = Vec::new();
+        let mut calls = Vec::new();
+        for part in parts {
+            match part.get("type").and_then(Value::as_str) {
+                Some("text") => text.push(part.get("content").map(text_of).unwrap_or_default()),
+                Some("tool_call") => calls.push(Call {
+                    id: part.get("id").and_then(Value::as_str).map(str::to_owned),
+                    name: part
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                    arguments: arguments_of(part.get("arguments")),
+                }),
+                Some("tool_call_response") => out.push(Message::Tool {
+                    call_id: part.get("id").and_then(Value::as_str).map(str::to_owned),
+                    content: part
+                        .get("response")
+                        .or_else(|| part.get("result"))
+                        .map(text_of)
+                        .unwrap_or_default(),
+                }),
+                _ => {}
+            }
+        }
+        let text = (!text.is_empty()).then(|| text.join("\n\n"));
+        match role {
+            "system" => out.push(Message::System(text.unwrap_or_default())),
+            "user" => out.push(Message::User(text.unwrap_or_default())),
+            "assistant" => out.push(Message::Assistant { text, calls }),
+            // `tool` messages came out as their responses above.
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+/// A Chat-like message: `{"role", "content", "tool_calls": [...], "tool_call_id"}`.
+fn chat_message(m: &Value) -> Option<Message> {
+    let role = m.get("role").and_then(Value::as_str).unwrap_or("assistant");
+    let content = m
+        .get("content")
+        .filter(|c| !c.is_null())
+        .map(|c| match c {
+            Value::Array(_) => parts_text(c),
+            other => text_of(other),
+        });
+    Some(match role {
+        "system" => Message::System(content.unwrap_or_default()),
+        "user" => Message::User(content.unwrap_or_default()),
+        "tool" => Message::Tool {
+            call_id: m
+                .get("tool_call_id")
+                .or_else(|| m.get("id"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            content: content.unwrap_or_default(),
+        },
+        _ => Message::Assistant {
+            text: content.filter(|c| !c.is_empty()),
+            calls: chat_calls(m.get("tool_calls")),
+        },
+    })
+}
+
+/// Chat's `tool_calls` (with `function`) or the flat `{id, name, arguments}`.
+fn chat_calls(v: Option<&Value>) -> Vec<Call> {
+    let v = v.map(|v| structured(v).unwrap_or_else(|_| v.clone()));
+    v.as_ref()
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let f = c.get("function").unwrap_or(c);
+            Call {
+                id: c.get("id").and_then(Value::as_str).map(str::to_owned),
+                name: f
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                arguments: arguments_of(f.get("arguments")),
+            }
+        })
+        .collect()
+}
+
+/// The legacy flattened messages under `prefix` (`gen_ai.prompt`, `gen_ai.completion`).
+fn flattened(span: &Span, prefix: &str) -> Vec<Message> {
+    // Group `prefix.N.rest` by N, in N's order.
+    let mut by_index: BTreeMap<usize, BTreeMap<String, Value>> = BTreeMap::new();
+    let start = format!("{prefix}.");
+    for (key, value) in span.attributes.range(start.clone()..) {
+        let Some(rest) = key.strip_prefix(&start) else {
+            break;
+        };
+        let Some((index, field)) = rest.split_once('.') else {
+            continue;
+        };
+        if let Ok(index) = index.parse::<usize>() {
+            by_index
+                .entry(index)
+                .or_default()
+                .insert(field.to_owned(), value.clone());
+        }
+    }
+    let mut out = Vec::new();
+    for fields in by_index.values() {
+        let get = |k: &str| fields.get(k).map(text_of);
+        let role = get("role").unwrap_or_else(|| {
+            if prefix.ends_with("completion") {
+                "assistant".into()
+            } else {
+                "user".into()
+            }
+        });
+        let content = get("content");
+        let mut calls = Vec::new();
+        for j in 0.. {
+            let call = format!("tool_calls.{j}.");
+            let Some(name) = get(&format!("{call}name")) else {
+                break;
+            };
+            calls.push(Call {
+                id: get(&format!("{call}id")),
+                name,
+                arguments: arguments_of(fields.get(&format!("{call}arguments"))),
+            });
+        }
+        if let Some(name) = get("function_call.name") {
+            calls.push(Call {
+                id: None,
+                name,
+                arguments: arguments_of(fields.get("function_call.arguments")),
+            });
+        }
+        out.push(match role.as_str() {
+            "system" => Message::System(content.unwrap_or_default()),
+            "user" => Message::User(content.unwrap_or_default()),
+            "tool" => Message::Tool {
+                call_id: get("tool_call_id"),
+                content: content.unwrap_or_default(),
+            },
+            _ => Message::Assistant {
+                text: content.filter(|c| !c.is_empty()),
+                calls,
+            },
+        });
+    }
+    out
+}
+
+/// The legacy events: per-message events and `gen_ai.choice`, or the older content events with
+/// the messages as JSON.
+fn events(span: &Span) -> Result<(Vec<Message>, Vec<Message>), String> {
+    let mut input = Vec::new();
+    let mut output = Vec::new();
+    for event in &span.events {
+        let body = |key: &str| event.attributes.get(key).cloned();
+        match event.name.as_str() {
+            "gen_ai.content.prompt" | "gen_ai.content.completion" => {
+                let key = if event.name.ends_with("prompt") {
+                    "gen_ai.prompt"
+                } else {
+                    "gen_ai.completion"
+                };
+                let Some(v) = body(key) else { continue };
+                let v = structured(&v).map_err(|e| format!("event {} {e}", event.name))?;
+                let messages: Vec<Message> = v
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(chat_message)
+                    .collect();
+                if key == "gen_ai.prompt" {
+                    input.extend(messages);
+                } else {
+                    output.extend(messages);
+                }
+            }
+            "gen_ai.choice" => {
+                let message = body("message")
+                    .map(|m| structured(&m).unwrap_or(m))
+                    .unwrap_or_else(|| {
+                        let mut m = serde_json::Map::new();
+                        for (k, v) in &event.attributes {
+                            m.insert(k.clone(), v.clone());
+                        }
+                        Value::Object(m)
+                    });
+                let mut message = message;
+                if message.get("role").is_none() {
+                    message["role"] = Value::from("assistant");
+                }
+                output.extend(chat_message(&message));
+            }
+            name if name.starts_with("gen_ai.") && name.ends_with(".message") => {
+                let role = name
+                    .trim_start_matches("gen_ai.")
+                    .trim_end_matches(".message");
+                let mut m = serde_json::Map::new();
+                for (k, v) in &event.attributes {
+                    m.insert(k.clone(), v.clone());
+                }
+                m.insert("role".into(), Value::from(role));
+                input.extend(chat_message(&Value::Object(m)));
+            }
+            _ => {}
+        }
+    }
+    Ok((input, output))
+}
