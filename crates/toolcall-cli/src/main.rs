@@ -49,6 +49,8 @@ enum Command {
     Rate(Box<cmd::rate::Args>),
     /// Turn logged conversations into cases and recorded responses.
     Import(cmd::import::Args),
+    /// Turn one turn or trace of a trace file into a case (and, with --baseline, a known failure).
+    Promote(cmd::promote::Args),
     /// Review or accept baseline changes one case at a time.
     Baseline(cmd::baseline::Args),
     /// An MCP server's catalog as a contract: a snapshot, and the classified drift from it.
@@ -69,6 +71,7 @@ fn main() -> ExitCode {
         Command::Check(args) => cmd::check::run(&args),
         Command::Rate(args) => cmd::rate::run(&args),
         Command::Import(args) => cmd::import::run(&args),
+        Command::Promote(args) => cmd::promote::run(&args),
         Command::Baseline(args) => cmd::baseline::run(&args),
         Command::Init(args) => cmd::init::run(&args),
         Command::Schema(args) => cmd::schema::run(&args),

@@ -92,6 +92,9 @@ pub struct ImportOptions {
     pub tools: Option<PathBuf>,
     /// Overwrite files that exist (otherwise that is an error, and nothing is written).
     pub force: bool,
+    /// Read every input as this trace source (otherwise a file a source claims is read as its
+    /// trace, and any other as conversations).
+    pub from: Option<&'static toolcall_traces::Source>,
 }
 
 /// What an import made.
@@ -105,6 +108,13 @@ pub struct ImportSummary {
     pub calls: usize,
     /// The agent directories responses were written under.
     pub agents: Vec<String>,
+    /// Trace turns with calls that were not imported: their trace recorded no catalog (and
+    /// `--tools` gave none).
+    pub not_judged: usize,
+    /// Calls a trace recorded more than once, folded into one.
+    pub folded: usize,
+    /// Trace records that could not be read (`place: why`); the others were imported.
+    pub bad: Vec<String>,
 }
 
 /// Why `name` cannot be one path component of an import's output, or `None` when it can.
@@ -169,6 +179,19 @@ struct Turn {
     case: Value,
     response: Value,
     calls: usize,
+}
+
+/// An input file: a trace some source reads, or conversations.
+enum Input {
+    Trace(crate::traces::TraceFile),
+    Conversations(Value),
+}
+
+fn read_input(path: &Path, options: &ImportOptions) -> Result<Input, RateError> {
+    Ok(match crate::traces::read_trace(path, options.from)? {
+        Some(trace) => Input::Trace(trace),
+        None => Input::Conversations(read_json(path)?),
+    })
 }
 
 fn read_json(path: &Path) -> Result<Value, RateError> {
@@ -403,7 +426,7 @@ pub fn import(input: &Path, options: &ImportOptions) -> Result<ImportSummary, Ra
     let mut planned = Planned::default();
     let mut plans = Vec::new();
     for file in &files {
-        let value = read_json(file)?;
+        let value = read_input(file, options)?;
         let prefix = match &options.prefix {
             Some(prefix) => {
                 for part in prefix.split('/') {
@@ -449,7 +472,7 @@ pub fn import(input: &Path, options: &ImportOptions) -> Result<ImportSummary, Ra
         });
     }
     for (file, prefix) in plans {
-        let value = read_json(file)?;
+        let value = read_input(file, options)?;
         let mut failed = None;
         let conversations = for_each_turn(
             file,
@@ -481,9 +504,102 @@ pub fn import(input: &Path, options: &ImportOptions) -> Result<ImportSummary, Ra
         if let Some(e) = failed {
             return Err(e);
         }
+        trace_counts(&value, tools_override.is_some(), &mut summary);
         summary.conversations += conversations;
     }
     Ok(summary)
+}
+
+/// The turns of a trace that made calls, as cases: `<prefix>/<turn id>`, judged against the
+/// trace's own catalog or the `--tools` one; a turn with neither is left out (and counted by
+/// [`trace_counts`]). Returns the number of traces (by trace id) seen.
+fn trace_turns(
+    file: &Path,
+    trace: &crate::traces::TraceFile,
+    prefix: &str,
+    options: &ImportOptions,
+    tools_override: Option<&Value>,
+    mut each: impl FnMut(&str, &Turn),
+) -> Result<usize, RateError> {
+    let supplied = tools_override
+        .map(|tools| {
+            toolcall_score::Catalog::from_json(tools).map(|c| {
+                c.tools()
+                    .iter()
+                    .map(|t| toolcall_traces::ToolDef {
+                        name: t.name.clone(),
+                        description: (!t.description.is_empty()).then(|| t.description.clone()),
+                        parameters: t.input_schema.clone(),
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .transpose()
+        .map_err(|e| RateError::Import {
+            path: file.to_path_buf(),
+            why: format!("--tools: {e}"),
+        })?;
+    let mut traces: Vec<&str> = Vec::new();
+    for turn in &trace.found.turns {
+        if let Some(id) = turn.trace.as_deref() {
+            if !traces.contains(&id) {
+                traces.push(id);
+            }
+        }
+        if turn.calls.is_empty() {
+            continue;
+        }
+        let Some(judged) = crate::traces::judged(turn, supplied.as_deref()) else {
+            continue;
+        };
+        let agent = match (&options.agent, &turn.model) {
+            (Some(agent), _) => agent.clone(),
+            (None, Some(model)) => {
+                let agent = model.replace(['/', '\\', ':'], "_");
+                check_name(
+                    Some(file),
+                    turn.at.clone(),
+                    "model (as an agent directory; pass --agent NAME)",
+                    &agent,
+                )?;
+                agent
+            }
+            (None, None) => "imported".to_owned(),
+        };
+        check_name(Some(file), turn.at.clone(), "id", &turn.id)?;
+        each(
+            &agent,
+            &Turn {
+                conversation: turn.at.clone(),
+                id: format!("{prefix}/{}", turn.id),
+                case: judged.chat_request(),
+                response: judged.chat_response(),
+                calls: judged.calls.len(),
+            },
+        );
+    }
+    Ok(traces.len().max(1))
+}
+
+/// What a trace import leaves out: turns with calls but no catalog, folded calls, bad records.
+fn trace_counts(input: &Input, supplied: bool, summary: &mut ImportSummary) {
+    let Input::Trace(trace) = input else { return };
+    if !supplied {
+        summary.not_judged += trace
+            .found
+            .turns
+            .iter()
+            .filter(|t| !t.calls.is_empty() && !t.catalog.is_recorded())
+            .count();
+    }
+    summary.folded += trace.found.folded;
+    summary.bad.extend(
+        trace
+            .found
+            .bad
+            .iter()
+            .map(|b| format!("{}: {}", b.at, b.why)),
+    );
 }
 
 /// Every output path an import will write, checked before any is written.
@@ -559,12 +675,18 @@ fn outputs(out: &Path, agent: &str, id: &str) -> [PathBuf; 2] {
 /// number of conversations.
 fn for_each_turn(
     file: &Path,
-    value: &Value,
+    input: &Input,
     prefix: &str,
     options: &ImportOptions,
     tools_override: Option<&Value>,
     mut each: impl FnMut(&str, &Turn),
 ) -> Result<usize, RateError> {
+    let value = match input {
+        Input::Conversations(value) => value,
+        Input::Trace(trace) => {
+            return trace_turns(file, trace, prefix, options, tools_override, each);
+        }
+    };
     let conversations = conversations(file, value, options.messages_key.as_deref())?;
     let source = file
         .file_name()

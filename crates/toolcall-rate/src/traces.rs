@@ -197,3 +197,174 @@ pub fn add_found(
         }
     }
 }
+
+/// How `promote` runs.
+#[derive(Clone, Debug, Default)]
+pub struct PromoteOptions {
+    /// The folder holding `cases/` and `recorded/`.
+    pub out: PathBuf,
+    /// The source, when it should not be told from the content.
+    pub from: Option<&'static Source>,
+    /// A catalog for turns whose trace recorded none.
+    pub tools: Option<PathBuf>,
+    /// The agent directory under `recorded/`.
+    pub agent: String,
+    /// The group under `cases/`.
+    pub prefix: String,
+    /// Overwrite a case or recording that exists.
+    pub force: bool,
+}
+
+/// What `promote` wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Promoted {
+    /// The case ids written (`<prefix>/<turn id>`), in the trace's order.
+    pub cases: Vec<String>,
+    /// The files written.
+    pub files: Vec<PathBuf>,
+}
+
+/// Turns one model turn (by its id) or one trace (by its id: every turn of it that made calls)
+/// into cases and their recordings. A truncated selection is refused before anything is written:
+/// a turn without its response, a transcript call without its result, a turn whose trace
+/// recorded no catalog (unless `tools` gives one).
+pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promoted, RateError> {
+    let refuse = |why: String| RateError::Import {
+        path: path.to_path_buf(),
+        why,
+    };
+    let Some(trace) = read_trace(path, options.from)? else {
+        let e = toolcall_traces::TraceError::NotATrace {
+            path: path.display().to_string(),
+        };
+        return Err(RateError::Config(e.to_string()));
+    };
+    let supplied = options.tools.as_deref().map(tools_from).transpose()?;
+    let turns = &trace.found.turns;
+    let by_turn: Vec<&Turn> = turns.iter().filter(|t| t.id == id).collect();
+    let selected: Vec<&Turn> = if by_turn.is_empty() {
+        turns
+            .iter()
+            .filter(|t| t.trace.as_deref() == Some(id) && !t.calls.is_empty())
+            .collect()
+    } else {
+        by_turn
+    };
+    if selected.is_empty() {
+        let mut ids: Vec<String> = turns
+            .iter()
+            .filter(|t| !t.calls.is_empty())
+            .map(|t| t.id.clone())
+            .collect();
+        let more = ids.len().saturating_sub(8);
+        ids.truncate(8);
+        return Err(refuse(format!(
+            "no turn or trace with the id `{}` (turns with calls: {}{})",
+            toolcall_score::escape(id),
+            if ids.is_empty() {
+                "none".to_owned()
+            } else {
+                ids.join(", ")
+            },
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        )));
+    }
+    let mut planned = Vec::new();
+    for turn in &selected {
+        if turn.calls.is_empty() && turn.text.is_none() {
+            return Err(refuse(format!(
+                "{}: the trace holds this turn's request but not its response: nothing to promote",
+                turn.at
+            )));
+        }
+        if let Some(unanswered) = unanswered(turn) {
+            return Err(refuse(format!(
+                "{}: the conversation before this turn has a call to `{}` without its result in \
+                 the trace; the case would fail on the transcript, not on the model's answer",
+                turn.at,
+                toolcall_score::escape(&unanswered)
+            )));
+        }
+        let Some(judged) = judged(turn, supplied.as_deref()) else {
+            return Err(refuse(format!(
+                "{}: the trace recorded no catalog for this turn, so there is nothing to judge \
+                 its calls against: pass --tools FILE (a tools array)",
+                turn.at
+            )));
+        };
+        if let Some(why) = crate::import::safe_component(&turn.id) {
+            return Err(refuse(format!(
+                "{}: its id `{}` cannot name a file: {why}",
+                turn.at,
+                toolcall_score::escape(&turn.id)
+            )));
+        }
+        let case_id = format!("{}/{}", options.prefix, turn.id);
+        let case_path = options.out.join("cases").join(format!("{case_id}.json"));
+        let response_path = options
+            .out
+            .join("recorded")
+            .join(&options.agent)
+            .join(format!("{case_id}.json"));
+        for p in [&case_path, &response_path] {
+            if p.exists() && !options.force {
+                return Err(RateError::WouldOverwrite {
+                    count: 1,
+                    first: p.clone(),
+                });
+            }
+        }
+        planned.push((
+            case_id,
+            [
+                (case_path, judged.chat_request()),
+                (response_path, judged.chat_response()),
+            ],
+        ));
+    }
+    let mut promoted = Promoted::default();
+    for (case_id, files) in planned {
+        for (path, value) in files {
+            let mut bytes =
+                serde_json::to_vec_pretty(&value).map_err(|e| RateError::Config(e.to_string()))?;
+            bytes.push(b'\n');
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(|source| RateError::Write {
+                    path: dir.to_path_buf(),
+                    source,
+                })?;
+            }
+            toolcall_fs::write_atomic(&path, &bytes).map_err(|source| RateError::Write {
+                path: path.clone(),
+                source,
+            })?;
+            promoted.files.push(path);
+        }
+        promoted.cases.push(case_id);
+    }
+    Ok(promoted)
+}
+
+/// The name of a call in the conversation before `turn` that no later tool message answers.
+fn unanswered(turn: &Turn) -> Option<String> {
+    use toolcall_traces::Message;
+    for (i, message) in turn.messages.iter().enumerate() {
+        let Message::Assistant { calls, .. } = message else {
+            continue;
+        };
+        for call in calls {
+            let answered = turn.messages[i + 1..].iter().any(|m| match m {
+                Message::Tool { call_id, .. } => call.id.is_none() || *call_id == call.id,
+                _ => false,
+            });
+            if !answered {
+                return Some(call.name.clone());
+            }
+        }
+    }
+    None
+}

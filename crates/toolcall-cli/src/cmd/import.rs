@@ -13,9 +13,12 @@ use crate::output;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// A conversation file (one conversation, a list, or objects carrying the messages, in any
-    /// request format the scorer reads), or a directory of them (a tools.json there is the
-    /// catalog).
+    /// request format the scorer reads), a trace (OpenTelemetry GenAI spans, …: see --from), or
+    /// a directory of them (a tools.json there is the catalog).
     pub input: PathBuf,
+    /// Read the input as this trace source instead of telling it from the content.
+    #[arg(long, value_name = "SOURCE", value_parser = crate::output::trace_source_parser())]
+    pub from: Option<&'static toolcall_traces::Source>,
     /// Where cases/ and recorded/ are written.
     #[arg(long)]
     pub out: PathBuf,
@@ -48,10 +51,18 @@ pub fn run(args: &Args) -> ExitCode {
         messages_key: args.messages_key.clone(),
         tools: args.tools.clone(),
         force: args.force,
+        from: args.from,
     };
     match import(&args.input, &options) {
         // A case is an assistant turn that called tools: none means the input is not what the
         // user thinks (a wrong `--messages-key`, logs without tool calls).
+        Ok(summary) if summary.cases == 0 && summary.not_judged > 0 => output::bad_input(&format!(
+            "{}: {} turn(s) made tool calls, but the trace recorded no catalog for any of \
+                 them, so there is nothing to judge them against: pass --tools FILE (a tools \
+                 array)",
+            escape_path(&args.input),
+            summary.not_judged
+        )),
         Ok(summary) if summary.cases == 0 => output::bad_input(&format!(
             "{}: read {} conversation(s), but no assistant turn in them calls a tool, so there is \
              no case to import (is `--messages-key` right for these logs?)",
@@ -73,6 +84,19 @@ pub fn run(args: &Args) -> ExitCode {
                 escape_path(&args.out),
                 agents.join(", ")
             );
+            if summary.not_judged > 0 {
+                output::outln!(
+                    "left out {} turn(s) with calls whose trace recorded no catalog (--tools FILE \
+                     supplies one)",
+                    summary.not_judged
+                );
+            }
+            if summary.folded > 0 {
+                output::outln!("folded {} call(s) recorded more than once", summary.folded);
+            }
+            for bad in &summary.bad {
+                eprintln!("warning: skipped {}", escape(bad));
+            }
             ExitCode::from(output::PASS)
         }
         Err(e) => output::bad_input(&e),

@@ -6,6 +6,7 @@ pub mod import;
 pub mod init;
 pub mod lint;
 pub mod mcp;
+pub mod promote;
 pub mod rate;
 pub mod replay;
 pub mod schema;
