@@ -51,6 +51,7 @@ macro_rules! registry {
 
 registry! {
     otel_genai,
+    claude_code,
 }
 
 /// The source named `name`.

@@ -1,0 +1,329 @@
+//! Claude Code: session transcripts (`~/.claude/projects/<project>/<session>.jsonl`, and a
+//! sub-agent's `subagents/agent-<id>.jsonl`) and the headless `stream-json` output of
+//! `claude -p --output-format stream-json` (one record a line, or collected into one array).
+//!
+//! The format is undocumented and changes between versions, so this reads what is known and
+//! names the rest:
+//! - `user` and `assistant` records carry `message` (an Anthropic message: `text`, `tool_use`,
+//!   `tool_result` parts). One API response is written as several `assistant` records, one part
+//!   each, with the same `message.id`: a model turn is that group, and its id is the message id.
+//! - Sub-agents: `isSidechain: true` records. In 1.x they sit inline in the parent's file, each
+//!   run starting with `parentUuid: null`; in 2.x they are files of their own. Each run is a
+//!   conversation of its own, never mixed into the parent's transcript.
+//! - A session file records no catalog (the tools are not written), so its turns are
+//!   [`Catalog::NotRecorded`]. The headless output's `system`/`init` record lists the tools by
+//!   name: its turns are judged against those names.
+//! - `summary`, `system`, `progress`, `file-history-snapshot` and `queue-operation` records are
+//!   not conversation and are passed over; a record of another type, or one without a type, is
+//!   a [`crate::Bad`] entry naming the type and the Claude Code version that wrote it.
+
+use serde_json::Value;
+
+use crate::model::{arguments_of, text_of};
+use crate::{Call, Catalog, Found, Message, Records, ToolDef, Turn};
+
+use super::{Reads, Source};
+
+/// The source.
+pub static SOURCE: Source = Source {
+    name: "claude-code",
+    about: "Claude Code session transcripts (JSONL of user/assistant records with sessionId) or \
+            headless stream-json output (a system/init record listing the tools)",
+    reads: Reads::Records { claims, turns },
+};
+
+/// Record types that are not conversation.
+const PASSED_OVER: [&str; 5] = [
+    "summary",
+    "system",
+    "progress",
+    "file-history-snapshot",
+    "queue-operation",
+];
+
+fn is_record(v: &Value) -> bool {
+    let Some(kind) = v.get("type").and_then(Value::as_str) else {
+        return false;
+    };
+    let session = v.get("sessionId").is_some() || v.get("session_id").is_some();
+    match kind {
+        "user" | "assistant" => session && v.get("message").is_some(),
+        "system" => session,
+        "file-history-snapshot" => v.get("messageId").is_some() && v.get("snapshot").is_some(),
+        "summary" => v.get("leafUuid").is_some(),
+        _ => false,
+    }
+}
+
+fn claims(first: &Value) -> bool {
+    match first {
+        Value::Array(items) => items.first().is_some_and(is_record),
+        other => is_record(other),
+    }
+}
+
+/// One conversation being read: a session's main line, or one sub-agent run.
+#[derive(Default)]
+struct Conversation {
+    key: String,
+    messages: Vec<Message>,
+    /// The turn being assembled from the records of one `message.id`.
+    open: Option<Turn>,
+    /// The last turn closed: its id, its place in the found turns and in `messages`. Claude
+    /// Code 2.x writes a result between two parts of one response (parallel calls), so a part
+    /// may come after its turn was closed.
+    last: Option<(String, usize, usize)>,
+}
+
+fn turns(records: &Records, found: &mut Found) {
+    // A stream collected into one array: its elements are the records.
+    let items: Vec<(String, &Value)> = match records.values.as_slice() {
+        [(at, Value::Array(items))] if !records.lines => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (format!("{at} [{i}]"), v))
+            .collect(),
+        values => values.iter().map(|(at, v)| (at.clone(), v)).collect(),
+    };
+    let mut catalog = Catalog::NotRecorded;
+    let mut conversations: Vec<Conversation> = Vec::new();
+    let mut current_side: Option<usize> = None;
+    let mut last_session = String::new();
+    for (at, record) in items {
+        let Some(object) = record.as_object() else {
+            found.bad(at, "expected a record (a JSON object with a `type`)");
+            continue;
+        };
+        let version = object
+            .get("version")
+            .and_then(Value::as_str)
+            .map(|v| format!(" (Claude Code {v})"))
+            .unwrap_or_default();
+        let Some(kind) = object.get("type").and_then(Value::as_str) else {
+            found.bad(at, format!("a record without a `type`{version}"));
+            continue;
+        };
+        if kind == "system" && object.get("subtype").and_then(Value::as_str) == Some("init") {
+            if let Some(tools) = object.get("tools").and_then(Value::as_array) {
+                catalog = Catalog::Recorded(
+                    tools
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(ToolDef::named)
+                        .collect(),
+                );
+            }
+            continue;
+        }
+        if PASSED_OVER.contains(&kind) || kind == "result" {
+            continue;
+        }
+        if kind != "user" && kind != "assistant" {
+            found.bad(
+                at,
+                format!("a record of type `{kind}`{version}, which this reader does not know"),
+            );
+            continue;
+        }
+        let Some(message) = object.get("message").filter(|m| m.is_object()) else {
+            found.bad(
+                at,
+                format!("a `{kind}` record whose `message` is not an object{version}"),
+            );
+            continue;
+        };
+        // Headless output names the session on some records only: the others are in it too.
+        let session = match object
+            .get("sessionId")
+            .or_else(|| object.get("session_id"))
+            .and_then(Value::as_str)
+        {
+            Some(id) => {
+                last_session = id.to_owned();
+                last_session.clone()
+            }
+            None => last_session.clone(),
+        };
+        // Which conversation: the main line, or the sub-agent run this record continues.
+        let side = object
+            .get("isSidechain")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let key = if side {
+            let starts = object.get("parentUuid").is_none_or(Value::is_null);
+            let agent = object.get("agentId").and_then(Value::as_str);
+            match (agent, starts, current_side) {
+                (Some(agent), _, _) => format!("{session}/agent-{agent}"),
+                (None, false, Some(n)) => format!("{session}/sidechain-{n}"),
+                (None, _, n) => {
+                    let n = n.map_or(1, |n| n + 1);
+                    current_side = Some(n);
+                    format!("{session}/sidechain-{n}")
+                }
+            }
+        } else {
+            session.clone()
+        };
+        let index = match conversations.iter().position(|c| c.key == key) {
+            Some(i) => i,
+            None => {
+                conversations.push(Conversation {
+                    key: key.clone(),
+                    ..Conversation::default()
+                });
+                conversations.len() - 1
+            }
+        };
+        let conversation = &mut conversations[index];
+        let parts = content_parts(message.get("content"));
+        if kind == "assistant" {
+            let id = message
+                .get("id")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .or_else(|| object.get("uuid").and_then(Value::as_str).map(str::to_owned))
+                .unwrap_or_else(|| at.clone());
+            let same = conversation.open.as_ref().is_some_and(|t| t.id == id);
+            let reopened = !same
+                && conversation.open.is_none()
+                && conversation.last.as_ref().is_some_and(|(last, ..)| *last == id);
+            if reopened {
+                if let Some((_, turn_at, message_at)) = conversation.last.clone() {
+                    let parts_calls = calls_of(&parts);
+                    let parts_text = text_in(&parts);
+                    if let Some(turn) = found.turns.get_mut(turn_at) {
+                        turn.calls.extend(parts_calls.iter().cloned());
+                        turn.text = join(turn.text.take(), parts_text.clone());
+                    }
+                    if let Some(Message::Assistant { text, calls }) =
+                        conversation.messages.get_mut(message_at)
+                    {
+                        calls.extend(parts_calls);
+                        *text = join(text.take(), parts_text);
+                    }
+                }
+                continue;
+            }
+            if !same {
+                close(conversation, found);
+                conversation.open = Some(Turn {
+                    at: at.clone(),
+                    id,
+                    trace: (!session.is_empty()).then(|| session.clone()),
+                    model: message
+                        .get("model")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                    catalog: catalog.clone(),
+                    system: None,
+                    messages: conversation.messages.clone(),
+                    text: None,
+                    calls: Vec::new(),
+                });
+            }
+            if let Some(turn) = conversation.open.as_mut() {
+                turn.calls.extend(calls_of(&parts));
+                turn.text = join(turn.text.take(), text_in(&parts));
+            }
+        } else {
+            close(conversation, found);
+            let mut text = Vec::new();
+            for part in &parts {
+                match part.get("type").and_then(Value::as_str) {
+                    Some("tool_result") => conversation.messages.push(Message::Tool {
+                        call_id: part
+                            .get("tool_use_id")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned),
+                        content: tool_result_text(part.get("content")),
+                    }),
+                    Some("text") => text.push(part.get("text").map(text_of).unwrap_or_default()),
+                    _ => {}
+                }
+            }
+            if !text.is_empty() {
+                conversation.messages.push(Message::User(text.join("\n\n")));
+            }
+        }
+    }
+    for conversation in &mut conversations {
+        close(conversation, found);
+    }
+}
+
+/// Ends the turn being assembled: it joins the transcript and the found turns.
+fn close(conversation: &mut Conversation, found: &mut Found) {
+    if let Some(turn) = conversation.open.take() {
+        conversation.messages.push(Message::Assistant {
+            text: turn.text.clone(),
+            calls: turn.calls.clone(),
+        });
+        conversation.last = Some((
+            turn.id.clone(),
+            found.turns.len(),
+            conversation.messages.len() - 1,
+        ));
+        found.turns.push(turn);
+    }
+}
+
+/// The `tool_use` parts as calls.
+fn calls_of(parts: &[Value]) -> Vec<Call> {
+    parts
+        .iter()
+        .filter(|p| p.get("type").and_then(Value::as_str) == Some("tool_use"))
+        .map(|part| Call {
+            id: part.get("id").and_then(Value::as_str).map(str::to_owned),
+            name: part
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            arguments: arguments_of(part.get("input")),
+        })
+        .collect()
+}
+
+/// The `text` parts, joined; `None` when there is none.
+fn text_in(parts: &[Value]) -> Option<String> {
+    let texts: Vec<String> = parts
+        .iter()
+        .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+        .map(|p| p.get("text").map(text_of).unwrap_or_default())
+        .collect();
+    (!texts.is_empty()).then(|| texts.join("\n\n"))
+}
+
+fn join(a: Option<String>, b: Option<String>) -> Option<String> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(format!("{a}\n\n{b}")),
+        (a, b) => a.or(b),
+    }
+}
+
+/// A message's content as parts: a string is one text part.
+fn content_parts(content: Option<&Value>) -> Vec<Value> {
+    match content {
+        Some(Value::String(s)) => vec![serde_json::json!({"type": "text", "text": s})],
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .map(|p| match p {
+                Value::String(s) => serde_json::json!({"type": "text", "text": s}),
+                other => other.clone(),
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn tool_result_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").map(text_of))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Some(other) => text_of(other),
+        None => String::new(),
+    }
+}
