@@ -52,6 +52,7 @@ macro_rules! registry {
 registry! {
     otel_genai,
     claude_code,
+    atif,
 }
 
 /// The source named `name`.
