@@ -332,12 +332,6 @@ pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promot
             let mut bytes =
                 serde_json::to_vec_pretty(&value).map_err(|e| RateError::Config(e.to_string()))?;
             bytes.push(b'\n');
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir).map_err(|source| RateError::Write {
-                    path: dir.to_path_buf(),
-                    source,
-                })?;
-            }
             toolcall_fs::write_atomic(&path, &bytes).map_err(|source| RateError::Write {
                 path: path.clone(),
                 source,
