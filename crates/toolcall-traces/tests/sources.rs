@@ -134,16 +134,30 @@ fn each_fixture_reads_as_its_ground_truth_says() {
             if calls != want_calls {
                 fail(format!("calls {calls:?}, expected {want_calls:?}"));
             }
-            for turn in found.turns.iter().filter(|t| !t.calls.is_empty()) {
+            // `catalog`: what every turn with calls was offered; `catalogs`: by turn id, for
+            // traces whose catalog changes from turn to turn.
+            for turn in &found.turns {
+                let wanted = match want.get("catalogs") {
+                    Some(by_turn) => match by_turn.get(&turn.id) {
+                        Some(w) => w,
+                        None => continue,
+                    },
+                    None if turn.calls.is_empty() => continue,
+                    None => &want["catalog"],
+                };
                 let got = match &turn.catalog {
                     Catalog::NotRecorded => Value::from("not recorded"),
                     Catalog::Recorded(tools) => tools.iter().map(|t| t.name.clone()).collect(),
                 };
-                if got != want["catalog"] {
-                    fail(format!(
-                        "{}: catalog {got}, expected {}",
-                        turn.at, want["catalog"]
-                    ));
+                if got != *wanted {
+                    fail(format!("{}: catalog {got}, expected {wanted}", turn.at));
+                }
+            }
+            if let Some(by_turn) = want.get("catalogs").and_then(Value::as_object) {
+                for id in by_turn.keys() {
+                    if !found.turns.iter().any(|t| t.id == *id) {
+                        fail(format!("no turn {id}"));
+                    }
                 }
             }
             if found.folded as u64 != want["folded"].as_u64().unwrap_or(u64::MAX) {

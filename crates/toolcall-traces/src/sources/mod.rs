@@ -53,6 +53,7 @@ registry! {
     otel_genai,
     claude_code,
     atif,
+    langfuse,
 }
 
 /// The source named `name`.

@@ -109,7 +109,7 @@ fn turns(spans: &[Span], found: &mut Found) {
 
 /// Two model spans of one trace that hold the same calls (by id) are one turn recorded twice:
 /// the one that says more (a catalog, then more of the conversation) is kept.
-fn fold_duplicates(turns: Vec<Turn>, found: &mut Found) -> Vec<Turn> {
+pub(crate) fn fold_duplicates(turns: Vec<Turn>, found: &mut Found) -> Vec<Turn> {
     let key = |t: &Turn| -> Option<(Option<String>, Vec<String>)> {
         let ids: Option<Vec<String>> = t.calls.iter().map(|c| c.id.clone()).collect();
         ids.filter(|ids| !ids.is_empty())
@@ -137,7 +137,7 @@ fn fold_duplicates(turns: Vec<Turn>, found: &mut Found) -> Vec<Turn> {
 }
 
 /// A JSON-string attribute parsed, a structured one as it is.
-fn structured(v: &Value) -> Result<Value, String> {
+pub(crate) fn structured(v: &Value) -> Result<Value, String> {
     match v {
         Value::String(s) => {
             serde_json::from_str(s).map_err(|e| format!("holds a string that is not JSON: {e}"))
@@ -146,7 +146,7 @@ fn structured(v: &Value) -> Result<Value, String> {
     }
 }
 
-fn model_turn(span: &Span) -> Result<Option<Turn>, String> {
+pub(crate) fn model_turn(span: &Span) -> Result<Option<Turn>, String> {
     let catalog = catalog(span)?;
     let system = match span.attr("gen_ai.system_instructions") {
         Some(v) => {
@@ -208,7 +208,7 @@ fn model_turn(span: &Span) -> Result<Option<Turn>, String> {
 }
 
 /// `gen_ai.tool.definitions`, else OpenLLMetry's `llm.request.functions.N.*`, else not recorded.
-fn catalog(span: &Span) -> Result<Catalog, String> {
+pub(crate) fn catalog(span: &Span) -> Result<Catalog, String> {
     if let Some(v) = span.attr("gen_ai.tool.definitions") {
         let v = structured(v).map_err(|e| format!("gen_ai.tool.definitions {e}"))?;
         let Some(items) = v.as_array() else {
@@ -260,7 +260,7 @@ fn catalog(span: &Span) -> Result<Catalog, String> {
 }
 
 /// The text parts of a `parts` list (or a plain string), joined.
-fn parts_text(v: &Value) -> String {
+pub(crate) fn parts_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Array(parts) => parts
@@ -279,7 +279,7 @@ fn parts_text(v: &Value) -> String {
 }
 
 /// Messages in the current conventions' shape: `[{"role", "parts": [...]}]`.
-fn parts_messages(v: &Value, what: &str) -> Result<Vec<Message>, String> {
+pub(crate) fn parts_messages(v: &Value, what: &str) -> Result<Vec<Message>, String> {
     let Some(items) = v.as_array() else {
         return Err(format!("{what}: expected a list of messages"));
     };
@@ -329,7 +329,7 @@ fn parts_messages(v: &Value, what: &str) -> Result<Vec<Message>, String> {
 }
 
 /// A Chat-like message: `{"role", "content", "tool_calls": [...], "tool_call_id"}`.
-fn chat_message(m: &Value) -> Option<Message> {
+pub(crate) fn chat_message(m: &Value) -> Option<Message> {
     let role = m.get("role").and_then(Value::as_str).unwrap_or("assistant");
     let content = m
         .get("content")
@@ -357,7 +357,7 @@ fn chat_message(m: &Value) -> Option<Message> {
 }
 
 /// Chat's `tool_calls` (with `function`) or the flat `{id, name, arguments}`.
-fn chat_calls(v: Option<&Value>) -> Vec<Call> {
+pub(crate) fn chat_calls(v: Option<&Value>) -> Vec<Call> {
     let v = v.map(|v| structured(v).unwrap_or_else(|_| v.clone()));
     v.as_ref()
         .and_then(Value::as_array)
@@ -398,6 +398,7 @@ fn flattened(span: &Span, prefix: &str) -> Vec<Message> {
         }
     }
     let mut out = Vec::new();
+    let mut from_content = 0;
     for fields in by_index.values() {
         let get = |k: &str| fields.get(k).map(text_of);
         let role = get("role").unwrap_or_else(|| {
@@ -420,6 +421,19 @@ fn flattened(span: &Span, prefix: &str) -> Vec<Message> {
                 arguments: arguments_of(fields.get(&format!("{call}arguments"))),
             });
         }
+        // Some instrumentations (JetBrains Koog) write a completion's calls as Chat's
+        // `tool_calls` array, in JSON, as its content: one completion index per call.
+        if calls.is_empty() && role != "user" && role != "system" {
+            if let Some(listed) = content.as_deref().and_then(calls_in_content) {
+                calls = listed;
+                from_content += 1;
+            }
+        }
+        let content = if from_content > 0 && !calls.is_empty() {
+            None
+        } else {
+            content
+        };
         if let Some(name) = get("function_call.name") {
             calls.push(Call {
                 id: None,
@@ -440,7 +454,32 @@ fn flattened(span: &Span, prefix: &str) -> Vec<Message> {
             },
         });
     }
+    // Those instrumentations write one index per call of a single answer: one message again.
+    if from_content > 1 && from_content == out.len() {
+        let calls = out
+            .drain(..)
+            .flat_map(|m| match m {
+                Message::Assistant { calls, .. } => calls,
+                _ => Vec::new(),
+            })
+            .collect();
+        out.push(Message::Assistant { text: None, calls });
+    }
     out
+}
+
+/// A content string that is exactly Chat's `tool_calls` array (`[{"id", "type": "function",
+/// "function": {"name", "arguments"}}]`): an instrumentation's record of the calls, not text the
+/// model wrote.
+fn calls_in_content(content: &str) -> Option<Vec<Call>> {
+    let value: Value = serde_json::from_str(content.trim()).ok()?;
+    let items = value.as_array()?;
+    let structured = !items.is_empty()
+        && items.iter().all(|c| {
+            c.get("type").and_then(Value::as_str) == Some("function")
+                && c.pointer("/function/name").and_then(Value::as_str).is_some()
+        });
+    structured.then(|| chat_calls(Some(&value)))
 }
 
 /// The legacy events: per-message events and `gen_ai.choice`, or the older content events with
