@@ -151,6 +151,24 @@ fn container(doc: &Value, at: &str, spans: &mut Vec<Span>) -> bool {
         spans.push(single_span(doc, at));
         return true;
     }
+    // One span's attributes alone, as converters' tests keep them (an OpenInference span
+    // kind among the keys), or LangWatch's `{"spanName", "attributes": {…}}`.
+    if let Some(map) = doc.as_object() {
+        if map.contains_key("openinference.span.kind") {
+            spans.push(Span {
+                at: at.to_owned(),
+                attributes: map.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                ..Span::default()
+            });
+            return true;
+        }
+        if map.contains_key("spanName") && map.get("attributes").is_some_and(Value::is_object) {
+            let mut span = console_span(doc, at);
+            span.name = string(map.get("spanName"));
+            spans.push(span);
+            return true;
+        }
+    }
     false
 }
 
@@ -379,6 +397,14 @@ fn console_span(v: &Value, at: &str) -> Span {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_attribute_map_alone_is_one_span() {
+        let map = serde_json::json!({"openinference.span.kind": "LLM", "llm.model_name": "m"});
+        let spans = decode(&map.to_string(), "f").expect("a span");
+        assert_eq!(spans.len(), 1);
+        assert_eq!(spans[0].str_attr("llm.model_name").as_deref(), Some("m"));
+    }
+
     use super::*;
     use serde_json::json;
 

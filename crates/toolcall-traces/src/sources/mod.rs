@@ -54,6 +54,7 @@ registry! {
     claude_code,
     atif,
     langfuse,
+    openinference,
 }
 
 /// The source named `name`.

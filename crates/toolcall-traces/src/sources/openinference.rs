@@ -1,0 +1,165 @@
+//! OpenInference (Arize Phoenix's conventions): spans with `openinference.span.kind`, their
+//! messages and catalog flattened into indexed attributes:
+//! `llm.input_messages.N.message.{role,content,tool_call_id}`,
+//! `llm.input_messages.N.message.tool_calls.M.tool_call.{id,function.name,function.arguments}`,
+//! the same under `llm.output_messages`, and `llm.tools.N.tool.json_schema` for the catalog.
+//!
+//! Each `LLM` span is a turn. A `json_schema` of `"{}"` names no tool: a catalog made only of
+//! such entries is not a catalog (the turn is not judged), never an empty one. A `TOOL` span
+//! whose `tool_call.id` a turn holds is folded into it.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::model::{arguments_of, text_of};
+use crate::spans::Span;
+use crate::{Call, Catalog, Found, Message, ToolDef, Turn};
+
+use super::{otel_genai, Reads, Source};
+
+/// The source.
+pub static SOURCE: Source = Source {
+    name: "openinference",
+    about: "OpenInference spans (openinference.span.kind, llm.input_messages.N.*, \
+            llm.output_messages.N.*, llm.tools.N.tool.json_schema)",
+    reads: Reads::Spans { claims, turns },
+};
+
+fn kind(s: &Span) -> Option<String> {
+    s.str_attr("openinference.span.kind")
+}
+
+fn claims(spans: &[Span]) -> bool {
+    spans.iter().any(|s| kind(s).is_some())
+}
+
+fn turns(spans: &[Span], found: &mut Found) {
+    let mut turns = Vec::new();
+    for span in spans.iter().filter(|s| kind(s).as_deref() == Some("LLM")) {
+        let place = if span.span_id.is_empty() {
+            span.at.clone()
+        } else {
+            format!("{} (span {})", span.at, span.span_id)
+        };
+        let output = messages(span, "llm.output_messages");
+        let (text, calls) = output
+            .into_iter()
+            .find_map(|m| match m {
+                Message::Assistant { text, calls } => Some((text, calls)),
+                _ => None,
+            })
+            .unwrap_or((None, Vec::new()));
+        turns.push(Turn {
+            at: place.clone(),
+            id: if span.span_id.is_empty() {
+                place
+            } else {
+                span.span_id.clone()
+            },
+            trace: (!span.trace_id.is_empty()).then(|| span.trace_id.clone()),
+            model: span.str_attr("llm.model_name"),
+            catalog: catalog(span),
+            system: None,
+            messages: messages(span, "llm.input_messages"),
+            text,
+            calls,
+        });
+    }
+    let turns = otel_genai::fold_duplicates(turns, found);
+    for span in spans.iter().filter(|s| kind(s).as_deref() == Some("TOOL")) {
+        if let Some(id) = span.str_attr("tool_call.id") {
+            if turns
+                .iter()
+                .any(|t| t.calls.iter().any(|c| c.id.as_deref() == Some(id.as_str())))
+            {
+                found.folded += 1;
+            }
+        }
+    }
+    found.turns.extend(turns);
+}
+
+fn catalog(span: &Span) -> Catalog {
+    let mut tools = Vec::new();
+    for i in 0.. {
+        let Some(schema) = span.attr(&format!("llm.tools.{i}.tool.json_schema")) else {
+            break;
+        };
+        let schema = otel_genai::structured(schema).unwrap_or_else(|_| schema.clone());
+        let def = schema.get("function").unwrap_or(&schema);
+        if let Some(name) = def.get("name").and_then(Value::as_str) {
+            tools.push(ToolDef {
+                name: name.to_owned(),
+                description: def
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                parameters: def.get("parameters").filter(|p| !p.is_null()).cloned(),
+            });
+        }
+    }
+    if tools.is_empty() {
+        Catalog::NotRecorded
+    } else {
+        Catalog::Recorded(tools)
+    }
+}
+
+/// The messages flattened under `prefix`, in index order (numeric: `10` after `9`).
+fn messages(span: &Span, prefix: &str) -> Vec<Message> {
+    let start = format!("{prefix}.");
+    let mut by_index: BTreeMap<usize, BTreeMap<String, Value>> = BTreeMap::new();
+    for (key, value) in span.attributes.range(start.clone()..) {
+        let Some(rest) = key.strip_prefix(&start) else {
+            break;
+        };
+        let Some((index, field)) = rest.split_once('.') else {
+            continue;
+        };
+        let field = field.strip_prefix("message.").unwrap_or(field);
+        if let Ok(index) = index.parse::<usize>() {
+            by_index
+                .entry(index)
+                .or_default()
+                .insert(field.to_owned(), value.clone());
+        }
+    }
+    let mut out = Vec::new();
+    for fields in by_index.values() {
+        let get = |k: &str| fields.get(k).map(text_of);
+        let role = get("role").unwrap_or_default();
+        let mut content = get("content");
+        if content.is_none() {
+            let texts: Vec<String> = (0..)
+                .map_while(|k| get(&format!("contents.{k}.message_content.text")))
+                .collect();
+            content = (!texts.is_empty()).then(|| texts.join("\n\n"));
+        }
+        let mut calls = Vec::new();
+        for m in 0.. {
+            let call = format!("tool_calls.{m}.tool_call.");
+            let Some(name) = get(&format!("{call}function.name")) else {
+                break;
+            };
+            calls.push(Call {
+                id: get(&format!("{call}id")),
+                name,
+                arguments: arguments_of(fields.get(&format!("{call}function.arguments"))),
+            });
+        }
+        out.push(match role.as_str() {
+            "system" => Message::System(content.unwrap_or_default()),
+            "user" => Message::User(content.unwrap_or_default()),
+            "tool" => Message::Tool {
+                call_id: get("tool_call_id"),
+                content: content.unwrap_or_default(),
+            },
+            _ => Message::Assistant {
+                text: content.filter(|c| !c.is_empty()),
+                calls,
+            },
+        });
+    }
+    out
+}
