@@ -55,6 +55,7 @@ registry! {
     atif,
     langfuse,
     openinference,
+    vercel_ai,
 }
 
 /// The source named `name`.

@@ -192,9 +192,18 @@ pub(crate) fn model_turn(span: &Span) -> Result<Option<Turn>, String> {
     if system.is_some() && matches!(messages.first(), Some(Message::System(_))) {
         messages.remove(0);
     }
+    let at = if span.span_id.is_empty() {
+        span.at.clone()
+    } else {
+        format!("{} (span {})", span.at, span.span_id)
+    };
     Ok(Some(Turn {
-        at: format!("{} (span {})", span.at, span.span_id),
-        id: span.span_id.clone(),
+        id: if span.span_id.is_empty() {
+            at.clone()
+        } else {
+            span.span_id.clone()
+        },
+        at,
         trace: (!span.trace_id.is_empty()).then(|| span.trace_id.clone()),
         model: span
             .str_attr("gen_ai.response.model")
@@ -280,12 +289,23 @@ pub(crate) fn parts_text(v: &Value) -> String {
 
 /// Messages in the current conventions' shape: `[{"role", "parts": [...]}]`.
 pub(crate) fn parts_messages(v: &Value, what: &str) -> Result<Vec<Message>, String> {
-    let Some(items) = v.as_array() else {
-        return Err(format!("{what}: expected a list of messages"));
+    // Some instrumentations (Gemini CLI's) record the one output message bare, not in a list.
+    let one;
+    let items = match v {
+        Value::Array(items) => items,
+        Value::Object(_) if v.get("parts").is_some() => {
+            one = vec![v.clone()];
+            &one
+        }
+        _ => return Err(format!("{what}: expected a list of messages")),
     };
+    let output = what.ends_with("output.messages") || what == "output";
     let mut out = Vec::new();
     for item in items {
-        let role = item.get("role").and_then(Value::as_str).unwrap_or_default();
+        let role = item
+            .get("role")
+            .and_then(Value::as_str)
+            .unwrap_or(if output { "assistant" } else { "" });
         let Some(parts) = item.get("parts").and_then(Value::as_array) else {
             // A message in the older, Chat-like shape.
             out.extend(chat_message(item));
@@ -294,6 +314,25 @@ pub(crate) fn parts_messages(v: &Value, what: &str) -> Result<Vec<Message>, Stri
         let mut text = Vec::new();
         let mut calls = Vec::new();
         for part in parts {
+            // Gemini-shaped parts carry no `type`: `{"text"}`, `{"functionCall"}`,
+            // `{"functionResponse"}`.
+            if part.get("type").is_none() {
+                if let Some(t) = part.get("text") {
+                    text.push(text_of(t));
+                } else if let Some(f) = part.get("functionCall") {
+                    calls.push(Call {
+                        id: f.get("id").and_then(Value::as_str).map(str::to_owned),
+                        name: f.get("name").map(text_of).unwrap_or_default(),
+                        arguments: arguments_of(f.get("args")),
+                    });
+                } else if let Some(f) = part.get("functionResponse") {
+                    out.push(Message::Tool {
+                        call_id: f.get("id").and_then(Value::as_str).map(str::to_owned),
+                        content: f.get("response").map(text_of).unwrap_or_default(),
+                    });
+                }
+                continue;
+            }
             match part.get("type").and_then(Value::as_str) {
                 Some("text") => text.push(part.get("content").map(text_of).unwrap_or_default()),
                 Some("tool_call") => calls.push(Call {
