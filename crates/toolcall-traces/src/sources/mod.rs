@@ -56,6 +56,7 @@ registry! {
     langfuse,
     openinference,
     vercel_ai,
+    openai_agents,
 }
 
 /// The source named `name`.
