@@ -57,6 +57,7 @@ registry! {
     openinference,
     vercel_ai,
     openai_agents,
+    langsmith,
 }
 
 /// The source named `name`.
