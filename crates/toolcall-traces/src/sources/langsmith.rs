@@ -175,10 +175,10 @@ fn messages(v: Option<&Value>) -> Vec<Message> {
 
 fn answer(outputs: &Value) -> (Option<String>, Vec<Call>) {
     if let Some(message) = outputs.pointer("/generations/0/0/message") {
-        if let Some(otel_genai_message) = otel_genai::chat_message(&langchain(message)) {
-            if let Message::Assistant { text, calls } = otel_genai_message {
-                return (text, calls);
-            }
+        if let Some(Message::Assistant { text, calls }) =
+            otel_genai::chat_message(&langchain(message))
+        {
+            return (text, calls);
         }
     }
     if outputs.is_object() && !outputs.as_object().is_some_and(|o| o.is_empty()) {
