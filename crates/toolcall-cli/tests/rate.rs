@@ -662,3 +662,217 @@ fn rate_reports_say_what_json_says() {
         "{xml}"
     );
 }
+
+/// The trace fixtures of toolcall-traces (real exports, see their SOURCES.md).
+fn trace_fixture(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../toolcall-traces/tests/fixtures")
+        .join(path)
+}
+
+/// `toolcall rate` reads traces straight from their files: the turns it could judge are in the
+/// rate, the turns whose trace recorded no catalog are counted apart (never as unknown), folded
+/// duplicates are said, and `--json` carries the same counts.
+#[test]
+fn rate_reads_traces_and_counts_what_it_cannot_judge() {
+    let files = [
+        trace_fixture("langfuse/pydantic-ai-tools-2025-12-04.trace.json"),
+        trace_fixture("langfuse/claude-agent-2025-12-22.trace.json"),
+        trace_fixture("langsmith/handwritten_langchain_tool_calls.json"),
+    ];
+    let args: Vec<&str> = files.iter().map(|p| p.to_str().unwrap()).collect();
+    let out = toolcall(&[&["rate", "--json", "-q"], &args[..]].concat());
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{report}");
+    // pydantic-ai: 4 judged turns with 4 calls, 3 tool spans folded; claude-agent: 4 turns with
+    // 2 calls and no catalog; the LangSmith run: 1 call, outside its catalog.
+    assert_eq!(
+        (report["responses"].clone(), report["calls"].clone()),
+        (json!(5), json!(5))
+    );
+    assert_eq!(report["unknown"], 1);
+    assert_eq!(report["distinct"][0]["name"], "get_wether");
+    assert_eq!(
+        report["traces"],
+        json!({"not_judged_turns": 4, "not_judged_calls": 2, "names_only_turns": 0, "folded_calls": 3})
+    );
+    let text = stdout(&toolcall(&[&["rate", "-q"], &args[..]].concat()));
+    for line in [
+        "not judged: no catalog recorded: 4 turn(s), 2 call(s)",
+        "calls recorded more than once, folded into one: 3",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in:\n{text}");
+    }
+}
+
+/// A file no source claims, a source named for a file it does not claim: each said with the
+/// file and what was expected, and the sources listed.
+#[test]
+fn a_file_that_is_not_a_trace_is_named() {
+    let dir = scratch("trace-errors");
+    let odd = dir.join("odd.json");
+    write(&odd, &json!({"hello": "world"}));
+    let out = toolcall(&["rate", "-q", odd.to_str().unwrap()]);
+    let text = format!("{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("odd.json: not a trace any source reads (sources: otel-genai, claude-code"),
+        "{text}"
+    );
+    let claude = trace_fixture("claude-code/spotter_short.jsonl");
+    let out = toolcall(&["rate", "-q", "--from", "atif", claude.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("spotter_short.jsonl: not a atif trace: expected ATIF"),
+        "{text}"
+    );
+}
+
+/// `toolcall import` writes a trace's judged turns as cases, and `toolcall rate DIR` on what it
+/// wrote gives the rate the trace gives read directly.
+#[test]
+fn an_imported_trace_rates_as_the_trace_does() {
+    let dir = scratch("trace-import");
+    let trace = trace_fixture("langfuse/langfuse-csharp-agent-gemini-2026-03-09.trace.json");
+    let out_dir = dir.join("out");
+    let out = toolcall(&[
+        "import",
+        trace.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout(&out).contains("2 case(s) with 2 tool call(s)"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("folded 2 call(s)"),
+        "{}",
+        stdout(&out)
+    );
+    let rate = |path: &Path| -> Value {
+        let out = toolcall(&["rate", "--json", "-q", path.to_str().unwrap()]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let (direct, imported) = (rate(&trace), rate(&out_dir));
+    for key in ["calls", "unknown", "rate"] {
+        assert_eq!(direct[key], imported[key], "{key}: {direct} vs {imported}");
+    }
+    assert_eq!(imported["calls"], 2);
+}
+
+/// `toolcall promote`: one turn becomes a case and its recording, and with `--baseline` a known
+/// failure with a note, so `check` is green until the fix; a turn the trace holds no catalog
+/// for, or whose conversation has a call without its result, is refused with nothing written.
+#[test]
+fn promote_turns_an_incident_into_a_known_failure() {
+    let dir = scratch("trace-promote");
+    let run = trace_fixture("langsmith/handwritten_langchain_tool_calls.json");
+    let root = dir.join("suite");
+    let out = toolcall(&[
+        "promote",
+        run.to_str().unwrap(),
+        "--id",
+        "run-1",
+        "--out",
+        root.to_str().unwrap(),
+        "--baseline",
+        "gpt-4o",
+    ]);
+    let text = stdout(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("+ incidents/run-1: get_wether"), "{text}");
+    let baseline: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("baselines/gpt-4o.json")).unwrap())
+            .unwrap();
+    assert!(
+        baseline["incidents/run-1"]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("promoted from")),
+        "{baseline}"
+    );
+    let out = toolcall(&["check", "--root", root.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+
+    // Claude Code sessions record no catalog.
+    let session = trace_fixture("claude-code/spotter_short.jsonl");
+    let refused = dir.join("refused");
+    let out = toolcall(&[
+        "promote",
+        session.to_str().unwrap(),
+        "--id",
+        "msg_01MKH1ccEGrZGNPvu8pYiiQa",
+        "--out",
+        refused.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("recorded no catalog for this turn"), "{text}");
+    // A session that lost a record: claude-code-viewer's, without line 5 (the result of the
+    // first TodoWrite call). The next turn's conversation has a call without its result.
+    let session = trace_fixture("claude-code/ccv_5c0375b4_inline_sidechains.jsonl");
+    let lines: Vec<String> = std::fs::read_to_string(&session)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .filter(|(i, _)| *i != 4)
+        .map(|(_, l)| l.to_owned())
+        .collect();
+    let lost = dir.join("lost-a-record.jsonl");
+    std::fs::write(&lost, lines.join("\n")).unwrap();
+    let tools = dir.join("tools.json");
+    write(&tools, &json!([{"name": "TodoWrite"}, {"name": "Glob"}]));
+    let out = toolcall(&[
+        "promote",
+        lost.to_str().unwrap(),
+        "--id",
+        "msg_014fJ8dncc8t7mNss9o1poH3",
+        "--tools",
+        tools.to_str().unwrap(),
+        "--out",
+        refused.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("has a call to `TodoWrite` without its result in the trace"),
+        "{text}"
+    );
+    // The same turn of the whole session is promoted.
+    let out = toolcall(&[
+        "promote",
+        session.to_str().unwrap(),
+        "--id",
+        "msg_014fJ8dncc8t7mNss9o1poH3",
+        "--tools",
+        tools.to_str().unwrap(),
+        "--out",
+        dir.join("whole").to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!refused.exists(), "nothing written");
+}
