@@ -22,6 +22,10 @@
 //!   "bad_lines": 0,                   // JSONL lines or recorded files that could not be read
 //!   "errors": ["log.jsonl:17: ..."],  // the first of them, in input order
 //!   "unrecorded": 0,                  // cases with no recorded response (tree mode)
+//!   "traces": {"not_judged_turns": 3, // traces: turns whose trace recorded no catalog,
+//!              "not_judged_calls": 5, //   their calls (not in the rate), turns judged by
+//!              "names_only_turns": 0, //   names only, calls recorded twice and folded
+//!              "folded_calls": 2},    //   (all zero for logs and trees)
 //!   "stopped": null,                  // why a live run stopped early, when it did
 //!   "live": {"asked": 51, "resumed": 0, "failed": 0, "unasked": 0,
 //!            "requests": 51, "tokens": 48210},  // live mode only (null otherwise)
