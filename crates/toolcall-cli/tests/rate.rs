@@ -715,8 +715,16 @@ fn a_file_that_is_not_a_trace_is_named() {
     let out = toolcall(&["rate", "-q", odd.to_str().unwrap()]);
     let text = format!("{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(2), "{text}");
+    // Not a source's: read as a log, whose error says both.
     assert!(
-        text.contains("odd.json: not a trace any source reads (sources: otel-genai, claude-code"),
+        text.contains("odd.json:1: not a log line ({\"request\", \"response\"}), nor in a trace"),
+        "{text}"
+    );
+    let out = toolcall(&["rate", "-q", "--from", "langfuse", odd.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("odd.json: not a langfuse trace: expected Langfuse exports"),
         "{text}"
     );
     let claude = trace_fixture("claude-code/spotter_short.jsonl");

@@ -292,7 +292,9 @@ fn score_line(
     origin: Origin,
 ) -> Result<(), String> {
     let line: LogLine =
-        serde_json::from_slice(bytes).map_err(|e| format!("not a log line: {e}"))?;
+        serde_json::from_slice(bytes).map_err(|e| {
+            format!("not a log line ({{\"request\", \"response\"}}), nor in a trace a source reads (--from names one): {e}")
+        })?;
     let request =
         unwrap_string(line.request).map_err(|e| format!("`request` string is not JSON: {e}"))?;
     let case = Case::from_value(&request).map_err(|e| format!("request: {e}"))?;

@@ -66,6 +66,19 @@ pub fn is_log(path: &Path) -> bool {
     false
 }
 
+/// Whether `path` is a trace some source claims, rather than a log (or anything else, which the
+/// log reader then reports line by line). A file that starts with a `{"request", "response"}`
+/// line, standard input, and a file over the input limit (traces are read whole) are logs
+/// without reading further.
+pub fn is_trace(path: &Path) -> bool {
+    if path.as_os_str() == "-" || is_log(path) {
+        return false;
+    }
+    let small = std::fs::metadata(path)
+        .is_ok_and(|m| m.is_file() && m.len() <= toolcall_score::max_input_bytes());
+    small && matches!(read_trace(path, None), Ok(Some(_)) | Err(_))
+}
+
 /// A catalog given with `--tools`: a tools array of any format the scorer reads, as tool
 /// definitions.
 pub fn tools_from(path: &Path) -> Result<Vec<ToolDef>, RateError> {

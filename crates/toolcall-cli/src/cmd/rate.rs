@@ -140,12 +140,10 @@ fn rate_inputs(args: &Args, scan: &ScanOptions) -> Result<toolcall_rate::Tally, 
                 let tree = rate_tree(&cases, &agent, scan).map_err(|e| e.to_string())?;
                 tally.merge(tree.tally);
             }
-        } else if args.from.is_none()
-            && (path.as_os_str() == "-" || toolcall_rate::traces::is_log(path))
-        {
-            logs.push(path.clone());
-        } else {
+        } else if args.from.is_some() || toolcall_rate::traces::is_trace(path) {
             traces.push(path.clone());
+        } else {
+            logs.push(path.clone());
         }
     }
     if !logs.is_empty() {
