@@ -33,24 +33,57 @@ pub static SOURCE: Source = Source {
     reads: Reads::Records { claims, turns },
 };
 
+/// The blob storage export's snake_case columns, as the API's camelCase names.
+const COLUMNS: [(&str, &str); 8] = [
+    ("trace_id", "traceId"),
+    ("parent_observation_id", "parentObservationId"),
+    ("start_time", "startTime"),
+    ("tool_definitions", "toolDefinitions"),
+    ("tool_calls", "toolCalls"),
+    ("tool_call_names", "toolCallNames"),
+    ("model_parameters", "modelParameters"),
+    ("provided_model_name", "model"),
+];
+
+/// An observation row with the API's names.
+fn camel(v: &Value) -> Value {
+    let Some(map) = v.as_object() else {
+        return v.clone();
+    };
+    let mut out = map.clone();
+    for (snake, camel) in COLUMNS {
+        if let Some(value) = out.remove(snake) {
+            out.entry(camel).or_insert(value);
+        }
+    }
+    Value::Object(out)
+}
+
 fn is_observation(v: &Value) -> bool {
-    v.get("traceId").is_some()
+    (v.get("traceId").is_some() || v.get("trace_id").is_some())
         && v.get("type")
             .and_then(Value::as_str)
             .is_some_and(|t| t.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
 }
 
-fn observations(doc: &Value) -> Option<&Vec<Value>> {
+fn observations(doc: &Value) -> Option<Vec<Value>> {
     let list = doc
         .get("observations")
         .filter(|_| doc.get("trace").is_some())
         .or_else(|| doc.get("data"))?
         .as_array()?;
-    list.iter().all(is_observation).then_some(list)
+    list.iter()
+        .all(is_observation)
+        .then(|| list.iter().map(camel).collect())
 }
 
 fn claims(first: &Value) -> bool {
+    // A trace export, or the blob storage export's rows: one observation a line (or a list).
     observations(first).is_some_and(|o| !o.is_empty())
+        || is_observation(first)
+        || first
+            .as_array()
+            .is_some_and(|rows| !rows.is_empty() && rows.iter().all(is_observation))
 }
 
 /// JSON that may sit in a string, once or twice.
@@ -69,11 +102,42 @@ fn decoded(v: Option<&Value>) -> Value {
 }
 
 fn turns(records: &Records, found: &mut Found) {
+    // Rows (JSON Lines, or one list): all one export, read as one list of observations.
+    let rows: Vec<Value> = records
+        .values
+        .iter()
+        .flat_map(|(_, v)| match v {
+            Value::Array(items) if items.iter().all(is_observation) => items.clone(),
+            v if is_observation(v) => vec![v.clone()],
+            _ => Vec::new(),
+        })
+        .map(|v| camel(&v))
+        .collect();
+    if !rows.is_empty() {
+        let at = records
+            .values
+            .first()
+            .map(|(at, _)| at.split(':').next().unwrap_or(at).to_owned())
+            .unwrap_or_default();
+        for (line, v) in &records.values {
+            if !(is_observation(v) || v.as_array().is_some_and(|i| i.iter().all(is_observation))) {
+                found.bad(line.clone(), "expected a Langfuse observation row (trace_id, type, …)");
+            }
+        }
+        read_list(&at, rows, found);
+        return;
+    }
     for (at, doc) in &records.values {
         let Some(list) = observations(doc) else {
             found.bad(at.clone(), "expected a Langfuse trace export with observations");
             continue;
         };
+        read_list(at, list, found);
+    }
+}
+
+fn read_list(at: &str, list: Vec<Value>, found: &mut Found) {
+    {
         let mut list: Vec<&Value> = list.iter().collect();
         list.sort_by(|a, b| {
             let key = |o: &Value| o.get("startTime").and_then(Value::as_str).unwrap_or_default().to_owned();
