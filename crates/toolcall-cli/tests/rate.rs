@@ -884,3 +884,105 @@ fn promote_turns_an_incident_into_a_known_failure() {
     );
     assert!(!refused.exists(), "nothing written");
 }
+
+/// Writes `rows` (JSON objects of string values) as a Snappy-compressed Parquet file with one
+/// required UTF-8 column per key of the first row, as Langfuse's blob export writes its rows.
+fn write_parquet(path: &Path, rows: &[Value]) {
+    use parquet::data_type::{ByteArray, ByteArrayType};
+    use parquet::file::properties::WriterProperties;
+    use parquet::file::writer::SerializedFileWriter;
+    use std::sync::Arc;
+    let keys: Vec<String> = rows[0].as_object().unwrap().keys().cloned().collect();
+    let fields: String = keys
+        .iter()
+        .map(|k| format!("REQUIRED BYTE_ARRAY {k} (UTF8);"))
+        .collect();
+    let schema = Arc::new(
+        parquet::schema::parser::parse_message_type(&format!("message rows {{ {fields} }}"))
+            .unwrap(),
+    );
+    let props = Arc::new(
+        WriterProperties::builder()
+            .set_compression(parquet::basic::Compression::SNAPPY)
+            .build(),
+    );
+    let mut writer =
+        SerializedFileWriter::new(std::fs::File::create(path).unwrap(), schema, props).unwrap();
+    let mut group = writer.next_row_group().unwrap();
+    for key in &keys {
+        let values: Vec<ByteArray> = rows
+            .iter()
+            .map(|r| {
+                let v = &r[key.as_str()];
+                ByteArray::from(
+                    v.as_str()
+                        .map_or_else(|| v.to_string(), str::to_owned)
+                        .as_str(),
+                )
+            })
+            .collect();
+        let mut column = group.next_column().unwrap().unwrap();
+        column
+            .typed::<ByteArrayType>()
+            .write_batch(&values, None, None)
+            .unwrap();
+        column.close().unwrap();
+    }
+    group.close().unwrap();
+    writer.close().unwrap();
+}
+
+/// A Parquet export reads as the same rows in JSON Lines do: Langfuse's blob export rows, here
+/// written by the test (no licensed Parquet export was found), rated straight from the file.
+#[test]
+fn a_parquet_export_rates_as_its_rows_in_json_lines() {
+    let dir = scratch("trace-parquet");
+    let jsonl = trace_fixture("langfuse/handwritten_blob_export_rows.jsonl");
+    let rows: Vec<Value> = std::fs::read_to_string(&jsonl)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v.is_object())
+        // The same columns in every row, as a Parquet file has them.
+        .map(|v| {
+            let mut row = serde_json::Map::new();
+            for key in [
+                "id",
+                "trace_id",
+                "type",
+                "name",
+                "start_time",
+                "input",
+                "output",
+                "metadata",
+            ] {
+                row.insert(key.into(), v.get(key).cloned().unwrap_or_else(|| json!("")));
+            }
+            Value::Object(row)
+        })
+        .collect();
+    assert_eq!(rows.len(), 2);
+    let parquet = dir.join("observations.parquet");
+    write_parquet(&parquet, &rows);
+    let out = toolcall(&["rate", "--json", "-q", parquet.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (report["calls"].clone(), report["unknown"].clone()),
+        (json!(1), json!(1))
+    );
+    assert_eq!(report["distinct"][0]["name"], "refund_order");
+    assert_eq!(report["traces"]["folded_calls"], 1);
+    // Parquet that is not: named with the file.
+    let broken = dir.join("broken.parquet");
+    std::fs::write(&broken, b"PAR1 and then nothing").unwrap();
+    let out = toolcall(&["rate", "-q", broken.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("broken.parquet: not Parquet:"), "{text}");
+}

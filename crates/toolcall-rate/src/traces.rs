@@ -31,9 +31,7 @@ pub fn read_trace(
     path: &Path,
     from: Option<&'static Source>,
 ) -> Result<Option<TraceFile>, RateError> {
-    let text = toolcall_score::read_text(path)?;
-    let shown = path.display().to_string();
-    match toolcall_traces::read(&text, &shown, from) {
+    match toolcall_traces::read_path(path, from) {
         Ok((source, found)) => Ok(Some(TraceFile { source, found })),
         Err(toolcall_traces::TraceError::NotATrace { .. }) if from.is_none() => Ok(None),
         Err(e) => Err(RateError::Config(e.to_string())),

@@ -26,6 +26,17 @@ pub enum TraceError {
         /// The sources that claim it.
         candidates: Vec<&'static str>,
     },
+    /// The file could not be read (too large, not UTF-8, not there).
+    #[error("{0}")]
+    Input(String),
+    /// A Parquet file this build cannot read, or that is not valid Parquet.
+    #[error("{path}: {why}")]
+    Parquet {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        why: String,
+    },
     /// `--from` named a source that does not claim the file.
     #[error("{path}: not a {name} trace: expected {expected}")]
     NotThisSource {

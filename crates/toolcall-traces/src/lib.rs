@@ -33,7 +33,7 @@ pub mod spans;
 
 pub use errors::TraceError;
 pub use model::{Call, Catalog, Message, ToolDef, Turn};
-pub use records::Records;
+pub use records::{is_parquet, Records};
 pub use sources::{source, Reads, Source, SOURCES};
 
 /// What reading one file found.
@@ -66,6 +66,83 @@ impl Found {
     }
 }
 
+/// Reads the trace in the file at `path`: a Parquet file's rows (for the sources of records), or
+/// its text (within the input limit, [`toolcall_score::read_text`]).
+pub fn read_path(
+    path: &std::path::Path,
+    from: Option<&'static Source>,
+) -> Result<(&'static Source, Found), TraceError> {
+    let shown = path.display().to_string();
+    if is_parquet(path) {
+        let limit = toolcall_score::max_input_bytes();
+        if std::fs::metadata(path).is_ok_and(|m| m.len() > limit) {
+            return Err(TraceError::Parquet {
+                path: shown,
+                why: format!(
+                    "larger than the input limit of {limit} bytes (--max-input-bytes or \
+                     ATP_MAX_INPUT_BYTES raises it)"
+                ),
+            });
+        }
+        let records = Records::from_parquet(path)?;
+        return read_records(records, &shown, from);
+    }
+    let text = toolcall_score::read_text(path).map_err(|e| TraceError::Input(e.to_string()))?;
+    read(&text, &shown, from)
+}
+
+/// [`read`] for records already parsed (a Parquet file's rows): only the sources of records
+/// are asked.
+fn read_records(
+    records: Records,
+    path: &str,
+    from: Option<&'static Source>,
+) -> Result<(&'static Source, Found), TraceError> {
+    let claims = |source: &Source| match &source.reads {
+        Reads::Records { claims, .. } => records.first().is_some_and(|(_, v)| claims(v)),
+        _ => false,
+    };
+    let source = pick(path, from, claims)?;
+    let mut found = Found {
+        bad: records.bad.clone(),
+        ..Found::default()
+    };
+    if let Reads::Records { turns, .. } = &source.reads {
+        turns(&records, &mut found);
+    }
+    Ok((source, found))
+}
+
+/// The source that claims a file: `from` when it does, else the only one that does.
+fn pick(
+    path: &str,
+    from: Option<&'static Source>,
+    claims: impl Fn(&Source) -> bool,
+) -> Result<&'static Source, TraceError> {
+    match from {
+        Some(source) if claims(source) => Ok(source),
+        Some(source) => Err(TraceError::NotThisSource {
+            path: path.to_owned(),
+            name: source.name,
+            expected: source.about,
+        }),
+        None => {
+            let candidates: Vec<&'static Source> =
+                SOURCES.iter().copied().filter(|s| claims(s)).collect();
+            match candidates.as_slice() {
+                [one] => Ok(*one),
+                [] => Err(TraceError::NotATrace {
+                    path: path.to_owned(),
+                }),
+                many => Err(TraceError::Ambiguous {
+                    path: path.to_owned(),
+                    candidates: many.iter().map(|s| s.name).collect(),
+                }),
+            }
+        }
+    }
+}
+
 /// Reads the trace in `text` (the content of `path`) as `from`, or as the one source that claims
 /// it.
 pub fn read(
@@ -85,36 +162,7 @@ pub fn read(
         }
         _ => false,
     };
-    let source = match from {
-        Some(source) => {
-            if !claims(source) {
-                return Err(TraceError::NotThisSource {
-                    path: path.to_owned(),
-                    name: source.name,
-                    expected: source.about,
-                });
-            }
-            source
-        }
-        None => {
-            let candidates: Vec<&'static Source> =
-                SOURCES.iter().copied().filter(|s| claims(s)).collect();
-            match candidates.as_slice() {
-                [one] => *one,
-                [] => {
-                    return Err(TraceError::NotATrace {
-                        path: path.to_owned(),
-                    })
-                }
-                many => {
-                    return Err(TraceError::Ambiguous {
-                        path: path.to_owned(),
-                        candidates: many.iter().map(|s| s.name).collect(),
-                    })
-                }
-            }
-        }
-    };
+    let source = pick(path, from, claims)?;
     let mut found = Found::default();
     match (&source.reads, &spans, &records) {
         (Reads::Spans { turns, .. }, Some(spans), _) => turns(spans, &mut found),

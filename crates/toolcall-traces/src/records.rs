@@ -52,3 +52,75 @@ impl Records {
         self.values.first()
     }
 }
+
+/// Whether the file at `path` is Parquet (it starts with the magic `PAR1`).
+pub fn is_parquet(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok_and(|()| &magic == b"PAR1")
+}
+
+impl Records {
+    /// The rows of a Parquet file, each as a JSON object (`file:row N`), read row group by row
+    /// group from the file (not read whole first).
+    #[cfg(feature = "parquet")]
+    pub fn from_parquet(path: &std::path::Path) -> Result<Records, crate::TraceError> {
+        use parquet::file::reader::SerializedFileReader;
+        let shown = path.display().to_string();
+        let fail = |why: String| crate::TraceError::Parquet {
+            path: shown.clone(),
+            why,
+        };
+        let file = std::fs::File::open(path).map_err(|e| fail(format!("cannot open: {e}")))?;
+        let reader =
+            SerializedFileReader::new(file).map_err(|e| fail(format!("not Parquet: {e}")))?;
+        let mut records = Records {
+            lines: true,
+            ..Records::default()
+        };
+        for (i, row) in reader.into_iter().enumerate() {
+            let at = format!("{shown}:row {}", i + 1);
+            match row {
+                Ok(row) => records.values.push((at, row.to_json_value())),
+                Err(e) => records.bad.push(Bad {
+                    at,
+                    why: format!("an unreadable row: {e}"),
+                }),
+            }
+        }
+        Ok(records)
+    }
+
+    /// Without the `parquet` feature, a Parquet file is refused saying how to read it.
+    #[cfg(not(feature = "parquet"))]
+    pub fn from_parquet(path: &std::path::Path) -> Result<Records, crate::TraceError> {
+        Err(crate::TraceError::Parquet {
+            path: path.display().to_string(),
+            why: "a Parquet file, and this build has no Parquet reader: install a release \
+                  binary, or build with `--features parquet` (cargo install toolcall-cli \
+                  --features parquet)"
+                .into(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Built without the `parquet` feature (scripts/test's "traces without Parquet" tier), a
+    /// Parquet file is refused with the way to a reader; with it, the file is read.
+    #[test]
+    fn a_parquet_file_is_read_or_refused_saying_how_to_read_it() {
+        let path = std::env::temp_dir().join(format!("atp-not-{}.parquet", std::process::id()));
+        std::fs::write(&path, b"PAR1 and nothing a reader could use").unwrap();
+        assert!(super::is_parquet(&path));
+        let error = super::Records::from_parquet(&path).expect_err("refused").to_string();
+        let _ = std::fs::remove_file(&path);
+        if cfg!(feature = "parquet") {
+            assert!(error.contains("not Parquet"), "{error}");
+        } else {
+            assert!(error.contains("build with `--features parquet`"), "{error}");
+        }
+    }
+}
