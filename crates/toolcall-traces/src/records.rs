@@ -115,7 +115,9 @@ mod tests {
         let path = std::env::temp_dir().join(format!("atp-not-{}.parquet", std::process::id()));
         std::fs::write(&path, b"PAR1 and nothing a reader could use").unwrap();
         assert!(super::is_parquet(&path));
-        let error = super::Records::from_parquet(&path).expect_err("refused").to_string();
+        let error = super::Records::from_parquet(&path)
+            .expect_err("refused")
+            .to_string();
         let _ = std::fs::remove_file(&path);
         if cfg!(feature = "parquet") {
             assert!(error.contains("not Parquet"), "{error}");

@@ -1,0 +1,154 @@
+//! Rating a Langfuse blob export of a few thousand observation rows, from Parquet and from the
+//! same rows in JSON Lines, on one core: the Parquet reader's cost against the JSON reader's on
+//! the same data, measured in the same run. Each generation row holds the tau-bench airline
+//! catalog (14 tools with their schemas) in its raw request, as real exports do, and one call;
+//! every 100th call names a tool the catalog lacks.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use toolcall_bench::{load_average, median, quick, tau_bench_dir, timed, Row};
+use toolcall_rate::{rate_traces, ScanOptions};
+
+const COLUMNS: [&str; 8] = [
+    "id",
+    "trace_id",
+    "type",
+    "name",
+    "start_time",
+    "input",
+    "output",
+    "metadata",
+];
+
+fn rows(traces: usize) -> Vec<Value> {
+    let tools: Value = serde_json::from_str(
+        &std::fs::read_to_string(tau_bench_dir().join("tools.json")).expect("tools.json"),
+    )
+    .expect("tools.json is JSON");
+    let names: Vec<String> = tools
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.pointer("/function/name").or_else(|| t.get("name")))
+        .filter_map(|n| n.as_str().map(str::to_owned))
+        .collect();
+    let mut out = Vec::with_capacity(traces * 2);
+    for i in 0..traces {
+        let name = if i % 100 == 0 {
+            "cancel_flight".to_owned()
+        } else {
+            names[i % names.len()].clone()
+        };
+        let call = format!("call_{i}");
+        let input = json!({"messages": [{"role": "user", "content": format!("request {i}")}],
+                           "tools": tools});
+        let output = json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
+            "message": {"role": "assistant", "content": null, "tool_calls": [
+                {"id": call, "type": "function", "function": {"name": name, "arguments": "{}"}}]}}]});
+        out.push(json!({"id": format!("gen-{i}"), "trace_id": format!("trace-{i}"),
+            "type": "GENERATION", "name": "chat", "start_time": format!("2026-11-30 10:00:{:02}.000000", i % 60),
+            "input": input.to_string(), "output": output.to_string(), "metadata": "{}"}));
+        out.push(json!({"id": format!("tool-{i}"), "trace_id": format!("trace-{i}"),
+            "type": "TOOL", "name": name, "start_time": format!("2026-11-30 10:00:{:02}.500000", i % 60),
+            "input": "{}", "output": "{}",
+            "metadata": json!({"attributes": {"gen_ai.tool.call.id": call}}).to_string()}));
+    }
+    out
+}
+
+fn write_jsonl(path: &Path, rows: &[Value]) {
+    let text: String = rows.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(path, text).expect("write the JSON Lines export");
+}
+
+fn write_parquet(path: &Path, rows: &[Value]) {
+    use parquet::data_type::{ByteArray, ByteArrayType};
+    use parquet::file::properties::WriterProperties;
+    use parquet::file::writer::SerializedFileWriter;
+    let fields: String = COLUMNS
+        .iter()
+        .map(|k| format!("REQUIRED BYTE_ARRAY {k} (UTF8);"))
+        .collect();
+    let schema = Arc::new(
+        parquet::schema::parser::parse_message_type(&format!("message rows {{ {fields} }}"))
+            .expect("schema"),
+    );
+    let props = Arc::new(
+        WriterProperties::builder()
+            .set_compression(parquet::basic::Compression::SNAPPY)
+            .build(),
+    );
+    let file = std::fs::File::create(path).expect("create the Parquet export");
+    let mut writer = SerializedFileWriter::new(file, schema, props).expect("writer");
+    let mut group = writer.next_row_group().expect("row group");
+    for key in COLUMNS {
+        let values: Vec<ByteArray> = rows
+            .iter()
+            .map(|r| ByteArray::from(r[key].as_str().unwrap_or_default()))
+            .collect();
+        let mut column = group.next_column().expect("column").expect("a column");
+        column
+            .typed::<ByteArrayType>()
+            .write_batch(&values, None, None)
+            .expect("write");
+        column.close().expect("close the column");
+    }
+    group.close().expect("close the row group");
+    writer.close().expect("close the file");
+}
+
+fn main() {
+    let traces = if quick() { 1_000 } else { 4_000 };
+    let rounds = if quick() { 3 } else { 7 };
+    let dir: PathBuf = toolcall_bench::workspace_root().join("target/bench-traces");
+    std::fs::create_dir_all(&dir).expect("target/bench-traces");
+    let rows = rows(traces);
+    let (jsonl, parquet) = (
+        dir.join("observations.jsonl"),
+        dir.join("observations.parquet"),
+    );
+    write_jsonl(&jsonl, &rows);
+    write_parquet(&parquet, &rows);
+    let options = ScanOptions {
+        threads: 1,
+        ..ScanOptions::default()
+    };
+    let run = |path: &Path| {
+        let (seconds, tally) = timed(|| rate_traces(&[path.to_path_buf()], None, None, &options));
+        let tally = tally.expect("the export rates");
+        assert_eq!(
+            tally.calls(),
+            traces as u64,
+            "every generation's call is scored"
+        );
+        assert_eq!(tally.unknown(), traces.div_ceil(100) as u64);
+        seconds
+    };
+    let (mut from_json, mut from_parquet) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        from_json.push(run(&jsonl));
+        from_parquet.push(run(&parquet));
+    }
+    let (j, p) = (median(&from_json), median(&from_parquet));
+    let ratio = j / p;
+    let size = |path: &Path| std::fs::metadata(path).map_or(0, |m| m.len()) as f64 / 1e6;
+    Row {
+        name: "traces: a Langfuse Parquet export vs the same rows as JSON Lines, one core",
+        measured: format!("{ratio:.2}x"),
+        target: ">= 0.50x",
+        ok: Some(ratio >= 0.5),
+        detail: format!(
+            "{} rows: Parquet {:.0} rows/s ({p:.2} s, {:.1} MB), JSON Lines {:.0} rows/s ({j:.2} s, {:.1} MB); median of {rounds}; peak RSS {:.0} MB; load {:.1}",
+            rows.len(),
+            rows.len() as f64 / p,
+            size(&parquet),
+            rows.len() as f64 / j,
+            size(&jsonl),
+            toolcall_bench::peak_rss_mb(),
+            load_average()
+        ),
+    }
+    .print();
+}
