@@ -986,3 +986,26 @@ fn a_parquet_export_rates_as_its_rows_in_json_lines() {
     assert_eq!(out.status.code(), Some(2), "{text}");
     assert!(text.contains("broken.parquet: not Parquet:"), "{text}");
 }
+
+/// `--strict` makes a trace's first unreadable record fatal, naming it.
+#[test]
+fn strict_makes_a_bad_trace_record_fatal() {
+    let edge = trace_fixture("claude-code/ccl_edge_cases.jsonl");
+    let out = toolcall(&["rate", "-q", "--strict", edge.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("ccl_edge_cases.jsonl:11: a `user` record whose `message` is not an object"),
+        "{text}"
+    );
+    // Without --strict the other records count: nothing could be judged (no catalog), which a
+    // gate does not pass, and says why.
+    let out = toolcall(&["rate", "-q", edge.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("unreadable inputs: 5"), "{text}");
+    assert!(
+        text.contains("4 trace turn(s) were read but not judged, their trace recorded no catalog"),
+        "{text}"
+    );
+}

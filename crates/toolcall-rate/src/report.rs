@@ -244,11 +244,17 @@ impl Report {
         // A run that scored nothing at all (an empty log, every line bad) proves nothing, gate
         // or no gate: it fails unless `--min-calls 0` says that is expected.
         if tally.responses == 0 && gate.min_calls != Some(0) {
-            reasons.push(
+            let unjudged = match tally.traces.not_judged_turns {
+                0 => String::new(),
+                n => format!(
+                    "; {n} trace turn(s) were read but not judged, their trace recorded no \
+                     catalog (--tools FILE supplies one)"
+                ),
+            };
+            reasons.push(format!(
                 "no response was scored: a nightly gate over nothing is not a pass \
-                 (--min-calls 0 accepts an empty run)"
-                    .to_owned(),
-            );
+                 (--min-calls 0 accepts an empty run){unjudged}"
+            ));
         }
         if let Some(min) = gate.min_calls {
             if tally.calls < min {

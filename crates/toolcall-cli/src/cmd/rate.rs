@@ -265,7 +265,8 @@ pub fn run(args: &Args) -> ExitCode {
     }
     // Some unreadable lines in a day of logs are expected; all of them is a wrong path or
     // format, and a gate that scored nothing must not pass.
-    if report.responses == 0 && report.bad_lines > 0 {
+    // (Turns that were read but not judged, for want of a catalog, were read.)
+    if report.responses == 0 && report.bad_lines > 0 && report.traces.not_judged_turns == 0 {
         eprintln!(
             "error: no response could be read ({} unreadable input(s), listed above): check the paths, \
              the case ids under --cases, and the log line format",

@@ -163,3 +163,25 @@ fn messages(span: &Span, prefix: &str) -> Vec<Message> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Phoenix keeps tool entries whose schema is `"{}"` (seen in its own data, which is not
+    /// under a licence this repository can take): they name no tool, so they are no catalog.
+    #[test]
+    fn a_schema_that_names_no_tool_is_no_catalog() {
+        let mut span = Span::default();
+        span.attributes
+            .insert("openinference.span.kind".into(), Value::from("LLM"));
+        span.attributes
+            .insert("llm.tools.0.tool.json_schema".into(), Value::from("{}"));
+        assert_eq!(catalog(&span), Catalog::NotRecorded);
+        span.attributes.insert(
+            "llm.tools.1.tool.json_schema".into(),
+            Value::from(r#"{"type": "function", "function": {"name": "get_weather"}}"#),
+        );
+        assert_eq!(catalog(&span), Catalog::Recorded(vec![ToolDef::named("get_weather")]));
+    }
+}

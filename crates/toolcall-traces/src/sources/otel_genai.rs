@@ -581,3 +581,96 @@ fn events(span: &Span) -> Result<(Vec<Message>, Vec<Message>), String> {
     }
     Ok((input, output))
 }
+
+#[cfg(test)]
+mod tests {
+    //! Shapes no licensed recording was found for (the fixtures' SOURCES.md say where we
+    //! looked), written by hand to the conventions' text: the legacy per-message events, the
+    //! older content events, names-only definitions, and calls with no catalog recorded.
+    use super::*;
+    use crate::spans::Event;
+
+    fn span(attributes: Value, events: Vec<Event>) -> Span {
+        Span {
+            at: "f".into(),
+            trace_id: "t".into(),
+            span_id: "s".into(),
+            attributes: attributes
+                .as_object()
+                .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                .unwrap_or_default(),
+            events,
+            ..Span::default()
+        }
+    }
+
+    fn event(name: &str, attributes: Value) -> Event {
+        Event {
+            name: name.into(),
+            attributes: attributes
+                .as_object()
+                .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                .unwrap_or_default(),
+        }
+    }
+
+    #[test]
+    fn the_legacy_message_events_read_as_a_turn() {
+        let s = span(
+            serde_json::json!({"gen_ai.tool.definitions": "[{\"type\": \"function\", \"name\": \"get_weather\"}]"}),
+            vec![
+                event("gen_ai.user.message", serde_json::json!({"content": "weather?"})),
+                event(
+                    "gen_ai.choice",
+                    serde_json::json!({"message": {"tool_calls": [{"id": "c1", "type": "function",
+                        "function": {"name": "get_wether", "arguments": "{}"}}]}}),
+                ),
+            ],
+        );
+        assert!(claims(std::slice::from_ref(&s)));
+        let turn = model_turn(&s).unwrap().unwrap();
+        assert_eq!(turn.messages, vec![Message::User("weather?".into())]);
+        assert_eq!(turn.calls[0].name, "get_wether");
+        assert!(turn.catalog.is_names_only(), "{:?}", turn.catalog);
+    }
+
+    #[test]
+    fn the_older_content_events_carry_the_messages_as_json() {
+        let s = span(
+            serde_json::json!({}),
+            vec![
+                event(
+                    "gen_ai.content.prompt",
+                    serde_json::json!({"gen_ai.prompt": "[{\"role\": \"system\", \"content\": \"be brief\"}, {\"role\": \"user\", \"content\": \"hi\"}]"}),
+                ),
+                event(
+                    "gen_ai.content.completion",
+                    serde_json::json!({"gen_ai.completion": "[{\"role\": \"assistant\", \"content\": \"hello\"}]"}),
+                ),
+            ],
+        );
+        let turn = model_turn(&s).unwrap().unwrap();
+        assert_eq!(turn.system.as_deref(), Some("be brief"));
+        assert_eq!(turn.text.as_deref(), Some("hello"));
+        assert_eq!(turn.catalog, Catalog::NotRecorded, "no definitions: not an empty catalog");
+    }
+
+    #[test]
+    fn an_empty_definition_list_is_a_catalog_and_a_missing_one_is_not() {
+        let with = |defs: Option<&str>| {
+            let mut attrs = serde_json::json!({"gen_ai.output.messages":
+                "[{\"role\": \"assistant\", \"parts\": [{\"type\": \"tool_call\", \"id\": \"c\", \"name\": \"x\"}]}]"});
+            if let Some(d) = defs {
+                attrs["gen_ai.tool.definitions"] = Value::from(d);
+            }
+            model_turn(&span(attrs, Vec::new())).unwrap().unwrap().catalog
+        };
+        assert_eq!(with(Some("[]")), Catalog::Recorded(Vec::new()));
+        assert_eq!(with(None), Catalog::NotRecorded);
+        assert!(catalog(&span(
+            serde_json::json!({"gen_ai.tool.definitions": "[{\"type\": \"function\"}]"}),
+            Vec::new()
+        ))
+        .is_err_and(|e| e.contains("a definition without a name")));
+    }
+}
