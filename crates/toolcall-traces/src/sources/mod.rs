@@ -1,4 +1,4 @@
-//! The registry of trace sources: one module each, one line each in [`registry!`].
+//! The registry of trace sources: one module each, one line each in `registry!`.
 //!
 //! A source is a [`Source`]: its name (what `--from` takes), a sentence on what it reads, and
 //! how: a claim on a file's spans or first record, and the reader of its turns. Adding a source
