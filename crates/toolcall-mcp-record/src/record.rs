@@ -1,0 +1,458 @@
+//! `toolcall mcp record`: a stdio MCP server to whoever starts it, which starts the real server
+//! and passes every byte through unchanged, both ways, while it writes the session down.
+//!
+//! **Pass-through invariant:** what the client writes reaches the server, and what the server
+//! writes reaches the client, byte for byte: lines are read as bytes up to and with their
+//! newline and written as read (a last line without one too). A copy of each line is parsed for
+//! the recording; nothing forwarded is ever re-serialised, so framing, key order, spacing, ids,
+//! notifications, errors and junk all arrive as they were sent. The server's stderr is the
+//! proxy's own (inherited, not piped), so a client sees it as it would.
+//!
+//! **Journal invariant:** every line is appended to `NAME.json.partial` (JSONL: a header with
+//! the server, then one `{"from", "line"}` per message) before it is forwarded. When the session
+//! ends (the client closes stdin, or the server exits) the flow and the catalog snapshot are
+//! written atomically from it and the journal is removed. A client killed mid-session closes our
+//! stdin, so it ends the session like any other client; if the proxy itself is killed, the
+//! journal stays and [`recover`] finishes it (a new recording refuses to start over it, saying
+//! how).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::errors::RecordError;
+use crate::session::{Direction, ServerSpec, Session};
+
+/// What to record and where.
+#[derive(Clone, Debug)]
+pub struct RecordOptions {
+    /// The flow to write (`flows/NAME.json`).
+    pub out: PathBuf,
+    /// The catalog snapshot to write; by default `catalog/NAME.json` in the flow's folder (a
+    /// subfolder, because every `*.json` directly in a folder of flows is read as a flow).
+    pub snapshot: Option<PathBuf>,
+    /// The server's program.
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Environment variables the server needs, by name (`--env NAME`): the flow gets
+    /// `"NAME": "${NAME}"`, never the value.
+    pub env: Vec<String>,
+    /// How long the server gets to exit after the client closed its side, before it is killed.
+    pub grace: Duration,
+}
+
+impl RecordOptions {
+    /// Options to record `command args…` into `out`.
+    pub fn new(out: impl Into<PathBuf>, command: impl Into<String>, args: Vec<String>) -> Self {
+        RecordOptions {
+            out: out.into(),
+            snapshot: None,
+            command: command.into(),
+            args,
+            env: Vec::new(),
+            grace: Duration::from_secs(2),
+        }
+    }
+}
+
+/// What a finished recording wrote.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recorded {
+    /// The flow file.
+    pub flow: PathBuf,
+    /// The catalog snapshot, when the client listed the tools.
+    pub snapshot: Option<PathBuf>,
+    /// How many `tools/call`s it holds.
+    pub calls: usize,
+    /// Lines from the client and from the server.
+    pub lines: (usize, usize),
+    /// Lines that were not JSON-RPC (forwarded unchanged).
+    pub notes: Vec<String>,
+}
+
+impl std::fmt::Display for Recorded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "toolcall mcp record: {} call(s) ({} line(s) from the client, {} from the server) \
+             written to {}",
+            self.calls,
+            self.lines.0,
+            self.lines.1,
+            toolcall_score::escape_path(&self.flow)
+        )?;
+        if let Some(snapshot) = &self.snapshot {
+            write!(
+                f,
+                ", the catalog to {}",
+                toolcall_score::escape_path(snapshot)
+            )?;
+        }
+        for note in &self.notes {
+            write!(f, "\n  note: {}", toolcall_score::escape(note))?;
+        }
+        Ok(())
+    }
+}
+
+/// The journal of the flow at `out`: `out` with `.partial` appended.
+pub fn journal_path(out: &Path) -> PathBuf {
+    let mut name = out.as_os_str().to_owned();
+    name.push(".partial");
+    PathBuf::from(name)
+}
+
+fn default_snapshot(out: &Path) -> PathBuf {
+    let dir = out.parent().unwrap_or(Path::new(""));
+    let name = out
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_else(|| "flow.json".into());
+    dir.join("catalog").join(name)
+}
+
+/// The path from `from` (a folder) to `to`, both made absolute first.
+fn relative(from: &Path, to: &Path) -> PathBuf {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let (from, to) = (abs(from), abs(to));
+    let common = from
+        .components()
+        .zip(to.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut out = PathBuf::new();
+    for _ in from.components().skip(common) {
+        out.push("..");
+    }
+    for part in to.components().skip(common) {
+        out.push(part);
+    }
+    out
+}
+
+/// The server as the flow at `out` names it: a command with a `/` made absolute (a relative one
+/// would resolve against the flow's folder, not where it was run from), the working directory
+/// written relative to the flow's folder when it is another.
+fn server_spec(options: &RecordOptions) -> ServerSpec {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let command = if options.command.contains('/') && Path::new(&options.command).is_relative() {
+        cwd.join(&options.command).to_string_lossy().into_owned()
+    } else {
+        options.command.clone()
+    };
+    let flow_dir = match options.out.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let cwd = relative(&flow_dir, &cwd);
+    ServerSpec {
+        command,
+        args: options.args.clone(),
+        env: options.env.clone(),
+        cwd: (!cwd.as_os_str().is_empty()).then(|| cwd.to_string_lossy().replace('\\', "/")),
+    }
+}
+
+enum Event {
+    Line(Direction, Vec<u8>),
+    Closed(Direction),
+}
+
+/// Appends journal lines; a failed write is noted once and the recording goes on (the session
+/// itself must not break because the disk filled up).
+struct Journal {
+    path: PathBuf,
+    file: std::fs::File,
+    failed: Option<String>,
+}
+
+impl Journal {
+    fn append(&mut self, value: &Value) {
+        if self.failed.is_some() {
+            return;
+        }
+        let mut line = value.to_string();
+        line.push('\n');
+        if let Err(e) = self
+            .file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.flush())
+        {
+            self.failed = Some(format!(
+                "{}: the journal could not be written ({e}); a killed session would be lost",
+                self.path.display()
+            ));
+        }
+    }
+}
+
+/// Records one session: `client_in` is what the client writes (our stdin), `client_out` what
+/// it reads (our stdout). Returns when the session ended and the flow is written.
+pub fn record(
+    options: &RecordOptions,
+    client_in: impl Read + Send + 'static,
+    client_out: impl Write + Send + 'static,
+) -> Result<Recorded, RecordError> {
+    let journal_path = journal_path(&options.out);
+    let spec = server_spec(options);
+    let file = match toolcall_fs::create_journal(&journal_path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Err(RecordError::Leftover {
+                journal: journal_path,
+                out: options.out.clone(),
+            })
+        }
+        Err(source) => {
+            return Err(RecordError::Io {
+                path: journal_path,
+                source,
+            })
+        }
+    };
+    let mut journal = Journal {
+        path: journal_path.clone(),
+        file,
+        failed: None,
+    };
+    journal.append(&json!({
+        "journal": "toolcall mcp record",
+        "version": 1,
+        "server": spec,
+        "snapshot": options.snapshot,
+    }));
+
+    let mut child = match Command::new(&options.command)
+        .args(&options.args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(source) => {
+            drop(journal);
+            let _ = std::fs::remove_file(&journal_path);
+            return Err(RecordError::Spawn {
+                command: options.command.clone(),
+                source,
+            });
+        }
+    };
+    let (Some(server_in), Some(server_out)) = (child.stdin.take(), child.stdout.take()) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(RecordError::Spawn {
+            command: options.command.clone(),
+            source: std::io::Error::other("no pipe to the server"),
+        });
+    };
+
+    let (tx, rx) = mpsc::channel::<Event>();
+    pump(client_in, server_in, Direction::Client, tx.clone());
+    pump(server_out, client_out, Direction::Server, tx);
+
+    let mut session = Session::new();
+    let mut take = |event: Event, session: &mut Session| -> Option<Direction> {
+        match event {
+            Event::Line(direction, line) => {
+                journal.append(&json!({
+                    "from": direction,
+                    "line": String::from_utf8_lossy(&line),
+                }));
+                session.feed(direction, &line);
+                None
+            }
+            Event::Closed(direction) => Some(direction),
+        }
+    };
+    // Until one side closes.
+    let closed = loop {
+        match rx.recv() {
+            Ok(event) => {
+                if let Some(direction) = take(event, &mut session) {
+                    break Some(direction);
+                }
+            }
+            Err(_) => break None,
+        }
+    };
+    if closed == Some(Direction::Client) {
+        // The client is gone: the server, its stdin closed, gets the grace to finish and exit;
+        // what it still writes is recorded.
+        let deadline = std::time::Instant::now() + options.grace;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(event) => {
+                    if take(event, &mut session) == Some(Direction::Server) {
+                        break;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+    } else {
+        // The server is gone: what the client sent meanwhile is already in the channel.
+        while let Ok(event) = rx.try_recv() {
+            take(event, &mut session);
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let failed = journal.failed.take();
+    drop(journal);
+    let mut recorded = finish(&session, &spec, options)?;
+    recorded.notes.extend(failed);
+    let _ = std::fs::remove_file(&journal_path);
+    Ok(recorded)
+}
+
+/// Copies `from` to `to` line by line, each line handed to the recorder before it is written.
+fn pump(
+    from: impl Read + Send + 'static,
+    mut to: impl Write + Send + 'static,
+    direction: Direction,
+    tx: mpsc::Sender<Event>,
+) {
+    std::thread::spawn(move || {
+        let mut from = BufReader::new(from);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match from.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    let _ = tx.send(Event::Line(direction, line.clone()));
+                    if to.write_all(&line).and_then(|()| to.flush()).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        // Closing our end tells the other side (the server's stdin, or the client's stdout).
+        drop(to);
+        let _ = tx.send(Event::Closed(direction));
+    });
+}
+
+fn finish(
+    session: &Session,
+    spec: &ServerSpec,
+    options: &RecordOptions,
+) -> Result<Recorded, RecordError> {
+    let flow = session.flow(spec);
+    write_json(&options.out, &flow)?;
+    let snapshot = match session.snapshot() {
+        Some(snapshot) => {
+            let path = options
+                .snapshot
+                .clone()
+                .unwrap_or_else(|| default_snapshot(&options.out));
+            let named = toolcall_mcp::catalog::naming_flow(snapshot, &options.out, &path);
+            write_json(&path, &named)?;
+            Some(path)
+        }
+        None => None,
+    };
+    Ok(Recorded {
+        flow: options.out.clone(),
+        snapshot,
+        calls: session.calls().len(),
+        lines: session.lines(),
+        notes: session.notes().to_vec(),
+    })
+}
+
+fn write_json(path: &Path, value: &Value) -> Result<(), RecordError> {
+    let text = toolcall_score::to_json_pretty(value).map_err(|e| RecordError::Io {
+        path: path.to_owned(),
+        source: std::io::Error::other(e),
+    })?;
+    toolcall_fs::write_atomic(path, format!("{text}\n").as_bytes()).map_err(|source| {
+        RecordError::Io {
+            path: path.to_owned(),
+            source,
+        }
+    })
+}
+
+/// Finishes the recording a killed proxy left in `out`'s journal: writes the flow and snapshot
+/// from what the journal holds (a last line cut off mid-write is dropped and noted) and removes
+/// the journal.
+pub fn recover(out: &Path) -> Result<Recorded, RecordError> {
+    let journal = journal_path(out);
+    if !journal.exists() {
+        return Err(RecordError::NoJournal { journal });
+    }
+    let text = toolcall_score::read_text(&journal)?;
+    let bad = |why: String| RecordError::BadJournal {
+        journal: journal.clone(),
+        why,
+    };
+    let mut lines = text.lines();
+    let header: Value = lines
+        .next()
+        .and_then(|l| serde_json::from_str(l).ok())
+        .ok_or_else(|| bad("its first line is not the journal header".into()))?;
+    if header.get("journal").and_then(Value::as_str) != Some("toolcall mcp record") {
+        return Err(bad("its first line is not the journal header".into()));
+    }
+    let spec: ServerSpec = serde_json::from_value(header["server"].clone())
+        .map_err(|e| bad(format!("its header names no server: {e}")))?;
+    let snapshot = header
+        .get("snapshot")
+        .and_then(Value::as_str)
+        .map(PathBuf::from);
+    let mut session = Session::new();
+    let mut cut = 0;
+    for line in lines {
+        let entry: Option<(Direction, String)> =
+            serde_json::from_str::<Value>(line).ok().and_then(|v| {
+                let direction = serde_json::from_value(v.get("from")?.clone()).ok()?;
+                Some((direction, v.get("line")?.as_str()?.to_owned()))
+            });
+        match entry {
+            Some((direction, line)) => session.feed(direction, line.as_bytes()),
+            None => cut += 1,
+        }
+    }
+    let options = RecordOptions {
+        snapshot,
+        ..RecordOptions::new(out, spec.command.clone(), spec.args.clone())
+    };
+    let mut recorded = finish(&session, &spec, &options)?;
+    if cut > 0 {
+        recorded.notes.push(format!(
+            "{cut} journal line(s) were cut off (the proxy was killed mid-write) and are not in the flow"
+        ));
+    }
+    let _ = std::fs::remove_file(&journal);
+    Ok(recorded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_journal_sits_beside_the_flow() {
+        assert_eq!(
+            journal_path(Path::new("flows/a.json")),
+            Path::new("flows/a.json.partial")
+        );
+        assert_eq!(
+            default_snapshot(Path::new("flows/a.json")),
+            Path::new("flows/catalog/a.json")
+        );
+        assert_eq!(
+            relative(Path::new("/a/b"), Path::new("/a/c/d")),
+            Path::new("../c/d")
+        );
+    }
+}
