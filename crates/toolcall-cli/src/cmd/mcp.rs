@@ -1,7 +1,9 @@
 //! `toolcall mcp snapshot` and `toolcall mcp diff`: an MCP server's catalog as a contract. The
 //! snapshot is a reviewable file of its whole `tools/list`; the diff classifies every change
 //! from it ([`toolcall_mcp::catalog`]) and fails at the severity asked for, so catalog drift
-//! fails CI whether or not a flow calls the tool that drifted.
+//! fails CI whether or not a flow calls the tool that drifted. `record` and `serve` (a session
+//! recorded as a flow through a pass-through proxy, and a recording served as a mock) are
+//! [`toolcall_mcp_record`]'s; they answer on stdout, so they say everything else on stderr.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -77,6 +79,58 @@ pub enum Action {
         #[command(flatten)]
         timeouts: Timeouts,
     },
+    /// Be a stdio MCP server to whatever client starts this, start the real server (`-- CMD
+    /// ARGS…`), pass every message through unchanged both ways, and write the session as a flow:
+    /// the server, each tools/call with its arguments, a suggested expect for each result
+    /// (values that look volatile left out, listed in $comment), refused and undeclared calls
+    /// with expect_error; and the catalog snapshot beside it. Messages go on stdout; the summary
+    /// on stderr.
+    Record(RecordArgs),
+    /// Be a stdio MCP server that declares a recording's catalog and answers each call with the
+    /// recorded result (an unknown tool: JSON-RPC -32602), to test an MCP client against; at
+    /// exit print what the client did (matched, unmatched, unknown names with did-you-mean,
+    /// schema violations) on stderr.
+    Serve(ServeArgs),
+}
+
+/// `toolcall mcp record`'s arguments (see [`Action::Record`]).
+#[derive(Debug, clap::Args)]
+pub struct RecordArgs {
+    /// The flow to write (its journal is FILE.partial until the session ends).
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Where to write the catalog snapshot (default: catalog/NAME.json in the flow's folder).
+    #[arg(long, value_name = "FILE")]
+    snapshot: Option<PathBuf>,
+    /// An environment variable the server needs (repeatable): the flow gets "NAME": "${NAME}",
+    /// never its value.
+    #[arg(long = "env", value_name = "NAME")]
+    env: Vec<String>,
+    /// Finish the recording a killed session left in FILE.partial, instead of recording.
+    #[arg(long)]
+    recover: bool,
+    /// Seconds the server gets to exit after the client closed its side.
+    #[arg(long, value_name = "SECS", default_value_t = 2.0)]
+    grace: f64,
+    /// The server to start: `-- CMD ARGS…`.
+    #[arg(last = true, value_name = "CMD")]
+    command: Vec<String>,
+}
+
+/// `toolcall mcp serve`'s arguments (see [`Action::Serve`]).
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// A recorded flow (its catalog from catalog/NAME.json beside it) or a catalog snapshot.
+    recording: PathBuf,
+    /// How a call is matched to a recorded one: exact (name and arguments) or name.
+    #[arg(long = "match", value_name = "HOW", default_value = "exact")]
+    matching: toolcall_mcp_record::serve::Matching,
+    /// Also write what the client did as JSON.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    /// Exit 1 on an unmatched call, an unknown name or a schema violation.
+    #[arg(long)]
+    strict: bool,
 }
 
 /// The server: a flow naming it (its calls are not made), a URL, or a command after `--`.
@@ -153,6 +207,8 @@ pub struct Timeouts {
 /// Runs `toolcall mcp`.
 pub fn run(args: &Args) -> ExitCode {
     match &args.action {
+        Action::Record(args) => record(args),
+        Action::Serve(args) => serve(args),
         Action::Snapshot {
             target,
             out,
@@ -360,4 +416,66 @@ fn write(path: &std::path::Path, snap: &serde_json::Value) -> Result<(), String>
     let text = toolcall_score::to_json_pretty(snap).map_err(|e| e.to_string())?;
     toolcall_fs::write_atomic(path, format!("{text}\n").as_bytes())
         .map_err(|e| format!("{}: cannot write: {e}", escape_path(path)))
+}
+
+/// `toolcall mcp record`: stdout is the client's channel, so everything else goes to stderr.
+fn record(args: &RecordArgs) -> ExitCode {
+    let recorded = if args.recover {
+        toolcall_mcp_record::recover(&args.out)
+    } else {
+        let Some((command, rest)) = args.command.split_first() else {
+            return bad_input(&"name the server to record after `--`: toolcall mcp record --out flows/NAME.json -- CMD ARGS…");
+        };
+        let Some(grace) = Duration::try_from_secs_f64(args.grace).ok() else {
+            return bad_input(&"--grace must be a number of seconds");
+        };
+        let options = toolcall_mcp_record::RecordOptions {
+            snapshot: args.snapshot.clone(),
+            env: args.env.clone(),
+            grace,
+            ..toolcall_mcp_record::RecordOptions::new(&args.out, command, rest.to_vec())
+        };
+        toolcall_mcp_record::record::record(&options, std::io::stdin(), std::io::stdout())
+    };
+    match recorded {
+        Ok(recorded) => {
+            eprintln!("{recorded}");
+            ExitCode::from(PASS)
+        }
+        Err(e @ toolcall_mcp_record::RecordError::Spawn { .. }) => {
+            eprintln!("error: {e}");
+            ExitCode::from(FAIL)
+        }
+        Err(e) => bad_input(&e),
+    }
+}
+
+/// `toolcall mcp serve`: stdout is the client's channel, so the report goes to stderr.
+fn serve(args: &ServeArgs) -> ExitCode {
+    use toolcall_mcp_record::serve;
+    let recording = match serve::Recording::load(&args.recording) {
+        Ok(recording) => recording,
+        Err(e) => return bad_input(&e),
+    };
+    for note in &recording.notes {
+        eprintln!("note: {}", toolcall_score::escape(note));
+    }
+    let report = match serve::serve(recording, args.matching) {
+        Ok(report) => report,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(FAIL);
+        }
+    };
+    eprint!("{report}");
+    if let Some(path) = &args.report {
+        if let Err(e) = serve::write_report(&report, path) {
+            return bad_input(&e);
+        }
+    }
+    ExitCode::from(if args.strict && report.has_findings() {
+        FAIL
+    } else {
+        PASS
+    })
 }
