@@ -116,6 +116,14 @@ fn default_snapshot(out: &Path) -> PathBuf {
     dir.join("catalog").join(name)
 }
 
+/// The folder of the flow at `out`.
+fn flow_dir(out: &Path) -> PathBuf {
+    match out.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
 /// The path from `from` (a folder) to `to`, both made absolute first.
 fn relative(from: &Path, to: &Path) -> PathBuf {
     let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
@@ -145,11 +153,7 @@ fn server_spec(options: &RecordOptions) -> ServerSpec {
     } else {
         options.command.clone()
     };
-    let flow_dir = match options.out.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let cwd = relative(&flow_dir, &cwd);
+    let cwd = relative(&flow_dir(&options.out), &cwd);
     ServerSpec {
         command,
         args: options.args.clone(),
@@ -346,8 +350,7 @@ fn finish(
     spec: &ServerSpec,
     options: &RecordOptions,
 ) -> Result<Recorded, RecordError> {
-    let flow = session.flow(spec);
-    write_json(&options.out, &flow)?;
+    // The snapshot first: the flow names it, and reading the flow reads it.
     let snapshot = match session.snapshot() {
         Some(snapshot) => {
             let path = options
@@ -360,6 +363,13 @@ fn finish(
         }
         None => None,
     };
+    let from_flow = snapshot.as_deref().map(|path| {
+        relative(flow_dir(&options.out).as_path(), path)
+            .to_string_lossy()
+            .replace('\\', "/")
+    });
+    let flow = session.flow(spec, from_flow.as_deref());
+    write_json(&options.out, &flow)?;
     Ok(Recorded {
         flow: options.out.clone(),
         snapshot,

@@ -112,17 +112,21 @@ impl Recording {
             }
             (flow, Some(tools.clone()))
         } else if value.get("calls").is_some() {
+            // The snapshot the flow names, else the one `record` writes by default.
+            let named = Flow::load_with(path, &Lenient)?
+                .snapshot
+                .and_then(|s| s.catalog.get("tools").and_then(Value::as_array).cloned());
             let dir = path.parent().unwrap_or(Path::new(""));
-            let snapshot = dir
+            let beside = dir
                 .join("catalog")
                 .join(path.file_name().unwrap_or_default());
-            let tools = if snapshot.is_file() {
-                read_json(&snapshot)?
+            let tools = match named {
+                Some(tools) => Some(tools),
+                None if beside.is_file() => read_json(&beside)?
                     .get("tools")
                     .and_then(Value::as_array)
-                    .cloned()
-            } else {
-                None
+                    .cloned(),
+                None => None,
             };
             (Some(path.to_owned()), tools)
         } else {
@@ -157,8 +161,8 @@ impl Recording {
             Some(tools) => tools,
             None => {
                 notes.push(format!(
-                    "no catalog snapshot beside {} (catalog/{}): the catalog is the names the \
-                     flow calls, with no schema",
+                    "{} names no catalog snapshot and has none beside it (catalog/{}): the \
+                     catalog is the names the flow calls, with no schema",
                     path.display(),
                     path.file_name().unwrap_or_default().to_string_lossy()
                 ));

@@ -259,8 +259,10 @@ impl Session {
         self.tools.as_deref().map(toolcall_mcp::catalog::snapshot)
     }
 
-    /// The session as a flow against `server`.
-    pub fn flow(&self, server: &ServerSpec) -> Value {
+    /// The session as a flow against `server`, naming `snapshot` (its catalog snapshot,
+    /// relative to the flow's folder) when one was written, so that a replay also fails on the
+    /// catalog's drift.
+    pub fn flow(&self, server: &ServerSpec, snapshot: Option<&str>) -> Value {
         let mut spec = Map::new();
         spec.insert("command".into(), Value::String(server.command.clone()));
         if !server.args.is_empty() {
@@ -278,7 +280,7 @@ impl Session {
             spec.insert("cwd".into(), Value::String(cwd.clone()));
         }
         let calls: Vec<Value> = self.calls.iter().map(flow_call).collect();
-        json!({
+        let mut flow = json!({
             "about": format!(
                 "Recorded by toolcall mcp record: {} call(s). Review the expectations: values \
                  that looked volatile are left out and listed in each call's $comment.",
@@ -286,7 +288,11 @@ impl Session {
             ),
             "server": Value::Object(spec),
             "calls": calls,
-        })
+        });
+        if let Some(snapshot) = snapshot {
+            flow["snapshot"] = Value::String(snapshot.to_owned());
+        }
+        flow
     }
 }
 
@@ -419,11 +425,14 @@ mod tests {
         assert_eq!(s.calls()[0].declared, Some(true));
         assert_eq!(s.calls()[1].declared, Some(false));
         assert_eq!(s.notes().len(), 1, "{:?}", s.notes());
-        let flow = s.flow(&ServerSpec {
-            command: "srv".into(),
-            env: vec!["TOKEN".into()],
-            ..ServerSpec::default()
-        });
+        let flow = s.flow(
+            &ServerSpec {
+                command: "srv".into(),
+                env: vec!["TOKEN".into()],
+                ..ServerSpec::default()
+            },
+            None,
+        );
         assert_eq!(
             flow["server"],
             json!({"command": "srv", "env": {"TOKEN": "${TOKEN}"}})
