@@ -8,7 +8,7 @@
 //! paired with anything), keeps the server's last complete `tools/list` (every page), and the
 //! `tools/call`s in order with what each got back. [`Session::flow`] writes that as a flow.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -71,9 +71,6 @@ pub struct RecordedCall {
     pub name: String,
     /// Its arguments (`{}` when it sent none).
     pub input: Value,
-    /// Whether the server's last `tools/list` before the call declared the name (`None`: the
-    /// client never listed).
-    pub declared: Option<bool>,
     /// What came back.
     pub answer: Answer,
 }
@@ -82,12 +79,15 @@ pub struct RecordedCall {
 enum Pending {
     List,
     Call(usize),
+    /// Any other request: tracked so that its response is not taken for another's.
+    Other,
 }
 
 /// The session so far.
 #[derive(Debug, Default)]
 pub struct Session {
-    pending: HashMap<String, Pending>,
+    /// By id; a client that reuses an id before its answer came gets its answers in order.
+    pending: HashMap<String, VecDeque<Pending>>,
     calls: Vec<RecordedCall>,
     tools: Option<Vec<Value>>,
     listing: Option<Vec<Value>>,
@@ -189,7 +189,7 @@ impl Session {
                 if first_page || self.listing.is_none() {
                     self.listing = Some(Vec::new());
                 }
-                self.pending.insert(id, Pending::List);
+                self.pending.entry(id).or_default().push_back(Pending::List);
             }
             "tools/call" => {
                 let name = params
@@ -201,28 +201,34 @@ impl Session {
                     .and_then(|p| p.get("arguments"))
                     .cloned()
                     .unwrap_or_else(|| Value::Object(Map::new()));
-                let declared = self.tools.as_ref().map(|tools| {
-                    tools
-                        .iter()
-                        .any(|t| t.get("name").and_then(Value::as_str) == Some(name.as_str()))
-                });
                 self.calls.push(RecordedCall {
                     name,
                     input,
-                    declared,
                     answer: Answer::None,
                 });
-                self.pending.insert(id, Pending::Call(self.calls.len() - 1));
+                let call = Pending::Call(self.calls.len() - 1);
+                self.pending.entry(id).or_default().push_back(call);
             }
-            _ => {}
+            _ => self
+                .pending
+                .entry(id)
+                .or_default()
+                .push_back(Pending::Other),
         }
     }
 
     fn response(&mut self, id: String, message: &Map<String, Value>) {
-        let Some(pending) = self.pending.remove(&id) else {
+        let Some(queue) = self.pending.get_mut(&id) else {
             return;
         };
+        let Some(pending) = queue.pop_front() else {
+            return;
+        };
+        if queue.is_empty() {
+            self.pending.remove(&id);
+        }
         match pending {
+            Pending::Other => {}
             Pending::List => {
                 let Some(result) = message.get("result") else {
                     self.listing = None;
@@ -254,6 +260,16 @@ impl Session {
         }
     }
 
+    /// Whether the server's last complete `tools/list` declares `name` (`None`: the client
+    /// never listed, so nothing is known).
+    pub fn declares(&self, name: &str) -> Option<bool> {
+        self.tools.as_ref().map(|tools| {
+            tools
+                .iter()
+                .any(|t| t.get("name").and_then(Value::as_str) == Some(name))
+        })
+    }
+
     /// The catalog snapshot of the server's last complete `tools/list`.
     pub fn snapshot(&self) -> Option<Value> {
         self.tools.as_deref().map(toolcall_mcp::catalog::snapshot)
@@ -279,7 +295,11 @@ impl Session {
         if let Some(cwd) = &server.cwd {
             spec.insert("cwd".into(), Value::String(cwd.clone()));
         }
-        let calls: Vec<Value> = self.calls.iter().map(flow_call).collect();
+        let calls: Vec<Value> = self
+            .calls
+            .iter()
+            .map(|call| flow_call(call, self.declares(&call.name)))
+            .collect();
         let mut flow = json!({
             "about": format!(
                 "Recorded by toolcall mcp record: {} call(s). Review the expectations: values \
@@ -298,12 +318,12 @@ impl Session {
 
 /// One recorded call as a flow call: the call, what to expect, and what the server answered
 /// (`recorded`, which `toolcall mcp serve` answers with and a replay does not read).
-fn flow_call(call: &RecordedCall) -> Value {
+fn flow_call(call: &RecordedCall, declared: Option<bool>) -> Value {
     let mut out = Map::new();
     out.insert("name".into(), Value::String(call.name.clone()));
     out.insert("input".into(), call.input.clone());
     let mut comments = Vec::new();
-    if call.declared == Some(false) {
+    if declared == Some(false) {
         comments.push("not a tool the server's tools/list declared".to_owned());
     }
     let refused = match &call.answer {
@@ -320,7 +340,7 @@ fn flow_call(call: &RecordedCall) -> Value {
         Answer::Result(result) if result.get("isError") == Some(&Value::Bool(true)) => {
             Some(Value::Bool(true))
         }
-        Answer::Result(_) if call.declared == Some(false) => Some(Value::Bool(true)),
+        Answer::Result(_) if declared == Some(false) => Some(Value::Bool(true)),
         Answer::Result(result) => {
             let suggestion = suggest(result, &call.input);
             if !suggestion.expect.is_empty() {
@@ -422,8 +442,8 @@ mod tests {
         );
         assert_eq!(s.tools().unwrap().len(), 2);
         assert_eq!(s.calls().len(), 2);
-        assert_eq!(s.calls()[0].declared, Some(true));
-        assert_eq!(s.calls()[1].declared, Some(false));
+        assert_eq!(s.declares(&s.calls()[0].name), Some(true));
+        assert_eq!(s.declares(&s.calls()[1].name), Some(false));
         assert_eq!(s.notes().len(), 1, "{:?}", s.notes());
         let flow = s.flow(
             &ServerSpec {
