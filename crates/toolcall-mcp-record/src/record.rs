@@ -19,7 +19,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -257,18 +257,27 @@ pub fn record(
         });
     };
 
+    let journal = Arc::new(Mutex::new(journal));
     let (tx, rx) = mpsc::channel::<Event>();
-    pump(client_in, server_in, Direction::Client, tx.clone());
-    pump(server_out, client_out, Direction::Server, tx);
+    pump(
+        client_in,
+        server_in,
+        Direction::Client,
+        tx.clone(),
+        Arc::clone(&journal),
+    );
+    pump(
+        server_out,
+        client_out,
+        Direction::Server,
+        tx,
+        Arc::clone(&journal),
+    );
 
     let mut session = Session::new();
-    let mut take = |event: Event, session: &mut Session| -> Option<Direction> {
+    let take = |event: Event, session: &mut Session| -> Option<Direction> {
         match event {
             Event::Line(direction, line) => {
-                journal.append(&json!({
-                    "from": direction,
-                    "line": String::from_utf8_lossy(&line),
-                }));
                 session.feed(direction, &line);
                 None
             }
@@ -309,7 +318,7 @@ pub fn record(
     }
     let _ = child.kill();
     let _ = child.wait();
-    let failed = journal.failed.take();
+    let failed = lock(&journal).failed.take();
     drop(journal);
     let mut recorded = finish(&session, &spec, options)?;
     recorded.notes.extend(failed);
@@ -317,12 +326,18 @@ pub fn record(
     Ok(recorded)
 }
 
-/// Copies `from` to `to` line by line, each line handed to the recorder before it is written.
+fn lock(journal: &Mutex<Journal>) -> std::sync::MutexGuard<'_, Journal> {
+    journal.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Copies `from` to `to` line by line; each line is in the journal and handed to the recorder
+/// before it is written, so whatever the other side has seen, the journal holds.
 fn pump(
     from: impl Read + Send + 'static,
     mut to: impl Write + Send + 'static,
     direction: Direction,
     tx: mpsc::Sender<Event>,
+    journal: Arc<Mutex<Journal>>,
 ) {
     std::thread::spawn(move || {
         let mut from = BufReader::new(from);
@@ -332,6 +347,10 @@ fn pump(
             match from.read_until(b'\n', &mut line) {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {
+                    lock(&journal).append(&json!({
+                        "from": direction,
+                        "line": String::from_utf8_lossy(&line),
+                    }));
                     let _ = tx.send(Event::Line(direction, line.clone()));
                     if to.write_all(&line).and_then(|()| to.flush()).is_err() {
                         break;
