@@ -41,8 +41,8 @@ pub struct Suggestion {
     pub expect: Vec<(String, Value)>,
     /// For a result with no JSON document: its first text block, whole.
     pub expect_text: Option<String>,
-    /// For a result with neither: the first image, audio or resource block's kind, MIME type
-    /// and URI (an `expect_content`).
+    /// For a result with no JSON document: the first image, audio or resource block's kind,
+    /// MIME type and URI (an `expect_content`).
     pub expect_content: Option<Value>,
     /// What was left out, as `(pointer, reason)`.
     pub left_out: Vec<(String, &'static str)>,
@@ -95,28 +95,29 @@ pub fn suggest(result: &Value, input: &Value) -> Suggestion {
             Some(why) => out.left_out.push(("/content/0/text".to_owned(), why)),
             None => out.expect_text = Some(text.to_owned()),
         }
-        return out;
     }
-    if let Some(block) = blocks.first() {
+    let media = blocks.iter().find(|b| {
+        let kind = b.get("type").and_then(Value::as_str).unwrap_or_default();
+        ["image", "audio", "resource_link", "resource"].contains(&kind)
+    });
+    if let Some(block) = media {
         let kind = block
             .get("type")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        if ["image", "audio", "resource_link", "resource"].contains(&kind) {
-            let mut content = Map::new();
-            content.insert("type".into(), Value::String(kind.to_owned()));
-            let mime = block
-                .get("mimeType")
-                .or_else(|| block.pointer("/resource/mimeType"));
-            if let Some(mime) = mime.and_then(Value::as_str) {
-                content.insert("mime_type".into(), Value::String(mime.to_owned()));
-            }
-            let uri = block.get("uri").or_else(|| block.pointer("/resource/uri"));
-            if let Some(uri) = uri.and_then(Value::as_str) {
-                content.insert("uri".into(), Value::String(uri.to_owned()));
-            }
-            out.expect_content = Some(Value::Object(content));
+        let mut content = Map::new();
+        content.insert("type".into(), Value::String(kind.to_owned()));
+        let mime = block
+            .get("mimeType")
+            .or_else(|| block.pointer("/resource/mimeType"));
+        if let Some(mime) = mime.and_then(Value::as_str) {
+            content.insert("mime_type".into(), Value::String(mime.to_owned()));
         }
+        let uri = block.get("uri").or_else(|| block.pointer("/resource/uri"));
+        if let Some(uri) = uri.and_then(Value::as_str) {
+            content.insert("uri".into(), Value::String(uri.to_owned()));
+        }
+        out.expect_content = Some(Value::Object(content));
     }
     out
 }
@@ -357,6 +358,15 @@ mod tests {
         assert_eq!(
             suggest(&image, &json!({})).expect_content,
             Some(json!({"type": "image", "mime_type": "image/png"}))
+        );
+        // Beside a caption, both are pinned.
+        let captioned = json!({"content": [{"type": "text", "text": "Here:"},
+            {"type": "resource_link", "uri": "test://static/1", "name": "r"}]});
+        let got = suggest(&captioned, &json!({}));
+        assert_eq!(got.expect_text.as_deref(), Some("Here:"));
+        assert_eq!(
+            got.expect_content,
+            Some(json!({"type": "resource_link", "uri": "test://static/1"}))
         );
     }
 
