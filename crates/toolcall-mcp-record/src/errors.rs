@@ -54,7 +54,13 @@ pub enum RecordError {
     },
     /// The journal could not be read.
     #[error(transparent)]
-    Input(#[from] toolcall_score::InputError),
+    Input(Box<toolcall_score::InputError>),
+}
+
+impl From<toolcall_score::InputError> for RecordError {
+    fn from(e: toolcall_score::InputError) -> RecordError {
+        RecordError::Input(Box::new(e))
+    }
 }
 
 /// Why `serve` could not serve a recording.
@@ -63,10 +69,10 @@ pub enum RecordError {
 pub enum ServeError {
     /// The file is too large, not UTF-8, or cannot be read.
     #[error(transparent)]
-    Input(#[from] toolcall_score::InputError),
+    Input(Box<toolcall_score::InputError>),
     /// The flow the file is or names is not a valid flow.
     #[error(transparent)]
-    Flow(#[from] toolcall_mcp::FlowError),
+    Flow(Box<toolcall_mcp::FlowError>),
     /// The file is neither a flow nor a catalog snapshot.
     #[error("{}: {why}", path.display())]
     NotARecording {
@@ -86,4 +92,16 @@ pub enum ServeError {
         /// Why.
         source: std::io::Error,
     },
+}
+
+impl From<toolcall_score::InputError> for ServeError {
+    fn from(e: toolcall_score::InputError) -> ServeError {
+        ServeError::Input(Box::new(e))
+    }
+}
+
+impl From<toolcall_mcp::FlowError> for ServeError {
+    fn from(e: toolcall_mcp::FlowError) -> ServeError {
+        ServeError::Flow(Box::new(e))
+    }
 }
