@@ -32,8 +32,9 @@ use crate::session::{Direction, ServerSpec, Session};
 pub struct RecordOptions {
     /// The flow to write (`flows/NAME.json`).
     pub out: PathBuf,
-    /// The catalog snapshot to write; by default `catalog/NAME.json` in the flow's folder (a
-    /// subfolder, because every `*.json` directly in a folder of flows is read as a flow).
+    /// The catalog snapshot to write; by default `catalog/NAME.json` under the current
+    /// directory (the project's folder of snapshots, which `Harness::mcp_contracts("catalog")`
+    /// reads; not inside the folder of flows, where every `*.json` is read as a flow).
     pub snapshot: Option<PathBuf>,
     /// The server's program.
     pub command: String,
@@ -107,13 +108,15 @@ pub fn journal_path(out: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// `catalog/NAME.json` for the flow `NAME.json`, made absolute against the current directory
+/// (so that a recovery run elsewhere writes it to the same place).
 fn default_snapshot(out: &Path) -> PathBuf {
-    let dir = out.parent().unwrap_or(Path::new(""));
     let name = out
         .file_name()
         .map(|n| n.to_os_string())
         .unwrap_or_else(|| "flow.json".into());
-    dir.join("catalog").join(name)
+    let path = Path::new("catalog").join(name);
+    std::path::absolute(&path).unwrap_or(path)
 }
 
 /// The folder of the flow at `out`.
@@ -228,7 +231,10 @@ pub fn record(
         "journal": "toolcall mcp record",
         "version": 1,
         "server": spec,
-        "snapshot": options.snapshot,
+        "snapshot": options
+            .snapshot
+            .clone()
+            .unwrap_or_else(|| default_snapshot(&options.out)),
     }));
 
     let mut child = match Command::new(&options.command)
@@ -475,10 +481,7 @@ mod tests {
             journal_path(Path::new("flows/a.json")),
             Path::new("flows/a.json.partial")
         );
-        assert_eq!(
-            default_snapshot(Path::new("flows/a.json")),
-            Path::new("flows/catalog/a.json")
-        );
+        assert!(default_snapshot(Path::new("flows/a.json")).ends_with("catalog/a.json"));
         assert_eq!(
             relative(Path::new("/a/b"), Path::new("/a/c/d")),
             Path::new("../c/d")

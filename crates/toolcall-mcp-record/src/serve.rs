@@ -2,7 +2,7 @@
 //! against (its namespacing, its retries, what it does with an unknown tool or an `isError`)
 //! without the real server.
 //!
-//! It declares the recorded catalog (the snapshot beside the flow, or the snapshot given) and
+//! It declares the recorded catalog (the snapshot the flow names, or the snapshot given) and
 //! answers each `tools/call` with the recorded answer of a call that matches (same name and
 //! arguments by default, [`Matching::Name`] by name alone; recorded calls are used in order, the
 //! last one again once all are used). A name the catalog lacks is refused as real servers do
@@ -100,8 +100,8 @@ fn read_json(path: &Path) -> Result<Value, ServeError> {
 }
 
 impl Recording {
-    /// Loads a flow (its catalog from `catalog/NAME.json` beside it) or a catalog snapshot (its
-    /// calls from the flow it names, if any).
+    /// Loads a flow (its catalog from the snapshot it names) or a catalog snapshot (its calls
+    /// from the flow it names, if any).
     pub fn load(path: &Path) -> Result<Recording, ServeError> {
         let value = read_json(path)?;
         let mut notes = Vec::new();
@@ -112,22 +112,9 @@ impl Recording {
             }
             (flow, Some(tools.clone()))
         } else if value.get("calls").is_some() {
-            // The snapshot the flow names, else the one `record` writes by default.
-            let named = Flow::load_with(path, &Lenient)?
+            let tools = Flow::load_with(path, &Lenient)?
                 .snapshot
                 .and_then(|s| s.catalog.get("tools").and_then(Value::as_array).cloned());
-            let dir = path.parent().unwrap_or(Path::new(""));
-            let beside = dir
-                .join("catalog")
-                .join(path.file_name().unwrap_or_default());
-            let tools = match named {
-                Some(tools) => Some(tools),
-                None if beside.is_file() => read_json(&beside)?
-                    .get("tools")
-                    .and_then(Value::as_array)
-                    .cloned(),
-                None => None,
-            };
             (Some(path.to_owned()), tools)
         } else {
             return Err(ServeError::NotARecording {
@@ -161,10 +148,9 @@ impl Recording {
             Some(tools) => tools,
             None => {
                 notes.push(format!(
-                    "{} names no catalog snapshot and has none beside it (catalog/{}): the \
-                     catalog is the names the flow calls, with no schema",
-                    path.display(),
-                    path.file_name().unwrap_or_default().to_string_lossy()
+                    "{} names no catalog snapshot (\"snapshot\"): the catalog is the names \
+                     the flow calls, with no schema",
+                    path.display()
                 ));
                 let mut names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
                 names.sort_unstable();

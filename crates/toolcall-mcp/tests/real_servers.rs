@@ -440,7 +440,8 @@ fn wait_for(path: &Path) -> Result<(), Failed> {
 }
 
 /// Runs the Python SDK client (`tests/data/python_client.py MODE`) with `server` as its server.
-fn python_client(mode: &str, server: &[&std::ffi::OsStr]) -> Result<String, Failed> {
+/// The client, and so the server it starts, runs in `dir`.
+fn python_client(mode: &str, server: &[&std::ffi::OsStr], dir: &Path) -> Result<String, Failed> {
     let python = venv().join("bin/python");
     if !python.exists() {
         return Err(format!("{} is missing: {INSTALL_HINT}", python.display()).into());
@@ -450,6 +451,7 @@ fn python_client(mode: &str, server: &[&std::ffi::OsStr]) -> Result<String, Fail
         .arg(&script)
         .arg(mode)
         .args(server)
+        .current_dir(dir)
         .output()
         .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
     let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
@@ -487,6 +489,7 @@ fn record_python_session() -> Result<(), Failed> {
             everything.as_os_str(),
             "stdio".as_ref(),
         ],
+        &dir,
     )?;
     wait_for(&out)?;
     let recorded = read_json(&out)?;
@@ -544,6 +547,7 @@ fn record_python_session() -> Result<(), Failed> {
             out.as_os_str(),
             renamed.as_os_str(),
         ],
+        &dir,
     )?;
     wait_for(&renamed)?;
     let renamed = read_json(&renamed)?;

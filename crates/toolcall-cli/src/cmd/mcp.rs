@@ -83,7 +83,7 @@ pub enum Action {
     /// ARGS…`), pass every message through unchanged both ways, and write the session as a flow:
     /// the server, each tools/call with its arguments, a suggested expect for each result
     /// (values that look volatile left out, listed in $comment), refused and undeclared calls
-    /// with expect_error; and the catalog snapshot beside it. Messages go on stdout; the summary
+    /// with expect_error; and the catalog snapshot it names. Messages go on stdout; the summary
     /// on stderr.
     Record(RecordArgs),
     /// Be a stdio MCP server that declares a recording's catalog and answers each call with the
@@ -99,7 +99,8 @@ pub struct RecordArgs {
     /// The flow to write (its journal is FILE.partial until the session ends).
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
-    /// Where to write the catalog snapshot (default: catalog/NAME.json in the flow's folder).
+    /// Where to write the catalog snapshot (default: catalog/NAME.json under the current
+    /// directory, the folder Harness::mcp_contracts reads).
     #[arg(long, value_name = "FILE")]
     snapshot: Option<PathBuf>,
     /// An environment variable the server needs (repeatable): the flow gets "NAME": "${NAME}",
@@ -120,7 +121,7 @@ pub struct RecordArgs {
 /// `toolcall mcp serve`'s arguments (see [`Action::Serve`]).
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
-    /// A recorded flow (its catalog from catalog/NAME.json beside it) or a catalog snapshot.
+    /// A recorded flow (its catalog from the snapshot it names) or a catalog snapshot.
     recording: PathBuf,
     /// How a call is matched to a recorded one: exact (name and arguments) or name.
     #[arg(long = "match", value_name = "HOW", default_value = "exact")]

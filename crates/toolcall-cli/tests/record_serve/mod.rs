@@ -124,7 +124,9 @@ fn a_recorded_session_replays_green_against_the_server_and_against_its_own_mock(
             flow["server"]["command"],
             json!(example_server("refund-server"))
         );
-        assert_eq!(flow["snapshot"], "catalog/refund.json");
+        // The proxy ran in the folder of the driving flow: the snapshot is in its catalog/.
+        assert_eq!(flow["snapshot"], "../catalog/refund.json");
+        assert_eq!(flow["server"]["cwd"], "..");
         // The minted refund id is left out and said so; what the input fixed is pinned.
         assert_eq!(calls[1]["expect"]["/status"], "pending");
         assert_eq!(calls[1]["expect"]["/order_id"], "ord_1042");
@@ -135,8 +137,8 @@ fn a_recorded_session_replays_green_against_the_server_and_against_its_own_mock(
         );
         assert_eq!(calls[6]["expect_error"], true, "isError: {}", calls[6]);
         assert_eq!(calls[7]["expect_error"], true, "wrong type: {}", calls[7]);
-        let snapshot = read_json(&dir.join("flows/catalog/refund.json"));
-        assert_eq!(snapshot["flow"], "../refund.json");
+        let snapshot = read_json(&dir.join("catalog/refund.json"));
+        assert_eq!(snapshot["flow"], "../flows/refund.json");
         assert_eq!(snapshot["tools"].as_array().unwrap().len(), 3);
 
         // Against the real server.
@@ -347,6 +349,7 @@ fn a_killed_client_leaves_its_flow_and_a_killed_proxy_a_journal_to_recover() {
         .arg(&out)
         .arg("--")
         .arg(example_server("refund-server"))
+        .current_dir(&dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -381,9 +384,11 @@ fn a_killed_client_leaves_its_flow_and_a_killed_proxy_a_journal_to_recover() {
         said.contains("did not finish") && said.contains("toolcall mcp record --recover --out"),
         "{said}"
     );
+    // From another folder: the journal knows where the snapshot goes.
     let recovered = Command::new(TOOLCALL)
         .args(["mcp", "record", "--recover", "--out"])
         .arg(&out)
+        .current_dir(std::env::temp_dir())
         .output()
         .unwrap();
     assert!(recovered.status.success(), "{}", text(&recovered.stderr));
@@ -394,7 +399,7 @@ fn a_killed_client_leaves_its_flow_and_a_killed_proxy_a_journal_to_recover() {
     );
     let flow = read_json(&out);
     assert_eq!(flow["calls"][0]["expect"]["/count"], 2);
-    assert!(dir.join("flows/catalog/k.json").exists());
+    assert!(dir.join("catalog/k.json").exists());
     assert!(!journal.exists());
     // And the recovered flow replays green.
     let real = replay(&out);
@@ -531,7 +536,8 @@ fn the_proxy_changes_no_byte_either_way() {
             .args(["mcp", "record", "--out"])
             .arg(&out)
             .arg("--")
-            .args(server(&proxied_seen)),
+            .args(server(&proxied_seen))
+            .current_dir(&dir),
         &client_bytes(),
     );
     let direct_seen = std::fs::read(&direct_seen).unwrap();
