@@ -36,6 +36,7 @@
 
 mod errors;
 pub mod expectation;
+pub mod http;
 pub mod record;
 pub mod serve;
 pub mod session;

@@ -45,6 +45,9 @@ pub struct RecordOptions {
     pub env: Vec<String>,
     /// How long the server gets to exit after the client closed its side, before it is killed.
     pub grace: Duration,
+    /// For an HTTP server: headers the flow sends, as written (`("Authorization", "Bearer
+    /// ${MCP_TOKEN}")`); what the client sent is never written down.
+    pub headers: Vec<(String, String)>,
 }
 
 impl RecordOptions {
@@ -57,6 +60,7 @@ impl RecordOptions {
             args,
             env: Vec::new(),
             grace: Duration::from_secs(2),
+            headers: Vec::new(),
         }
     }
 }
@@ -159,27 +163,69 @@ fn server_spec(options: &RecordOptions) -> ServerSpec {
     let cwd = relative(&flow_dir(&options.out), &cwd);
     ServerSpec {
         command,
+        url: None,
+        headers: Vec::new(),
         args: options.args.clone(),
         env: options.env.clone(),
         cwd: (!cwd.as_os_str().is_empty()).then(|| cwd.to_string_lossy().replace('\\', "/")),
     }
 }
 
-enum Event {
+/// Creates the journal of `options.out` and writes its header; refuses to start over the
+/// journal of a session that did not finish.
+pub(crate) fn start_journal(
+    options: &RecordOptions,
+    spec: &ServerSpec,
+) -> Result<Journal, RecordError> {
+    let journal_path = journal_path(&options.out);
+    let file = match toolcall_fs::create_journal(&journal_path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Err(RecordError::Leftover {
+                journal: journal_path,
+                out: options.out.clone(),
+            })
+        }
+        Err(source) => {
+            return Err(RecordError::Io {
+                path: journal_path,
+                source,
+            })
+        }
+    };
+    let mut journal = Journal {
+        path: journal_path,
+        file,
+        failed: None,
+    };
+    journal.append(&json!({
+        "journal": "toolcall mcp record",
+        "version": 1,
+        "server": spec,
+        "snapshot": options
+            .snapshot
+            .clone()
+            .unwrap_or_else(|| default_snapshot(&options.out)),
+    }));
+    Ok(journal)
+}
+
+pub(crate) enum Event {
     Line(Direction, Vec<u8>),
     Closed(Direction),
 }
 
 /// Appends journal lines; a failed write is noted once and the recording goes on (the session
 /// itself must not break because the disk filled up).
-struct Journal {
+pub(crate) struct Journal {
     path: PathBuf,
     file: std::fs::File,
-    failed: Option<String>,
+    pub(crate) failed: Option<String>,
 }
 
 impl Journal {
-    fn append(&mut self, value: &Value) {
+    /// Appends one line: `value` as JSON.
+    pub(crate) fn append(&mut self, value: &Value) {
         if self.failed.is_some() {
             return;
         }
@@ -207,35 +253,7 @@ pub fn record(
 ) -> Result<Recorded, RecordError> {
     let journal_path = journal_path(&options.out);
     let spec = server_spec(options);
-    let file = match toolcall_fs::create_journal(&journal_path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            return Err(RecordError::Leftover {
-                journal: journal_path,
-                out: options.out.clone(),
-            })
-        }
-        Err(source) => {
-            return Err(RecordError::Io {
-                path: journal_path,
-                source,
-            })
-        }
-    };
-    let mut journal = Journal {
-        path: journal_path.clone(),
-        file,
-        failed: None,
-    };
-    journal.append(&json!({
-        "journal": "toolcall mcp record",
-        "version": 1,
-        "server": spec,
-        "snapshot": options
-            .snapshot
-            .clone()
-            .unwrap_or_else(|| default_snapshot(&options.out)),
-    }));
+    let journal = start_journal(options, &spec)?;
 
     let mut child = match Command::new(&options.command)
         .args(&options.args)
@@ -332,7 +350,7 @@ pub fn record(
     Ok(recorded)
 }
 
-fn lock(journal: &Mutex<Journal>) -> std::sync::MutexGuard<'_, Journal> {
+pub(crate) fn lock(journal: &Mutex<Journal>) -> std::sync::MutexGuard<'_, Journal> {
     journal.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -370,7 +388,7 @@ fn pump(
     });
 }
 
-fn finish(
+pub(crate) fn finish(
     session: &Session,
     spec: &ServerSpec,
     options: &RecordOptions,

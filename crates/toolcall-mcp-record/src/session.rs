@@ -38,8 +38,12 @@ impl Direction {
 /// The server a session was recorded against, as the flow will name it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerSpec {
-    /// The program.
+    /// The program (empty for a streamable HTTP server).
+    #[serde(default)]
     pub command: String,
+    /// A streamable HTTP server's endpoint, instead of a program.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
     /// Its arguments.
     #[serde(default)]
     pub args: Vec<String>,
@@ -50,6 +54,10 @@ pub struct ServerSpec {
     /// The working directory, relative to the flow's folder, when it is not that folder.
     #[serde(default)]
     pub cwd: Option<String>,
+    /// HTTP headers for a `url` server, as the flow writes them (`"Bearer ${MCP_TOKEN}"`: a
+    /// variable, never the secret the client sent).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<(String, String)>,
 }
 
 /// What a recorded call got back.
@@ -280,7 +288,10 @@ impl Session {
     /// catalog's drift.
     pub fn flow(&self, server: &ServerSpec, snapshot: Option<&str>) -> Value {
         let mut spec = Map::new();
-        spec.insert("command".into(), Value::String(server.command.clone()));
+        match &server.url {
+            Some(url) => spec.insert("url".into(), Value::String(url.clone())),
+            None => spec.insert("command".into(), Value::String(server.command.clone())),
+        };
         if !server.args.is_empty() {
             spec.insert("args".into(), json!(server.args));
         }
@@ -294,6 +305,14 @@ impl Session {
         }
         if let Some(cwd) = &server.cwd {
             spec.insert("cwd".into(), Value::String(cwd.clone()));
+        }
+        if !server.headers.is_empty() {
+            let headers: Map<String, Value> = server
+                .headers
+                .iter()
+                .map(|(name, value)| (name.clone(), Value::String(value.clone())))
+                .collect();
+            spec.insert("headers".into(), Value::Object(headers));
         }
         let calls: Vec<Value> = self
             .calls

@@ -113,6 +113,23 @@ pub struct RecordArgs {
     /// Seconds the server gets to exit after the client closed its side.
     #[arg(long, value_name = "SECS", default_value_t = 2.0)]
     grace: f64,
+    /// Record a streamable HTTP server instead: listen here (127.0.0.1:3002; port 0 for any),
+    /// forward to --upstream; Ctrl-C, SIGTERM or SIGHUP ends the recording.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        requires = "upstream",
+        conflicts_with = "recover"
+    )]
+    listen: Option<String>,
+    /// The streamable HTTP endpoint --listen forwards to (http://127.0.0.1:3001/mcp).
+    #[arg(long, value_name = "URL", requires = "listen")]
+    upstream: Option<String>,
+    /// A header the recorded flow sends to the --upstream server, as the flow should write it
+    /// (repeatable): --header 'Authorization=Bearer ${MCP_TOKEN}'. What the client sent is
+    /// never written down.
+    #[arg(long = "header", value_name = "NAME=VALUE", requires = "listen")]
+    headers: Vec<String>,
     /// The server to start: `-- CMD ARGS…`.
     #[arg(last = true, value_name = "CMD")]
     command: Vec<String>,
@@ -423,6 +440,37 @@ fn write(path: &std::path::Path, snap: &serde_json::Value) -> Result<(), String>
 fn record(args: &RecordArgs) -> ExitCode {
     let recorded = if args.recover {
         toolcall_mcp_record::recover(&args.out)
+    } else if let (Some(listen), Some(upstream)) = (&args.listen, &args.upstream) {
+        if !args.command.is_empty() {
+            return bad_input(&"--listen records the --upstream server: no command after `--`");
+        }
+        let mut headers = Vec::new();
+        for header in &args.headers {
+            let Some((name, value)) = header.split_once('=') else {
+                return bad_input(
+                    &"--header takes NAME=VALUE: --header 'Authorization=Bearer ${MCP_TOKEN}'",
+                );
+            };
+            headers.push((name.trim().to_owned(), value.to_owned()));
+        }
+        let options = toolcall_mcp_record::RecordOptions {
+            snapshot: args.snapshot.clone(),
+            headers,
+            ..toolcall_mcp_record::RecordOptions::new(&args.out, "", Vec::new())
+        };
+        use toolcall_mcp_record::http;
+        match http::record_http(&options, listen, upstream) {
+            Ok(recording) => {
+                http::stop_on_signals(recording.stopper());
+                eprintln!(
+                    "toolcall mcp record: listening on http://{}, forwarding to {}; Ctrl-C ends the recording",
+                    recording.addr(),
+                    toolcall_score::escape(upstream)
+                );
+                recording.wait()
+            }
+            Err(e) => Err(e),
+        }
     } else {
         let Some((command, rest)) = args.command.split_first() else {
             return bad_input(&"name the server to record after `--`: toolcall mcp record --out flows/NAME.json -- CMD ARGS…");
