@@ -11,6 +11,7 @@
 //! records a session of the MCP Python SDK's client (`tests/data/python_client.py`) through
 //! `toolcall mcp record` and replays it against the real server and against `toolcall mcp
 //! serve`; for that, this binary doubles as both (`--as-record`, `--as-serve`).
+//! `record/everything-http` records a replay through `--listen` in front of its streamable HTTP.
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
@@ -562,6 +563,49 @@ fn record_python_session() -> Result<(), Failed> {
     Ok(())
 }
 
+/// `toolcall mcp record --listen` in front of server-everything's streamable HTTP (answers as
+/// event streams): a replay through it passes, and the recorded flow replays green against the
+/// server. The proxy runs in this process.
+fn record_http_session() -> Result<(), Failed> {
+    let server = HttpServer::start()?;
+    let upstream = format!("http://127.0.0.1:{}/mcp", server.port);
+    let dir = scratch("record-http")?;
+    let out = dir.join("flows/everything-http.json");
+    let record = toolcall_mcp_record::RecordOptions {
+        snapshot: Some(dir.join("catalog/everything-http.json")),
+        ..toolcall_mcp_record::RecordOptions::new(&out, "", Vec::new())
+    };
+    let recording = toolcall_mcp_record::http::record_http(&record, "127.0.0.1:0", &upstream)
+        .map_err(|e| e.to_string())?;
+    let drive = dir.join("drive.json");
+    let calls = serde_json::json!([
+        {"name": "echo", "input": {"message": "through the recorder"}},
+        {"name": "get-sum", "input": {"a": 20, "b": 22}},
+        {"name": "get-structured-content", "input": {"location": "New York"}}
+    ]);
+    let flow = serde_json::json!({
+        "server": {"url": format!("http://{}/mcp", recording.addr())},
+        "calls": calls,
+    });
+    std::fs::write(&drive, flow.to_string()).map_err(|e| e.to_string())?;
+    let flow = Flow::load(&drive).map_err(|e| e.to_string())?;
+    let report = replay_blocking(&flow, &options(), &mut |_| {});
+    judge(&flow, &report)?;
+    let recorded = recording.stop().map_err(|e| e.to_string())?;
+    if recorded.calls != 3 {
+        return Err(format!("{recorded}").into());
+    }
+    let written = read_json(&out)?;
+    if written["calls"][2]["expect"]["/temperature"] != 33 {
+        return Err(format!("recorded: {written:#}").into());
+    }
+    let flow = Flow::load(&out).map_err(|e| e.to_string())?;
+    let report = replay_blocking(&flow, &options(), &mut |_| {});
+    judge(&flow, &report)?;
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
 fn main() {
     if let Some(code) = act_as_proxy() {
         std::process::exit(code);
@@ -608,5 +652,6 @@ fn main() {
     trials.push(
         Trial::test("record/everything-python-client", record_python_session).with_kind("record"),
     );
+    trials.push(Trial::test("record/everything-http", record_http_session).with_kind("record"));
     libtest_mimic::run(&args, trials).exit();
 }

@@ -3,7 +3,8 @@
 //! against the mock of its own recording (in both protocol eras); the mock refuses a renamed
 //! tool as real servers do and its report names the name and the did-you-mean; a killed client
 //! still leaves its flow, a killed proxy a journal that `--recover` finishes; and the proxy
-//! changes no byte, either way, on a long session of odd lines.
+//! changes no byte, either way, on a long session of odd lines; and a streamable HTTP session is
+//! recorded with `--listen` in front of the server.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -580,4 +581,123 @@ fn the_proxy_changes_no_byte_either_way() {
         "{stderr}"
     );
     assert!(stderr.contains("server line 2 is not JSON"), "{stderr}");
+}
+
+/// Kills `child` if it is still running when dropped (a failed assertion must not leave a
+/// server listening).
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn an_http_session_is_recorded_with_listen_and_replays_green() {
+    let dir = scratch("record-http");
+    // The fault server's HTTP mode wants a bearer token; its port is its first line.
+    let mut server = Reaped(
+        Command::new(example_server("fault-server"))
+            .arg("http-bearer")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut port = String::new();
+    BufReader::new(server.0.stdout.take().unwrap())
+        .read_line(&mut port)
+        .unwrap();
+    let upstream = format!("http://127.0.0.1:{}/mcp", port.trim());
+    let out = dir.join("flows/http.json");
+    let mut proxy = Reaped(
+        Command::new(TOOLCALL)
+            .args([
+                "mcp",
+                "record",
+                "--listen",
+                "127.0.0.1:0",
+                "--upstream",
+                &upstream,
+            ])
+            .args([
+                "--header",
+                "Authorization=Bearer ${ATP_TEST_TOKEN}",
+                "--out",
+            ])
+            .arg(&out)
+            .current_dir(&dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut said = BufReader::new(proxy.0.stderr.take().unwrap());
+    let mut line = String::new();
+    said.read_line(&mut line).unwrap();
+    let addr = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .trim_end_matches(',');
+    let drive = write_json(
+        &dir.join("drive.json"),
+        &json!({
+            "server": {"url": format!("{addr}/mcp"), "protocol": "legacy",
+                       "headers": {"Authorization": "Bearer s3cret-token"}},
+            "calls": [{"name": "echo", "input": {"text": "hi"}},
+                      {"name": "echo", "input": {"text": "caf\u{e9} \u{1f600}"}}],
+        }),
+    );
+    let run = replay(&drive);
+    assert!(
+        run.status.success(),
+        "{}{}",
+        text(&run.stdout),
+        text(&run.stderr)
+    );
+    // The recording ends on SIGTERM, as on Ctrl-C.
+    let pid = proxy.0.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    assert!(proxy.0.wait().unwrap().success());
+    let mut rest = String::new();
+    said.read_to_string(&mut rest).unwrap();
+    assert!(rest.contains("2 call(s)"), "{rest}");
+
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        !written.contains("s3cret-token"),
+        "the client's token is not written down"
+    );
+    let flow: Value = serde_json::from_str(&written).unwrap();
+    assert_eq!(
+        flow["server"],
+        json!({"url": upstream, "headers": {"Authorization": "Bearer ${ATP_TEST_TOKEN}"}})
+    );
+    assert_eq!(flow["calls"][0]["expect_text"], "hi");
+    assert_eq!(flow["calls"][1]["expect_text"], "caf\u{e9} \u{1f600}");
+    assert!(dir.join("catalog/http.json").exists());
+    assert!(!dir.join("flows/http.json.partial").exists());
+    let real = Command::new(TOOLCALL)
+        .arg("replay")
+        .arg(&out)
+        .env("ATP_TEST_TOKEN", "s3cret-token")
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    assert!(
+        real.status.success(),
+        "{}{}",
+        text(&real.stdout),
+        text(&real.stderr)
+    );
 }
