@@ -126,13 +126,16 @@ pub fn record_http(
         while !stopping.load(Ordering::SeqCst) {
             match rx.recv_timeout(Duration::from_millis(50)) {
                 Ok(Event::Line(direction, line)) => session.feed(direction, &line),
+                Ok(Event::Skipped(direction, bytes)) => session.skip(direction, bytes),
                 Ok(Event::Closed(_)) | Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
         while let Ok(event) = rx.try_recv() {
-            if let Event::Line(direction, line) = event {
-                session.feed(direction, &line);
+            match event {
+                Event::Line(direction, line) => session.feed(direction, &line),
+                Event::Skipped(direction, bytes) => session.skip(direction, bytes),
+                Event::Closed(_) => {}
             }
         }
         let failed = lock(&journal).failed.take();

@@ -212,6 +212,8 @@ pub(crate) fn start_journal(
 
 pub(crate) enum Event {
     Line(Direction, Vec<u8>),
+    /// A line over the input limit, forwarded and not recorded: its size.
+    Skipped(Direction, usize),
     Closed(Direction),
 }
 
@@ -305,6 +307,10 @@ pub fn record(
                 session.feed(direction, &line);
                 None
             }
+            Event::Skipped(direction, bytes) => {
+                session.skip(direction, bytes);
+                None
+            }
             Event::Closed(direction) => Some(direction),
         }
     };
@@ -341,10 +347,16 @@ pub fn record(
         }
     }
     let _ = child.kill();
-    let _ = child.wait();
+    let status = child.wait();
     let failed = lock(&journal).failed.take();
     drop(journal);
     let mut recorded = finish(&session, &spec, options)?;
+    if closed == Some(Direction::Server) {
+        let status = status.map_or_else(|e| e.to_string(), |s| s.to_string());
+        recorded.notes.push(format!(
+            "the server ended the session (it closed its stdout; {status}), not the client"
+        ));
+    }
     recorded.notes.extend(failed);
     let _ = std::fs::remove_file(&journal_path);
     Ok(recorded)
@@ -365,27 +377,99 @@ fn pump(
 ) {
     std::thread::spawn(move || {
         let mut from = BufReader::new(from);
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            match from.read_until(b'\n', &mut line) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
+        let limit = usize::try_from(toolcall_score::max_input_bytes()).unwrap_or(usize::MAX);
+        while let Some(line) = next_line(&mut from, &mut to, limit) {
+            let forwarded = match line {
+                Line::Whole(line) => {
                     lock(&journal).append(&json!({
                         "from": direction,
                         "line": String::from_utf8_lossy(&line),
                     }));
                     let _ = tx.send(Event::Line(direction, line.clone()));
-                    if to.write_all(&line).and_then(|()| to.flush()).is_err() {
-                        break;
-                    }
+                    to.write_all(&line).and_then(|()| to.flush())
                 }
+                // Already forwarded as it came; recorded as skipped.
+                Line::Over(held, rest) => {
+                    let bytes = held.len() + rest;
+                    lock(&journal).append(&json!({"from": direction, "skipped": bytes}));
+                    let _ = tx.send(Event::Skipped(direction, bytes));
+                    Ok(())
+                }
+                Line::Broken => Err(std::io::Error::other("write failed")),
+            };
+            if forwarded.is_err() {
+                break;
             }
         }
         // Closing our end tells the other side (the server's stdin, or the client's stdout).
         drop(to);
         let _ = tx.send(Event::Closed(direction));
     });
+}
+
+/// One line read by [`next_line`].
+enum Line {
+    /// A line (with its newline, if it had one) of at most the input limit: not yet forwarded.
+    Whole(Vec<u8>),
+    /// A line over the input limit: the part held when that was known (forwarded then) and how
+    /// many bytes followed (forwarded as they came). Never held whole.
+    Over(Vec<u8>, usize),
+    /// Writing an over-long line on failed.
+    Broken,
+}
+
+/// The next line of `from`, or `None` at its end. A line over `limit` bytes is written to `to`
+/// as it is read instead of being held (the input limit: nothing is read whole past it).
+fn next_line(from: &mut impl BufRead, to: &mut impl Write, limit: usize) -> Option<Line> {
+    let mut line = Vec::new();
+    let mut over: Option<(Vec<u8>, usize)> = None;
+    loop {
+        let buf = match from.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => &[],
+        };
+        if buf.is_empty() {
+            break;
+        }
+        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        let chunk = &buf[..take];
+        match &mut over {
+            Some((_, rest)) => {
+                if to.write_all(chunk).is_err() {
+                    return Some(Line::Broken);
+                }
+                *rest += take;
+            }
+            None if line.len() + take > limit => {
+                if to
+                    .write_all(&line)
+                    .and_then(|()| to.write_all(chunk))
+                    .is_err()
+                {
+                    return Some(Line::Broken);
+                }
+                line.extend_from_slice(chunk);
+                over = Some((std::mem::take(&mut line), 0));
+            }
+            None => line.extend_from_slice(chunk),
+        }
+        from.consume(take);
+        if done {
+            break;
+        }
+    }
+    match over {
+        Some((held, rest)) => {
+            let _ = to.flush();
+            Some(Line::Over(held, rest))
+        }
+        None if line.is_empty() => None,
+        None => Some(Line::Whole(line)),
+    }
 }
 
 pub(crate) fn finish(
@@ -465,14 +549,18 @@ pub fn recover(out: &Path) -> Result<Recorded, RecordError> {
     let mut session = Session::new();
     let mut cut = 0;
     for line in lines {
-        let entry: Option<(Direction, String)> =
-            serde_json::from_str::<Value>(line).ok().and_then(|v| {
-                let direction = serde_json::from_value(v.get("from")?.clone()).ok()?;
-                Some((direction, v.get("line")?.as_str()?.to_owned()))
-            });
-        match entry {
-            Some((direction, line)) => session.feed(direction, line.as_bytes()),
-            None => cut += 1,
+        let entry = serde_json::from_str::<Value>(line).ok();
+        let direction = entry
+            .as_ref()
+            .and_then(|v| serde_json::from_value::<Direction>(v.get("from")?.clone()).ok());
+        let text = entry.as_ref().and_then(|v| v.get("line")?.as_str());
+        let skipped = entry.as_ref().and_then(|v| v.get("skipped")?.as_u64());
+        match (direction, text, skipped) {
+            (Some(direction), Some(text), _) => session.feed(direction, text.as_bytes()),
+            (Some(direction), None, Some(bytes)) => {
+                session.skip(direction, usize::try_from(bytes).unwrap_or(usize::MAX))
+            }
+            _ => cut += 1,
         }
     }
     let options = RecordOptions {
@@ -492,6 +580,27 @@ pub fn recover(out: &Path) -> Result<Recorded, RecordError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_over_the_limit_is_forwarded_as_it_comes_and_not_held() {
+        let input = b"short\nthis line is far too long\nend";
+        // A reader that hands out three bytes at a time, as a pipe may.
+        let mut from = BufReader::with_capacity(3, &input[..]);
+        let mut to = Vec::new();
+        let mut lines = Vec::new();
+        while let Some(line) = next_line(&mut from, &mut to, 8) {
+            lines.push(match line {
+                Line::Whole(line) => {
+                    to.extend_from_slice(&line);
+                    format!("whole {}", String::from_utf8_lossy(&line).trim_end())
+                }
+                Line::Over(held, rest) => format!("over {} + {rest}", held.len()),
+                Line::Broken => "broken".to_owned(),
+            });
+        }
+        assert_eq!(lines, ["whole short", "over 9 + 17", "whole end"]);
+        assert_eq!(to, input, "every byte forwarded, in order");
+    }
 
     #[test]
     fn the_journal_sits_beside_the_flow() {

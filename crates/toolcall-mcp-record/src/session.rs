@@ -138,6 +138,22 @@ impl Session {
         }
     }
 
+    /// Counts a line that went `direction` and was too long to record (over the input limit):
+    /// forwarded, noted, not parsed.
+    pub fn skip(&mut self, direction: Direction, bytes: usize) {
+        let slot = match direction {
+            Direction::Client => 0,
+            Direction::Server => 1,
+        };
+        self.lines[slot] += 1;
+        let number = self.lines[slot];
+        self.note(format!(
+            "{} line {number} ({bytes} bytes) is over the input limit; forwarded unchanged, not \
+             recorded",
+            direction.as_str()
+        ));
+    }
+
     /// Takes in one line that went `direction` (its bytes, the newline included or not).
     pub fn feed(&mut self, direction: Direction, line: &[u8]) {
         let slot = match direction {

@@ -441,6 +441,12 @@ fn client_bytes() -> Vec<u8> {
             );
         }
     }
+    // Over the proxy's input limit (ATP_MAX_INPUT_BYTES below): forwarded, not recorded.
+    out.extend_from_slice(
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":\"",
+    );
+    out.extend(std::iter::repeat_n(b'x', 100_000));
+    out.extend_from_slice(b"\"}\n");
     out.extend_from_slice(b"{\"jsonrpc\": \"2.0\", \"id\": 5, \"method\"\n");
     out.extend_from_slice(
         b"[{\"jsonrpc\":\"2.0\",\"id\":900,\"method\":\"tools/call\",\"params\":{\"name\":\"missing\"}}]\n",
@@ -486,6 +492,8 @@ fn server_bytes() -> Vec<u8> {
         }
     }
     out.extend_from_slice(b"\xff\xfe not utf-8\n");
+    out.extend(std::iter::repeat_n(b'y', 300_000));
+    out.push(b'\n');
     out.extend_from_slice(
         b"{\"jsonrpc\":\"2.0\",\"id\":900,\"error\":{\"code\":-32602,\"message\":\"Unknown tool: missing\"}}",
     );
@@ -538,6 +546,7 @@ fn the_proxy_changes_no_byte_either_way() {
             .arg(&out)
             .arg("--")
             .args(server(&proxied_seen))
+            .env("ATP_MAX_INPUT_BYTES", "64k")
             .current_dir(&dir),
         &client_bytes(),
     );
@@ -581,6 +590,11 @@ fn the_proxy_changes_no_byte_either_way() {
         "{stderr}"
     );
     assert!(stderr.contains("server line 2 is not JSON"), "{stderr}");
+    assert!(
+        stderr.contains("(100063 bytes) is over the input limit")
+            && stderr.contains("(300001 bytes) is over the input limit"),
+        "{stderr}"
+    );
 }
 
 /// Kills `child` if it is still running when dropped (a failed assertion must not leave a
