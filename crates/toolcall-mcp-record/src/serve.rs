@@ -10,7 +10,9 @@
 //! `inputSchema`. Everything the client did is kept in a [`ServeReport`]: calls matched and
 //! unmatched, unknown names with the cause and did-you-mean the scorer gives a model's unknown
 //! name, schema violations. rmcp's server speaks both protocol eras (`initialize`, and the
-//! stateless `server/discover` of 2026-07-28).
+//! stateless `server/discover` of 2026-07-28), on stdio ([`serve`]) or streamable HTTP
+//! ([`serve_http`]). Recorded calls are used in order over the server's whole life, whichever
+//! HTTP session a call comes in: one client session per serve, as over stdio.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -519,6 +521,156 @@ pub fn serve(recording: Recording, matching: Matching) -> Result<ServeReport, Se
         .clone();
     report.error = ended.err();
     Ok(report)
+}
+
+/// Serves `recording` over streamable HTTP on `listen` (a loopback address: rmcp's server
+/// refuses other `Host`s) until `stop` is set, and returns what the client did. `ready` gets
+/// the address listened on (the port the OS chose for `:0`) once it accepts connections.
+///
+/// Each connection carries one request (rmcp's answer, an event stream included, is streamed
+/// back, then the connection is closed). Sessions (legacy era) and stateless requests (modern)
+/// are rmcp's.
+pub fn serve_http(
+    recording: Recording,
+    matching: Matching,
+    listen: &str,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    ready: impl FnOnce(std::net::SocketAddr),
+) -> Result<ServeReport, ServeError> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+    use std::sync::atomic::Ordering;
+
+    let mock = Mock::new(recording, matching);
+    let state = Arc::clone(&mock.state);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ServeError::Transport(e.to_string()))?;
+    let listen = listen.to_owned();
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(&listen)
+            .await
+            .map_err(|e| ServeError::Transport(format!("cannot listen on {listen}: {e}")))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| ServeError::Transport(e.to_string()))?;
+        let service = StreamableHttpService::new(
+            move || Ok(mock.clone()),
+            Arc::new(LocalSessionManager::default()),
+            StreamableHttpServerConfig::default(),
+        );
+        ready(addr);
+        while !stop.load(Ordering::SeqCst) {
+            let accepted =
+                tokio::time::timeout(std::time::Duration::from_millis(100), listener.accept())
+                    .await;
+            if let Ok(Ok((stream, _))) = accepted {
+                let service = service.clone();
+                tokio::spawn(async move {
+                    let _ = connection(stream, service).await;
+                });
+            }
+        }
+        Ok::<(), ServeError>(())
+    })?;
+    let report = state
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .report
+        .clone();
+    Ok(report)
+}
+
+/// One HTTP/1.1 request read from `stream`, handed to rmcp, and its answer written back.
+async fn connection<M>(
+    stream: tokio::net::TcpStream,
+    service: rmcp::transport::StreamableHttpService<Mock, M>,
+) -> std::io::Result<()>
+where
+    M: rmcp::transport::streamable_http_server::SessionManager,
+{
+    use http_body_util::BodyExt;
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+
+    const MAX_HEAD: usize = 64 * 1024;
+    let (read, mut write) = stream.into_split();
+    let mut reader = tokio::io::BufReader::new(read);
+    let mut head = Vec::new();
+    loop {
+        let mut line = Vec::new();
+        let n = (&mut reader)
+            .take(MAX_HEAD as u64)
+            .read_until(b'\n', &mut line)
+            .await?;
+        if n == 0 || head.len() > MAX_HEAD {
+            return write
+                .write_all(
+                    b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                )
+                .await;
+        }
+        if line == b"\r\n" || line == b"\n" {
+            break;
+        }
+        head.extend_from_slice(&line);
+    }
+    let head = String::from_utf8_lossy(&head).into_owned();
+    let mut lines = head.lines();
+    let mut request_line = lines.next().unwrap_or_default().split_whitespace();
+    let method = request_line.next().unwrap_or_default().to_owned();
+    let target = request_line.next().unwrap_or("/").to_owned();
+    let mut request = http::Request::builder()
+        .method(method.as_str())
+        .uri(target.as_str());
+    let mut length = 0u64;
+    for (name, value) in lines.filter_map(|l| l.split_once(':')) {
+        let (name, value) = (name.trim(), value.trim());
+        if name.eq_ignore_ascii_case("content-length") {
+            length = value.parse().unwrap_or(0);
+        }
+        request = request.header(name, value);
+    }
+    let limit = toolcall_score::max_input_bytes();
+    let mut body = Vec::new();
+    (&mut reader)
+        .take(length.min(limit))
+        .read_to_end(&mut body)
+        .await?;
+    let Ok(request) = request.body(http_body_util::Full::new(bytes::Bytes::from(body))) else {
+        return write
+            .write_all(
+                b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+            )
+            .await;
+    };
+    let response = service.handle(request).await;
+    let (parts, mut body) = response.into_parts();
+    let mut out = format!(
+        "HTTP/1.1 {} {}\r\n",
+        parts.status.as_u16(),
+        parts.status.canonical_reason().unwrap_or("")
+    );
+    for (name, value) in &parts.headers {
+        if name == http::header::CONNECTION || name == http::header::TRANSFER_ENCODING {
+            continue;
+        }
+        out.push_str(&format!(
+            "{name}: {}\r\n",
+            String::from_utf8_lossy(value.as_bytes())
+        ));
+    }
+    out.push_str("connection: close\r\n\r\n");
+    write.write_all(out.as_bytes()).await?;
+    write.flush().await?;
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame;
+        if let Some(data) = frame.data_ref() {
+            write.write_all(data).await?;
+            write.flush().await?;
+        }
+    }
+    write.shutdown().await
 }
 
 /// Writes `report` as JSON to `path`, atomically.

@@ -86,10 +86,10 @@ pub enum Action {
     /// with expect_error; and the catalog snapshot it names. Messages go on stdout; the summary
     /// on stderr.
     Record(RecordArgs),
-    /// Be a stdio MCP server that declares a recording's catalog and answers each call with the
-    /// recorded result (an unknown tool: JSON-RPC -32602), to test an MCP client against; at
-    /// exit print what the client did (matched, unmatched, unknown names with did-you-mean,
-    /// schema violations) on stderr.
+    /// Be an MCP server (stdio, or streamable HTTP with --listen) that declares a recording's
+    /// catalog and answers each call with the recorded result (an unknown tool: JSON-RPC
+    /// -32602), to test an MCP client against; at exit print what the client did (matched,
+    /// unmatched, unknown names with did-you-mean, schema violations) on stderr.
     Serve(ServeArgs),
 }
 
@@ -149,6 +149,10 @@ pub struct ServeArgs {
     /// Exit 1 on an unmatched call, an unknown name or a schema violation.
     #[arg(long)]
     strict: bool,
+    /// Serve streamable HTTP on this loopback address instead of stdio (127.0.0.1:3001; port 0
+    /// for any); Ctrl-C, SIGTERM or SIGHUP ends it and prints the report.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<String>,
 }
 
 /// The server: a flow naming it (its calls are not made), a URL, or a command after `--`.
@@ -509,7 +513,17 @@ fn serve(args: &ServeArgs) -> ExitCode {
     for note in &recording.notes {
         eprintln!("note: {}", toolcall_score::escape(note));
     }
-    let report = match serve::serve(recording, args.matching) {
+    let served = match &args.listen {
+        None => serve::serve(recording, args.matching),
+        Some(listen) => {
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            toolcall_mcp_record::http::stop_on_signals(std::sync::Arc::clone(&stop));
+            serve::serve_http(recording, args.matching, listen, stop, |addr| {
+                eprintln!("toolcall mcp serve: listening on http://{addr}/mcp; Ctrl-C ends it");
+            })
+        }
+    };
+    let report = match served {
         Ok(report) => report,
         Err(e) => {
             eprintln!("error: {e}");
