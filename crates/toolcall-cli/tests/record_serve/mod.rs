@@ -4,7 +4,7 @@
 //! tool as real servers do and its report names the name and the did-you-mean; a killed client
 //! still leaves its flow, a killed proxy a journal that `--recover` finishes; and the proxy
 //! changes no byte, either way, on a long session of odd lines; and a streamable HTTP session is
-//! recorded with `--listen` in front of the server.
+//! recorded with `--listen` in front of the server, and the mock serves one with `--listen` too.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -714,4 +714,62 @@ fn an_http_session_is_recorded_with_listen_and_replays_green() {
         text(&real.stdout),
         text(&real.stderr)
     );
+}
+
+#[cfg(unix)]
+#[test]
+fn the_mock_serves_streamable_http_in_both_eras() {
+    let dir = scratch("serve-http");
+    let out = record_refund(&dir, "auto");
+    let calls = read_json(&out)["calls"].clone();
+    for protocol in ["legacy", "modern"] {
+        let report = dir.join(format!("report-{protocol}.json"));
+        let mut mock = Reaped(
+            Command::new(TOOLCALL)
+                .args(["mcp", "serve", "--listen", "127.0.0.1:0", "--report"])
+                .arg(&report)
+                .arg(&out)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        let mut said = BufReader::new(mock.0.stderr.take().unwrap());
+        let mut line = String::new();
+        said.read_line(&mut line).unwrap();
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .trim_end_matches(';');
+        let flow = write_json(
+            &dir.join(format!("mock-{protocol}.json")),
+            &json!({"server": {"url": url, "protocol": protocol}, "calls": calls}),
+        );
+        let run = replay(&flow);
+        assert!(
+            run.status.success(),
+            "{protocol}: {}{}",
+            text(&run.stdout),
+            text(&run.stderr)
+        );
+        let want = if protocol == "legacy" {
+            "over MCP 2025-11-25"
+        } else {
+            "over MCP 2026-07-28"
+        };
+        assert!(text(&run.stdout).contains(want), "{}", text(&run.stdout));
+        let pid = mock.0.id().to_string();
+        assert!(Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success());
+        assert!(mock.0.wait().unwrap().success());
+        let mut rest = String::new();
+        said.read_to_string(&mut rest).unwrap();
+        assert!(rest.contains("8 call(s): 8 matched"), "{protocol}: {rest}");
+        assert_eq!(read_json(&report)["matched"].as_array().unwrap().len(), 8);
+    }
 }
