@@ -36,6 +36,12 @@ pub enum RecordError {
         /// What is wrong with it.
         why: String,
     },
+    /// `--upstream` is not an http:// or https:// URL.
+    #[error("--upstream `{url}` is not an http:// or https:// URL (http://127.0.0.1:3001/mcp)")]
+    Upstream {
+        /// What was given.
+        url: String,
+    },
     /// The server could not be started.
     #[error("cannot start the server `{command}`: {source}")]
     Spawn {

@@ -84,6 +84,13 @@ pub fn record_http(
     listen: &str,
     upstream: &str,
 ) -> Result<HttpRecording, RecordError> {
+    let valid = (upstream.starts_with("http://") || upstream.starts_with("https://"))
+        && upstream.parse::<ureq::http::Uri>().is_ok();
+    if !valid {
+        return Err(RecordError::Upstream {
+            url: toolcall_score::escape(upstream).to_string(),
+        });
+    }
     let listener = TcpListener::bind(listen).map_err(|source| RecordError::Io {
         path: PathBuf::from(listen),
         source,
@@ -436,6 +443,20 @@ mod tests {
         let end = event_end(rest).unwrap();
         assert_eq!(event_data(&rest[..end]), b"x");
         assert_eq!(event_end(&rest[end..]), None);
+    }
+
+    #[test]
+    fn an_upstream_that_is_not_an_http_url_is_refused_before_anything_is_written() {
+        let out = std::env::temp_dir().join(format!("toolcall-http-{}.json", std::process::id()));
+        let options = RecordOptions::new(&out, "", Vec::new());
+        let Err(e) = record_http(&options, "127.0.0.1:0", "ftp://example.com/mcp") else {
+            panic!("ftp accepted")
+        };
+        assert!(
+            e.to_string().contains("is not an http:// or https:// URL"),
+            "{e}"
+        );
+        assert!(!crate::record::journal_path(&out).exists());
     }
 
     #[test]
