@@ -8,7 +8,8 @@
 //! arguments, a suggested `expect` for each result with volatile values left out and listed)
 //! plus the catalog snapshot. [`serve`] turns a recording around: an MCP server that declares
 //! the recorded catalog and answers with the recorded results, so an agent's own MCP client can
-//! be tested without the real server, and says what that client did wrong.
+//! be tested without the real server, and says what that client did wrong. Both also speak
+//! streamable HTTP: [`http::record_http`] in front of an HTTP server, [`serve::serve_http`].
 //!
 //! # From the top
 //!
