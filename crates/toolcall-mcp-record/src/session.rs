@@ -87,6 +87,8 @@ pub struct RecordedCall {
 enum Pending {
     List,
     Call(usize),
+    /// A handshake: `initialize` (legacy era) or `server/discover` (modern).
+    Handshake(&'static str),
     /// Any other request: tracked so that its response is not taken for another's.
     Other,
 }
@@ -101,6 +103,8 @@ pub struct Session {
     listing: Option<Vec<Value>>,
     lines: [usize; 2],
     notes: Vec<String>,
+    /// The protocol era of the last handshake the server answered: what the flow pins.
+    era: Option<&'static str>,
 }
 
 /// The most notes kept (a client that sends junk on every line gets one summary, not a flood).
@@ -233,11 +237,14 @@ impl Session {
                 let call = Pending::Call(self.calls.len() - 1);
                 self.pending.entry(id).or_default().push_back(call);
             }
-            _ => self
-                .pending
-                .entry(id)
-                .or_default()
-                .push_back(Pending::Other),
+            method => {
+                let pending = match method {
+                    "initialize" => Pending::Handshake("legacy"),
+                    "server/discover" => Pending::Handshake("modern"),
+                    _ => Pending::Other,
+                };
+                self.pending.entry(id).or_default().push_back(pending);
+            }
         }
     }
 
@@ -253,6 +260,11 @@ impl Session {
         }
         match pending {
             Pending::Other => {}
+            Pending::Handshake(era) => {
+                if message.get("result").is_some() {
+                    self.era = Some(era);
+                }
+            }
             Pending::List => {
                 let Some(result) = message.get("result") else {
                     self.listing = None;
@@ -321,6 +333,10 @@ impl Session {
         }
         if let Some(cwd) = &server.cwd {
             spec.insert("cwd".into(), Value::String(cwd.clone()));
+        }
+        // The era the client and server agreed on, so that a replay speaks it too.
+        if let Some(era) = self.era {
+            spec.insert("protocol".into(), Value::String(era.to_owned()));
         }
         if !server.headers.is_empty() {
             let headers: Map<String, Value> = server
@@ -491,6 +507,27 @@ mod tests {
         assert_eq!(
             flow["server"],
             json!({"command": "srv", "env": {"TOKEN": "${TOKEN}"}})
+        );
+        // A handshake the server answered pins the era.
+        feed(
+            &mut s,
+            c,
+            json!({"jsonrpc": "2.0", "id": 9, "method": "server/discover"}),
+        );
+        feed(
+            &mut s,
+            v,
+            json!({"jsonrpc": "2.0", "id": 9, "error": {"code": -32601, "message": "no"}}),
+        );
+        feed(
+            &mut s,
+            c,
+            json!({"jsonrpc": "2.0", "id": 10, "method": "initialize"}),
+        );
+        feed(&mut s, v, json!({"jsonrpc": "2.0", "id": 10, "result": {}}));
+        assert_eq!(
+            s.flow(&ServerSpec::default(), None)["server"]["protocol"],
+            "legacy"
         );
         assert_eq!(flow["calls"][0]["expect"], json!({"/y": 2}));
         assert_eq!(flow["calls"][1]["expect_error"], json!(-32602));

@@ -127,6 +127,8 @@ fn a_recorded_session_replays_green_against_the_server_and_against_its_own_mock(
         );
         // The proxy ran in the folder of the driving flow: the snapshot is in its catalog/.
         assert_eq!(flow["snapshot"], "../catalog/refund.json");
+        // The era the session spoke is pinned.
+        assert_eq!(flow["server"]["protocol"], protocol);
         assert_eq!(flow["server"]["cwd"], "..");
         // The minted refund id is left out and said so; what the input fixed is pinned.
         assert_eq!(calls[1]["expect"]["/status"], "pending");
@@ -695,7 +697,8 @@ fn an_http_session_is_recorded_with_listen_and_replays_green() {
     let flow: Value = serde_json::from_str(&written).unwrap();
     assert_eq!(
         flow["server"],
-        json!({"url": upstream, "headers": {"Authorization": "Bearer ${ATP_TEST_TOKEN}"}})
+        json!({"url": upstream, "protocol": "legacy",
+               "headers": {"Authorization": "Bearer ${ATP_TEST_TOKEN}"}})
     );
     assert_eq!(flow["calls"][0]["expect_text"], "hi");
     assert_eq!(flow["calls"][1]["expect_text"], "caf\u{e9} \u{1f600}");
