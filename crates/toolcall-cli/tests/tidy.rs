@@ -554,6 +554,8 @@ fn the_schemas_refuse_what_the_readers_refuse_and_no_more() {
                 r#"{"server": {"command": "node"}, "calls": [], "timeouts": {"call_ms": "5s"}}"#,
                 r#"{"server": {"command": "node"}, "calls": [], "timeouts": {"call_ms": -1}}"#,
                 r#"{"$schema": 1, "server": {"command": "node"}, "calls": []}"#,
+                r#"{"server": {"command": "node"}, "calls": [{"name": "t", "$comment": ["a"]}]}"#,
+                r#"{"server": {"command": "node"}, "calls": [{"name": "t", "recorded": "ok"}]}"#,
             ],
         ),
         (
@@ -598,6 +600,9 @@ fn the_schemas_refuse_what_the_readers_refuse_and_no_more() {
                 r#"{"server": {"command": "${SERVER}", "url": null, "cwd": null}, "calls": [{"name": "t",
                     "expect": {"": {"ok": true}, "/a~1b": 1}}], "about": null, "expected_failure": null,
                     "timeouts": {"initialize_ms": null, "call_ms": 5000}}"#,
+                r#"{"server": {"command": "node"}, "calls": [{"name": "t", "expect_error": -32602,
+                    "$comment": "left out as volatile: /id (id)",
+                    "recorded": {"error": {"code": -32602, "message": "Unknown tool: t"}}}]}"#,
             ],
         ),
         (

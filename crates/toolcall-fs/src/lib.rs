@@ -59,6 +59,18 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_via(path, |file| file.write_all(bytes), Commit::New)
 }
 
+/// Creates a new file at `path` for a run to append to as it goes (a journal that must outlive
+/// the run if it is killed), creating its folder when missing. Never opens what is already
+/// there: a file or a link at `path` is [`io::ErrorKind::AlreadyExists`] (`create_new`, which
+/// does not follow a link). The one file here that is not written whole: whoever finishes the
+/// run writes the real output with [`write_atomic`] and removes the journal.
+pub fn create_journal(path: &Path) -> io::Result<File> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        fs::create_dir_all(dir)?;
+    }
+    OpenOptions::new().write(true).create_new(true).open(path)
+}
+
 /// How the finished temporary file takes its place.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Commit {
@@ -408,6 +420,29 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).expect("a scratch folder");
         dir
+    }
+
+    #[test]
+    fn create_journal_opens_only_a_new_file() {
+        let dir = scratch("journal");
+        let path = dir.join("flows/a.json.partial");
+        let mut file = create_journal(&path).unwrap();
+        file.write_all(b"one\n").unwrap();
+        let again = create_journal(&path).unwrap_err();
+        assert_eq!(again.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(fs::read(&path).unwrap(), b"one\n", "left as it was");
+        #[cfg(unix)]
+        {
+            let link = dir.join("flows/b.json.partial");
+            std::os::unix::fs::symlink(dir.join("elsewhere"), &link).unwrap();
+            let err = create_journal(&link).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+            assert!(
+                !dir.join("elsewhere").exists(),
+                "not written through the link"
+            );
+        }
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -298,6 +298,14 @@ struct RawCall {
     expect_content: Option<Value>,
     #[serde(default)]
     input_responses: serde_json::Map<String, Value>,
+    /// For people reading the flow (`toolcall mcp record` lists the values it left out of
+    /// `expect` here): a string, not read.
+    #[serde(default, rename = "$comment")]
+    _comment: Option<String>,
+    /// What the server answered when the call was recorded (`{"result": …}` or `{"error": …}`):
+    /// what `toolcall mcp serve` answers with; a replay does not read it.
+    #[serde(default, rename = "recorded")]
+    _recorded: Option<serde_json::Map<String, Value>>,
 }
 
 fn empty_object() -> Value {

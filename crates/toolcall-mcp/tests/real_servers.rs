@@ -7,7 +7,11 @@
 //! (`ATP_MCP_SCRATCH`, with `files/hello.txt` and a one-commit git repository `repo/`). A flow
 //! with a `url` server runs against server-everything started in `streamableHttp` mode on a free
 //! loopback port (`ATP_MCP_HTTP_PORT`). Each server also has its catalog listed twice, a probe,
-//! and a replay in each protocol era (`protocol/<server>`).
+//! and a replay in each protocol era (`protocol/<server>`). `record/everything-python-client`
+//! records a session of the MCP Python SDK's client (`tests/data/python_client.py`) through
+//! `toolcall mcp record` and replays it against the real server and against `toolcall mcp
+//! serve`; for that, this binary doubles as both (`--as-record`, `--as-serve`).
+//! `record/everything-http` records a replay through `--listen` in front of its streamable HTTP.
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
@@ -377,7 +381,239 @@ fn probe_completes(path: &Path) -> Result<(), Failed> {
     Ok(())
 }
 
+/// The test binary doubles as `toolcall mcp record` and `toolcall mcp serve` for the Python
+/// client to start (this crate cannot depend on the CLI): `real_servers --as-record OUT -- CMD
+/// ARGS…` records, `real_servers --as-serve RECORDING REPORT` serves and writes its report.
+fn act_as_proxy() -> Option<i32> {
+    use toolcall_mcp_record::serve;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("--as-record") if args.len() > 3 && args[2] == "--" => {
+            let options =
+                toolcall_mcp_record::RecordOptions::new(&args[1], &args[3], args[4..].to_vec());
+            let recorded =
+                toolcall_mcp_record::record::record(&options, std::io::stdin(), std::io::stdout());
+            Some(match recorded {
+                Ok(recorded) => {
+                    eprintln!("{recorded}");
+                    0
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    2
+                }
+            })
+        }
+        Some("--as-serve") if args.len() == 3 => {
+            let served = serve::Recording::load(Path::new(&args[1]))
+                .and_then(|recording| serve::serve(recording, serve::Matching::Exact))
+                .and_then(|report| {
+                    eprint!("{report}");
+                    serve::write_report(&report, Path::new(&args[2]))
+                });
+            Some(match served {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    2
+                }
+            })
+        }
+        _ => None,
+    }
+}
+
+fn read_json(path: &Path) -> Result<serde_json::Value, Failed> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()).into())
+}
+
+/// Waits for a file a process that outlives its client writes as it exits.
+fn wait_for(path: &Path) -> Result<(), Failed> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !path.exists() {
+        if Instant::now() > deadline {
+            return Err(format!("{} was not written within 20 s", path.display()).into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
+}
+
+/// Runs the Python SDK client (`tests/data/python_client.py MODE`) with `server` as its server.
+/// The client, and so the server it starts, runs in `dir`.
+fn python_client(mode: &str, server: &[&std::ffi::OsStr], dir: &Path) -> Result<String, Failed> {
+    let python = venv().join("bin/python");
+    if !python.exists() {
+        return Err(format!("{} is missing: {INSTALL_HINT}", python.display()).into());
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/python_client.py");
+    let run = Command::new(&python)
+        .arg(&script)
+        .arg(mode)
+        .args(server)
+        .current_dir(dir)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    if !run.status.success() {
+        return Err(format!(
+            "the Python client ({mode}) failed: {}\n{stdout}\n{}",
+            run.status,
+            String::from_utf8_lossy(&run.stderr)
+        )
+        .into());
+    }
+    Ok(stdout)
+}
+
+/// A session of the MCP Python SDK's client against server-everything, recorded through
+/// `toolcall mcp record`: the flow replays green against the real server and against `toolcall
+/// mcp serve` of its own recording, and the Python client calling a renamed tool gets -32602
+/// from the mock, whose report names the name and the did-you-mean.
+fn record_python_session() -> Result<(), Failed> {
+    let everything = npm_dir().join("@modelcontextprotocol/server-everything/dist/index.js");
+    if !everything.exists() {
+        return Err(format!("{} is missing: {INSTALL_HINT}", everything.display()).into());
+    }
+    let dir = scratch("record-python")?;
+    let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = dir.join("flows/everything.json");
+    python_client(
+        "session",
+        &[
+            me.as_os_str(),
+            "--as-record".as_ref(),
+            out.as_os_str(),
+            "--".as_ref(),
+            "node".as_ref(),
+            everything.as_os_str(),
+            "stdio".as_ref(),
+        ],
+        &dir,
+    )?;
+    wait_for(&out)?;
+    let recorded = read_json(&out)?;
+    let calls = recorded["calls"].as_array().cloned().unwrap_or_default();
+    let names: Vec<&str> = calls.iter().filter_map(|c| c["name"].as_str()).collect();
+    if names
+        != [
+            "echo",
+            "get-sum",
+            "get-structured-content",
+            "get-tiny-image",
+            "get-sum",
+        ]
+    {
+        return Err(format!("recorded calls: {names:?}").into());
+    }
+    // The Python SDK's client starts with initialize: the flow pins the legacy era.
+    if calls[2]["expect"]["/temperature"] != 36
+        || calls[4]["expect_error"] != true
+        || recorded["server"]["protocol"] != "legacy"
+    {
+        return Err(format!("recorded expectations: {recorded:#}").into());
+    }
+
+    // Against the real server.
+    let flow = Flow::load(&out).map_err(|e| e.to_string())?;
+    let report = replay_blocking(&flow, &options(), &mut |_| {});
+    judge(&flow, &report)?;
+    if report.steps.len() != 5 {
+        return Err(format!("{} steps against the real server", report.steps.len()).into());
+    }
+
+    // Against the mock of its own recording.
+    let served = dir.join("served.json");
+    let mock = dir.join("mock.json");
+    let mock_flow = serde_json::json!({
+        "server": {"command": me, "args": ["--as-serve", out, served]},
+        "calls": calls,
+    });
+    std::fs::write(&mock, mock_flow.to_string()).map_err(|e| e.to_string())?;
+    let flow = Flow::load(&mock).map_err(|e| e.to_string())?;
+    let report = replay_blocking(&flow, &options(), &mut |_| {});
+    judge(&flow, &report)?;
+    wait_for(&served)?;
+    let served = read_json(&served)?;
+    if served["matched"].as_array().map(Vec::len) != Some(5)
+        || served["unknown"] != serde_json::json!([])
+    {
+        return Err(format!("the mock's report: {served:#}").into());
+    }
+
+    // The Python client calls a renamed tool against the mock.
+    let renamed = dir.join("renamed.json");
+    python_client(
+        "renamed",
+        &[
+            me.as_os_str(),
+            "--as-serve".as_ref(),
+            out.as_os_str(),
+            renamed.as_os_str(),
+        ],
+        &dir,
+    )?;
+    wait_for(&renamed)?;
+    let renamed = read_json(&renamed)?;
+    let unknown = &renamed["unknown"][0];
+    let suggested = unknown["suggestions"]
+        .as_array()
+        .is_some_and(|s| s.contains(&serde_json::json!("get-sum")));
+    if unknown["name"] != "get_sum" || !suggested {
+        return Err(format!("the mock's report: {renamed:#}").into());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+/// `toolcall mcp record --listen` in front of server-everything's streamable HTTP (answers as
+/// event streams): a replay through it passes, and the recorded flow replays green against the
+/// server. The proxy runs in this process.
+fn record_http_session() -> Result<(), Failed> {
+    let server = HttpServer::start()?;
+    let upstream = format!("http://127.0.0.1:{}/mcp", server.port);
+    let dir = scratch("record-http")?;
+    let out = dir.join("flows/everything-http.json");
+    let record = toolcall_mcp_record::RecordOptions {
+        snapshot: Some(dir.join("catalog/everything-http.json")),
+        ..toolcall_mcp_record::RecordOptions::new(&out, "", Vec::new())
+    };
+    let recording = toolcall_mcp_record::http::record_http(&record, "127.0.0.1:0", &upstream)
+        .map_err(|e| e.to_string())?;
+    let drive = dir.join("drive.json");
+    let calls = serde_json::json!([
+        {"name": "echo", "input": {"message": "through the recorder"}},
+        {"name": "get-sum", "input": {"a": 20, "b": 22}},
+        {"name": "get-structured-content", "input": {"location": "New York"}}
+    ]);
+    let flow = serde_json::json!({
+        "server": {"url": format!("http://{}/mcp", recording.addr())},
+        "calls": calls,
+    });
+    std::fs::write(&drive, flow.to_string()).map_err(|e| e.to_string())?;
+    let flow = Flow::load(&drive).map_err(|e| e.to_string())?;
+    let report = replay_blocking(&flow, &options(), &mut |_| {});
+    judge(&flow, &report)?;
+    let recorded = recording.stop().map_err(|e| e.to_string())?;
+    if recorded.calls != 3 {
+        return Err(format!("{recorded}").into());
+    }
+    let written = read_json(&out)?;
+    if written["calls"][2]["expect"]["/temperature"] != 33 {
+        return Err(format!("recorded: {written:#}").into());
+    }
+    let flow = Flow::load(&out).map_err(|e| e.to_string())?;
+    let report = replay_blocking(&flow, &options(), &mut |_| {});
+    judge(&flow, &report)?;
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
 fn main() {
+    if let Some(code) = act_as_proxy() {
+        std::process::exit(code);
+    }
     let args = Arguments::from_args();
     let dir = repo_root().join("flows/real-servers");
     let paths = Flow::files_in(&dir).unwrap_or_else(|e| {
@@ -417,5 +653,9 @@ fn main() {
             Trial::test(format!("real-servers/{stem}"), move || check(&path)).with_kind("replay"),
         );
     }
+    trials.push(
+        Trial::test("record/everything-python-client", record_python_session).with_kind("record"),
+    );
+    trials.push(Trial::test("record/everything-http", record_http_session).with_kind("record"));
     libtest_mimic::run(&args, trials).exit();
 }

@@ -1,7 +1,9 @@
 //! `toolcall mcp snapshot` and `toolcall mcp diff`: an MCP server's catalog as a contract. The
 //! snapshot is a reviewable file of its whole `tools/list`; the diff classifies every change
 //! from it ([`toolcall_mcp::catalog`]) and fails at the severity asked for, so catalog drift
-//! fails CI whether or not a flow calls the tool that drifted.
+//! fails CI whether or not a flow calls the tool that drifted. `record` and `serve` (a session
+//! recorded as a flow through a pass-through proxy, and a recording served as a mock) are
+//! [`toolcall_mcp_record`]'s; they answer on stdout, so they say everything else on stderr.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -77,6 +79,80 @@ pub enum Action {
         #[command(flatten)]
         timeouts: Timeouts,
     },
+    /// Be a stdio MCP server to whatever client starts this, start the real server (`-- CMD
+    /// ARGS…`), pass every message through unchanged both ways, and write the session as a flow:
+    /// the server, each tools/call with its arguments, a suggested expect for each result
+    /// (values that look volatile left out, listed in $comment), refused and undeclared calls
+    /// with expect_error; and the catalog snapshot it names. Messages go on stdout; the summary
+    /// on stderr.
+    Record(RecordArgs),
+    /// Be an MCP server (stdio, or streamable HTTP with --listen) that declares a recording's
+    /// catalog and answers each call with the recorded result (an unknown tool: JSON-RPC
+    /// -32602), to test an MCP client against; at exit print what the client did (matched,
+    /// unmatched, unknown names with did-you-mean, schema violations) on stderr.
+    Serve(ServeArgs),
+}
+
+/// `toolcall mcp record`'s arguments (see [`Action::Record`]).
+#[derive(Debug, clap::Args)]
+pub struct RecordArgs {
+    /// The flow to write (its journal is FILE.partial until the session ends).
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Where to write the catalog snapshot (default: catalog/NAME.json under the current
+    /// directory, the folder Harness::mcp_contracts reads).
+    #[arg(long, value_name = "FILE")]
+    snapshot: Option<PathBuf>,
+    /// An environment variable the server needs (repeatable): the flow gets "NAME": "${NAME}",
+    /// never its value.
+    #[arg(long = "env", value_name = "NAME")]
+    env: Vec<String>,
+    /// Finish the recording a killed session left in FILE.partial, instead of recording.
+    #[arg(long)]
+    recover: bool,
+    /// Seconds the server gets to exit after the client closed its side.
+    #[arg(long, value_name = "SECS", default_value_t = 2.0)]
+    grace: f64,
+    /// Record a streamable HTTP server instead: listen here (127.0.0.1:3002; port 0 for any),
+    /// forward to --upstream; Ctrl-C, SIGTERM or SIGHUP ends the recording.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        requires = "upstream",
+        conflicts_with = "recover"
+    )]
+    listen: Option<String>,
+    /// The streamable HTTP endpoint --listen forwards to (http://127.0.0.1:3001/mcp).
+    #[arg(long, value_name = "URL", requires = "listen")]
+    upstream: Option<String>,
+    /// A header the recorded flow sends to the --upstream server, as the flow should write it
+    /// (repeatable): --header 'Authorization=Bearer ${MCP_TOKEN}'. What the client sent is
+    /// never written down.
+    #[arg(long = "header", value_name = "NAME=VALUE", requires = "listen")]
+    headers: Vec<String>,
+    /// The server to start: `-- CMD ARGS…`.
+    #[arg(last = true, value_name = "CMD")]
+    command: Vec<String>,
+}
+
+/// `toolcall mcp serve`'s arguments (see [`Action::Serve`]).
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// A recorded flow (its catalog from the snapshot it names) or a catalog snapshot.
+    recording: PathBuf,
+    /// How a call is matched to a recorded one: exact (name and arguments) or name.
+    #[arg(long = "match", value_name = "HOW", default_value = "exact")]
+    matching: toolcall_mcp_record::serve::Matching,
+    /// Also write what the client did as JSON.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    /// Exit 1 on an unmatched call, an unknown name or a schema violation.
+    #[arg(long)]
+    strict: bool,
+    /// Serve streamable HTTP on this loopback address instead of stdio (127.0.0.1:3001; port 0
+    /// for any); Ctrl-C, SIGTERM or SIGHUP ends it and prints the report.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<String>,
 }
 
 /// The server: a flow naming it (its calls are not made), a URL, or a command after `--`.
@@ -153,6 +229,8 @@ pub struct Timeouts {
 /// Runs `toolcall mcp`.
 pub fn run(args: &Args) -> ExitCode {
     match &args.action {
+        Action::Record(args) => record(args),
+        Action::Serve(args) => serve(args),
         Action::Snapshot {
             target,
             out,
@@ -360,4 +438,107 @@ fn write(path: &std::path::Path, snap: &serde_json::Value) -> Result<(), String>
     let text = toolcall_score::to_json_pretty(snap).map_err(|e| e.to_string())?;
     toolcall_fs::write_atomic(path, format!("{text}\n").as_bytes())
         .map_err(|e| format!("{}: cannot write: {e}", escape_path(path)))
+}
+
+/// `toolcall mcp record`: stdout is the client's channel, so everything else goes to stderr.
+fn record(args: &RecordArgs) -> ExitCode {
+    let recorded = if args.recover {
+        toolcall_mcp_record::recover(&args.out)
+    } else if let (Some(listen), Some(upstream)) = (&args.listen, &args.upstream) {
+        if !args.command.is_empty() {
+            return bad_input(&"--listen records the --upstream server: no command after `--`");
+        }
+        let mut headers = Vec::new();
+        for header in &args.headers {
+            let Some((name, value)) = header.split_once('=') else {
+                return bad_input(
+                    &"--header takes NAME=VALUE: --header 'Authorization=Bearer ${MCP_TOKEN}'",
+                );
+            };
+            headers.push((name.trim().to_owned(), value.to_owned()));
+        }
+        let options = toolcall_mcp_record::RecordOptions {
+            snapshot: args.snapshot.clone(),
+            headers,
+            ..toolcall_mcp_record::RecordOptions::new(&args.out, "", Vec::new())
+        };
+        use toolcall_mcp_record::http;
+        match http::record_http(&options, listen, upstream) {
+            Ok(recording) => {
+                http::stop_on_signals(recording.stopper());
+                eprintln!(
+                    "toolcall mcp record: listening on http://{}, forwarding to {}; Ctrl-C ends the recording",
+                    recording.addr(),
+                    toolcall_score::escape(upstream)
+                );
+                recording.wait()
+            }
+            Err(e) => Err(e),
+        }
+    } else {
+        let Some((command, rest)) = args.command.split_first() else {
+            return bad_input(&"name the server to record after `--`: toolcall mcp record --out flows/NAME.json -- CMD ARGS…");
+        };
+        let Some(grace) = Duration::try_from_secs_f64(args.grace).ok() else {
+            return bad_input(&"--grace must be a number of seconds");
+        };
+        let options = toolcall_mcp_record::RecordOptions {
+            snapshot: args.snapshot.clone(),
+            env: args.env.clone(),
+            grace,
+            ..toolcall_mcp_record::RecordOptions::new(&args.out, command, rest.to_vec())
+        };
+        toolcall_mcp_record::record::record(&options, std::io::stdin(), std::io::stdout())
+    };
+    match recorded {
+        Ok(recorded) => {
+            eprintln!("{recorded}");
+            ExitCode::from(PASS)
+        }
+        Err(e @ toolcall_mcp_record::RecordError::Spawn { .. }) => {
+            eprintln!("error: {e}");
+            ExitCode::from(FAIL)
+        }
+        Err(e) => bad_input(&e),
+    }
+}
+
+/// `toolcall mcp serve`: stdout is the client's channel, so the report goes to stderr.
+fn serve(args: &ServeArgs) -> ExitCode {
+    use toolcall_mcp_record::serve;
+    let recording = match serve::Recording::load(&args.recording) {
+        Ok(recording) => recording,
+        Err(e) => return bad_input(&e),
+    };
+    for note in &recording.notes {
+        eprintln!("note: {}", toolcall_score::escape(note));
+    }
+    let served = match &args.listen {
+        None => serve::serve(recording, args.matching),
+        Some(listen) => {
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            toolcall_mcp_record::http::stop_on_signals(std::sync::Arc::clone(&stop));
+            serve::serve_http(recording, args.matching, listen, stop, |addr| {
+                eprintln!("toolcall mcp serve: listening on http://{addr}/mcp; Ctrl-C ends it");
+            })
+        }
+    };
+    let report = match served {
+        Ok(report) => report,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(FAIL);
+        }
+    };
+    eprint!("{report}");
+    if let Some(path) = &args.report {
+        if let Err(e) = serve::write_report(&report, path) {
+            return bad_input(&e);
+        }
+    }
+    ExitCode::from(if args.strict && report.has_findings() {
+        FAIL
+    } else {
+        PASS
+    })
 }

@@ -1,0 +1,778 @@
+//! `toolcall mcp record` and `toolcall mcp serve` end to end, with `toolcall replay` as the
+//! client: a session recorded through the proxy replays green against the real server and
+//! against the mock of its own recording (in both protocol eras); the mock refuses a renamed
+//! tool as real servers do and its report names the name and the did-you-mean; a killed client
+//! still leaves its flow, a killed proxy a journal that `--recover` finishes; and the proxy
+//! changes no byte, either way, on a long session of odd lines; and a streamable HTTP session is
+//! recorded with `--listen` in front of the server, and the mock serves one with `--listen` too.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::{example_server, flows_dir, scratch};
+
+const TOOLCALL: &str = env!("CARGO_BIN_EXE_toolcall");
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn write_json(path: &Path, value: &Value) -> PathBuf {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, serde_json::to_string_pretty(value).unwrap()).unwrap();
+    path.to_owned()
+}
+
+fn replay(flow: &Path) -> Output {
+    Command::new(TOOLCALL)
+        .arg("replay")
+        .arg(flow)
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Waits for `path` to exist (a process that outlives the one we waited for writes it).
+fn wait_for(path: &Path, limit: Duration) {
+    let started = Instant::now();
+    while !path.exists() {
+        assert!(
+            started.elapsed() < limit,
+            "{} did not appear within {limit:?}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The calls `toolcall replay` makes through the proxy: the refund flow's six, a refund the
+/// server refuses with `isError`, and an argument of the wrong type, which it refuses too.
+fn driving_calls() -> Vec<Value> {
+    let mut calls = read_json(&flows_dir().join("refund.json"))["calls"]
+        .as_array()
+        .unwrap()
+        .clone();
+    calls.push(json!({"name": "issue_refund", "expect_error": true,
+        "input": {"order_id": "ord_1043", "amount_cents": 99999, "reason": "too much"}}));
+    calls.push(json!({"name": "search_orders", "expect_error": true,
+        "input": {"customer_email": 42}}));
+    calls
+}
+
+/// Records `toolcall replay` of [`driving_calls`] against the refund server through `toolcall
+/// mcp record`, speaking `protocol`; returns the recorded flow.
+fn record_refund(dir: &Path, protocol: &str) -> PathBuf {
+    let out = dir.join("flows/refund.json");
+    let drive = write_json(
+        &dir.join("drive.json"),
+        &json!({
+            "server": {"command": TOOLCALL, "protocol": protocol,
+                       "args": ["mcp", "record", "--out", out, "--",
+                                example_server("refund-server")]},
+            "calls": driving_calls(),
+        }),
+    );
+    let run = replay(&drive);
+    assert!(
+        run.status.success(),
+        "{}\n{}",
+        text(&run.stdout),
+        text(&run.stderr)
+    );
+    assert!(
+        text(&run.stdout).contains("8 steps passed"),
+        "{}",
+        text(&run.stdout)
+    );
+    // The proxy writes the flow as it exits, which the replay does not wait for.
+    wait_for(&out, Duration::from_secs(10));
+    out
+}
+
+fn flow_schema() -> jsonschema::Validator {
+    let schema =
+        read_json(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schemas/flow.schema.json"));
+    jsonschema::draft202012::new(&schema).unwrap()
+}
+
+#[test]
+fn a_recorded_session_replays_green_against_the_server_and_against_its_own_mock() {
+    for protocol in ["legacy", "modern"] {
+        let dir = scratch(&format!("record-green-{protocol}"));
+        let out = record_refund(&dir, protocol);
+        let flow = read_json(&out);
+        let errors: Vec<String> = flow_schema()
+            .iter_errors(&flow)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(
+            !dir.join("flows/refund.json.partial").exists(),
+            "the journal is removed"
+        );
+        let calls = flow["calls"].as_array().unwrap();
+        assert_eq!(calls.len(), 8);
+        assert_eq!(
+            flow["server"]["command"],
+            json!(example_server("refund-server"))
+        );
+        // The proxy ran in the folder of the driving flow: the snapshot is in its catalog/.
+        assert_eq!(flow["snapshot"], "../catalog/refund.json");
+        // The era the session spoke is pinned.
+        assert_eq!(flow["server"]["protocol"], protocol);
+        assert_eq!(flow["server"]["cwd"], "..");
+        // The minted refund id is left out and said so; what the input fixed is pinned.
+        assert_eq!(calls[1]["expect"]["/status"], "pending");
+        assert_eq!(calls[1]["expect"]["/order_id"], "ord_1042");
+        assert!(calls[1]["expect"].get("/refund_id").is_none());
+        assert_eq!(
+            calls[1]["$comment"],
+            "left out as volatile: /refund_id (id)"
+        );
+        assert_eq!(calls[6]["expect_error"], true, "isError: {}", calls[6]);
+        assert_eq!(calls[7]["expect_error"], true, "wrong type: {}", calls[7]);
+        let snapshot = read_json(&dir.join("catalog/refund.json"));
+        assert_eq!(snapshot["flow"], "../flows/refund.json");
+        assert_eq!(snapshot["tools"].as_array().unwrap().len(), 3);
+
+        // Against the real server.
+        let real = replay(&out);
+        assert!(
+            real.status.success(),
+            "{}{}",
+            text(&real.stdout),
+            text(&real.stderr)
+        );
+        assert!(
+            text(&real.stdout).contains("8 steps passed"),
+            "{}",
+            text(&real.stdout)
+        );
+
+        // Against the mock of its own recording.
+        let report = dir.join("report.json");
+        let mock = write_json(
+            &dir.join("mock.json"),
+            &json!({
+                "server": {"command": TOOLCALL, "protocol": protocol,
+                           "args": ["mcp", "serve", &out, "--report", &report]},
+                "calls": calls,
+            }),
+        );
+        let served = replay(&mock);
+        assert!(
+            served.status.success(),
+            "{}{}",
+            text(&served.stdout),
+            text(&served.stderr)
+        );
+        assert!(
+            text(&served.stdout).contains("8 steps passed"),
+            "{}",
+            text(&served.stdout)
+        );
+        wait_for(&report, Duration::from_secs(10));
+        let report = read_json(&report);
+        assert_eq!(report["calls"], 8, "{report:#}");
+        assert_eq!(report["matched"].as_array().unwrap().len(), 8, "{report:#}");
+        assert_eq!(report["unmatched"], json!([]));
+        assert_eq!(report["unknown"], json!([]));
+        // The call sent with the wrong type on purpose is what the schema check names.
+        let violations = report["schema_violations"].as_array().unwrap();
+        assert_eq!(violations.len(), 1, "{report:#}");
+        assert_eq!(violations[0]["name"], "search_orders");
+    }
+}
+
+/// A scripted client: writes `lines`, closes stdin, and returns (status, stdout, stderr).
+fn scripted(command: &mut Command, lines: &[Value]) -> (Option<i32>, Vec<Value>, String) {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    // Answers come back before the end of input is seen: wait for them.
+    let stdout = child.stdout.take().unwrap();
+    let mut reader = BufReader::new(stdout);
+    let wanted = lines.iter().filter(|l| l.get("id").is_some()).count();
+    let mut answers = Vec::new();
+    while answers.len() < wanted {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        answers.push(serde_json::from_str(&line).unwrap());
+    }
+    drop(stdin);
+    let mut rest = String::new();
+    reader.read_to_string(&mut rest).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (out.status.code(), answers, text(&out.stderr))
+}
+
+fn initialize() -> [Value; 2] {
+    [
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "scripted", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ]
+}
+
+#[test]
+fn the_mock_refuses_a_renamed_tool_with_32602_and_its_report_names_it() {
+    let dir = scratch("serve-renamed");
+    let out = record_refund(&dir, "auto");
+    let report = dir.join("report.json");
+    let mut lines = initialize().to_vec();
+    lines.push(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "refund_order", "arguments": {"order_id": "ord_1042"}}}));
+    lines.push(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "search_orders", "arguments": {"customer_email": "ada@example.com"}}}));
+    let (code, answers, stderr) = scripted(
+        Command::new(TOOLCALL)
+            .args(["mcp", "serve", "--strict", "--report"])
+            .arg(&report)
+            .arg(&out),
+        &lines,
+    );
+    assert_eq!(
+        code,
+        Some(1),
+        "--strict fails on the unknown name: {stderr}"
+    );
+    let refused = answers.iter().find(|a| a["id"] == 1).unwrap();
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert_eq!(refused["error"]["message"], "Unknown tool: refund_order");
+    let answered = answers.iter().find(|a| a["id"] == 2).unwrap();
+    assert_eq!(
+        answered["result"]["structuredContent"]["count"], 2,
+        "{answered}"
+    );
+    assert!(
+        stderr.contains("unknown `refund_order`") && stderr.contains("did you mean"),
+        "{stderr}"
+    );
+    let report = read_json(&report);
+    let unknown = &report["unknown"][0];
+    assert_eq!(unknown["name"], "refund_order");
+    assert!(
+        unknown["suggestions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("issue_refund")),
+        "{report:#}"
+    );
+    assert!(unknown["cause"].is_string(), "{report:#}");
+    assert_eq!(report["matched"][0]["answered_by"], 1);
+
+    // Without --strict the same session passes; --match name answers other arguments too.
+    let (code, answers, _) = scripted(
+        Command::new(TOOLCALL)
+            .args(["mcp", "serve", "--match", "name"])
+            .arg(&out),
+        &[
+            initialize()[0].clone(),
+            initialize()[1].clone(),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "search_orders", "arguments": {"customer_email": "x@example.com"}}}),
+        ],
+    );
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        answers[1]["result"]["structuredContent"]["count"], 2,
+        "{answers:?}"
+    );
+}
+
+#[test]
+fn a_killed_client_leaves_its_flow_and_a_killed_proxy_a_journal_to_recover() {
+    // The client dies while the server sits on a call: the proxy sees its stdin close, gives
+    // the server its grace, and writes what passed.
+    let dir = scratch("record-killed-client");
+    let out = dir.join("flows/hang.json");
+    let journal = dir.join("flows/hang.json.partial");
+    let drive = write_json(
+        &dir.join("drive.json"),
+        &json!({
+            "server": {"command": TOOLCALL,
+                       "args": ["mcp", "record", "--grace", "0.5", "--out", &out, "--",
+                                example_server("fault-server"), "hang-on-call"]},
+            "calls": [{"name": "echo", "input": {"text": "hi"}}],
+        }),
+    );
+    let mut client = Command::new(TOOLCALL)
+        .arg("replay")
+        .arg(&drive)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !std::fs::read_to_string(&journal).is_ok_and(|j| j.contains("tools/call")) {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no call reached the journal"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    client.kill().unwrap();
+    client.wait().unwrap();
+    wait_for(&out, Duration::from_secs(10));
+    let flow = read_json(&out);
+    assert_eq!(flow["calls"][0]["name"], "echo");
+    assert_eq!(flow["calls"][0]["input"], json!({"text": "hi"}));
+    assert_eq!(
+        flow["calls"][0]["$comment"],
+        "no answer was recorded: the session ended first"
+    );
+    assert!(!journal.exists());
+
+    // The proxy itself dies: the journal stays, a new recording refuses to start over it and
+    // says how to recover, and --recover writes the flow.
+    let dir = scratch("record-killed-proxy");
+    let out = dir.join("flows/k.json");
+    let journal = dir.join("flows/k.json.partial");
+    let mut proxy = Command::new(TOOLCALL)
+        .args(["mcp", "record", "--out"])
+        .arg(&out)
+        .arg("--")
+        .arg(example_server("refund-server"))
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = proxy.stdin.take().unwrap();
+    let mut stdout = BufReader::new(proxy.stdout.take().unwrap());
+    let mut lines = initialize().to_vec();
+    lines.push(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    lines.push(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "search_orders", "arguments": {"customer_email": "ada@example.com"}}}));
+    for line in &lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    for _ in 0..3 {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+    }
+    proxy.kill().unwrap();
+    proxy.wait().unwrap();
+    assert!(journal.exists() && !out.exists());
+    let again = Command::new(TOOLCALL)
+        .args(["mcp", "record", "--out"])
+        .arg(&out)
+        .args(["--", "true"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+    let said = text(&again.stderr);
+    assert!(
+        said.contains("did not finish") && said.contains("toolcall mcp record --recover --out"),
+        "{said}"
+    );
+    // From another folder: the journal knows where the snapshot goes.
+    let recovered = Command::new(TOOLCALL)
+        .args(["mcp", "record", "--recover", "--out"])
+        .arg(&out)
+        .current_dir(std::env::temp_dir())
+        .output()
+        .unwrap();
+    assert!(recovered.status.success(), "{}", text(&recovered.stderr));
+    assert!(
+        text(&recovered.stderr).contains("1 call(s)"),
+        "{}",
+        text(&recovered.stderr)
+    );
+    let flow = read_json(&out);
+    assert_eq!(flow["calls"][0]["expect"]["/count"], 2);
+    assert!(dir.join("catalog/k.json").exists());
+    assert!(!journal.exists());
+    // And the recovered flow replays green.
+    let real = replay(&out);
+    assert!(
+        real.status.success(),
+        "{}{}",
+        text(&real.stdout),
+        text(&real.stderr)
+    );
+}
+
+/// What a scripted client writes: a long session with odd spacing and key order, string and
+/// number ids, notifications, a batch, a malformed line, an empty one, CRLF, non-ASCII text,
+/// and a last line without its newline.
+fn client_bytes() -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(
+        b"{ \"method\" :\"initialize\",\"id\":0 , \"jsonrpc\":\"2.0\",\"params\":{\"protocolVersion\":\"2025-06-18\"}}\n",
+    );
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\r\n");
+    out.extend_from_slice(b"\n");
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":\"list\",\"method\":\"tools/list\"}\n");
+    for i in 0..200 {
+        let id = if i % 2 == 0 {
+            format!("{i}")
+        } else {
+            format!("\"s{i}\"")
+        };
+        out.extend_from_slice(
+            format!(
+                "{{\"params\":{{\"arguments\":{{\"text\":\"caf\\u00e9 {i}\"}},\"name\":\"echo\"}},  \"id\":{id},\"method\":\"tools/call\",\"jsonrpc\":\"2.0\"}}\n"
+            )
+            .as_bytes(),
+        );
+        if i % 50 == 0 {
+            out.extend_from_slice(
+                b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":99}}\n",
+            );
+        }
+    }
+    // Over the proxy's input limit (ATP_MAX_INPUT_BYTES below): forwarded, not recorded.
+    out.extend_from_slice(
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":\"",
+    );
+    out.extend(std::iter::repeat_n(b'x', 100_000));
+    out.extend_from_slice(b"\"}\n");
+    out.extend_from_slice(b"{\"jsonrpc\": \"2.0\", \"id\": 5, \"method\"\n");
+    out.extend_from_slice(
+        b"[{\"jsonrpc\":\"2.0\",\"id\":900,\"method\":\"tools/call\",\"params\":{\"name\":\"missing\"}}]\n",
+    );
+    out.extend_from_slice(
+        "{\"jsonrpc\":\"2.0\",\"id\":901,\"method\":\"ping\"} \u{00e9}".as_bytes(),
+    );
+    out
+}
+
+/// What the scripted server writes back: answers in another key order and spacing, results and
+/// errors, a log notification, a request of its own with an id the client also used, junk, a
+/// byte that is not UTF-8, and a last line without its newline.
+fn server_bytes() -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(
+        b"{\"result\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}},\"id\":0,\"jsonrpc\":\"2.0\"}\n",
+    );
+    out.extend_from_slice(b"fault-server 1.0 listening on stdio\n");
+    out.extend_from_slice(
+        b"{\"jsonrpc\":\"2.0\",\"id\":\"list\",\"result\":{\"tools\":[{\"name\":\"echo\",\"inputSchema\":{\"type\":\"object\"}}]}}\n",
+    );
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"roots/list\"}\n");
+    for i in 0..200 {
+        let id = if i % 2 == 0 {
+            format!("{i}")
+        } else {
+            format!("\"s{i}\"")
+        };
+        let line = if i % 7 == 3 {
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{{\"code\":-32602,\"message\":\"bad {i}\"}}}}\n")
+        } else {
+            format!(
+                "{{ \"jsonrpc\" : \"2.0\" , \"id\" : {id}, \"result\" : {{\"structuredContent\":{{\"echo\":\"caf\\u00e9 {i}\",\"at\":\"2026-12-01T14:05:{:02}Z\"}},\"content\":[]}} }}\n",
+                i % 60
+            )
+        };
+        out.extend_from_slice(line.as_bytes());
+        if i % 40 == 0 {
+            out.extend_from_slice(
+                b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"tick\"}}\n",
+            );
+        }
+    }
+    out.extend_from_slice(b"\xff\xfe not utf-8\n");
+    out.extend(std::iter::repeat_n(b'y', 300_000));
+    out.push(b'\n');
+    out.extend_from_slice(
+        b"{\"jsonrpc\":\"2.0\",\"id\":900,\"error\":{\"code\":-32602,\"message\":\"Unknown tool: missing\"}}",
+    );
+    out
+}
+
+/// Runs `command` with `input` on stdin (closed after it) and returns its stdout.
+fn run_with(command: &mut Command, input: &[u8]) -> (Vec<u8>, String) {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        stdin.write_all(&input).unwrap();
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    (out.stdout, text(&out.stderr))
+}
+
+#[cfg(unix)]
+#[test]
+fn the_proxy_changes_no_byte_either_way() {
+    let dir = scratch("record-bytes");
+    let replies = dir.join("replies.bin");
+    std::fs::write(&replies, server_bytes()).unwrap();
+    // The server: records what it got, then answers with the scripted bytes.
+    let server = |seen: &Path| -> Vec<String> {
+        vec![
+            "sh".into(),
+            "-c".into(),
+            "cat > \"$0\"; cat \"$1\"".into(),
+            seen.display().to_string(),
+            replies.display().to_string(),
+        ]
+    };
+    let direct_seen = dir.join("direct-seen.bin");
+    let direct = server(&direct_seen);
+    let (direct_out, _) = run_with(Command::new(&direct[0]).args(&direct[1..]), &client_bytes());
+
+    let proxied_seen = dir.join("proxied-seen.bin");
+    let out = dir.join("flows/bytes.json");
+    let (proxied_out, stderr) = run_with(
+        Command::new(TOOLCALL)
+            .args(["mcp", "record", "--out"])
+            .arg(&out)
+            .arg("--")
+            .args(server(&proxied_seen))
+            .env("ATP_MAX_INPUT_BYTES", "64k")
+            .current_dir(&dir),
+        &client_bytes(),
+    );
+    let direct_seen = std::fs::read(&direct_seen).unwrap();
+    let proxied_seen = std::fs::read(&proxied_seen).unwrap();
+    assert_eq!(
+        direct_seen,
+        client_bytes(),
+        "the server saw what the client wrote"
+    );
+    assert!(
+        proxied_seen == direct_seen,
+        "through the proxy the server saw other bytes"
+    );
+    assert_eq!(direct_out, server_bytes());
+    assert!(
+        proxied_out == direct_out,
+        "through the proxy the client saw other bytes"
+    );
+
+    // The copy parsed for the recording: 200 calls and the batch's one, answered in order.
+    let flow = read_json(&out);
+    let calls = flow["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 201, "{stderr}");
+    assert_eq!(calls[0]["expect"], json!({"/echo": "café 0"}));
+    assert_eq!(
+        calls[0]["$comment"],
+        "left out as volatile: /at (timestamp)"
+    );
+    assert_eq!(calls[3]["expect_error"], -32602);
+    assert_eq!(calls[200]["name"], "missing");
+    assert_eq!(calls[200]["expect_error"], -32602);
+    assert!(calls[200]["$comment"]
+        .as_str()
+        .unwrap()
+        .contains("not a tool the server's tools/list declared"));
+    // The lines that are not JSON-RPC are noted, not fatal.
+    assert!(stderr.contains("201 call(s)"), "{stderr}");
+    assert!(
+        stderr.contains("client line") && stderr.contains("is not JSON"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("server line 2 is not JSON"), "{stderr}");
+    assert!(
+        stderr.contains("(100063 bytes) is over the input limit")
+            && stderr.contains("(300001 bytes) is over the input limit"),
+        "{stderr}"
+    );
+}
+
+/// Kills `child` if it is still running when dropped (a failed assertion must not leave a
+/// server listening).
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn an_http_session_is_recorded_with_listen_and_replays_green() {
+    let dir = scratch("record-http");
+    // The fault server's HTTP mode wants a bearer token; its port is its first line.
+    let mut server = Reaped(
+        Command::new(example_server("fault-server"))
+            .arg("http-bearer")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut port = String::new();
+    BufReader::new(server.0.stdout.take().unwrap())
+        .read_line(&mut port)
+        .unwrap();
+    let upstream = format!("http://127.0.0.1:{}/mcp", port.trim());
+    let out = dir.join("flows/http.json");
+    let mut proxy = Reaped(
+        Command::new(TOOLCALL)
+            .args([
+                "mcp",
+                "record",
+                "--listen",
+                "127.0.0.1:0",
+                "--upstream",
+                &upstream,
+            ])
+            .args([
+                "--header",
+                "Authorization=Bearer ${ATP_TEST_TOKEN}",
+                "--out",
+            ])
+            .arg(&out)
+            .current_dir(&dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut said = BufReader::new(proxy.0.stderr.take().unwrap());
+    let mut line = String::new();
+    said.read_line(&mut line).unwrap();
+    let addr = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .trim_end_matches(',');
+    let drive = write_json(
+        &dir.join("drive.json"),
+        &json!({
+            "server": {"url": format!("{addr}/mcp"), "protocol": "legacy",
+                       "headers": {"Authorization": "Bearer s3cret-token"}},
+            "calls": [{"name": "echo", "input": {"text": "hi"}},
+                      {"name": "echo", "input": {"text": "caf\u{e9} \u{1f600}"}}],
+        }),
+    );
+    let run = replay(&drive);
+    assert!(
+        run.status.success(),
+        "{}{}",
+        text(&run.stdout),
+        text(&run.stderr)
+    );
+    // The recording ends on SIGTERM, as on Ctrl-C.
+    let pid = proxy.0.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    assert!(proxy.0.wait().unwrap().success());
+    let mut rest = String::new();
+    said.read_to_string(&mut rest).unwrap();
+    assert!(rest.contains("2 call(s)"), "{rest}");
+
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        !written.contains("s3cret-token"),
+        "the client's token is not written down"
+    );
+    let flow: Value = serde_json::from_str(&written).unwrap();
+    assert_eq!(
+        flow["server"],
+        json!({"url": upstream, "protocol": "legacy",
+               "headers": {"Authorization": "Bearer ${ATP_TEST_TOKEN}"}})
+    );
+    assert_eq!(flow["calls"][0]["expect_text"], "hi");
+    assert_eq!(flow["calls"][1]["expect_text"], "caf\u{e9} \u{1f600}");
+    assert!(dir.join("catalog/http.json").exists());
+    assert!(!dir.join("flows/http.json.partial").exists());
+    let real = Command::new(TOOLCALL)
+        .arg("replay")
+        .arg(&out)
+        .env("ATP_TEST_TOKEN", "s3cret-token")
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    assert!(
+        real.status.success(),
+        "{}{}",
+        text(&real.stdout),
+        text(&real.stderr)
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn the_mock_serves_streamable_http_in_both_eras() {
+    let dir = scratch("serve-http");
+    let out = record_refund(&dir, "auto");
+    let calls = read_json(&out)["calls"].clone();
+    for protocol in ["legacy", "modern"] {
+        let report = dir.join(format!("report-{protocol}.json"));
+        let mut mock = Reaped(
+            Command::new(TOOLCALL)
+                .args(["mcp", "serve", "--listen", "127.0.0.1:0", "--report"])
+                .arg(&report)
+                .arg(&out)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        let mut said = BufReader::new(mock.0.stderr.take().unwrap());
+        let mut line = String::new();
+        said.read_line(&mut line).unwrap();
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .trim_end_matches(';');
+        let flow = write_json(
+            &dir.join(format!("mock-{protocol}.json")),
+            &json!({"server": {"url": url, "protocol": protocol}, "calls": calls}),
+        );
+        let run = replay(&flow);
+        assert!(
+            run.status.success(),
+            "{protocol}: {}{}",
+            text(&run.stdout),
+            text(&run.stderr)
+        );
+        let want = if protocol == "legacy" {
+            "over MCP 2025-11-25"
+        } else {
+            "over MCP 2026-07-28"
+        };
+        assert!(text(&run.stdout).contains(want), "{}", text(&run.stdout));
+        let pid = mock.0.id().to_string();
+        assert!(Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success());
+        assert!(mock.0.wait().unwrap().success());
+        let mut rest = String::new();
+        said.read_to_string(&mut rest).unwrap();
+        assert!(rest.contains("8 call(s): 8 matched"), "{protocol}: {rest}");
+        assert_eq!(read_json(&report)["matched"].as_array().unwrap().len(), 8);
+    }
+}

@@ -1,0 +1,467 @@
+//! `toolcall mcp record --listen ADDR --upstream URL`: the recording for a streamable HTTP
+//! server, as a reverse proxy in front of it.
+//!
+//! Each request the client sends to `ADDR` (any path, any method: `POST` messages, the `GET`
+//! stream, the session's `DELETE`) goes to `URL` with its headers (less the hop-by-hop ones and
+//! `Host`) and its body unchanged; the answer comes back with its status, headers and body
+//! unchanged, streamed as it arrives (a `text/event-stream` event reaches the client when the
+//! server sends it). The connection is closed after each answer, the one liberty taken with the
+//! framing. A copy of each message (a request body; a JSON answer, or each event's `data` of an
+//! event stream) is journaled and recorded as over stdio.
+//!
+//! HTTP has no end of session a proxy can see (a modern-era client never says goodbye), so the
+//! recording ends when [`HttpRecording::stop`] is called: on SIGINT, SIGTERM or SIGHUP from the
+//! command. A recorder killed otherwise leaves its journal, which `--recover` finishes.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::errors::RecordError;
+use crate::record::{finish, lock, start_journal, Event, Journal, RecordOptions, Recorded};
+use crate::session::{Direction, ServerSpec, Session};
+
+/// The most a request head (request line and headers) may hold.
+const MAX_HEAD: usize = 64 * 1024;
+
+/// Headers that belong to one connection, not to the message: never forwarded.
+const HOP_BY_HOP: [&str; 9] = [
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+];
+
+/// A recording in progress over HTTP: listening, forwarding, journaling.
+pub struct HttpRecording {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    done: mpsc::Receiver<Result<Recorded, RecordError>>,
+}
+
+impl HttpRecording {
+    /// The address it listens on (the port the OS chose for `:0`).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// A handle that ends the recording when set (from a signal handler, say).
+    pub fn stopper(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.stop)
+    }
+
+    /// Ends the recording and writes the flow and the snapshot.
+    pub fn stop(self) -> Result<Recorded, RecordError> {
+        self.stop.store(true, Ordering::SeqCst);
+        self.wait()
+    }
+
+    /// Waits until the recording is stopped (through [`HttpRecording::stopper`]) and written.
+    pub fn wait(self) -> Result<Recorded, RecordError> {
+        self.done.recv().unwrap_or_else(|_| {
+            Err(RecordError::Io {
+                path: PathBuf::new(),
+                source: std::io::Error::other("the recorder thread died"),
+            })
+        })
+    }
+}
+
+/// Starts recording: listens on `listen` and forwards to `upstream`. `options.out` and
+/// `options.snapshot` say where the flow goes; its command and arguments are not used.
+pub fn record_http(
+    options: &RecordOptions,
+    listen: &str,
+    upstream: &str,
+) -> Result<HttpRecording, RecordError> {
+    let valid = (upstream.starts_with("http://") || upstream.starts_with("https://"))
+        && upstream.parse::<ureq::http::Uri>().is_ok();
+    if !valid {
+        return Err(RecordError::Upstream {
+            url: toolcall_score::escape(upstream).to_string(),
+        });
+    }
+    let listener = TcpListener::bind(listen).map_err(|source| RecordError::Io {
+        path: PathBuf::from(listen),
+        source,
+    })?;
+    let addr = listener.local_addr().map_err(|source| RecordError::Io {
+        path: PathBuf::from(listen),
+        source,
+    })?;
+    let spec = ServerSpec {
+        url: Some(upstream.to_owned()),
+        headers: options.headers.clone(),
+        ..ServerSpec::default()
+    };
+    let journal = Arc::new(Mutex::new(start_journal(options, &spec)?));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel::<Event>();
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .build()
+        .into();
+    {
+        let journal = Arc::clone(&journal);
+        let upstream = upstream.to_owned();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (agent, upstream) = (agent.clone(), upstream.clone());
+                let (journal, tx) = (Arc::clone(&journal), tx.clone());
+                std::thread::spawn(move || {
+                    let _ = forward(stream, &agent, &upstream, &journal, &tx);
+                });
+            }
+        });
+    }
+    let (done_tx, done) = mpsc::channel();
+    let options = options.clone();
+    let stopping = Arc::clone(&stop);
+    std::thread::spawn(move || {
+        let mut session = Session::new();
+        while !stopping.load(Ordering::SeqCst) {
+            match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(Event::Line(direction, line)) => session.feed(direction, &line),
+                Ok(Event::Skipped(direction, bytes)) => session.skip(direction, bytes),
+                Ok(Event::Closed(_)) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        while let Ok(event) = rx.try_recv() {
+            match event {
+                Event::Line(direction, line) => session.feed(direction, &line),
+                Event::Skipped(direction, bytes) => session.skip(direction, bytes),
+                Event::Closed(_) => {}
+            }
+        }
+        let failed = lock(&journal).failed.take();
+        let result = finish(&session, &spec, &options).map(|mut recorded| {
+            recorded.notes.extend(failed);
+            let _ = std::fs::remove_file(crate::record::journal_path(&options.out));
+            recorded
+        });
+        let _ = done_tx.send(result);
+    });
+    Ok(HttpRecording { addr, stop, done })
+}
+
+/// Sets `stop` on SIGINT, SIGTERM or SIGHUP (Ctrl-C alone off Unix); returns once the handlers
+/// are in place, so a signal sent after it is never missed.
+pub fn stop_on_signals(stop: Arc<AtomicBool>) {
+    let (ready_tx, ready) = mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .build()
+        else {
+            let _ = ready_tx.send(());
+            return;
+        };
+        runtime.block_on(async move {
+            #[cfg(unix)]
+            {
+                use tokio::signal::unix::{signal, SignalKind};
+                let term = signal(SignalKind::terminate());
+                let hup = signal(SignalKind::hangup());
+                let ctrl_c = tokio::signal::ctrl_c();
+                let _ = ready_tx.send(());
+                match (term, hup) {
+                    (Ok(mut term), Ok(mut hup)) => {
+                        tokio::select! {
+                            _ = ctrl_c => {}
+                            _ = term.recv() => {}
+                            _ = hup.recv() => {}
+                        }
+                    }
+                    _ => {
+                        let _ = ctrl_c.await;
+                    }
+                }
+            }
+            #[cfg(not(unix))]
+            {
+                let _ = ready_tx.send(());
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        });
+        stop.store(true, Ordering::SeqCst);
+    });
+    let _ = ready.recv();
+}
+
+/// Journals and hands over one message that went `direction`.
+fn note(journal: &Mutex<Journal>, tx: &mpsc::Sender<Event>, direction: Direction, bytes: &[u8]) {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return;
+    }
+    lock(journal).append(&json!({
+        "from": direction,
+        "line": String::from_utf8_lossy(bytes),
+    }));
+    let _ = tx.send(Event::Line(direction, bytes.to_vec()));
+}
+
+/// One request from the client, forwarded, and its answer streamed back.
+fn forward(
+    stream: TcpStream,
+    agent: &ureq::Agent,
+    upstream: &str,
+    journal: &Mutex<Journal>,
+    tx: &mpsc::Sender<Event>,
+) -> std::io::Result<()> {
+    let mut client = stream.try_clone()?;
+    let mut reader = BufReader::new(stream);
+    let mut head = Vec::new();
+    loop {
+        let mut line = Vec::new();
+        let n = reader
+            .by_ref()
+            .take(MAX_HEAD as u64)
+            .read_until(b'\n', &mut line)?;
+        if n == 0 {
+            return reply(
+                &mut client,
+                "400 Bad Request",
+                "the request head is cut off",
+            );
+        }
+        if line == b"\r\n" || line == b"\n" {
+            break;
+        }
+        head.extend_from_slice(&line);
+        if head.len() > MAX_HEAD {
+            return reply(
+                &mut client,
+                "431 Request Header Fields Too Large",
+                "the request head is too long",
+            );
+        }
+    }
+    let head = String::from_utf8_lossy(&head).into_owned();
+    let mut lines = head.lines();
+    let request_line = lines.next().unwrap_or_default();
+    let mut parts = request_line.split_whitespace();
+    let method = parts.next().unwrap_or_default().to_owned();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    };
+    let body = if header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+        read_chunked(&mut reader)?
+    } else {
+        let length: u64 = match header("content-length").map(str::parse) {
+            Some(Ok(length)) => length,
+            Some(Err(_)) => {
+                return reply(
+                    &mut client,
+                    "400 Bad Request",
+                    "a Content-Length that is not a number",
+                )
+            }
+            None => 0,
+        };
+        let limit = toolcall_score::max_input_bytes();
+        if length > limit {
+            return reply(
+                &mut client,
+                "413 Content Too Large",
+                "the request body is over the input limit",
+            );
+        }
+        let mut body = Vec::new();
+        reader.by_ref().take(length).read_to_end(&mut body)?;
+        body
+    };
+    note(journal, tx, Direction::Client, &body);
+
+    let mut request = ureq::http::Request::builder()
+        .method(method.as_str())
+        .uri(upstream);
+    for (name, value) in &headers {
+        let lower = name.to_ascii_lowercase();
+        if HOP_BY_HOP.contains(&lower.as_str()) || lower == "content-length" {
+            continue;
+        }
+        request = request.header(name.as_str(), value.as_str());
+    }
+    let request = match request.body(body) {
+        Ok(request) => request,
+        Err(e) => return reply(&mut client, "400 Bad Request", &e.to_string()),
+    };
+    let response = match agent.run(request) {
+        Ok(response) => response,
+        Err(e) => {
+            return reply(
+                &mut client,
+                "502 Bad Gateway",
+                &format!("the upstream server: {e}"),
+            )
+        }
+    };
+    let status = response.status();
+    let mut out = format!(
+        "HTTP/1.1 {} {}\r\n",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or("")
+    );
+    let mut event_stream = false;
+    for (name, value) in response.headers() {
+        let lower = name.as_str().to_ascii_lowercase();
+        if HOP_BY_HOP.contains(&lower.as_str()) {
+            continue;
+        }
+        if lower == "content-type" {
+            event_stream = value.as_bytes().starts_with(b"text/event-stream");
+        }
+        out.push_str(name.as_str());
+        out.push_str(": ");
+        out.push_str(&String::from_utf8_lossy(value.as_bytes()));
+        out.push_str("\r\n");
+    }
+    out.push_str("connection: close\r\n\r\n");
+    client.write_all(out.as_bytes())?;
+    client.flush()?;
+    let mut body = response.into_body().into_reader();
+    let mut buf = [0u8; 16 * 1024];
+    let mut pending: Vec<u8> = Vec::new();
+    loop {
+        let n = match body.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        pending.extend_from_slice(&buf[..n]);
+        if event_stream {
+            // Each complete event is recorded before its bytes are written on.
+            while let Some(end) = event_end(&pending) {
+                let event: Vec<u8> = pending.drain(..end).collect();
+                note(journal, tx, Direction::Server, &event_data(&event));
+                client.write_all(&event)?;
+            }
+        } else if pending.len() > toolcall_score::max_input_bytes() as usize {
+            // Too large to record: forwarded, not kept.
+            client.write_all(&pending)?;
+            pending.clear();
+        }
+        client.flush()?;
+    }
+    if event_stream {
+        note(journal, tx, Direction::Server, &event_data(&pending));
+    } else {
+        note(journal, tx, Direction::Server, &pending);
+    }
+    client.write_all(&pending)?;
+    client.flush()
+}
+
+/// Where the first complete server-sent event in `bytes` ends (after its blank line).
+fn event_end(bytes: &[u8]) -> Option<usize> {
+    let lf = bytes.windows(2).position(|w| w == b"\n\n").map(|i| i + 2);
+    let crlf = bytes
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|i| i + 4);
+    match (lf, crlf) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// An event's `data:` lines, joined by newlines (the message it carries).
+fn event_data(event: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(event);
+    let data: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(|d| d.strip_prefix(' ').unwrap_or(d))
+        .collect();
+    data.join("\n").into_bytes()
+}
+
+/// A chunked request body, decoded (bounded by the input limit).
+fn read_chunked(reader: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
+    let limit = toolcall_score::max_input_bytes();
+    let mut body = Vec::new();
+    loop {
+        let mut size = String::new();
+        reader.read_line(&mut size)?;
+        let size = size.split(';').next().unwrap_or_default().trim();
+        let size = u64::from_str_radix(size, 16)
+            .map_err(|_| std::io::Error::other("a chunk size that is not hex"))?;
+        if size == 0 {
+            let mut trailer = String::new();
+            while reader.read_line(&mut trailer)? > 2 {
+                trailer.clear();
+            }
+            return Ok(body);
+        }
+        if body.len() as u64 + size > limit {
+            return Err(std::io::Error::other("a chunked body over the input limit"));
+        }
+        reader.by_ref().take(size).read_to_end(&mut body)?;
+        let mut crlf = String::new();
+        reader.read_line(&mut crlf)?;
+    }
+}
+
+fn reply(client: &mut TcpStream, status: &str, why: &str) -> std::io::Result<()> {
+    let body = format!("toolcall mcp record: {why}\n");
+    write!(
+        client,
+        "HTTP/1.1 {status}\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    client.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_cut_at_their_blank_line_and_carry_their_data() {
+        let stream = b"event: message\ndata: {\"a\":\ndata: 1}\n\nid: 2\r\ndata: x\r\n\r\npart";
+        let end = event_end(stream).unwrap();
+        assert_eq!(event_data(&stream[..end]), b"{\"a\":\n1}");
+        let rest = &stream[end..];
+        let end = event_end(rest).unwrap();
+        assert_eq!(event_data(&rest[..end]), b"x");
+        assert_eq!(event_end(&rest[end..]), None);
+    }
+
+    #[test]
+    fn an_upstream_that_is_not_an_http_url_is_refused_before_anything_is_written() {
+        let out = std::env::temp_dir().join(format!("toolcall-http-{}.json", std::process::id()));
+        let options = RecordOptions::new(&out, "", Vec::new());
+        let Err(e) = record_http(&options, "127.0.0.1:0", "ftp://example.com/mcp") else {
+            panic!("ftp accepted")
+        };
+        assert!(
+            e.to_string().contains("is not an http:// or https:// URL"),
+            "{e}"
+        );
+        assert!(!crate::record::journal_path(&out).exists());
+    }
+
+    #[test]
+    fn chunked_bodies_are_decoded() {
+        let mut input = &b"4\r\n{\"a\"\r\n3;x=1\r\n:1}\r\n0\r\n\r\n"[..];
+        assert_eq!(read_chunked(&mut input).unwrap(), b"{\"a\":1}");
+    }
+}

@@ -1,0 +1,617 @@
+//! `toolcall mcp record`: a stdio MCP server to whoever starts it, which starts the real server
+//! and passes every byte through unchanged, both ways, while it writes the session down.
+//!
+//! **Pass-through invariant:** what the client writes reaches the server, and what the server
+//! writes reaches the client, byte for byte: lines are read as bytes up to and with their
+//! newline and written as read (a last line without one too). A copy of each line is parsed for
+//! the recording; nothing forwarded is ever re-serialised, so framing, key order, spacing, ids,
+//! notifications, errors and junk all arrive as they were sent. The server's stderr is the
+//! proxy's own (inherited, not piped), so a client sees it as it would.
+//!
+//! **Journal invariant:** every line is appended to `NAME.json.partial` (JSONL: a header with
+//! the server, then one `{"from", "line"}` per message) before it is forwarded. When the session
+//! ends (the client closes stdin, or the server exits) the flow and the catalog snapshot are
+//! written atomically from it and the journal is removed. A client killed mid-session closes our
+//! stdin, so it ends the session like any other client; if the proxy itself is killed, the
+//! journal stays and [`recover`] finishes it (a new recording refuses to start over it, saying
+//! how).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::errors::RecordError;
+use crate::session::{Direction, ServerSpec, Session};
+
+/// What to record and where.
+#[derive(Clone, Debug)]
+pub struct RecordOptions {
+    /// The flow to write (`flows/NAME.json`).
+    pub out: PathBuf,
+    /// The catalog snapshot to write; by default `catalog/NAME.json` under the current
+    /// directory (the project's folder of snapshots, which `Harness::mcp_contracts("catalog")`
+    /// reads; not inside the folder of flows, where every `*.json` is read as a flow).
+    pub snapshot: Option<PathBuf>,
+    /// The server's program.
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Environment variables the server needs, by name (`--env NAME`): the flow gets
+    /// `"NAME": "${NAME}"`, never the value.
+    pub env: Vec<String>,
+    /// How long the server gets to exit after the client closed its side, before it is killed.
+    pub grace: Duration,
+    /// For an HTTP server: headers the flow sends, as written (`("Authorization", "Bearer
+    /// ${MCP_TOKEN}")`); what the client sent is never written down.
+    pub headers: Vec<(String, String)>,
+}
+
+impl RecordOptions {
+    /// Options to record `command args…` into `out`.
+    pub fn new(out: impl Into<PathBuf>, command: impl Into<String>, args: Vec<String>) -> Self {
+        RecordOptions {
+            out: out.into(),
+            snapshot: None,
+            command: command.into(),
+            args,
+            env: Vec::new(),
+            grace: Duration::from_secs(2),
+            headers: Vec::new(),
+        }
+    }
+}
+
+/// What a finished recording wrote.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recorded {
+    /// The flow file.
+    pub flow: PathBuf,
+    /// The catalog snapshot, when the client listed the tools.
+    pub snapshot: Option<PathBuf>,
+    /// How many `tools/call`s it holds.
+    pub calls: usize,
+    /// Lines from the client and from the server.
+    pub lines: (usize, usize),
+    /// Lines that were not JSON-RPC (forwarded unchanged).
+    pub notes: Vec<String>,
+}
+
+impl std::fmt::Display for Recorded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "toolcall mcp record: {} call(s) ({} line(s) from the client, {} from the server) \
+             written to {}",
+            self.calls,
+            self.lines.0,
+            self.lines.1,
+            toolcall_score::escape_path(&self.flow)
+        )?;
+        if let Some(snapshot) = &self.snapshot {
+            write!(
+                f,
+                ", the catalog to {}",
+                toolcall_score::escape_path(snapshot)
+            )?;
+        }
+        for note in &self.notes {
+            write!(f, "\n  note: {}", toolcall_score::escape(note))?;
+        }
+        Ok(())
+    }
+}
+
+/// The journal of the flow at `out`: `out` with `.partial` appended.
+pub fn journal_path(out: &Path) -> PathBuf {
+    let mut name = out.as_os_str().to_owned();
+    name.push(".partial");
+    PathBuf::from(name)
+}
+
+/// `catalog/NAME.json` for the flow `NAME.json`, made absolute against the current directory
+/// (so that a recovery run elsewhere writes it to the same place).
+fn default_snapshot(out: &Path) -> PathBuf {
+    let name = out
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_else(|| "flow.json".into());
+    let path = Path::new("catalog").join(name);
+    std::path::absolute(&path).unwrap_or(path)
+}
+
+/// The folder of the flow at `out`.
+fn flow_dir(out: &Path) -> PathBuf {
+    match out.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// The path from `from` (a folder) to `to`, both made absolute first.
+fn relative(from: &Path, to: &Path) -> PathBuf {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let (from, to) = (abs(from), abs(to));
+    let common = from
+        .components()
+        .zip(to.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut out = PathBuf::new();
+    for _ in from.components().skip(common) {
+        out.push("..");
+    }
+    for part in to.components().skip(common) {
+        out.push(part);
+    }
+    out
+}
+
+/// The server as the flow at `out` names it: a command with a `/` made absolute (a relative one
+/// would resolve against the flow's folder, not where it was run from), the working directory
+/// written relative to the flow's folder when it is another.
+fn server_spec(options: &RecordOptions) -> ServerSpec {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let command = if options.command.contains('/') && Path::new(&options.command).is_relative() {
+        cwd.join(&options.command).to_string_lossy().into_owned()
+    } else {
+        options.command.clone()
+    };
+    let cwd = relative(&flow_dir(&options.out), &cwd);
+    ServerSpec {
+        command,
+        url: None,
+        headers: Vec::new(),
+        args: options.args.clone(),
+        env: options.env.clone(),
+        cwd: (!cwd.as_os_str().is_empty()).then(|| cwd.to_string_lossy().replace('\\', "/")),
+    }
+}
+
+/// Creates the journal of `options.out` and writes its header; refuses to start over the
+/// journal of a session that did not finish.
+pub(crate) fn start_journal(
+    options: &RecordOptions,
+    spec: &ServerSpec,
+) -> Result<Journal, RecordError> {
+    let journal_path = journal_path(&options.out);
+    let file = match toolcall_fs::create_journal(&journal_path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Err(RecordError::Leftover {
+                journal: journal_path,
+                out: options.out.clone(),
+            })
+        }
+        Err(source) => {
+            return Err(RecordError::Io {
+                path: journal_path,
+                source,
+            })
+        }
+    };
+    let mut journal = Journal {
+        path: journal_path,
+        file,
+        failed: None,
+    };
+    journal.append(&json!({
+        "journal": "toolcall mcp record",
+        "version": 1,
+        "server": spec,
+        "snapshot": options
+            .snapshot
+            .clone()
+            .unwrap_or_else(|| default_snapshot(&options.out)),
+    }));
+    Ok(journal)
+}
+
+pub(crate) enum Event {
+    Line(Direction, Vec<u8>),
+    /// A line over the input limit, forwarded and not recorded: its size.
+    Skipped(Direction, usize),
+    Closed(Direction),
+}
+
+/// Appends journal lines; a failed write is noted once and the recording goes on (the session
+/// itself must not break because the disk filled up).
+pub(crate) struct Journal {
+    path: PathBuf,
+    file: std::fs::File,
+    pub(crate) failed: Option<String>,
+}
+
+impl Journal {
+    /// Appends one line: `value` as JSON.
+    pub(crate) fn append(&mut self, value: &Value) {
+        if self.failed.is_some() {
+            return;
+        }
+        let mut line = value.to_string();
+        line.push('\n');
+        if let Err(e) = self
+            .file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.flush())
+        {
+            self.failed = Some(format!(
+                "{}: the journal could not be written ({e}); a killed session would be lost",
+                self.path.display()
+            ));
+        }
+    }
+}
+
+/// Records one session: `client_in` is what the client writes (our stdin), `client_out` what
+/// it reads (our stdout). Returns when the session ended and the flow is written.
+pub fn record(
+    options: &RecordOptions,
+    client_in: impl Read + Send + 'static,
+    client_out: impl Write + Send + 'static,
+) -> Result<Recorded, RecordError> {
+    let journal_path = journal_path(&options.out);
+    let spec = server_spec(options);
+    let journal = start_journal(options, &spec)?;
+
+    let mut child = match Command::new(&options.command)
+        .args(&options.args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(source) => {
+            drop(journal);
+            let _ = std::fs::remove_file(&journal_path);
+            return Err(RecordError::Spawn {
+                command: options.command.clone(),
+                source,
+            });
+        }
+    };
+    let (Some(server_in), Some(server_out)) = (child.stdin.take(), child.stdout.take()) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(RecordError::Spawn {
+            command: options.command.clone(),
+            source: std::io::Error::other("no pipe to the server"),
+        });
+    };
+
+    let journal = Arc::new(Mutex::new(journal));
+    let (tx, rx) = mpsc::channel::<Event>();
+    pump(
+        client_in,
+        server_in,
+        Direction::Client,
+        tx.clone(),
+        Arc::clone(&journal),
+    );
+    pump(
+        server_out,
+        client_out,
+        Direction::Server,
+        tx,
+        Arc::clone(&journal),
+    );
+
+    let mut session = Session::new();
+    let take = |event: Event, session: &mut Session| -> Option<Direction> {
+        match event {
+            Event::Line(direction, line) => {
+                session.feed(direction, &line);
+                None
+            }
+            Event::Skipped(direction, bytes) => {
+                session.skip(direction, bytes);
+                None
+            }
+            Event::Closed(direction) => Some(direction),
+        }
+    };
+    // Until one side closes.
+    let closed = loop {
+        match rx.recv() {
+            Ok(event) => {
+                if let Some(direction) = take(event, &mut session) {
+                    break Some(direction);
+                }
+            }
+            Err(_) => break None,
+        }
+    };
+    if closed == Some(Direction::Client) {
+        // The client is gone: the server, its stdin closed, gets the grace to finish and exit;
+        // what it still writes is recorded.
+        let deadline = std::time::Instant::now() + options.grace;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(event) => {
+                    if take(event, &mut session) == Some(Direction::Server) {
+                        break;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+    } else {
+        // The server is gone: what the client sent meanwhile is already in the channel.
+        while let Ok(event) = rx.try_recv() {
+            take(event, &mut session);
+        }
+    }
+    let _ = child.kill();
+    let status = child.wait();
+    let failed = lock(&journal).failed.take();
+    drop(journal);
+    let mut recorded = finish(&session, &spec, options)?;
+    if closed == Some(Direction::Server) {
+        let status = status.map_or_else(|e| e.to_string(), |s| s.to_string());
+        recorded.notes.push(format!(
+            "the server ended the session (it closed its stdout; {status}), not the client"
+        ));
+    }
+    recorded.notes.extend(failed);
+    let _ = std::fs::remove_file(&journal_path);
+    Ok(recorded)
+}
+
+pub(crate) fn lock(journal: &Mutex<Journal>) -> std::sync::MutexGuard<'_, Journal> {
+    journal.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Copies `from` to `to` line by line; each line is in the journal and handed to the recorder
+/// before it is written, so whatever the other side has seen, the journal holds.
+fn pump(
+    from: impl Read + Send + 'static,
+    mut to: impl Write + Send + 'static,
+    direction: Direction,
+    tx: mpsc::Sender<Event>,
+    journal: Arc<Mutex<Journal>>,
+) {
+    std::thread::spawn(move || {
+        let mut from = BufReader::new(from);
+        let limit = usize::try_from(toolcall_score::max_input_bytes()).unwrap_or(usize::MAX);
+        while let Some(line) = next_line(&mut from, &mut to, limit) {
+            let forwarded = match line {
+                Line::Whole(line) => {
+                    lock(&journal).append(&json!({
+                        "from": direction,
+                        "line": String::from_utf8_lossy(&line),
+                    }));
+                    let _ = tx.send(Event::Line(direction, line.clone()));
+                    to.write_all(&line).and_then(|()| to.flush())
+                }
+                // Already forwarded as it came; recorded as skipped.
+                Line::Over(held, rest) => {
+                    let bytes = held.len() + rest;
+                    lock(&journal).append(&json!({"from": direction, "skipped": bytes}));
+                    let _ = tx.send(Event::Skipped(direction, bytes));
+                    Ok(())
+                }
+                Line::Broken => Err(std::io::Error::other("write failed")),
+            };
+            if forwarded.is_err() {
+                break;
+            }
+        }
+        // Closing our end tells the other side (the server's stdin, or the client's stdout).
+        drop(to);
+        let _ = tx.send(Event::Closed(direction));
+    });
+}
+
+/// One line read by [`next_line`].
+enum Line {
+    /// A line (with its newline, if it had one) of at most the input limit: not yet forwarded.
+    Whole(Vec<u8>),
+    /// A line over the input limit: the part held when that was known (forwarded then) and how
+    /// many bytes followed (forwarded as they came). Never held whole.
+    Over(Vec<u8>, usize),
+    /// Writing an over-long line on failed.
+    Broken,
+}
+
+/// The next line of `from`, or `None` at its end. A line over `limit` bytes is written to `to`
+/// as it is read instead of being held (the input limit: nothing is read whole past it).
+fn next_line(from: &mut impl BufRead, to: &mut impl Write, limit: usize) -> Option<Line> {
+    let mut line = Vec::new();
+    let mut over: Option<(Vec<u8>, usize)> = None;
+    loop {
+        let buf = match from.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => &[],
+        };
+        if buf.is_empty() {
+            break;
+        }
+        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        let chunk = &buf[..take];
+        match &mut over {
+            Some((_, rest)) => {
+                if to.write_all(chunk).is_err() {
+                    return Some(Line::Broken);
+                }
+                *rest += take;
+            }
+            None if line.len() + take > limit => {
+                if to
+                    .write_all(&line)
+                    .and_then(|()| to.write_all(chunk))
+                    .is_err()
+                {
+                    return Some(Line::Broken);
+                }
+                line.extend_from_slice(chunk);
+                over = Some((std::mem::take(&mut line), 0));
+            }
+            None => line.extend_from_slice(chunk),
+        }
+        from.consume(take);
+        if done {
+            break;
+        }
+    }
+    match over {
+        Some((held, rest)) => {
+            let _ = to.flush();
+            Some(Line::Over(held, rest))
+        }
+        None if line.is_empty() => None,
+        None => Some(Line::Whole(line)),
+    }
+}
+
+pub(crate) fn finish(
+    session: &Session,
+    spec: &ServerSpec,
+    options: &RecordOptions,
+) -> Result<Recorded, RecordError> {
+    // The snapshot first: the flow names it, and reading the flow reads it.
+    let snapshot = match session.snapshot() {
+        Some(snapshot) => {
+            let path = options
+                .snapshot
+                .clone()
+                .unwrap_or_else(|| default_snapshot(&options.out));
+            let named = toolcall_mcp::catalog::naming_flow(snapshot, &options.out, &path);
+            write_json(&path, &named)?;
+            Some(path)
+        }
+        None => None,
+    };
+    let from_flow = snapshot.as_deref().map(|path| {
+        relative(flow_dir(&options.out).as_path(), path)
+            .to_string_lossy()
+            .replace('\\', "/")
+    });
+    let flow = session.flow(spec, from_flow.as_deref());
+    write_json(&options.out, &flow)?;
+    Ok(Recorded {
+        flow: options.out.clone(),
+        snapshot,
+        calls: session.calls().len(),
+        lines: session.lines(),
+        notes: session.notes().to_vec(),
+    })
+}
+
+fn write_json(path: &Path, value: &Value) -> Result<(), RecordError> {
+    let text = toolcall_score::to_json_pretty(value).map_err(|e| RecordError::Io {
+        path: path.to_owned(),
+        source: std::io::Error::other(e),
+    })?;
+    toolcall_fs::write_atomic(path, format!("{text}\n").as_bytes()).map_err(|source| {
+        RecordError::Io {
+            path: path.to_owned(),
+            source,
+        }
+    })
+}
+
+/// Finishes the recording a killed proxy left in `out`'s journal: writes the flow and snapshot
+/// from what the journal holds (a last line cut off mid-write is dropped and noted) and removes
+/// the journal.
+pub fn recover(out: &Path) -> Result<Recorded, RecordError> {
+    let journal = journal_path(out);
+    if !journal.exists() {
+        return Err(RecordError::NoJournal { journal });
+    }
+    let text = toolcall_score::read_text(&journal)?;
+    let bad = |why: String| RecordError::BadJournal {
+        journal: journal.clone(),
+        why,
+    };
+    let mut lines = text.lines();
+    let header: Value = lines
+        .next()
+        .and_then(|l| serde_json::from_str(l).ok())
+        .ok_or_else(|| bad("its first line is not the journal header".into()))?;
+    if header.get("journal").and_then(Value::as_str) != Some("toolcall mcp record") {
+        return Err(bad("its first line is not the journal header".into()));
+    }
+    let spec: ServerSpec = serde_json::from_value(header["server"].clone())
+        .map_err(|e| bad(format!("its header names no server: {e}")))?;
+    let snapshot = header
+        .get("snapshot")
+        .and_then(Value::as_str)
+        .map(PathBuf::from);
+    let mut session = Session::new();
+    let mut cut = 0;
+    for line in lines {
+        let entry = serde_json::from_str::<Value>(line).ok();
+        let direction = entry
+            .as_ref()
+            .and_then(|v| serde_json::from_value::<Direction>(v.get("from")?.clone()).ok());
+        let text = entry.as_ref().and_then(|v| v.get("line")?.as_str());
+        let skipped = entry.as_ref().and_then(|v| v.get("skipped")?.as_u64());
+        match (direction, text, skipped) {
+            (Some(direction), Some(text), _) => session.feed(direction, text.as_bytes()),
+            (Some(direction), None, Some(bytes)) => {
+                session.skip(direction, usize::try_from(bytes).unwrap_or(usize::MAX))
+            }
+            _ => cut += 1,
+        }
+    }
+    let options = RecordOptions {
+        snapshot,
+        ..RecordOptions::new(out, spec.command.clone(), spec.args.clone())
+    };
+    let mut recorded = finish(&session, &spec, &options)?;
+    if cut > 0 {
+        recorded.notes.push(format!(
+            "{cut} journal line(s) were cut off (the proxy was killed mid-write) and are not in the flow"
+        ));
+    }
+    let _ = std::fs::remove_file(&journal);
+    Ok(recorded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_over_the_limit_is_forwarded_as_it_comes_and_not_held() {
+        let input = b"short\nthis line is far too long\nend";
+        // A reader that hands out three bytes at a time, as a pipe may.
+        let mut from = BufReader::with_capacity(3, &input[..]);
+        let mut to = Vec::new();
+        let mut lines = Vec::new();
+        while let Some(line) = next_line(&mut from, &mut to, 8) {
+            lines.push(match line {
+                Line::Whole(line) => {
+                    to.extend_from_slice(&line);
+                    format!("whole {}", String::from_utf8_lossy(&line).trim_end())
+                }
+                Line::Over(held, rest) => format!("over {} + {rest}", held.len()),
+                Line::Broken => "broken".to_owned(),
+            });
+        }
+        assert_eq!(lines, ["whole short", "over 9 + 17", "whole end"]);
+        assert_eq!(to, input, "every byte forwarded, in order");
+    }
+
+    #[test]
+    fn the_journal_sits_beside_the_flow() {
+        assert_eq!(
+            journal_path(Path::new("flows/a.json")),
+            Path::new("flows/a.json.partial")
+        );
+        assert!(default_snapshot(Path::new("flows/a.json")).ends_with("catalog/a.json"));
+        assert_eq!(
+            relative(Path::new("/a/b"), Path::new("/a/c/d")),
+            Path::new("../c/d")
+        );
+    }
+}

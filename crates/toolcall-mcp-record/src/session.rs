@@ -1,0 +1,540 @@
+//! What a recorded session was, built from the messages that passed: sans-IO, so the live proxy
+//! and the recovery of a journal are one code path.
+//!
+//! The proxy hands every line it forwarded to [`Session::feed`], in the order it read them (each
+//! copy is handed over *before* it is forwarded, so a request is always seen before its
+//! response). The session pairs the client's requests with the server's responses by id (a
+//! server's own requests, and the client's answers to them, have ids of their own and are not
+//! paired with anything), keeps the server's last complete `tools/list` (every page), and the
+//! `tools/call`s in order with what each got back. [`Session::flow`] writes that as a flow.
+
+use std::collections::{HashMap, VecDeque};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use crate::expectation::suggest;
+
+/// Which way a message went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Direction {
+    /// From the client to the server.
+    Client,
+    /// From the server to the client.
+    Server,
+}
+
+impl Direction {
+    fn as_str(self) -> &'static str {
+        match self {
+            Direction::Client => "client",
+            Direction::Server => "server",
+        }
+    }
+}
+
+/// The server a session was recorded against, as the flow will name it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerSpec {
+    /// The program (empty for a streamable HTTP server).
+    #[serde(default)]
+    pub command: String,
+    /// A streamable HTTP server's endpoint, instead of a program.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Environment variables the server needs, by name only: the flow gets `"NAME": "${NAME}"`,
+    /// so the value comes from the environment of whoever replays it, never from the file.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// The working directory, relative to the flow's folder, when it is not that folder.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// HTTP headers for a `url` server, as the flow writes them (`"Bearer ${MCP_TOKEN}"`: a
+    /// variable, never the secret the client sent).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<(String, String)>,
+}
+
+/// What a recorded call got back.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Answer {
+    /// No answer passed before the session ended.
+    None,
+    /// A `result` (successful, or `isError: true`).
+    Result(Value),
+    /// A JSON-RPC `error`.
+    Error(Value),
+}
+
+/// One `tools/call` that passed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordedCall {
+    /// The tool name the client sent.
+    pub name: String,
+    /// Its arguments (`{}` when it sent none).
+    pub input: Value,
+    /// What came back.
+    pub answer: Answer,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Pending {
+    List,
+    Call(usize),
+    /// A handshake: `initialize` (legacy era) or `server/discover` (modern).
+    Handshake(&'static str),
+    /// Any other request: tracked so that its response is not taken for another's.
+    Other,
+}
+
+/// The session so far.
+#[derive(Debug, Default)]
+pub struct Session {
+    /// By id; a client that reuses an id before its answer came gets its answers in order.
+    pending: HashMap<String, VecDeque<Pending>>,
+    calls: Vec<RecordedCall>,
+    tools: Option<Vec<Value>>,
+    listing: Option<Vec<Value>>,
+    lines: [usize; 2],
+    notes: Vec<String>,
+    /// The protocol era of the last handshake the server answered: what the flow pins.
+    era: Option<&'static str>,
+}
+
+/// The most notes kept (a client that sends junk on every line gets one summary, not a flood).
+const MAX_NOTES: usize = 20;
+
+impl Session {
+    /// A session with nothing in it yet.
+    pub fn new() -> Session {
+        Session::default()
+    }
+
+    /// The calls so far, in order.
+    pub fn calls(&self) -> &[RecordedCall] {
+        &self.calls
+    }
+
+    /// The server's last complete `tools/list`, if the client listed.
+    pub fn tools(&self) -> Option<&[Value]> {
+        self.tools.as_deref()
+    }
+
+    /// What did not parse, or was not what a JSON-RPC message is (it was forwarded unchanged).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// Lines seen from the client and from the server.
+    pub fn lines(&self) -> (usize, usize) {
+        (self.lines[0], self.lines[1])
+    }
+
+    fn note(&mut self, note: String) {
+        if self.notes.len() < MAX_NOTES {
+            self.notes.push(note);
+        }
+    }
+
+    /// Counts a line that went `direction` and was too long to record (over the input limit):
+    /// forwarded, noted, not parsed.
+    pub fn skip(&mut self, direction: Direction, bytes: usize) {
+        let slot = match direction {
+            Direction::Client => 0,
+            Direction::Server => 1,
+        };
+        self.lines[slot] += 1;
+        let number = self.lines[slot];
+        self.note(format!(
+            "{} line {number} ({bytes} bytes) is over the input limit; forwarded unchanged, not \
+             recorded",
+            direction.as_str()
+        ));
+    }
+
+    /// Takes in one line that went `direction` (its bytes, the newline included or not).
+    pub fn feed(&mut self, direction: Direction, line: &[u8]) {
+        let slot = match direction {
+            Direction::Client => 0,
+            Direction::Server => 1,
+        };
+        self.lines[slot] += 1;
+        let number = self.lines[slot];
+        let text = String::from_utf8_lossy(line);
+        let text = text.trim();
+        if text.is_empty() {
+            return;
+        }
+        let value: Value = match serde_json::from_str(text) {
+            Ok(value) => value,
+            Err(e) => {
+                self.note(format!(
+                    "{} line {number} is not JSON ({e}); forwarded unchanged",
+                    direction.as_str()
+                ));
+                return;
+            }
+        };
+        match value {
+            Value::Array(batch) => {
+                for message in batch {
+                    self.message(direction, number, message);
+                }
+            }
+            message => self.message(direction, number, message),
+        }
+    }
+
+    fn message(&mut self, direction: Direction, number: usize, message: Value) {
+        let Value::Object(message) = message else {
+            self.note(format!(
+                "{} line {number} is JSON but not a JSON-RPC message; forwarded unchanged",
+                direction.as_str()
+            ));
+            return;
+        };
+        let id = message.get("id").map(|id| id.to_string());
+        let method = message.get("method").and_then(Value::as_str);
+        match (direction, method, id) {
+            (Direction::Client, Some(method), Some(id)) => self.request(method, id, &message),
+            (Direction::Server, None, Some(id)) => self.response(id, &message),
+            // Notifications, the server's own requests and the client's answers to them.
+            _ => {}
+        }
+    }
+
+    fn request(&mut self, method: &str, id: String, message: &Map<String, Value>) {
+        let params = message.get("params");
+        match method {
+            "tools/list" => {
+                let first_page = params.and_then(|p| p.get("cursor")).is_none();
+                if first_page || self.listing.is_none() {
+                    self.listing = Some(Vec::new());
+                }
+                self.pending.entry(id).or_default().push_back(Pending::List);
+            }
+            "tools/call" => {
+                let name = params
+                    .and_then(|p| p.get("name"))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                let input = params
+                    .and_then(|p| p.get("arguments"))
+                    .cloned()
+                    .unwrap_or_else(|| Value::Object(Map::new()));
+                self.calls.push(RecordedCall {
+                    name,
+                    input,
+                    answer: Answer::None,
+                });
+                let call = Pending::Call(self.calls.len() - 1);
+                self.pending.entry(id).or_default().push_back(call);
+            }
+            method => {
+                let pending = match method {
+                    "initialize" => Pending::Handshake("legacy"),
+                    "server/discover" => Pending::Handshake("modern"),
+                    _ => Pending::Other,
+                };
+                self.pending.entry(id).or_default().push_back(pending);
+            }
+        }
+    }
+
+    fn response(&mut self, id: String, message: &Map<String, Value>) {
+        let Some(queue) = self.pending.get_mut(&id) else {
+            return;
+        };
+        let Some(pending) = queue.pop_front() else {
+            return;
+        };
+        if queue.is_empty() {
+            self.pending.remove(&id);
+        }
+        match pending {
+            Pending::Other => {}
+            Pending::Handshake(era) => {
+                if message.get("result").is_some() {
+                    self.era = Some(era);
+                }
+            }
+            Pending::List => {
+                let Some(result) = message.get("result") else {
+                    self.listing = None;
+                    return;
+                };
+                let page = result
+                    .get("tools")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                let listing = self.listing.get_or_insert_with(Vec::new);
+                listing.extend(page);
+                if result.get("nextCursor").is_none_or(Value::is_null) {
+                    self.tools = self.listing.take();
+                }
+            }
+            Pending::Call(i) => {
+                let answer = match (message.get("result"), message.get("error")) {
+                    (Some(result), _) => Answer::Result(result.clone()),
+                    (None, Some(error)) => Answer::Error(error.clone()),
+                    (None, None) => Answer::Error(
+                        json!({"message": "a response with neither result nor error"}),
+                    ),
+                };
+                if let Some(call) = self.calls.get_mut(i) {
+                    call.answer = answer;
+                }
+            }
+        }
+    }
+
+    /// Whether the server's last complete `tools/list` declares `name` (`None`: the client
+    /// never listed, so nothing is known).
+    pub fn declares(&self, name: &str) -> Option<bool> {
+        self.tools.as_ref().map(|tools| {
+            tools
+                .iter()
+                .any(|t| t.get("name").and_then(Value::as_str) == Some(name))
+        })
+    }
+
+    /// The catalog snapshot of the server's last complete `tools/list`.
+    pub fn snapshot(&self) -> Option<Value> {
+        self.tools.as_deref().map(toolcall_mcp::catalog::snapshot)
+    }
+
+    /// The session as a flow against `server`, naming `snapshot` (its catalog snapshot,
+    /// relative to the flow's folder) when one was written, so that a replay also fails on the
+    /// catalog's drift.
+    pub fn flow(&self, server: &ServerSpec, snapshot: Option<&str>) -> Value {
+        let mut spec = Map::new();
+        match &server.url {
+            Some(url) => spec.insert("url".into(), Value::String(url.clone())),
+            None => spec.insert("command".into(), Value::String(server.command.clone())),
+        };
+        if !server.args.is_empty() {
+            spec.insert("args".into(), json!(server.args));
+        }
+        if !server.env.is_empty() {
+            let env: Map<String, Value> = server
+                .env
+                .iter()
+                .map(|name| (name.clone(), Value::String(format!("${{{name}}}"))))
+                .collect();
+            spec.insert("env".into(), Value::Object(env));
+        }
+        if let Some(cwd) = &server.cwd {
+            spec.insert("cwd".into(), Value::String(cwd.clone()));
+        }
+        // The era the client and server agreed on, so that a replay speaks it too.
+        if let Some(era) = self.era {
+            spec.insert("protocol".into(), Value::String(era.to_owned()));
+        }
+        if !server.headers.is_empty() {
+            let headers: Map<String, Value> = server
+                .headers
+                .iter()
+                .map(|(name, value)| (name.clone(), Value::String(value.clone())))
+                .collect();
+            spec.insert("headers".into(), Value::Object(headers));
+        }
+        let calls: Vec<Value> = self
+            .calls
+            .iter()
+            .map(|call| flow_call(call, self.declares(&call.name)))
+            .collect();
+        let mut flow = json!({
+            "about": format!(
+                "Recorded by toolcall mcp record: {} call(s). Review the expectations: values \
+                 that looked volatile are left out and listed in each call's $comment.",
+                self.calls.len()
+            ),
+            "server": Value::Object(spec),
+            "calls": calls,
+        });
+        if let Some(snapshot) = snapshot {
+            flow["snapshot"] = Value::String(snapshot.to_owned());
+        }
+        flow
+    }
+}
+
+/// One recorded call as a flow call: the call, what to expect, and what the server answered
+/// (`recorded`, which `toolcall mcp serve` answers with and a replay does not read).
+fn flow_call(call: &RecordedCall, declared: Option<bool>) -> Value {
+    let mut out = Map::new();
+    out.insert("name".into(), Value::String(call.name.clone()));
+    out.insert("input".into(), call.input.clone());
+    let mut comments = Vec::new();
+    if declared == Some(false) {
+        comments.push("not a tool the server's tools/list declared".to_owned());
+    }
+    let refused = match &call.answer {
+        Answer::None => {
+            comments.push("no answer was recorded: the session ended first".to_owned());
+            None
+        }
+        Answer::Error(error) => Some(
+            error
+                .get("code")
+                .and_then(Value::as_i64)
+                .map_or(Value::Bool(true), Value::from),
+        ),
+        Answer::Result(result) if result.get("isError") == Some(&Value::Bool(true)) => {
+            Some(Value::Bool(true))
+        }
+        Answer::Result(_) if declared == Some(false) => Some(Value::Bool(true)),
+        Answer::Result(result) => {
+            let suggestion = suggest(result, &call.input);
+            if !suggestion.expect.is_empty() {
+                let expect: Map<String, Value> = suggestion.expect.iter().cloned().collect();
+                out.insert("expect".into(), Value::Object(expect));
+            }
+            if let Some(text) = &suggestion.expect_text {
+                out.insert("expect_text".into(), Value::String(text.clone()));
+            }
+            if let Some(content) = &suggestion.expect_content {
+                out.insert("expect_content".into(), content.clone());
+            }
+            comments.extend(suggestion.comment());
+            None
+        }
+    };
+    if let Some(refused) = refused {
+        out.insert("expect_error".into(), refused);
+    }
+    if !comments.is_empty() {
+        out.insert("$comment".into(), Value::String(comments.join("; ")));
+    }
+    match &call.answer {
+        Answer::Result(result) => {
+            out.insert("recorded".into(), json!({"result": result}));
+        }
+        Answer::Error(error) => {
+            out.insert("recorded".into(), json!({"error": error}));
+        }
+        Answer::None => {}
+    }
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(session: &mut Session, direction: Direction, value: Value) {
+        session.feed(direction, format!("{value}\n").as_bytes());
+    }
+
+    #[test]
+    fn pairs_calls_with_answers_and_knows_undeclared_names() {
+        let mut s = Session::new();
+        let c = Direction::Client;
+        let v = Direction::Server;
+        feed(
+            &mut s,
+            c,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        );
+        feed(
+            &mut s,
+            v,
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "a"}], "nextCursor": "p2"}}),
+        );
+        feed(
+            &mut s,
+            c,
+            json!({"jsonrpc": "2.0", "id": "2", "method": "tools/list", "params": {"cursor": "p2"}}),
+        );
+        feed(
+            &mut s,
+            v,
+            json!({"jsonrpc": "2.0", "id": "2", "result": {"tools": [{"name": "b"}]}}),
+        );
+        // The server's own request with a colliding id pairs with nothing.
+        feed(
+            &mut s,
+            v,
+            json!({"jsonrpc": "2.0", "id": 3, "method": "roots/list"}),
+        );
+        feed(
+            &mut s,
+            c,
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "a", "arguments": {"x": 1}}}),
+        );
+        feed(
+            &mut s,
+            c,
+            json!({"jsonrpc": "2.0", "id": 3, "result": {"roots": []}}),
+        );
+        feed(
+            &mut s,
+            c,
+            json!([{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "nope"}}]),
+        );
+        s.feed(c, b"not json at all\n");
+        feed(
+            &mut s,
+            v,
+            json!({"jsonrpc": "2.0", "id": 4, "error": {"code": -32602, "message": "Unknown tool: nope"}}),
+        );
+        feed(
+            &mut s,
+            v,
+            json!({"jsonrpc": "2.0", "id": 3, "result": {"structuredContent": {"y": 2}, "content": []}}),
+        );
+        assert_eq!(s.tools().unwrap().len(), 2);
+        assert_eq!(s.calls().len(), 2);
+        assert_eq!(s.declares(&s.calls()[0].name), Some(true));
+        assert_eq!(s.declares(&s.calls()[1].name), Some(false));
+        assert_eq!(s.notes().len(), 1, "{:?}", s.notes());
+        let flow = s.flow(
+            &ServerSpec {
+                command: "srv".into(),
+                env: vec!["TOKEN".into()],
+                ..ServerSpec::default()
+            },
+            None,
+        );
+        assert_eq!(
+            flow["server"],
+            json!({"command": "srv", "env": {"TOKEN": "${TOKEN}"}})
+        );
+        // A handshake the server answered pins the era.
+        feed(
+            &mut s,
+            c,
+            json!({"jsonrpc": "2.0", "id": 9, "method": "server/discover"}),
+        );
+        feed(
+            &mut s,
+            v,
+            json!({"jsonrpc": "2.0", "id": 9, "error": {"code": -32601, "message": "no"}}),
+        );
+        feed(
+            &mut s,
+            c,
+            json!({"jsonrpc": "2.0", "id": 10, "method": "initialize"}),
+        );
+        feed(&mut s, v, json!({"jsonrpc": "2.0", "id": 10, "result": {}}));
+        assert_eq!(
+            s.flow(&ServerSpec::default(), None)["server"]["protocol"],
+            "legacy"
+        );
+        assert_eq!(flow["calls"][0]["expect"], json!({"/y": 2}));
+        assert_eq!(flow["calls"][1]["expect_error"], json!(-32602));
+        assert_eq!(
+            flow["calls"][1]["$comment"],
+            json!("not a tool the server's tools/list declared")
+        );
+        assert_eq!(flow["calls"][1]["input"], json!({}));
+    }
+}
