@@ -941,3 +941,35 @@ fn an_input_required_result_is_answered_from_the_flow_as_one_call() {
         "{error}"
     );
 }
+
+#[test]
+fn a_call_to_an_undeclared_name_that_must_be_refused_is_sent() {
+    // A recorded client bug: the name is not in tools/list. refund-server (rmcp) refuses it; the
+    // fault server answers any name, which the flow then reports.
+    const REFUND_SERVER: &str = env!("CARGO_BIN_EXE_refund-server");
+    let call = json!([{"name": "refund_order", "input": {}, "expect_error": true}]);
+    let report = run(&protocol_flow(REFUND_SERVER, &[], None, call.clone()));
+    assert!(report.passed(), "{:?}", report.failure);
+    assert!(
+        report.steps[0].to_string().contains("refused as expected"),
+        "{}",
+        report.steps[0]
+    );
+    let report = run(&protocol_flow(
+        FAULT_SERVER,
+        &["ok"],
+        None,
+        json!([{"name": "mcp__fault__echo", "input": {"text": "hi"}, "expect_error": true}]),
+    ));
+    let (kind, message) = failure(&report);
+    assert_eq!(kind, FailureKind::Expectation, "{message}");
+    assert!(message.contains("but it succeeded"), "{message}");
+    // Without expect_error an unknown name fails before anything is sent.
+    let report = run(&protocol_flow(
+        REFUND_SERVER,
+        &[],
+        None,
+        json!([{"name": "refund_order", "input": {}}]),
+    ));
+    assert_eq!(failure(&report).0, FailureKind::UnknownTool);
+}

@@ -889,7 +889,9 @@ impl Run<'_> {
         phase: &Phase,
     ) -> Result<Step, Failure> {
         let catalog = &catalogs.tools;
-        if !catalog.contains(&call.name) {
+        // A call that must be refused may name a tool the server does not list: what the
+        // server answers such a call (an agent's namespacing bug, recorded) is the test.
+        if !catalog.contains(&call.name) && call.expect_error.is_none() {
             return Err(phase.fail(FailureKind::UnknownTool, unknown_tool(&call.name, catalog)));
         }
         // A call that must be refused is sent as written: the server's refusal is the test.
