@@ -1009,3 +1009,54 @@ fn strict_makes_a_bad_trace_record_fatal() {
         "{text}"
     );
 }
+
+/// `--tools PATTERN=FILE` gives each agent its own catalog: Claude Code's sub-agents (the
+/// inline sidechains of claude-code-viewer's session) against a catalog without Bash, the main
+/// agent against the full one; the first rule that matches a turn wins.
+#[test]
+fn each_agent_may_get_its_own_catalog() {
+    let dir = scratch("trace-tools-per-agent");
+    let (side, main) = (dir.join("side.json"), dir.join("main.json"));
+    write(&side, &json!([{"name": "Glob"}, {"name": "Read"}]));
+    write(
+        &main,
+        &json!([
+            "TodoWrite",
+            "Glob",
+            "Task",
+            "Read",
+            "Bash",
+            "Edit",
+            "MultiEdit"
+        ]
+        .iter()
+        .map(|n| json!({"name": n}))
+        .collect::<Vec<_>>()),
+    );
+    let session = trace_fixture("claude-code/ccv_5c0375b4_inline_sidechains.jsonl");
+    let side_rule = format!("sidechain={}", side.display());
+    let out = toolcall(&[
+        "rate",
+        "--json",
+        "-q",
+        "--tools",
+        &side_rule,
+        "--tools",
+        main.to_str().unwrap(),
+        session.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // 21 calls; the sub-agents' five Bash calls are outside their catalog.
+    assert_eq!(
+        (report["calls"].clone(), report["unknown"].clone()),
+        (json!(21), json!(5))
+    );
+    assert_eq!(report["distinct"][0]["name"], "Bash");
+    assert_eq!(report["traces"]["not_judged_turns"], 0);
+}

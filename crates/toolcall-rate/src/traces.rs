@@ -100,6 +100,66 @@ pub fn tools_from(path: &Path) -> Result<Vec<ToolDef>, RateError> {
         .collect())
 }
 
+/// Catalogs given with `--tools [PATTERN=]FILE`, for the turns whose trace recorded none: the
+/// first rule whose pattern (`*` matches any run of characters) matches the turn's agent or span
+/// name, or its model, gives the catalog; a rule without a pattern matches every turn.
+#[derive(Clone, Debug, Default)]
+pub struct Supplied {
+    rules: Vec<(Option<String>, Vec<ToolDef>)>,
+}
+
+impl Supplied {
+    /// Reads each `[PATTERN=]FILE` (an argument that names an existing file is a file, `=` and
+    /// all).
+    pub fn parse(args: &[String]) -> Result<Supplied, RateError> {
+        let mut rules = Vec::new();
+        for arg in args {
+            let (pattern, file) = match arg.split_once('=') {
+                Some((pattern, file)) if !Path::new(arg).is_file() => {
+                    (Some(pattern.to_owned()), file)
+                }
+                _ => (None, arg.as_str()),
+            };
+            rules.push((pattern, tools_from(Path::new(file))?));
+        }
+        Ok(Supplied { rules })
+    }
+
+    /// The catalog for `turn`, when a rule gives one.
+    pub fn for_turn(&self, turn: &Turn) -> Option<&[ToolDef]> {
+        self.rules
+            .iter()
+            .find(|(pattern, _)| match pattern {
+                None => true,
+                Some(p) => [&turn.name, &turn.model]
+                    .into_iter()
+                    .flatten()
+                    .any(|text| glob(p, text)),
+            })
+            .map(|(_, tools)| tools.as_slice())
+    }
+}
+
+/// Whether `text` matches `pattern`, where `*` matches any run of characters.
+fn glob(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    rest.ends_with(last)
+}
+
 /// `turn` as a case and its response, the catalog supplied when the trace had none; `None`
 /// when it has neither.
 pub fn judged(turn: &Turn, supplied: Option<&[ToolDef]>) -> Option<Turn> {
@@ -117,7 +177,7 @@ pub fn judged(turn: &Turn, supplied: Option<&[ToolDef]>) -> Option<Turn> {
 pub fn rate_traces(
     paths: &[PathBuf],
     from: Option<&'static Source>,
-    supplied: Option<&[ToolDef]>,
+    supplied: &Supplied,
     options: &ScanOptions,
 ) -> Result<Tally, RateError> {
     let failure: std::sync::Mutex<Option<RateError>> = std::sync::Mutex::new(None);
@@ -175,7 +235,7 @@ pub fn add_found(
     index: usize,
     path: &Path,
     found: &toolcall_traces::Found,
-    supplied: Option<&[ToolDef]>,
+    supplied: &Supplied,
 ) {
     for (n, bad) in found.bad.iter().enumerate() {
         tally.bad_input(
@@ -186,7 +246,7 @@ pub fn add_found(
     tally.traces.folded_calls += found.folded as u64;
     for (n, turn) in found.turns.iter().enumerate() {
         let order = (found.bad.len() + n) as u64;
-        let Some(turn) = judged(turn, supplied) else {
+        let Some(turn) = judged(turn, supplied.for_turn(turn)) else {
             tally.traces.not_judged_turns += 1;
             tally.traces.not_judged_calls += turn.calls.len() as u64;
             continue;
@@ -216,8 +276,8 @@ pub struct PromoteOptions {
     pub out: PathBuf,
     /// The source, when it should not be told from the content.
     pub from: Option<&'static Source>,
-    /// A catalog for turns whose trace recorded none.
-    pub tools: Option<PathBuf>,
+    /// Catalogs for turns whose trace recorded none (`[PATTERN=]FILE`, see [`Supplied`]).
+    pub tools: Vec<String>,
     /// The agent directory under `recorded/`.
     pub agent: String,
     /// The group under `cases/`.
@@ -250,7 +310,7 @@ pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promot
         };
         return Err(RateError::Config(e.to_string()));
     };
-    let supplied = options.tools.as_deref().map(tools_from).transpose()?;
+    let supplied = Supplied::parse(&options.tools)?;
     let turns = &trace.found.turns;
     let by_turn: Vec<&Turn> = turns.iter().filter(|t| t.id == id).collect();
     let selected: Vec<&Turn> = if by_turn.is_empty() {
@@ -300,7 +360,7 @@ pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promot
                 toolcall_score::escape(&unanswered)
             )));
         }
-        let Some(judged) = judged(turn, supplied.as_deref()) else {
+        let Some(judged) = judged(turn, supplied.for_turn(turn)) else {
             return Err(refuse(format!(
                 "{}: the trace recorded no catalog for this turn, so there is nothing to judge \
                  its calls against: pass --tools FILE (a tools array)",
@@ -372,4 +432,20 @@ fn unanswered(turn: &Turn) -> Option<String> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob;
+
+    #[test]
+    fn a_pattern_matches_with_stars_anywhere() {
+        assert!(glob("chat*", "chat gpt-4o"));
+        assert!(glob("*gpt-4o*", "chat gpt-4o-mini"));
+        assert!(glob("a*c*e", "abcde"));
+        assert!(glob("exact", "exact"));
+        assert!(!glob("exact", "exactly"));
+        assert!(!glob("*-mini", "gpt-4o"));
+        assert!(glob("*", ""));
+    }
 }

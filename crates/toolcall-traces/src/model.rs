@@ -21,6 +21,9 @@ pub struct Turn {
     pub trace: Option<String>,
     /// The model that answered, when recorded.
     pub model: Option<String>,
+    /// The agent or span that made the turn (a span's or observation's name, an agent's name, a
+    /// sub-agent's id), when recorded: what `--tools PATTERN=FILE` matches, with the model.
+    pub name: Option<String>,
     /// The tools the model was offered.
     pub catalog: Catalog,
     /// The system prompt.

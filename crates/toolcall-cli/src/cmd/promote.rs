@@ -27,9 +27,10 @@ pub struct Args {
     /// Read the file as this trace source instead of telling it from the content.
     #[arg(long, value_name = "SOURCE", value_parser = crate::output::trace_source_parser())]
     pub from: Option<&'static toolcall_traces::Source>,
-    /// A tools array for a turn whose trace recorded no catalog.
-    #[arg(long, value_name = "FILE")]
-    pub tools: Option<PathBuf>,
+    /// A tools array for a turn whose trace recorded no catalog (`PATTERN=FILE` as in `toolcall
+    /// rate`; repeatable).
+    #[arg(long, value_name = "[PATTERN=]FILE")]
+    pub tools: Vec<String>,
     /// Record the response under recorded/AGENT and accept the case's failure into
     /// baselines/AGENT.json, with a note saying where it came from (the build stays green
     /// until the fix, and then the ratchet asks for the entry's removal).

@@ -27,9 +27,11 @@ pub struct Args {
     #[arg(long, value_name = "SOURCE", value_parser = crate::output::trace_source_parser())]
     pub from: Option<&'static toolcall_traces::Source>,
     /// A tools array to judge trace turns against when their trace recorded no catalog
-    /// (otherwise they are counted as not judged).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["recorded", "live"])]
-    pub tools: Option<PathBuf>,
+    /// (otherwise they are counted as not judged); `PATTERN=FILE` for the turns whose agent or
+    /// span name, or model, matches PATTERN (`*` for any run of characters). Repeatable: the
+    /// first that matches a turn gives its catalog.
+    #[arg(long, value_name = "[PATTERN=]FILE", conflicts_with_all = ["recorded", "live"])]
+    pub tools: Vec<String>,
     /// The cases directory (tree and live modes).
     #[arg(long, default_value = "cases")]
     pub cases: PathBuf,
@@ -150,13 +152,9 @@ fn rate_inputs(args: &Args, scan: &ScanOptions) -> Result<toolcall_rate::Tally, 
         tally.merge(rate_jsonl(&logs, scan).map_err(|e| e.to_string())?);
     }
     if !traces.is_empty() {
-        let supplied = args
-            .tools
-            .as_deref()
-            .map(toolcall_rate::traces::tools_from)
-            .transpose()
-            .map_err(|e| e.to_string())?;
-        let traced = toolcall_rate::rate_traces(&traces, args.from, supplied.as_deref(), scan)
+        let supplied =
+            toolcall_rate::traces::Supplied::parse(&args.tools).map_err(|e| e.to_string())?;
+        let traced = toolcall_rate::rate_traces(&traces, args.from, &supplied, scan)
             .map_err(|e| e.to_string())?;
         tally.merge(traced);
     }

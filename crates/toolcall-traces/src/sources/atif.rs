@@ -141,6 +141,10 @@ fn trajectory(at: &str, doc: &Value, root: bool, found: &mut Found) {
                             .and_then(Value::as_str)
                             .or(model)
                             .map(str::to_owned),
+                        name: agent
+                            .and_then(|a| a.get("name"))
+                            .and_then(Value::as_str)
+                            .map(str::to_owned),
                         catalog: catalog.clone(),
                         system: system.clone(),
                         messages: messages.clone(),

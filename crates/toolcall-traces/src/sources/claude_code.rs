@@ -214,6 +214,11 @@ fn turns(records: &Records, found: &mut Found) {
                         .get("model")
                         .and_then(Value::as_str)
                         .map(str::to_owned),
+                    name: object
+                        .get("agentId")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                        .or_else(|| side.then(|| "sidechain".to_owned())),
                     catalog: catalog.clone(),
                     system: None,
                     messages: conversation.messages.clone(),

@@ -201,6 +201,7 @@ fn generation(at: &str, o: &Value) -> Turn {
         id,
         trace: o.get("traceId").and_then(Value::as_str).map(str::to_owned),
         model: o.get("model").and_then(Value::as_str).map(str::to_owned),
+        name: o.get("name").and_then(Value::as_str).map(str::to_owned),
         catalog,
         system: None,
         messages: history(&input),

@@ -103,6 +103,7 @@ fn turns(records: &Records, found: &mut Found) {
                     .or_else(|| run.pointer("/inputs/model"))
                     .and_then(Value::as_str)
                     .map(str::to_owned),
+                name: run.get("name").and_then(Value::as_str).map(str::to_owned),
                 catalog,
                 system: None,
                 messages: messages(run.pointer("/inputs/messages")),

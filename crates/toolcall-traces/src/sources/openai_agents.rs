@@ -166,6 +166,10 @@ fn walk(at: &str, node: &Node, agent: Option<&Node>, trace: Option<&str>, found:
                 id: node.id.clone(),
                 trace: trace.map(str::to_owned),
                 model: None,
+                name: agent
+                    .and_then(|a| a.data.get("name"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
                 catalog,
                 system: None,
                 messages: Vec::new(),

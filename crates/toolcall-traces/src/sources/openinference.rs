@@ -59,6 +59,7 @@ fn turns(spans: &[Span], found: &mut Found) {
             },
             trace: (!span.trace_id.is_empty()).then(|| span.trace_id.clone()),
             model: span.str_attr("llm.model_name"),
+            name: (!span.name.is_empty()).then(|| span.name.clone()),
             catalog: catalog(span),
             system: None,
             messages: messages(span, "llm.input_messages"),

@@ -93,6 +93,7 @@ fn turns(spans: &[Span], found: &mut Found) {
             id: span.span_id.clone(),
             trace: Some(span.trace_id.clone()),
             model: None,
+            name: (!span.name.is_empty()).then(|| span.name.clone()),
             catalog: Catalog::NotRecorded,
             system: None,
             messages: Vec::new(),
@@ -208,6 +209,7 @@ pub(crate) fn model_turn(span: &Span) -> Result<Option<Turn>, String> {
         model: span
             .str_attr("gen_ai.response.model")
             .or_else(|| span.str_attr("gen_ai.request.model")),
+        name: (!span.name.is_empty()).then(|| span.name.clone()),
         catalog,
         system,
         messages,

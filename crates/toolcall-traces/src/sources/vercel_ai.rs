@@ -113,6 +113,9 @@ fn turns(spans: &[Span], found: &mut Found) {
             model: span
                 .str_attr("ai.response.model")
                 .or_else(|| span.str_attr("ai.model.id")),
+            name: span
+                .str_attr("ai.telemetry.functionId")
+                .or_else(|| (!span.name.is_empty()).then(|| span.name.clone())),
             catalog,
             system,
             messages,
