@@ -115,8 +115,10 @@ fn main() {
         threads: 1,
         ..ScanOptions::default()
     };
+    let supplied = toolcall_rate::traces::Supplied::default();
     let run = |path: &Path| {
-        let (seconds, tally) = timed(|| rate_traces(&[path.to_path_buf()], None, None, &options));
+        let (seconds, tally) =
+            timed(|| rate_traces(&[path.to_path_buf()], None, &supplied, &options));
         let tally = tally.expect("the export rates");
         assert_eq!(
             tally.calls(),
