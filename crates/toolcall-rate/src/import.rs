@@ -522,18 +522,7 @@ fn trace_turns(
     mut each: impl FnMut(&str, &Turn),
 ) -> Result<usize, RateError> {
     let supplied = tools_override
-        .map(|tools| {
-            toolcall_score::Catalog::from_json(tools).map(|c| {
-                c.tools()
-                    .iter()
-                    .map(|t| toolcall_traces::ToolDef {
-                        name: t.name.clone(),
-                        description: (!t.description.is_empty()).then(|| t.description.clone()),
-                        parameters: t.input_schema.clone(),
-                    })
-                    .collect::<Vec<_>>()
-            })
-        })
+        .map(toolcall_traces::ToolDef::from_tools_json)
         .transpose()
         .map_err(|e| RateError::Import {
             path: file.to_path_buf(),

@@ -85,19 +85,10 @@ pub fn tools_from(path: &Path) -> Result<Vec<ToolDef>, RateError> {
         path: path.to_path_buf(),
         why: format!("not JSON: {e}"),
     })?;
-    let tools = toolcall_score::Catalog::from_json(&value).map_err(|e| RateError::Import {
+    ToolDef::from_tools_json(&value).map_err(|e| RateError::Import {
         path: path.to_path_buf(),
         why: format!("not a tools array: {e}"),
-    })?;
-    Ok(tools
-        .tools()
-        .iter()
-        .map(|t| ToolDef {
-            name: t.name.clone(),
-            description: (!t.description.is_empty()).then(|| t.description.clone()),
-            parameters: t.input_schema.clone(),
-        })
-        .collect())
+    })
 }
 
 /// Catalogs given with `--tools [PATTERN=]FILE`, for the turns whose trace recorded none: the

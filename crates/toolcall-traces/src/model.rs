@@ -76,6 +76,21 @@ pub struct ToolDef {
 }
 
 impl ToolDef {
+    /// A tools array in any shape the core reads (Chat's, Anthropic's, Gemini's declarations,
+    /// bare definitions), as definitions.
+    pub fn from_tools_json(tools: &Value) -> Result<Vec<ToolDef>, toolcall_score::ParseError> {
+        let catalog = toolcall_score::Catalog::from_json(tools)?;
+        Ok(catalog
+            .tools()
+            .iter()
+            .map(|t| ToolDef {
+                name: t.name.clone(),
+                description: (!t.description.is_empty()).then(|| t.description.clone()),
+                parameters: t.input_schema.clone(),
+            })
+            .collect())
+    }
+
     /// A tool known by name only.
     pub fn named(name: impl Into<String>) -> ToolDef {
         ToolDef {

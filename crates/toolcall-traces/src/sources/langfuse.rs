@@ -160,10 +160,7 @@ fn read_list(at: &str, list: Vec<Value>, found: &mut Found) {
             else {
                 continue;
             };
-            let held = turns
-                .iter()
-                .any(|t| t.calls.iter().any(|c| c.id.as_deref() == Some(id)));
-            if held {
+            if otel_genai::held(&turns, id) {
                 found.folded += 1;
             }
         }
@@ -228,18 +225,7 @@ fn tool_defs(tools: &Value) -> Option<Vec<ToolDef>> {
             }
         }
     }
-    let catalog = toolcall_score::Catalog::from_json(&tools).ok()?;
-    Some(
-        catalog
-            .tools()
-            .iter()
-            .map(|t| ToolDef {
-                name: t.name.clone(),
-                description: (!t.description.is_empty()).then(|| t.description.clone()),
-                parameters: t.input_schema.clone(),
-            })
-            .collect(),
-    )
+    ToolDef::from_tools_json(&tools).ok()
 }
 
 fn catalog(o: &Value, input: &Value, output: &Value, span: &Span) -> Catalog {

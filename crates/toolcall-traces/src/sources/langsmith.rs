@@ -63,18 +63,7 @@ fn claims(first: &Value) -> bool {
 }
 
 fn tool_defs(tools: &Value) -> Option<Vec<ToolDef>> {
-    let catalog = toolcall_score::Catalog::from_json(tools).ok()?;
-    Some(
-        catalog
-            .tools()
-            .iter()
-            .map(|t| ToolDef {
-                name: t.name.clone(),
-                description: (!t.description.is_empty()).then(|| t.description.clone()),
-                parameters: t.input_schema.clone(),
-            })
-            .collect(),
-    )
+    ToolDef::from_tools_json(tools).ok()
 }
 
 fn turns(records: &Records, found: &mut Found) {

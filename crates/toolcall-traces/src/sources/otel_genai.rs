@@ -108,6 +108,13 @@ fn turns(spans: &[Span], found: &mut Found) {
     found.turns.extend(all);
 }
 
+/// Whether a turn holds the call `id`: an execution record of it folds into that turn.
+pub(crate) fn held(turns: &[Turn], id: &str) -> bool {
+    turns
+        .iter()
+        .any(|t| t.calls.iter().any(|c| c.id.as_deref() == Some(id)))
+}
+
 /// Two model spans of one trace that hold the same calls (by id) are one turn recorded twice:
 /// the one that says more (a catalog, then more of the conversation) is kept.
 pub(crate) fn fold_duplicates(turns: Vec<Turn>, found: &mut Found) -> Vec<Turn> {

@@ -125,13 +125,11 @@ fn turns(spans: &[Span], found: &mut Found) {
     }
     let turns = otel_genai::fold_duplicates(turns, found);
     for span in spans {
-        if let Some(id) = span.str_attr("ai.toolCall.id") {
-            if turns
-                .iter()
-                .any(|t| t.calls.iter().any(|c| c.id.as_deref() == Some(id.as_str())))
-            {
-                found.folded += 1;
-            }
+        if span
+            .str_attr("ai.toolCall.id")
+            .is_some_and(|id| otel_genai::held(&turns, &id))
+        {
+            found.folded += 1;
         }
     }
     found.turns.extend(turns);
