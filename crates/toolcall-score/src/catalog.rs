@@ -1,6 +1,7 @@
 //! The tools a request defined: the set every call is checked against.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -68,13 +69,22 @@ impl Tool {
 ///
 /// A name defined twice is kept once (the first definition wins) and remembered in
 /// [`Catalog::duplicates`]: providers reject such requests, so [`crate::lint`] reports it.
+///
+/// A clone shares the definitions and their compiled schemas (one reference count): a log's
+/// lines that repeat one tools array share one catalog.
 #[derive(Clone, Debug, Default)]
 pub struct Catalog {
+    defined: Arc<Defined>,
+    #[cfg(feature = "schema")]
+    validators: crate::schema::ValidatorCache,
+}
+
+/// What a catalog holds, shared by its clones.
+#[derive(Clone, Debug, Default)]
+struct Defined {
     tools: Vec<Tool>,
     by_name: HashMap<String, usize>,
     duplicates: Vec<String>,
-    #[cfg(feature = "schema")]
-    validators: crate::schema::ValidatorCache,
 }
 
 impl Catalog {
@@ -109,56 +119,69 @@ impl Catalog {
         Ok(Catalog::new(tools))
     }
 
+    /// Adds a definition; only while the catalog is built, before it can be cloned.
     fn push(&mut self, tool: Tool) {
-        if self.by_name.contains_key(&tool.name) {
-            self.duplicates.push(tool.name);
+        let defined = Arc::make_mut(&mut self.defined);
+        if defined.by_name.contains_key(&tool.name) {
+            defined.duplicates.push(tool.name);
             return;
         }
-        self.by_name.insert(tool.name.clone(), self.tools.len());
-        self.tools.push(tool);
+        defined
+            .by_name
+            .insert(tool.name.clone(), defined.tools.len());
+        defined.tools.push(tool);
         #[cfg(feature = "schema")]
         self.validators.push();
     }
 
     /// Whether a tool of this exact name is defined.
     pub fn contains(&self, name: &str) -> bool {
-        self.by_name.contains_key(name)
+        self.defined.by_name.contains_key(name)
     }
 
     /// The tool of this exact name.
     pub fn get(&self, name: &str) -> Option<&Tool> {
-        self.by_name.get(name).map(|&i| &self.tools[i])
+        self.defined
+            .by_name
+            .get(name)
+            .map(|&i| &self.defined.tools[i])
     }
 
     /// The tools, in definition order.
     pub fn tools(&self) -> &[Tool] {
-        &self.tools
+        &self.defined.tools
     }
 
     /// The tool names, in definition order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.tools.iter().map(|t| t.name.as_str())
+        self.defined.tools.iter().map(|t| t.name.as_str())
     }
 
     /// How many distinct tools are defined.
     pub fn len(&self) -> usize {
-        self.tools.len()
+        self.defined.tools.len()
     }
 
     /// Whether no tool is defined.
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
+        self.defined.tools.is_empty()
     }
 
     /// Names that were defined more than once.
     pub fn duplicates(&self) -> &[String] {
-        &self.duplicates
+        &self.defined.duplicates
     }
 
     /// This catalog without the named tool: how a test shows that calls to a dropped tool are
     /// caught.
     pub fn without(&self, name: &str) -> Catalog {
-        Catalog::new(self.tools.iter().filter(|t| t.name != name).cloned())
+        Catalog::new(
+            self.defined
+                .tools
+                .iter()
+                .filter(|t| t.name != name)
+                .cloned(),
+        )
     }
 
     /// Validates arguments against the named tool's input schema; the schema is compiled once per
@@ -168,7 +191,7 @@ impl Catalog {
     /// [`SchemaError::Violations`]: crate::SchemaError::Violations
     #[cfg(feature = "schema")]
     pub fn validate(&self, name: &str, arguments: &Value) -> Result<(), crate::SchemaError> {
-        match self.by_name.get(name) {
+        match self.defined.by_name.get(name) {
             Some(&i) => self.validate_at(i, arguments),
             None => Ok(()),
         }
@@ -182,12 +205,12 @@ impl Catalog {
         arguments: &Value,
     ) -> Result<(), crate::SchemaError> {
         self.validators
-            .validate(index, &self.tools[index], arguments)
+            .validate(index, &self.defined.tools[index], arguments)
     }
 }
 
 impl PartialEq for Catalog {
     fn eq(&self, other: &Self) -> bool {
-        self.tools == other.tools
+        Arc::ptr_eq(&self.defined, &other.defined) || self.defined.tools == other.defined.tools
     }
 }
