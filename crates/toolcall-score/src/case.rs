@@ -128,6 +128,16 @@ impl Case {
         value: &Value,
         collector: fn() -> Tools,
     ) -> Result<(Case, Tools, Option<Tools>), ParseError> {
+        Case::read_with(value, collector, None)
+    }
+
+    /// [`Case::read`], with the request's `tools` member already read by the caller (see
+    /// [`crate::provider::read_request_with`]).
+    pub(crate) fn read_with(
+        value: &Value,
+        collector: fn() -> Tools,
+        read_tools: Option<&crate::provider::Evidence>,
+    ) -> Result<(Case, Tools, Option<Tools>), ParseError> {
         let Some(object) = value.as_object() else {
             return Err(ParseError::unexpected("", "a case object", value));
         };
@@ -195,7 +205,7 @@ impl Case {
             }
         };
         let mut tools = collector();
-        let request = crate::provider::read_request(value, format, &mut tools)?;
+        let request = crate::provider::read_request_with(value, format, &mut tools, read_tools)?;
         let case = Case {
             about,
             format,

@@ -82,6 +82,7 @@ pub use model::{
     ToolResult, Transcript,
 };
 pub use provider::request::RequestSettings;
+pub use provider::{RequestReader, RequestSeed};
 pub use recording::Recording;
 #[cfg(feature = "schema")]
 pub use schema::SchemaError;

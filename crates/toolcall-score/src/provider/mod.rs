@@ -60,6 +60,7 @@ mod fast;
 mod logged;
 mod messages;
 mod read;
+mod repeated;
 pub(crate) mod request;
 mod stream;
 pub(crate) mod wire;
@@ -68,8 +69,10 @@ use serde_json::Value;
 
 pub(crate) use self::collect::Tools;
 pub use self::logged::Logged;
+pub(crate) use self::read::Evidence;
 use self::read::Object;
-use self::read::{array, get, get_any, object, opt_array, opt_string, string, At, Evidence};
+use self::read::{array, get, get_any, object, opt_array, opt_string, string, At};
+pub use self::repeated::{RequestReader, RequestSeed};
 use self::wire::Wire;
 pub(crate) use self::wire::{fitting, Members};
 use crate::errors::{describe, ParseError};
@@ -601,6 +604,17 @@ pub(crate) fn read_request(
     format: Option<Format>,
     tools: &mut Tools,
 ) -> Result<Request, ParseError> {
+    read_request_with(value, format, tools, None)
+}
+
+/// [`read_request`], with the `tools` member already read (by [`crate::RequestReader`], which
+/// reads each distinct tools array once): `read_tools` is what reading it saw of the format.
+pub(crate) fn read_request_with(
+    value: &Value,
+    format: Option<Format>,
+    tools: &mut Tools,
+    read_tools: Option<&Evidence>,
+) -> Result<Request, ParseError> {
     let at = At::ROOT;
     let body = object(value, &at, "a request object")?;
     // A response body has none of a request's keys, and would read as an empty request: say
@@ -632,8 +646,13 @@ pub(crate) fn read_request(
         Some(other) => return Err(at.key("instructions").unexpected("a string", other)),
     }
 
-    if let Some(value) = get(body, "tools") {
-        tools_into(value, &at.key("tools"), tools, &mut evidence)?;
+    match read_tools {
+        Some(seen) => evidence.merge(seen),
+        None => {
+            if let Some(value) = get(body, "tools") {
+                tools_into(value, &at.key("tools"), tools, &mut evidence)?;
+            }
+        }
     }
     if let Some(functions) = get(body, "functions") {
         evidence.saw(&[Format::OpenaiChat]);

@@ -328,6 +328,13 @@ impl Evidence {
         self.seen = true;
     }
 
+    /// Adds what `other` saw, as if its shapes had been seen here (the intersection is the
+    /// same in any order).
+    pub(crate) fn merge(&mut self, other: &Evidence) {
+        self.fits &= other.fits;
+        self.seen |= other.seen;
+    }
+
     /// The one format every distinctive shape fits, if there were any and they agree.
     pub(crate) fn format(&self) -> Option<Format> {
         if !self.seen {
