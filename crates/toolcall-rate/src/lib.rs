@@ -39,6 +39,7 @@
 #![warn(missing_docs)]
 
 mod errors;
+mod fast;
 pub mod import;
 #[cfg(any(feature = "openai", feature = "anthropic"))]
 pub mod live;

@@ -132,6 +132,16 @@ impl Tally {
         }
     }
 
+    /// Adds a response that passed, with its `calls`, without scoring it again: what
+    /// [`Tally::add`] adds for a verdict without findings.
+    pub(crate) fn add_pass(&mut self, calls: usize, expect: Expect) {
+        self.responses += 1;
+        self.calls += calls as u64;
+        if expect == Expect::NoCall {
+            self.no_call_responses += 1;
+        }
+    }
+
     /// Counts an input that could not be read or understood, keeping the first few messages.
     pub fn bad_input(&mut self, origin: Origin, message: String) {
         self.bad += 1;

@@ -158,3 +158,79 @@ fn with_one_tool_removed_the_rate_reports_exactly_the_calls_to_it() {
     assert!(!report.passed());
     assert!(report.gate.reasons[0].contains(&format!("{expected} unknown")));
 }
+
+/// The turns as a production log records them: one `{"request", "response"}` line per
+/// assistant turn with calls, the request carrying `tools` and the conversation so far.
+fn log_lines(dir: &Path, tools: &[Value]) -> String {
+    let tools: Vec<Value> = tools
+        .iter()
+        .map(|tool| serde_json::json!({"type": "function", "function": tool}))
+        .collect();
+    let mut log = String::new();
+    for conversation in read(&dir.join("trajectories.json")).as_array().unwrap() {
+        let messages = conversation["traj"].as_array().unwrap();
+        for (i, message) in messages.iter().enumerate() {
+            if message["role"] != "assistant" || !message["tool_calls"].is_array() {
+                continue;
+            }
+            let line = serde_json::json!({
+                "request": {"model": "gpt-4o", "tools": tools, "messages": &messages[..i]},
+                "response": {"object": "chat.completion", "choices": [{"index": 0,
+                             "message": message, "finish_reason": "tool_calls"}]},
+            });
+            log.push_str(&line.to_string());
+            log.push('\n');
+        }
+    }
+    log
+}
+
+/// The log is read by `rate`'s fast path (lines that pass) and its general path (lines that do
+/// not): the report must be the imported tree's, cause for cause, with every tool and with the
+/// most-called one removed.
+#[test]
+fn a_log_of_the_turns_rates_as_the_imported_tree_does() {
+    let dir = data_dir();
+    let all = read(&dir.join("tools.json")).as_array().unwrap().clone();
+    let (_, calls) = raw_counts(&dir);
+    let removed = calls.iter().max_by_key(|(_, n)| **n).unwrap().0.clone();
+    for (label, tools) in [
+        ("all", all.clone()),
+        (
+            "removed",
+            all.iter()
+                .filter(|t| t["name"] != removed.as_str())
+                .cloned()
+                .collect(),
+        ),
+    ] {
+        let out = scratch(&format!("log-{label}"));
+        let tools_file = out.join("tools.json");
+        std::fs::write(&tools_file, serde_json::to_vec(&tools).unwrap()).unwrap();
+        let options = ImportOptions {
+            out: out.clone(),
+            agent: Some("gpt-4o".into()),
+            tools: Some(tools_file),
+            ..ImportOptions::default()
+        };
+        import(&dir.join("trajectories.json"), &options).unwrap();
+        let tree = rate(&out);
+        let log = out.join("log.jsonl");
+        std::fs::write(&log, log_lines(&dir, &tools)).unwrap();
+        let scanned = toolcall_rate::rate_jsonl(&[log], &ScanOptions::default()).unwrap();
+        let from_log = Report::new(scanned, Gate::default());
+        assert_eq!(from_log.bad_lines, 0, "{label}: {:#?}", from_log.errors);
+        assert_eq!(
+            (from_log.responses, from_log.calls, from_log.unknown),
+            (tree.responses, tree.calls, tree.unknown),
+            "{label}"
+        );
+        let causes = |r: &Report| {
+            r.distinct
+                .iter()
+                .map(|d| (d.name.clone(), d.count, d.causes.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(causes(&from_log), causes(&tree), "{label}");
+    }
+}
