@@ -35,7 +35,7 @@
 //! `<case-id>.jsonl` holds several (one body per line, e.g. repeated samples).
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, IsTerminal, Read};
+use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -201,69 +201,101 @@ struct Chunk {
     too_long: Vec<(u64, u64)>,
 }
 
-impl Chunk {
-    fn new(source: usize, first_line: u64) -> Chunk {
-        Chunk {
-            source,
-            first_line,
-            data: Vec::with_capacity(CHUNK_BYTES + 64 * 1024),
-            too_long: Vec::new(),
-        }
-    }
-}
+/// Chunk buffers handed back by the workers, for the reader to fill again: a run allocates (and
+/// faults in) only as many as are in flight at once.
+type Pool = Mutex<Vec<Vec<u8>>>;
 
-/// What [`read_line_bounded`] read.
-enum LineRead {
-    /// A line of this many bytes (its `\n` included) was appended; 0 at the end of the input.
-    Appended(usize),
-    /// A line of this many bytes was over the limit: consumed to its end, nothing appended.
-    TooLong(u64),
-}
-
-/// Appends one line, `\n` included, to `out`, as `read_until` does, unless the line (without
-/// its `\n`) is longer than `limit`: then it is read to its end and dropped, so one huge line
-/// costs a buffer, not its size in memory.
-fn read_line_bounded(
-    reader: &mut impl BufRead,
-    out: &mut Vec<u8>,
+/// Cuts one input into [`Chunk`]s of whole lines, reading straight into the chunk's buffer: a
+/// byte is copied once, from the kernel, and a chunk costs one search for its last line end.
+///
+/// A line longer than `limit` (its `\n` not counted) is dropped as soon as the part read
+/// passes the limit, and read on to its end in a small buffer, so one huge line costs a buffer,
+/// not its size in memory; the chunk keeps an empty line in its place. (A whole line over the
+/// limit that fits in a chunk is left for the worker to refuse: the limit can be set below a
+/// chunk's size.)
+struct Chunker<'p, R> {
+    input: R,
+    source: usize,
     limit: u64,
-) -> std::io::Result<LineRead> {
-    let start = out.len();
-    let mut dropped: Option<u64> = None;
-    loop {
-        let buf = match reader.fill_buf() {
-            Ok(buf) => buf,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if buf.is_empty() {
-            break;
+    /// The number of the next chunk's first line.
+    line: u64,
+    /// The start of a line the last chunk did not end, for the next one.
+    pending: Vec<u8>,
+    eof: bool,
+    pool: &'p Pool,
+}
+
+impl<R: Read> Chunker<'_, R> {
+    fn next(&mut self) -> std::io::Result<Option<Chunk>> {
+        if self.eof && self.pending.is_empty() {
+            return Ok(None);
         }
-        let (piece, done) = match memchr::memchr(b'\n', buf) {
-            Some(i) => (&buf[..=i], true),
-            None => (buf, false),
-        };
-        let taken = piece.len();
-        match &mut dropped {
-            Some(bytes) => *bytes += taken as u64,
-            None => {
-                out.extend_from_slice(piece);
-                let content = (out.len() - start - usize::from(done)) as u64;
-                if content > limit {
-                    dropped = Some((out.len() - start) as u64);
-                    out.truncate(start);
-                }
+        let mut data = self
+            .pool
+            .lock()
+            .ok()
+            .and_then(|mut pool| pool.pop())
+            .unwrap_or_else(|| Vec::with_capacity(CHUNK_BYTES + CHUNK_BYTES / 16));
+        data.append(&mut self.pending);
+        let mut too_long = Vec::new();
+        while !self.eof {
+            let read = (&mut self.input)
+                .take(CHUNK_BYTES as u64)
+                .read_to_end(&mut data)?;
+            if read == 0 {
+                self.eof = true;
+                break;
+            }
+            let line_start = memchr::memrchr(b'\n', &data).map_or(0, |i| i + 1);
+            if (data.len() - line_start) as u64 > self.limit {
+                let number =
+                    self.line + memchr::memchr_iter(b'\n', &data[..line_start]).count() as u64;
+                let mut bytes = (data.len() - line_start) as u64;
+                data.truncate(line_start);
+                bytes += self.skip_line(&mut data)?;
+                too_long.push((number, bytes));
+            }
+            if data.len() >= CHUNK_BYTES && data.contains(&b'\n') {
+                break;
             }
         }
-        reader.consume(taken);
-        if done {
-            break;
+        if !self.eof {
+            let cut = memchr::memrchr(b'\n', &data).map_or(0, |i| i + 1);
+            self.pending.extend_from_slice(&data[cut..]);
+            data.truncate(cut);
+        }
+        let chunk = Chunk {
+            source: self.source,
+            first_line: self.line,
+            too_long,
+            data,
+        };
+        self.line += memchr::memchr_iter(b'\n', &chunk.data).count() as u64;
+        Ok(Some(chunk))
+    }
+
+    /// Reads the rest of a dropped line, through its `\n`; appends the `\n` (the empty line in
+    /// its place) and what follows it in the last read to `data`. Returns the bytes dropped.
+    fn skip_line(&mut self, data: &mut Vec<u8>) -> std::io::Result<u64> {
+        let mut buffer = [0u8; 64 * 1024];
+        let mut dropped = 0u64;
+        loop {
+            let n = match self.input.read(&mut buffer) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if n == 0 {
+                self.eof = true;
+                return Ok(dropped);
+            }
+            if let Some(end) = memchr::memchr(b'\n', &buffer[..n]) {
+                data.extend_from_slice(&buffer[end..n]);
+                return Ok(dropped + end as u64 + 1);
+            }
+            dropped += n as u64;
         }
     }
-    Ok(match dropped {
-        Some(bytes) => LineRead::TooLong(bytes),
-        None => LineRead::Appended(out.len() - start),
-    })
 }
 
 /// One JSONL line, as logged.
@@ -328,6 +360,7 @@ pub fn rate_jsonl(paths: &[PathBuf], options: &ScanOptions) -> Result<Tally, Rat
     let progress = progress.as_ref();
     let limit = toolcall_score::max_input_bytes();
     let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    let pool = Pool::default();
     parallel(
         options,
         progress,
@@ -341,41 +374,29 @@ pub fn rate_jsonl(paths: &[PathBuf], options: &ScanOptions) -> Result<Tally, Rat
                         source,
                     })?)
                 };
-                let mut reader = BufReader::with_capacity(256 * 1024, input);
-                let mut line = 1u64;
-                let mut chunk = Chunk::new(source, line);
+                let mut chunker = Chunker {
+                    input,
+                    source,
+                    limit,
+                    line: 1,
+                    pending: Vec::new(),
+                    eof: false,
+                    pool: &pool,
+                };
                 loop {
                     if stop.load(Ordering::Relaxed) {
                         return Ok(());
                     }
-                    let read = read_line_bounded(&mut reader, &mut chunk.data, limit).map_err(
-                        |source| RateError::Read {
-                            path: path.clone(),
-                            source,
-                        },
-                    )?;
-                    let n = match read {
-                        LineRead::Appended(n) => n,
-                        LineRead::TooLong(bytes) => {
-                            chunk.too_long.push((line, bytes));
-                            chunk.data.push(b'\n');
-                            1
-                        }
-                    };
-                    if n > 0 {
-                        line += 1;
+                    let chunk = chunker.next().map_err(|source| RateError::Read {
+                        path: path.clone(),
+                        source,
+                    })?;
+                    let Some(chunk) = chunk else { break };
+                    if let Some(p) = progress {
+                        p.done.fetch_add(chunk.data.len() as u64, Ordering::Relaxed);
                     }
-                    if n == 0 || chunk.data.len() >= CHUNK_BYTES {
-                        if let Some(p) = progress {
-                            p.done.fetch_add(chunk.data.len() as u64, Ordering::Relaxed);
-                        }
-                        let full = std::mem::replace(&mut chunk, Chunk::new(source, line));
-                        if !full.data.is_empty() && sender.send(full).is_err() {
-                            return Ok(());
-                        }
-                    }
-                    if n == 0 {
-                        break;
+                    if sender.send(chunk).is_err() {
+                        return Ok(());
                     }
                 }
             }
@@ -389,7 +410,7 @@ pub fn rate_jsonl(paths: &[PathBuf], options: &ScanOptions) -> Result<Tally, Rat
                 file: (paths[chunk.source].as_os_str() != "-").then(|| shown[chunk.source].clone()),
                 line: Some(number),
             };
-            for &(number, bytes) in &chunk.too_long {
+            let too_long = |tally: &mut Tally, number: u64, bytes: u64| {
                 let origin = origin(number);
                 // The file's own error, with `file:line` for its name.
                 let message = toolcall_score::InputError::TooLarge {
@@ -399,12 +420,21 @@ pub fn rate_jsonl(paths: &[PathBuf], options: &ScanOptions) -> Result<Tally, Rat
                 }
                 .to_string();
                 tally.bad_input(origin, message);
+            };
+            for &(number, bytes) in &chunk.too_long {
+                too_long(tally, number, bytes);
             }
             let mut start = 0;
             let ends = memchr::memchr_iter(b'\n', &chunk.data).chain([chunk.data.len()]);
             for (i, end) in ends.enumerate() {
                 let bytes = &chunk.data[start..end];
                 start = end + 1;
+                let number = chunk.first_line + i as u64;
+                if bytes.len() as u64 > limit {
+                    let newline = u64::from(end < chunk.data.len());
+                    too_long(tally, number, bytes.len() as u64 + newline);
+                    continue;
+                }
                 let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
                 if bytes.iter().all(u8::is_ascii_whitespace) {
                     continue;
@@ -413,7 +443,7 @@ pub fn rate_jsonl(paths: &[PathBuf], options: &ScanOptions) -> Result<Tally, Rat
                 if crate::fast::add_if_passing(tally, bytes, options.format) {
                     continue;
                 }
-                let origin = origin(chunk.first_line + i as u64);
+                let origin = origin(number);
                 if let Err(message) = score_line(tally, bytes, options.format, origin.clone()) {
                     let message = format!("{}: {message}", escape(&origin.shown));
                     tally.bad_input(origin, message);
@@ -422,6 +452,11 @@ pub fn rate_jsonl(paths: &[PathBuf], options: &ScanOptions) -> Result<Tally, Rat
             if let Some(p) = progress {
                 p.responses
                     .fetch_add(tally.responses() - before, Ordering::Relaxed);
+            }
+            let mut data = chunk.data;
+            data.clear();
+            if let Ok(mut pool) = pool.lock() {
+                pool.push(data);
             }
         },
     )
@@ -642,37 +677,62 @@ pub fn progress_wanted() -> bool {
 mod tests {
     use super::*;
 
+    /// Every chunk `input` is cut into, read a few bytes at a time (as a pipe gives them).
+    fn chunks(input: &[u8], limit: u64) -> Vec<Chunk> {
+        struct Trickle<'a>(&'a [u8]);
+        impl Read for Trickle<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = buf.len().min(self.0.len()).min(1000);
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let pool = Pool::default();
+        let mut chunker = Chunker {
+            input: Trickle(input),
+            source: 0,
+            limit,
+            line: 1,
+            pending: Vec::new(),
+            eof: false,
+            pool: &pool,
+        };
+        std::iter::from_fn(|| chunker.next().unwrap()).collect()
+    }
+
     #[test]
     fn a_line_over_the_limit_is_dropped_without_being_held() {
-        let data = [b"short\n".as_slice(), &vec![b'x'; 100_000], b"\nlast"].concat();
-        // A small buffer, as a pipe gives: the long line arrives in many pieces.
-        let mut reader = BufReader::with_capacity(1024, &data[..]);
-        let mut out = Vec::new();
-        assert!(matches!(
-            read_line_bounded(&mut reader, &mut out, 10).unwrap(),
-            LineRead::Appended(6)
-        ));
-        assert!(matches!(
-            read_line_bounded(&mut reader, &mut out, 10).unwrap(),
-            LineRead::TooLong(100_001)
-        ));
-        assert_eq!(out, b"short\n", "nothing of the long line is kept");
-        assert!(out.capacity() < 4096, "held {} bytes", out.capacity());
-        assert!(matches!(
-            read_line_bounded(&mut reader, &mut out, 10).unwrap(),
-            LineRead::Appended(4)
-        ));
-        assert!(matches!(
-            read_line_bounded(&mut reader, &mut out, 10).unwrap(),
-            LineRead::Appended(0)
-        ));
-        assert_eq!(out, b"short\nlast");
-        // Exactly at the limit is in.
-        let mut out = Vec::new();
-        let mut reader = BufReader::new(&b"0123456789\n"[..]);
-        assert!(matches!(
-            read_line_bounded(&mut reader, &mut out, 10).unwrap(),
-            LineRead::Appended(11)
-        ));
+        let data = [
+            b"short\n".as_slice(),
+            &vec![b'x'; 3 * CHUNK_BYTES],
+            b"\nlast",
+        ]
+        .concat();
+        let chunks = chunks(&data, 10_000);
+        let kept: Vec<u8> = chunks.iter().flat_map(|c| c.data.clone()).collect();
+        assert_eq!(kept, b"short\n\nlast", "nothing of the long line is kept");
+        let dropped: Vec<(u64, u64)> = chunks.iter().flat_map(|c| c.too_long.clone()).collect();
+        assert_eq!(dropped, [(2, 3 * CHUNK_BYTES as u64 + 1)]);
+        let held = chunks.iter().map(|c| c.data.capacity()).max().unwrap();
+        assert!(held < 3 * CHUNK_BYTES, "held {held} bytes");
+    }
+
+    #[test]
+    fn chunks_end_on_line_ends_and_count_their_lines() {
+        let lines: Vec<String> = (0..200_000).map(|i| format!("{{\"n\": {i}}}")).collect();
+        let data = lines.join("\n");
+        let chunks = chunks(data.as_bytes(), 1 << 20);
+        assert!(chunks.len() > 1);
+        let mut next = 1;
+        for chunk in &chunks {
+            assert_eq!(chunk.first_line, next);
+            let text = std::str::from_utf8(&chunk.data).unwrap();
+            let first = text.lines().next().unwrap();
+            assert_eq!(first, lines[next as usize - 1]);
+            next += text.matches('\n').count() as u64;
+        }
+        let joined: Vec<u8> = chunks.iter().flat_map(|c| c.data.clone()).collect();
+        assert_eq!(joined, data.as_bytes());
     }
 }
