@@ -1,17 +1,20 @@
 //! The fast path of a JSONL log line: a passing line counted in one pass over its bytes.
 //!
 //! Most lines of a production log pass, and a passing line adds only counts to the tally (a
-//! response, its calls). What it costs to know that it passes is what this path cuts: the line
-//! is read once, with no `Value` of the request (its tools array is recognised by its bytes
-//! among those seen before, its message texts are checked and dropped: see
-//! [`toolcall_score::RequestReader`]), and the response is read by the scorer's single-pass
+//! response, its calls). What it costs to know that it passes is what this path cuts. The line
+//! is read once, with no `Value` of the request (see [`toolcall_score::RequestReader`]): its
+//! tools array, recognised by its bytes among those seen before, is cut out of the line before
+//! it is read; its messages are read typed when they have the OpenAI Chat shape (else again,
+//! as values with their texts dropped). The response is read by the scorer's single-pass
 //! reader from the line's own bytes.
 //!
 //! **Invariant:** this path only ever says "this line passes". Anything else (an error, a
 //! shape it does not read, a verdict with findings, whose causes need the texts it dropped)
 //! sends the line to the general path in `scan.rs`, which reads it whole and says why, so a
-//! line's contribution to the tally is the general path's on every input. `tests/fast_line.rs`
-//! checks that over corpora and mutated lines.
+//! line's contribution to the tally is the general path's on every input. The tests below
+//! check that line by line, each way of reading messages on its own, over every recorded
+//! response in the repository and a dozen mutations of each; the tau-bench tier
+//! (`tests/tau_bench_rate.rs`) rates its 1,164 turns as a log against the imported tree.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -35,30 +38,47 @@ const RESPONSE_BRACKETS: usize = 120;
 /// Adds the line to `tally` and returns `true` when it passes; returns `false`, having added
 /// nothing, for the general path to read it.
 pub(crate) fn add_if_passing(tally: &mut Tally, bytes: &[u8], format: Option<Format>) -> bool {
+    // Messages typed first (the OpenAI Chat shape); a line that does not read so is read again
+    // with them as values (every shape), before the general path.
+    add_if_passing_read(tally, bytes, format, &[true, false])
+}
+
+/// [`add_if_passing`], trying the request's messages typed or not in the order of `typed`.
+fn add_if_passing_read(
+    tally: &mut Tally,
+    bytes: &[u8],
+    format: Option<Format>,
+    typed: &[bool],
+) -> bool {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return false;
     };
     READER.with_borrow_mut(|reader| {
-        let mut deserializer = serde_json::Deserializer::from_str(text);
-        let Ok(line) = (LineSeed { reader }).deserialize(&mut deserializer) else {
-            return false;
-        };
-        if deserializer.end().is_err() {
-            return false;
+        for &typed in typed {
+            reader.set_typed_messages(typed);
+            let passed = reader.with_tools_cut(text, |reader, text| {
+                let mut deserializer = serde_json::Deserializer::from_str(text);
+                let line = (LineSeed { reader }).deserialize(&mut deserializer).ok()?;
+                deserializer.end().ok()?;
+                let format = line.format.or(format).or(line.case.format);
+                let Some(response) = response(line.response, format) else {
+                    return Some(false);
+                };
+                if !Scorer::new(&line.case)
+                    .score(&response)
+                    .findings()
+                    .is_empty()
+                {
+                    return Some(false);
+                }
+                tally.add_pass(response.calls.len(), line.case.expect);
+                Some(true)
+            });
+            if let Some(passed) = passed {
+                return passed;
+            }
         }
-        let format = line.format.or(format).or(line.case.format);
-        let Some(response) = response(line.response, format) else {
-            return false;
-        };
-        if !Scorer::new(&line.case)
-            .score(&response)
-            .findings()
-            .is_empty()
-        {
-            return false;
-        }
-        tally.add_pass(response.calls.len(), line.case.expect);
-        true
+        false
     })
 }
 
@@ -271,15 +291,40 @@ mod tests {
         tally
     }
 
-    /// Returns whether the fast path counted the line; panics where it disagrees.
+    /// Returns whether the fast path counted the line, with the messages read typed, as
+    /// values, and both ways in turn; panics where any disagrees with the general path.
     fn check(line: &str) -> bool {
-        let mut fast = Tally::default();
-        if !add_if_passing(&mut fast, line.as_bytes(), None) {
-            assert_eq!(summary(&fast), summary(&Tally::default()), "{line}");
-            return false;
+        let mut counted = [false; 3];
+        for (mode, typed) in [&[true][..], &[false], &[true, false]]
+            .into_iter()
+            .enumerate()
+        {
+            let mut fast = Tally::default();
+            counted[mode] = add_if_passing_read(&mut fast, line.as_bytes(), None, typed);
+            let expected = if counted[mode] {
+                general(line)
+            } else {
+                Tally::default()
+            };
+            assert_eq!(
+                summary(&fast),
+                summary(&expected),
+                "typed {typed:?}: {line}"
+            );
         }
-        assert_eq!(summary(&fast), summary(&general(line)), "{line}");
-        true
+        assert_eq!(counted[2], counted[0] || counted[1], "{line}");
+        counted[2]
+    }
+
+    /// How many of `lines` each way of reading messages counts (typed, as values).
+    fn counted_by_mode(lines: &[String]) -> (usize, usize) {
+        let count = |typed: &[bool]| {
+            lines
+                .iter()
+                .filter(|l| add_if_passing_read(&mut Tally::default(), l.as_bytes(), None, typed))
+                .count()
+        };
+        (count(&[true]), count(&[false]))
     }
 
     #[test]
@@ -303,6 +348,13 @@ mod tests {
         assert!(
             fast * 10 >= passing * 9,
             "fast {fast} of {passing} passing lines"
+        );
+        // Both readers of messages are exercised: the typed one on the OpenAI-shaped lines, the
+        // other on every shape.
+        let (typed, values) = counted_by_mode(&lines);
+        assert!(
+            typed * 5 > passing && typed < values,
+            "typed {typed}, values {values} of {passing}"
         );
     }
 

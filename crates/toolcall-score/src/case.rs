@@ -128,15 +128,15 @@ impl Case {
         value: &Value,
         collector: fn() -> Tools,
     ) -> Result<(Case, Tools, Option<Tools>), ParseError> {
-        Case::read_with(value, collector, None)
+        Case::read_with(value, collector, crate::provider::PreRead::default())
     }
 
-    /// [`Case::read`], with the request's `tools` member already read by the caller (see
+    /// [`Case::read`], with the request members in `pre` already read by the caller (see
     /// [`crate::provider::read_request_with`]).
     pub(crate) fn read_with(
         value: &Value,
         collector: fn() -> Tools,
-        read_tools: Option<&crate::provider::Evidence>,
+        pre: crate::provider::PreRead,
     ) -> Result<(Case, Tools, Option<Tools>), ParseError> {
         let Some(object) = value.as_object() else {
             return Err(ParseError::unexpected("", "a case object", value));
@@ -145,12 +145,7 @@ impl Case {
             if let Some(meant) = Case::KEYS
                 .iter()
                 // The length check first: most keys are far longer or shorter than these.
-                .find(|k| {
-                    **k != key
-                        && **k != Case::SCHEMA_KEY
-                        && k.chars().count().abs_diff(key.chars().count()) <= 1
-                        && (crate::suggest::edit_distance(k, key) <= 1 || swapped_pair(k, key))
-                })
+                .find(|k| **k != key && **k != Case::SCHEMA_KEY && near_miss(k, key))
             {
                 return Err(ParseError::Unexpected {
                     pointer: format!("/{}", key.replace('~', "~0").replace('/', "~1")),
@@ -205,7 +200,7 @@ impl Case {
             }
         };
         let mut tools = collector();
-        let request = crate::provider::read_request_with(value, format, &mut tools, read_tools)?;
+        let request = crate::provider::read_request_with(value, format, &mut tools, pre)?;
         let case = Case {
             about,
             format,
@@ -220,15 +215,44 @@ impl Case {
     }
 }
 
-/// Whether `b` is `a` with two adjacent characters swapped (`expcet` for `expect`): the
-/// commonest typo, and two edits to Levenshtein.
-fn swapped_pair(a: &str, b: &str) -> bool {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    if a.len() != b.len() {
-        return false;
+/// Whether `b` is `a` with one character changed, added or removed, or two adjacent ones
+/// swapped (`expcet` for `expect`: the commonest typo, and two edits to Levenshtein). Every
+/// key of every request is checked, so nothing is allocated.
+fn near_miss(a: &str, b: &str) -> bool {
+    let (a_chars, b_chars) = (a.chars().count(), b.chars().count());
+    let (long, short) = if a_chars >= b_chars { (a, b) } else { (b, a) };
+    match a_chars.abs_diff(b_chars) {
+        0 => {
+            let mut differ = long
+                .chars()
+                .zip(short.chars())
+                .enumerate()
+                .filter(|(_, (x, y))| x != y);
+            match (differ.next(), differ.next(), differ.next()) {
+                (_, None, _) => true,
+                (Some((i, (a1, b1))), Some((j, (a2, b2))), None) => {
+                    j == i + 1 && a1 == b2 && a2 == b1
+                }
+                _ => false,
+            }
+        }
+        1 => {
+            // The longer one with one character left out is the shorter one.
+            let (mut long, mut short) = (long.chars(), short.chars().peekable());
+            let mut skipped = false;
+            for c in long.by_ref() {
+                if short.peek() == Some(&c) {
+                    short.next();
+                } else if skipped {
+                    return false;
+                } else {
+                    skipped = true;
+                }
+            }
+            short.next().is_none()
+        }
+        _ => false,
     }
-    let differ: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
-    matches!(differ[..], [i, j] if j == i + 1 && a[i] == b[j] && a[j] == b[i])
 }
 
 /// Re-roots an error found inside a sub-value.
@@ -252,6 +276,55 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_near_miss_is_one_edit_or_one_adjacent_swap() {
+        // The definition, spelled out the slow way.
+        fn reference(a: &str, b: &str) -> bool {
+            let (x, y): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+            let swapped = x.len() == y.len() && {
+                let differ: Vec<usize> = (0..x.len()).filter(|&i| x[i] != y[i]).collect();
+                matches!(differ[..], [i, j] if j == i + 1 && x[i] == y[j] && x[j] == y[i])
+            };
+            x.len().abs_diff(y.len()) <= 1 && (crate::suggest::edit_distance(a, b) <= 1 || swapped)
+        }
+        let words = [
+            "",
+            "a",
+            "ab",
+            "ba",
+            "abc",
+            "acb",
+            "bac",
+            "abcd",
+            "expect",
+            "expcet",
+            "epect",
+            "expects",
+            "format",
+            "fromat",
+            "formta",
+            "tools",
+            "model",
+            "about",
+            "abuot",
+            "é",
+            "éa",
+            "aé",
+            "ab́",
+            "parent_tools",
+            "parent_tool",
+            "$schema",
+            "schema",
+            "aab",
+            "aba",
+        ];
+        for a in words {
+            for b in words {
+                assert_eq!(near_miss(a, b), reference(a, b), "{a:?} {b:?}");
+            }
+        }
+    }
 
     const OLLAMA_TOOLS: &str = r#"[{"type": "function", "function": {"name": "get_weather",
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]"#;

@@ -419,10 +419,12 @@ fn check_transcript(case: &Case) -> Vec<Finding> {
     if transcript.calls().next().is_none() {
         return findings;
     }
-    let answered_ids: HashSet<&str> = transcript
+    // Most transcripts answer a handful of calls: a sorted list beats hashing every id.
+    let mut answered_ids: Vec<&str> = transcript
         .results()
         .filter_map(|r| r.call_id.as_deref())
         .collect();
+    answered_ids.sort_unstable();
     let mut answers_by_name: HashMap<&str, usize> = HashMap::new();
     let mut anonymous_answers = 0usize;
     for result in transcript.results().filter(|r| r.call_id.is_none()) {
@@ -434,7 +436,7 @@ fn check_transcript(case: &Case) -> Vec<Finding> {
     for (m, message) in transcript.messages.iter().enumerate() {
         for call in &message.calls {
             let answered = match call.id.as_deref() {
-                Some(id) => answered_ids.contains(id),
+                Some(id) => answered_ids.binary_search(&id).is_ok(),
                 None => match answers_by_name.get_mut(call.name.as_str()) {
                     Some(n) if *n > 0 => {
                         *n -= 1;

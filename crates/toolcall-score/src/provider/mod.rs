@@ -604,16 +604,26 @@ pub(crate) fn read_request(
     format: Option<Format>,
     tools: &mut Tools,
 ) -> Result<Request, ParseError> {
-    read_request_with(value, format, tools, None)
+    read_request_with(value, format, tools, PreRead::default())
 }
 
-/// [`read_request`], with the `tools` member already read (by [`crate::RequestReader`], which
-/// reads each distinct tools array once): `read_tools` is what reading it saw of the format.
+/// Members of a request read before the rest, straight from its text, by
+/// [`crate::RequestReader`]; what reading each saw of the format comes with it.
+#[derive(Debug, Default)]
+pub(crate) struct PreRead {
+    /// The `tools` member was read (its catalog is the caller's to set).
+    pub(crate) tools: Option<Evidence>,
+    /// The `messages` member was read, as `messages_into` reads it with no format named (its
+    /// texts left out).
+    pub(crate) messages: Option<(Transcript, Evidence)>,
+}
+
+/// [`read_request`], with the members in `pre` already read.
 pub(crate) fn read_request_with(
     value: &Value,
     format: Option<Format>,
     tools: &mut Tools,
-    read_tools: Option<&Evidence>,
+    pre: PreRead,
 ) -> Result<Request, ParseError> {
     let at = At::ROOT;
     let body = object(value, &at, "a request object")?;
@@ -646,7 +656,7 @@ pub(crate) fn read_request_with(
         Some(other) => return Err(at.key("instructions").unexpected("a string", other)),
     }
 
-    match read_tools {
+    match &pre.tools {
         Some(seen) => evidence.merge(seen),
         None => {
             if let Some(value) = get(body, "tools") {
@@ -673,6 +683,19 @@ pub(crate) fn read_request_with(
     }
 
     let mut transcript = Transcript::default();
+    if let Some((read, seen)) = pre.messages {
+        if format.is_some() {
+            return Err(at.key("messages").error(
+                "no format named when the messages were read",
+                "a named format",
+            ));
+        }
+        if let Some(key) = TRANSCRIPT_KEYS.iter().find(|k| get(body, k).is_some()) {
+            return Err(at.key(key).error("one transcript", "a second one"));
+        }
+        transcript = read;
+        evidence.merge(&seen);
+    }
     let mut present = TRANSCRIPT_KEYS
         .iter()
         .filter_map(|k| get(body, k).map(|v| (*k, v)));

@@ -28,15 +28,14 @@
 use std::fmt;
 use std::sync::Arc;
 
-use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::read::{At, Evidence};
-use super::{tools_into, Tools};
-use crate::{Case, Catalog};
+use super::{tools_into, PreRead, Tools};
+use crate::{Arguments, Case, Catalog, Format, Message, Role, ToolCall, ToolResult, Transcript};
 
 /// How many distinct tools arrays a reader keeps; the least recently seen goes first.
 const KEPT_ARRAYS: usize = 32;
@@ -77,6 +76,12 @@ pub struct RequestReader {
     /// Most recently seen first.
     arrays: Vec<KeptArray>,
     bytes: usize,
+    /// Where [`RequestReader::with_tools_cut`] put its placeholder, and what it stands for.
+    placeholder: Option<Placeholder>,
+    /// Whether `messages` are read typed (see [`TypedMessages`]).
+    typed_messages: bool,
+    /// The buffer [`RequestReader::with_tools_cut`] writes its copies into, kept between lines.
+    copy: String,
 }
 
 #[derive(Debug)]
@@ -84,6 +89,19 @@ struct KeptArray {
     text: Box<str>,
     read: Arc<ReadTools>,
 }
+
+/// A kept tools array cut out of a line: the address of the `0` standing in its place.
+#[derive(Debug)]
+struct Placeholder {
+    address: usize,
+    read: Arc<ReadTools>,
+}
+
+/// What [`RequestReader::with_tools_cut`] looks for a kept array after.
+const TOOLS_KEY: &[u8] = b"\"tools\":";
+
+/// How many of the most recently seen arrays [`RequestReader::with_tools_cut`] looks for.
+const LOOKED_FOR: usize = 4;
 
 /// A tools array as read: its catalog and what its shapes said of the request's format.
 #[derive(Debug)]
@@ -95,7 +113,18 @@ struct ReadTools {
 impl RequestReader {
     /// A reader with nothing kept.
     pub fn new() -> RequestReader {
-        RequestReader::default()
+        RequestReader {
+            typed_messages: true,
+            ..RequestReader::default()
+        }
+    }
+
+    /// Reads `messages` typed (the default: quickest, for messages of the OpenAI Chat shape,
+    /// the commonest; any other shape is an error) or as values with their texts dropped (for
+    /// every shape the general path reads). A caller whose read failed tries again with this
+    /// off before taking the general path.
+    pub fn set_typed_messages(&mut self, typed: bool) {
+        self.typed_messages = typed;
     }
 
     /// How many distinct tools arrays are kept.
@@ -110,6 +139,56 @@ impl RequestReader {
             reader: self,
             in_string: false,
         }
+    }
+
+    /// Calls `read` with `text`, or with a copy of it that has a kept tools array cut out, when
+    /// one of the most recently seen is in it. `read` reads the request with
+    /// [`RequestReader::seed`], and gets the same case either way, only sooner from the copy.
+    ///
+    /// The array's text is replaced by a `0`, which the seed reads as that array only if the
+    /// `0` is where it reads the request's `tools` member. Then reading the copy is reading the
+    /// line: the bytes before the cut are the same, so a value starts there in both, and an array
+    /// or object ends where its text ends (it was checked, and found no deeper than any line
+    /// allows, when it was first read). Found anywhere else, the placeholder is a `0` in the
+    /// wrong place: at worst a `tools` of `0`, an error, and the general path. What this saves is
+    /// skipping the array's bytes, most of a request's.
+    pub fn with_tools_cut<R>(&mut self, text: &str, read: impl FnOnce(&mut Self, &str) -> R) -> R {
+        // A `"tools":` outside a string is a key (a quote inside one is escaped): the array is
+        // looked for right after each. (Forward: the reverse search has no SIMD prefilter, and
+        // cost more than reading the line.)
+        static TOOLS: std::sync::OnceLock<memchr::memmem::Finder<'static>> =
+            std::sync::OnceLock::new();
+        let finder = TOOLS.get_or_init(|| memchr::memmem::Finder::new(TOOLS_KEY));
+        let bytes = text.as_bytes();
+        let found = finder.find_iter(bytes).find_map(|key| {
+            let at = key + TOOLS_KEY.len();
+            let at = at
+                + bytes[at..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_whitespace())
+                    .count();
+            let kept = self.arrays.iter().take(LOOKED_FOR).find(|kept| {
+                matches!(kept.text.as_bytes().first(), Some(b'[' | b'{'))
+                    && bytes[at..].starts_with(kept.text.as_bytes())
+            })?;
+            Some((at, kept))
+        });
+        let Some((at, kept)) = found else {
+            return read(self, text);
+        };
+        let mut copy = std::mem::take(&mut self.copy);
+        copy.clear();
+        copy.push_str(&text[..at]);
+        copy.push('0');
+        copy.push_str(&text[at + kept.text.len()..]);
+        self.placeholder = Some(Placeholder {
+            address: copy.as_ptr() as usize + at,
+            read: Arc::clone(&kept.read),
+        });
+        let out = read(self, &copy);
+        self.placeholder = None;
+        self.copy = copy;
+        out
     }
 
     /// The tools array of this text, read now or kept from before.
@@ -214,12 +293,17 @@ impl<'de> Visitor<'de> for RequestSeed<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Case, A::Error> {
         let mut members = Map::new();
         let mut tools: Option<&'de RawValue> = None;
+        let mut transcript: Option<(Transcript, Evidence)> = None;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
                 "tools" => {
                     // The raw text needs serde_json's own borrowed deserializer; any other
                     // fails here, and the caller reads the line the general way.
                     tools = Some(map.next_value::<&'de RawValue>()?);
+                    members.insert(key, Value::Null);
+                }
+                "messages" if self.reader.typed_messages => {
+                    transcript = Some(map.next_value_seed(TypedMessages)?);
                     members.insert(key, Value::Null);
                 }
                 "messages" => {
@@ -232,14 +316,23 @@ impl<'de> Visitor<'de> for RequestSeed<'_> {
                 }
             }
         }
+        let placeholder = self.reader.placeholder.take();
         let read = match tools {
-            Some(raw) => Some(self.reader.tools(raw.get()).map_err(de::Error::custom)?),
+            Some(raw) => match placeholder {
+                Some(cut) if raw.get() == "0" && raw.get().as_ptr() as usize == cut.address => {
+                    Some(cut.read)
+                }
+                _ => Some(self.reader.tools(raw.get()).map_err(de::Error::custom)?),
+            },
             None => None,
         };
         let request = Value::Object(members);
+        let pre = PreRead {
+            tools: read.as_ref().map(|r| r.evidence),
+            messages: transcript,
+        };
         let (mut case, collected, parent) =
-            Case::read_with(&request, Tools::cloning, read.as_ref().map(|r| &r.evidence))
-                .map_err(de::Error::custom)?;
+            Case::read_with(&request, Tools::cloning, pre).map_err(de::Error::custom)?;
         let collected = collected.into_tools();
         case.catalog = match read {
             Some(read) if collected.is_empty() => read.catalog.clone(),
@@ -250,6 +343,381 @@ impl<'de> Visitor<'de> for RequestSeed<'_> {
         };
         case.parent = parent.map(|parent| Catalog::new(parent.into_tools()));
         Ok(case)
+    }
+}
+
+/// A `messages` array read without `Value`s, for items of the OpenAI Chat shape: a role, a
+/// `content` string or `null`, `tool_calls` of `function` calls, a tool result's
+/// `tool_call_id` and `name` (or Ollama's `tool_name`). It reads what `messages.rs` reads of
+/// such an item with no format named: the same calls (their ids and names; arguments are not
+/// kept), the same results (without their content) and the same evidence of the format. Any
+/// other shape (content blocks, Gemini `parts`, the legacy `function_call`, `custom` calls, a
+/// numeric id) is an error, and the caller reads the request with [`Messages`] instead. A
+/// member this reader does not look at is read as a `Value` (checked as the general path
+/// checks it) and dropped.
+///
+/// The differential tests of `toolcall-rate`'s fast path hold both readers to the general
+/// path's answer, line by line.
+struct TypedMessages;
+
+impl<'de> DeserializeSeed<'de> for TypedMessages {
+    type Value = (Transcript, Evidence);
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TypedMessages {
+    type Value = (Transcript, Evidence);
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of messages")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok((Transcript::default(), Evidence::default()))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut transcript = Transcript::default();
+        let mut evidence = Evidence::default();
+        while let Some(message) = seq.next_element_seed(TypedMessage {
+            evidence: &mut evidence,
+        })? {
+            transcript.messages.push(message);
+        }
+        Ok((transcript, evidence))
+    }
+}
+
+/// The members of a message (or call) the typed reader looks at; any other is `Other`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Member {
+    Role,
+    Content,
+    ToolCalls,
+    ToolCallId,
+    Name,
+    ToolName,
+    Id,
+    Type,
+    Function,
+    Arguments,
+    /// A member whose presence sends the request to [`Messages`].
+    Unread,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Member {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Member, D::Error> {
+        struct MemberVisitor;
+        impl Visitor<'_> for MemberVisitor {
+            type Value = Member;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<Member, E> {
+                Ok(match key {
+                    "role" => Member::Role,
+                    "content" => Member::Content,
+                    "tool_calls" => Member::ToolCalls,
+                    "tool_call_id" => Member::ToolCallId,
+                    "name" => Member::Name,
+                    "tool_name" => Member::ToolName,
+                    "id" => Member::Id,
+                    "type" => Member::Type,
+                    "function" => Member::Function,
+                    "arguments" => Member::Arguments,
+                    "parts" | "function_call" | "custom" => Member::Unread,
+                    _ => Member::Other,
+                })
+            }
+        }
+        deserializer.deserialize_identifier(MemberVisitor)
+    }
+}
+
+fn unread<E: de::Error>(what: &str) -> E {
+    E::custom(format_args!("{what}: read with values"))
+}
+
+/// A string member as `opt_string` reads it: absent or `null` is none, a string is kept, any
+/// other value is not read here.
+fn opt_string<E: de::Error>(value: Option<Value>, what: &str) -> Result<Option<String>, E> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(unread(what)),
+    }
+}
+
+/// Checks a raw string as reading it into a `Value` would (serde_json's skip leaves out the
+/// pairing of `\u` surrogates).
+fn check_string<E: de::Error>(text: &str) -> Result<(), E> {
+    static ESCAPE: std::sync::OnceLock<memchr::memmem::Finder<'static>> =
+        std::sync::OnceLock::new();
+    let escape = ESCAPE.get_or_init(|| memchr::memmem::Finder::new(b"\\u"));
+    if escape.find(text.as_bytes()).is_some() {
+        serde_json::from_str::<String>(text).map_err(E::custom)?;
+    }
+    Ok(())
+}
+
+struct TypedMessage<'e> {
+    evidence: &'e mut Evidence,
+}
+
+impl<'de> DeserializeSeed<'de> for TypedMessage<'_> {
+    type Value = Message;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Message, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TypedMessage<'_> {
+    type Value = Message;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a message object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Message, A::Error> {
+        let (mut role, mut call_id, mut name, mut tool_name) = (None, None, None, None);
+        let mut calls: Option<Option<(Vec<ToolCall>, Evidence)>> = None;
+        let mut content = false;
+        while let Some(member) = map.next_key::<Member>()? {
+            match member {
+                Member::Role => role = map.next_value_seed(RoleSeed)?,
+                Member::Content if content => return Err(unread("a second `content`")),
+                Member::Content => {
+                    content = true;
+                    let raw = map.next_value::<&'de RawValue>()?;
+                    match raw.get().as_bytes().first() {
+                        Some(b'"') => check_string(raw.get())?,
+                        Some(b'n') => {}
+                        _ => return Err(unread("content blocks")),
+                    }
+                }
+                Member::ToolCalls if calls.is_some() => {
+                    return Err(unread("a second `tool_calls`"))
+                }
+                Member::ToolCalls => calls = Some(map.next_value_seed(TypedCalls)?),
+                Member::ToolCallId => call_id = Some(map.next_value::<Value>()?),
+                Member::Name => name = Some(map.next_value::<Value>()?),
+                Member::ToolName => tool_name = Some(map.next_value::<Value>()?),
+                Member::Unread => return Err(unread("a member only values read")),
+                _ => {
+                    map.next_value::<Value>()?;
+                }
+            }
+        }
+        let Some(role) = role else {
+            return Err(unread("a message without a role"));
+        };
+        let mut message = Message::new(role);
+        if let Some((read, seen)) = calls.flatten() {
+            message.calls = read;
+            self.evidence.merge(&seen);
+        }
+        if role == Role::Tool {
+            // As `opt_id` reads it, but for a numeric id.
+            let call_id = opt_string(call_id, "a tool call id")?;
+            if call_id.is_some() {
+                self.evidence.saw(&[Format::OpenaiChat]);
+            }
+            let name = match opt_string(tool_name, "a tool name")? {
+                Some(name) => {
+                    self.evidence.saw(&[Format::Ollama]);
+                    Some(name)
+                }
+                None => opt_string(name, "a name")?,
+            };
+            message.results.push(ToolResult {
+                call_id,
+                name,
+                is_error: false,
+                content: String::new(),
+            });
+        }
+        Ok(message)
+    }
+}
+
+/// A message's `role`, as `provider::role` reads it; `None` for any other value.
+struct RoleSeed;
+
+impl<'de> DeserializeSeed<'de> for RoleSeed {
+    type Value = Option<Role>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RoleSeed {
+    type Value = Option<Role>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a role")
+    }
+
+    fn visit_str<E: de::Error>(self, role: &str) -> Result<Self::Value, E> {
+        Ok(match role {
+            "system" | "developer" => Some(Role::System),
+            "user" => Some(Role::User),
+            "assistant" | "model" => Some(Role::Assistant),
+            "tool" | "function" => Some(Role::Tool),
+            _ => None,
+        })
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+}
+
+/// A message's `tool_calls`: `null` (none), or `function` calls, with what they saw.
+struct TypedCalls;
+
+impl<'de> DeserializeSeed<'de> for TypedCalls {
+    type Value = Option<(Vec<ToolCall>, Evidence)>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TypedCalls {
+    type Value = Option<(Vec<ToolCall>, Evidence)>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of tool calls")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut calls = Vec::new();
+        let mut evidence = Evidence::default();
+        while let Some(call) = seq.next_element_seed(TypedCall {
+            evidence: &mut evidence,
+        })? {
+            calls.push(call);
+        }
+        Ok(Some((calls, evidence)))
+    }
+}
+
+/// One `{"id", "type": "function", "function": {"name", "arguments"}}` call.
+struct TypedCall<'e> {
+    evidence: &'e mut Evidence,
+}
+
+impl<'de> DeserializeSeed<'de> for TypedCall<'_> {
+    type Value = ToolCall;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<ToolCall, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TypedCall<'_> {
+    type Value = ToolCall;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a tool call object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCall, A::Error> {
+        let (mut id, mut kind, mut function) = (None, None, None);
+        while let Some(member) = map.next_key::<Member>()? {
+            match member {
+                Member::Id => id = Some(map.next_value::<Value>()?),
+                Member::Type => kind = Some(map.next_value::<Value>()?),
+                Member::Function if function.is_some() => {
+                    return Err(unread("a second `function`"))
+                }
+                Member::Function => function = Some(map.next_value_seed(TypedFunction)?),
+                Member::Unread => return Err(unread("a custom call")),
+                _ => {
+                    map.next_value::<Value>()?;
+                }
+            }
+        }
+        if !matches!(kind, None | Some(Value::Null))
+            && kind.as_ref().and_then(Value::as_str) != Some("function")
+        {
+            return Err(unread("a call type other than `function`"));
+        }
+        let Some((name, seen)) = function.flatten() else {
+            return Err(unread("a call without its `function`"));
+        };
+        if let Some(format) = seen {
+            self.evidence.saw(&[format]);
+        }
+        Ok(ToolCall {
+            id: opt_string(id, "a call id")?,
+            name,
+            namespace: None,
+            // Not kept: a transcript call's arguments judge nothing.
+            arguments: Arguments::Parsed(Value::Null),
+            builtin: None,
+        })
+    }
+}
+
+/// A call's `function`: its name, and the format its arguments are the shape of (a string:
+/// OpenAI Chat; an object: Ollama). `null` is no function.
+struct TypedFunction;
+
+impl<'de> DeserializeSeed<'de> for TypedFunction {
+    type Value = Option<(String, Option<Format>)>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TypedFunction {
+    type Value = Option<(String, Option<Format>)>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a `function` object")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let (mut name, mut arguments) = (None, None);
+        while let Some(member) = map.next_key::<Member>()? {
+            match member {
+                Member::Name => name = Some(map.next_value::<Value>()?),
+                Member::Arguments => {
+                    let raw = map.next_value::<&'de RawValue>()?;
+                    arguments = Some(match raw.get().as_bytes().first() {
+                        Some(b'"') => {
+                            check_string(raw.get())?;
+                            Some(Format::OpenaiChat)
+                        }
+                        Some(b'n') => None,
+                        _ => return Err(unread("arguments other than a string")),
+                    });
+                }
+                _ => {
+                    map.next_value::<Value>()?;
+                }
+            }
+        }
+        let Some(Value::String(name)) = name else {
+            return Err(unread("a function name"));
+        };
+        Ok(Some((name, arguments.flatten())))
     }
 }
 
@@ -314,37 +782,36 @@ impl<'de> Visitor<'de> for Item {
 
 /// A message's `content`: a string is checked (as reading it into a `Value` checks it) and
 /// read as empty; blocks and `null` are kept as they are.
+///
+/// It is taken as raw text first, which skips a string without unescaping it: serde_json's
+/// skip checks what a `Value` parse checks of a string (escapes, control characters; the text
+/// is a `str`, so UTF-8 too) but for the pairing of `\u` surrogates, checked here when the text
+/// has a `\u` at all.
 struct Content;
+
+/// The most `{` and `[` a content value other than a string may hold: it is parsed apart from
+/// the line, where up to four enclosing levels count against serde_json's depth limit of 128.
+const CONTENT_BRACKETS: usize = 120;
 
 impl<'de> DeserializeSeed<'de> for Content {
     type Value = Value;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Content {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a string, null, or content blocks")
-    }
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Value, E> {
-        Ok(Value::String(String::new()))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
-        Value::deserialize(SeqAccessDeserializer::new(seq))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
-        Value::deserialize(MapAccessDeserializer::new(map))
+        let raw = <&'de RawValue>::deserialize(deserializer)?;
+        let text = raw.get();
+        match text.as_bytes().first() {
+            Some(b'"') => {
+                check_string(text)?;
+                Ok(Value::String(String::new()))
+            }
+            Some(b'n') => Ok(Value::Null),
+            Some(b'[' | b'{')
+                if text.bytes().filter(|&b| b == b'{' || b == b'[').count() <= CONTENT_BRACKETS =>
+            {
+                serde_json::from_str(text).map_err(de::Error::custom)
+            }
+            _ => Err(de::Error::custom("content read the general way")),
+        }
     }
 }
 
@@ -374,8 +841,25 @@ mod tests {
     #[test]
     fn the_case_has_the_general_paths_catalog_transcript_and_formats_but_no_texts() {
         let general = Case::from_json_str(REQUEST).unwrap();
+        for typed in [true, false] {
+            let mut reader = RequestReader::new();
+            reader.set_typed_messages(typed);
+            let case = read(&mut reader, REQUEST).unwrap();
+            same_reading(&case, &general);
+        }
+        // Content blocks are read as values only.
+        let blocks = REQUEST.replace(
+            r#""content": "Where is order 7?""#,
+            r#""content": [{"type": "text", "text": "Where is order 7?"}]"#,
+        );
+        let general = Case::from_json_str(&blocks).unwrap();
         let mut reader = RequestReader::new();
-        let case = read(&mut reader, REQUEST).unwrap();
+        assert!(read(&mut reader, &blocks).is_err());
+        reader.set_typed_messages(false);
+        same_reading(&read(&mut reader, &blocks).unwrap(), &general);
+    }
+
+    fn same_reading(case: &Case, general: &Case) {
         assert_eq!(case.catalog, general.catalog);
         assert_eq!(case.request_format, general.request_format);
         assert_eq!(case.format, general.format);
@@ -392,8 +876,8 @@ mod tests {
                 .map(|r| (r.call_id.clone(), r.name.clone()))
                 .collect::<Vec<_>>()
         };
-        assert_eq!(calls(&case), calls(&general));
-        assert_eq!(results(&case), results(&general));
+        assert_eq!(calls(case), calls(general));
+        assert_eq!(results(case), results(general));
         assert!(general.system.contains("never cancel_order"));
         assert_eq!(case.system, "");
     }
