@@ -85,6 +85,9 @@ struct Defined {
     tools: Vec<Tool>,
     by_name: HashMap<String, usize>,
     duplicates: Vec<String>,
+    /// The tools' indexes by name length and then bytes, built at the first scoring: a lookup
+    /// there mostly compares lengths and hashes nothing (see [`Catalog::index_of`]).
+    by_length: std::sync::OnceLock<Vec<u32>>,
 }
 
 impl Catalog {
@@ -122,6 +125,7 @@ impl Catalog {
     /// Adds a definition; only while the catalog is built, before it can be cloned.
     fn push(&mut self, tool: Tool) {
         let defined = Arc::make_mut(&mut self.defined);
+        defined.by_length = std::sync::OnceLock::new();
         if defined.by_name.contains_key(&tool.name) {
             defined.duplicates.push(tool.name);
             return;
@@ -132,6 +136,24 @@ impl Catalog {
         defined.tools.push(tool);
         #[cfg(feature = "schema")]
         self.validators.push();
+    }
+
+    /// The index in [`Catalog::tools`] of the tool of this exact name: what scoring asks of
+    /// every call, answered by a binary search of the names ordered by length, kept by the
+    /// catalog (and so shared by every scorer of every clone).
+    pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
+        let tools = &self.defined.tools;
+        let order = self.defined.by_length.get_or_init(|| {
+            let mut order: Vec<u32> = (0..tools.len() as u32).collect();
+            order.sort_unstable_by(|a, b| {
+                by_length(&tools[*a as usize].name, &tools[*b as usize].name)
+            });
+            order
+        });
+        order
+            .binary_search_by(|i| by_length(&tools[*i as usize].name, name))
+            .ok()
+            .map(|found| order[found] as usize)
     }
 
     /// Whether a tool of this exact name is defined.
@@ -213,4 +235,10 @@ impl PartialEq for Catalog {
     fn eq(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.defined, &other.defined) || self.defined.tools == other.defined.tools
     }
+}
+
+/// Names ordered by length, then bytes: most names differ in length, so most comparisons are
+/// one.
+pub(crate) fn by_length(a: &str, b: &str) -> std::cmp::Ordering {
+    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
 }

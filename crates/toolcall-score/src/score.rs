@@ -58,9 +58,6 @@ pub fn score(case: &Case, response: &Response) -> Verdict {
 #[derive(Debug)]
 pub struct Scorer<'c> {
     case: &'c Case,
-    /// The defined names with their index in the catalog, by length and then bytes: a lookup
-    /// mostly compares lengths, and hashes nothing.
-    by_name: Vec<(&'c str, usize)>,
     /// The transcript's findings: the same for every response.
     transcript: Vec<Finding>,
     /// Top-level parameter names, sorted and distinct; built at the first name found in text.
@@ -92,11 +89,8 @@ const CACHED_NAME_BYTES: usize = 256;
 impl<'c> Scorer<'c> {
     /// Prepares `case` for scoring.
     pub fn new(case: &'c Case) -> Scorer<'c> {
-        let mut by_name: Vec<(&str, usize)> = case.catalog.names().zip(0..).collect();
-        by_name.sort_unstable_by(|(a, _), (b, _)| by_length(a, b));
         Scorer {
             case,
-            by_name,
             transcript: check_transcript(case),
             parameters: OnceLock::new(),
             defined: OnceLock::new(),
@@ -182,10 +176,7 @@ impl<'c> Scorer<'c> {
 
     /// The catalog index of the tool of this exact name.
     fn index_of(&self, name: &str) -> Option<usize> {
-        self.by_name
-            .binary_search_by(|(defined, _)| by_length(defined, name))
-            .ok()
-            .map(|found| self.by_name[found].1)
+        self.case.catalog.index_of(name)
     }
 
     /// The defined names, prepared for suggestions on first use.
@@ -394,10 +385,6 @@ fn unpaired_calls(response: &Response) -> Vec<Finding> {
         }
     }
     notes
-}
-
-fn by_length(a: &str, b: &str) -> std::cmp::Ordering {
-    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
 }
 
 /// Top-level property names of every tool's input schema: words that look like tool names in
