@@ -430,6 +430,46 @@ mod tests {
         );
     }
 
+    /// Real provider bodies and streams (the Vercel AI SDK's recorded fixtures, Apache-2.0, in
+    /// `../shared/external/vercel-ai`): each as a log line with its tools as the request, as
+    /// the object it is or as the string a logger keeps, and mutated. CI-only tier (feature
+    /// `external-data`), reading `ATP_VERCEL_AI_DIR`; unset is a failure, never a skip.
+    #[cfg(feature = "external-data")]
+    #[test]
+    fn real_provider_bodies_count_as_the_general_path_counts_them() {
+        let dir = std::env::var_os("ATP_VERCEL_AI_DIR")
+            .map(PathBuf::from)
+            .expect("ATP_VERCEL_AI_DIR is not set: point it at shared/external/vercel-ai");
+        let read = |path: &Path| {
+            std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        };
+        let manifest: Value = serde_json::from_str(&read(&dir.join("manifest.json"))).unwrap();
+        let mut lines = Vec::new();
+        for pair in manifest.as_array().unwrap() {
+            let pair_dir = dir.join(pair["dir"].as_str().unwrap());
+            let tools: Value = serde_json::from_str(&read(&pair_dir.join("tools.json"))).unwrap();
+            let text = read(&pair_dir.join(pair["response_file"].as_str().unwrap()));
+            let request = json!({"tools": tools, "messages": [{"role": "user", "content": "go"}]});
+            lines.push(json!({"request": request, "response": text}).to_string());
+            if let Ok(body) = serde_json::from_str::<Value>(&text) {
+                lines.push(json!({"request": request, "response": body}).to_string());
+            }
+        }
+        assert!(lines.len() > 217, "{} lines", lines.len());
+        let fast = lines.iter().filter(|line| check(line)).count();
+        assert!(
+            fast * 2 > lines.len(),
+            "only {fast} of {} lines fast",
+            lines.len()
+        );
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        for line in &lines {
+            for _ in 0..8 {
+                check(&mutate(line, &mut rng));
+            }
+        }
+    }
+
     #[test]
     fn a_response_deeper_than_its_line_allows_is_left_to_the_general_path() {
         let deep = format!("{}1{}", "[".repeat(126), "]".repeat(126));
