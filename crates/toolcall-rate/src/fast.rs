@@ -56,26 +56,31 @@ fn add_if_passing_read(
     READER.with_borrow_mut(|reader| {
         for &typed in typed {
             reader.set_typed_messages(typed);
-            let passed = reader.with_tools_cut(text, |reader, text| {
+            // `None`: not read here; `Some(None)`: read, not passing; else what it adds. The
+            // tally is only touched after: the read may be made twice (see `with_tools_cut`).
+            let read = reader.with_tools_cut(text, |reader, text| {
                 let mut deserializer = serde_json::Deserializer::from_str(text);
                 let line = (LineSeed { reader }).deserialize(&mut deserializer).ok()?;
                 deserializer.end().ok()?;
                 let format = line.format.or(format).or(line.case.format);
                 let Some(response) = response(line.response, format) else {
-                    return Some(false);
+                    return Some(None);
                 };
-                if !Scorer::new(&line.case)
-                    .score(&response)
-                    .findings()
-                    .is_empty()
-                {
-                    return Some(false);
-                }
-                tally.add_pass(response.calls.len(), line.case.expect);
-                Some(true)
+                let verdict = Scorer::new(&line.case).score(&response);
+                Some(
+                    verdict
+                        .findings()
+                        .is_empty()
+                        .then_some((response.calls.len(), line.case.expect)),
+                )
             });
-            if let Some(passed) = passed {
-                return passed;
+            match read {
+                Some(Some((calls, expect))) => {
+                    tally.add_pass(calls, expect);
+                    return true;
+                }
+                Some(None) => return false,
+                None => {}
             }
         }
         false
@@ -467,6 +472,41 @@ mod tests {
             for _ in 0..8 {
                 check(&mutate(line, &mut rng));
             }
+        }
+    }
+
+    /// Found by review: a first `tools` replaced by a second was never checked.
+    #[test]
+    fn a_second_tools_key_is_left_to_the_general_path() {
+        let response = r#"{"type":"message","role":"assistant","content":[]}"#;
+        for first in ["1e400", r#""\ud800""#, "[1e400]"] {
+            let line =
+                format!(r#"{{"request":{{"tools":{first},"tools":null}},"response":{response}}}"#);
+            assert!(!check(&line), "{line}");
+        }
+    }
+
+    /// Found by review: a kept array cut out of a place other than the request's `tools`
+    /// (nested deeper there) hid that the line is deeper than serde_json allows.
+    #[test]
+    fn a_kept_array_found_elsewhere_is_read_in_place() {
+        let response = r#"{"type":"message","role":"assistant","content":[]}"#;
+        let deep = format!(
+            r#"[{{"name":"a","x":{}{}}}]"#,
+            "[".repeat(98),
+            "]".repeat(98)
+        );
+        let seed = format!(r#"{{"request":{{"tools":{deep}}},"response":{response}}}"#);
+        assert!(check(&seed), "the seed line passes and keeps its array");
+        for levels in [24, 25, 29] {
+            let line = format!(
+                r#"{{"request":{{"messages":[],"y":{}{{"tools":{deep}}}{}}},"response":{response}}}"#,
+                "[".repeat(levels),
+                "]".repeat(levels)
+            );
+            assert!(check(&seed));
+            let parses = serde_json::from_str::<Value>(&line).is_ok();
+            assert_eq!(check(&line), parses, "{levels} levels");
         }
     }
 

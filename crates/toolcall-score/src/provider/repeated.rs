@@ -80,6 +80,8 @@ pub struct RequestReader {
     placeholder: Option<Placeholder>,
     /// Whether `messages` are read typed (see [`TypedMessages`]).
     typed_messages: bool,
+    /// Whether the seed took the placeholder for the request's `tools`.
+    cut_used: bool,
     /// The buffer [`RequestReader::with_tools_cut`] writes its copies into, kept between lines.
     copy: String,
 }
@@ -147,12 +149,18 @@ impl RequestReader {
     ///
     /// The array's text is replaced by a `0`, which the seed reads as that array only if the
     /// `0` is where it reads the request's `tools` member. Then reading the copy is reading the
-    /// line: the bytes before the cut are the same, so a value starts there in both, and an array
-    /// or object ends where its text ends (it was checked, and found no deeper than any line
-    /// allows, when it was first read). Found anywhere else, the placeholder is a `0` in the
-    /// wrong place: at worst a `tools` of `0`, an error, and the general path. What this saves is
-    /// skipping the array's bytes, most of a request's.
-    pub fn with_tools_cut<R>(&mut self, text: &str, read: impl FnOnce(&mut Self, &str) -> R) -> R {
+    /// line: the bytes before the cut are the same, so a value starts there in both; an array or
+    /// object ends where its text ends; and it was checked, and found no deeper than the request's
+    /// `tools` allows, when it was first read. If the seed did not take the `0` for the request's
+    /// `tools` (the array's text is elsewhere too: a `parent_tools`, a message, the response,
+    /// where the copy may read unlike the line), the copy's reading is dropped and `read` is
+    /// called again with `text` itself: so `read` must have no effect but its result. What this
+    /// saves is skipping the array's bytes, most of a request's.
+    pub fn with_tools_cut<R>(
+        &mut self,
+        text: &str,
+        mut read: impl FnMut(&mut Self, &str) -> R,
+    ) -> R {
         // A `"tools":` outside a string is a key (a quote inside one is escaped): the array is
         // looked for right after each. (Forward: the reverse search has no SIMD prefilter, and
         // cost more than reading the line.)
@@ -185,10 +193,19 @@ impl RequestReader {
             address: copy.as_ptr() as usize + at,
             read: Arc::clone(&kept.read),
         });
+        self.cut_used = false;
         let out = read(self, &copy);
         self.placeholder = None;
         self.copy = copy;
-        out
+        if self.cut_used {
+            out
+        } else {
+            // The array was found somewhere other than the request's `tools` (a `parent_tools`,
+            // a message, the response), where the copy may read unlike the line (deeper than
+            // the line allows there, say): what was read from the copy is dropped, and the
+            // line itself read.
+            read(self, text)
+        }
     }
 
     /// The tools array of this text, read now or kept from before.
@@ -296,6 +313,9 @@ impl<'de> Visitor<'de> for RequestSeed<'_> {
         let mut transcript: Option<(Transcript, Evidence)> = None;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
+                // Taken as raw text, which nothing checks but its reading as an array: a first
+                // value a second one replaced would never be read.
+                "tools" if tools.is_some() => return Err(de::Error::custom("a second `tools`")),
                 "tools" => {
                     // The raw text needs serde_json's own borrowed deserializer; any other
                     // fails here, and the caller reads the line the general way.
@@ -320,6 +340,7 @@ impl<'de> Visitor<'de> for RequestSeed<'_> {
         let read = match tools {
             Some(raw) => match placeholder {
                 Some(cut) if raw.get() == "0" && raw.get().as_ptr() as usize == cut.address => {
+                    self.reader.cut_used = true;
                     Some(cut.read)
                 }
                 _ => Some(self.reader.tools(raw.get()).map_err(de::Error::custom)?),
