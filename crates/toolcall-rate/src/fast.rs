@@ -129,34 +129,15 @@ impl<'de> DeserializeSeed<'de> for LineSeed<'_> {
 }
 
 /// The line's members, as `scan::LogLine` names them; any other is skipped, as there.
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
 enum Key {
     Request,
     Response,
     Format,
     Id,
+    #[serde(other)]
     Other,
-}
-
-impl<'de> Deserialize<'de> for Key {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Key, D::Error> {
-        struct KeyVisitor;
-        impl Visitor<'_> for KeyVisitor {
-            type Value = Key;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_str<E: de::Error>(self, key: &str) -> Result<Key, E> {
-                Ok(match key {
-                    "request" => Key::Request,
-                    "response" => Key::Response,
-                    "format" => Key::Format,
-                    "id" => Key::Id,
-                    _ => Key::Other,
-                })
-            }
-        }
-        deserializer.deserialize_identifier(KeyVisitor)
-    }
 }
 
 impl<'de> Visitor<'de> for LineSeed<'_> {
