@@ -34,7 +34,9 @@ use std::process::Command;
 
 use serde::de::IgnoredAny;
 use serde_json::{json, Value};
-use toolcall_bench::{load_average, median, quick, tau_bench_dir, timed, workspace_root, Row};
+use toolcall_bench::{
+    chat_completion_body, load_average, median, quick, tau_bench_dir, timed, workspace_root, Row,
+};
 
 /// The distinct lines: one per tau-bench assistant turn with tool calls, with its response
 /// body's id left to fill in (`{n}`), so repeated turns are not byte-identical lines.
@@ -85,17 +87,7 @@ fn log(mb: u64) -> PathBuf {
     while written < target {
         let (request, message) = &turns[n as usize % turns.len()];
         n += 1;
-        let response = json!({
-            "id": format!("chatcmpl-AZ{n:016}"),
-            "object": "chat.completion",
-            "created": 1_718_000_000 + n,
-            "model": "gpt-4o-2024-08-06",
-            "choices": [{"index": 0, "message": message, "logprobs": null,
-                         "finish_reason": "tool_calls"}],
-            "usage": {"prompt_tokens": 2800 + n % 900, "completion_tokens": 40 + n % 60,
-                      "total_tokens": 2840 + n % 960},
-            "system_fingerprint": "fp_a7d06e42a7"
-        });
+        let response = chat_completion_body(n, message);
         let line = format!("{{\"request\":{request},\"response\":{response}}}\n");
         out.write_all(line.as_bytes()).expect("write");
         written += line.len() as u64;

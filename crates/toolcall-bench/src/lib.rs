@@ -74,6 +74,25 @@ pub fn tau_bench_dir() -> PathBuf {
     dir
 }
 
+/// The tau-bench assistant turn `message` as the Chat Completions API returns it, `n` making its
+/// id, timestamps and usage its own: the response body of the benches' generated corpora.
+pub fn chat_completion_body(n: u64, message: &serde_json::Value) -> serde_json::Value {
+    serde_json::json!({
+        "id": format!("chatcmpl-AZ{n:016}"),
+        "object": "chat.completion",
+        "created": 1_718_000_000 + n,
+        "model": "gpt-4o-2024-08-06",
+        "choices": [{"index": 0, "message": message, "logprobs": null,
+                     "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": 2800 + n % 900, "completion_tokens": 40 + n % 60,
+                  "total_tokens": 2840 + n % 960,
+                  "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+                  "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
+                      "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}},
+        "system_fingerprint": "fp_a7d06e42a7"
+    })
+}
+
 /// One row of the `bench/run` table.
 pub struct Row<'a> {
     /// What is measured.

@@ -62,6 +62,19 @@ fn raw_counts(dir: &Path) -> (usize, BTreeMap<String, u64>) {
     (turns, calls)
 }
 
+/// `toolcall import` of the trajectories into `out`, with `tools` as the catalog.
+fn import_with_tools(dir: &Path, out: &Path, tools: &[Value]) {
+    let tools_file = out.join("tools.json");
+    std::fs::write(&tools_file, serde_json::to_vec(tools).unwrap()).unwrap();
+    let options = ImportOptions {
+        out: out.to_path_buf(),
+        agent: Some("gpt-4o".into()),
+        tools: Some(tools_file),
+        ..ImportOptions::default()
+    };
+    import(&dir.join("trajectories.json"), &options).unwrap();
+}
+
 fn rate(out: &Path) -> Report {
     let scan = rate_tree(
         &out.join("cases"),
@@ -129,15 +142,7 @@ fn with_one_tool_removed_the_rate_reports_exactly_the_calls_to_it() {
         .cloned()
         .collect();
     assert_eq!(tools.len(), 13);
-    let tools_file = out.join("tools-without-one.json");
-    std::fs::write(&tools_file, serde_json::to_vec(&tools).unwrap()).unwrap();
-    let options = ImportOptions {
-        out: out.clone(),
-        agent: Some("gpt-4o".into()),
-        tools: Some(tools_file),
-        ..ImportOptions::default()
-    };
-    import(&dir.join("trajectories.json"), &options).unwrap();
+    import_with_tools(&dir, &out, &tools);
     let report = rate(&out);
     assert_eq!(report.bad_lines, 0, "{:#?}", report.errors);
     assert_eq!(report.calls, 1164);
@@ -205,15 +210,7 @@ fn a_log_of_the_turns_rates_as_the_imported_tree_does() {
         ),
     ] {
         let out = scratch(&format!("log-{label}"));
-        let tools_file = out.join("tools.json");
-        std::fs::write(&tools_file, serde_json::to_vec(&tools).unwrap()).unwrap();
-        let options = ImportOptions {
-            out: out.clone(),
-            agent: Some("gpt-4o".into()),
-            tools: Some(tools_file),
-            ..ImportOptions::default()
-        };
-        import(&dir.join("trajectories.json"), &options).unwrap();
+        import_with_tools(&dir, &out, &tools);
         let tree = rate(&out);
         let log = out.join("log.jsonl");
         std::fs::write(&log, log_lines(&dir, &tools)).unwrap();

@@ -40,7 +40,9 @@ use std::path::{Path, PathBuf};
 
 use serde::de::IgnoredAny;
 use serde_json::{json, Value};
-use toolcall_bench::{load_average, median, quick, tau_bench_dir, timed, workspace_root, Row};
+use toolcall_bench::{
+    chat_completion_body, load_average, median, quick, tau_bench_dir, timed, workspace_root, Row,
+};
 use toolcall_score::{Arguments, Case, Catalog, Format, Response, Scorer};
 
 /// One distinct corpus line: a response body and the case it is scored against.
@@ -148,20 +150,7 @@ fn tau_entries(cases: &mut Vec<Case>, entries: &mut Vec<Entry>) {
                 ..case
             });
             // The body as the Chat Completions API returns it, usage and all.
-            let body = json!({
-                "id": format!("chatcmpl-AZ{n:016}"),
-                "object": "chat.completion",
-                "created": 1_718_000_000 + n,
-                "model": "gpt-4o-2024-08-06",
-                "choices": [{"index": 0, "message": message, "logprobs": null,
-                             "finish_reason": "tool_calls"}],
-                "usage": {"prompt_tokens": 2800 + n % 900, "completion_tokens": 40 + n % 60,
-                          "total_tokens": 2840 + n % 960,
-                          "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-                          "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
-                              "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}},
-                "system_fingerprint": "fp_a7d06e42a7"
-            });
+            let body = chat_completion_body(n, message);
             entries.push(Entry {
                 case: cases.len() - 1,
                 body: body.to_string(),
