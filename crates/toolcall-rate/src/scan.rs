@@ -199,6 +199,9 @@ struct Chunk {
     /// The lines over the input limit, by number, with their length: each is an empty line in
     /// `data`, so the numbers of the lines after it stay right.
     too_long: Vec<(u64, u64)>,
+    /// Where each `\n` in `data` is: found once, by the reader, for the line count it needs
+    /// and for the worker's split.
+    ends: Vec<usize>,
 }
 
 /// Chunk buffers handed back by the workers, for the reader to fill again: a run allocates (and
@@ -264,13 +267,15 @@ impl<R: Read> Chunker<'_, R> {
             self.pending.extend_from_slice(&data[cut..]);
             data.truncate(cut);
         }
+        let ends: Vec<usize> = memchr::memchr_iter(b'\n', &data).collect();
         let chunk = Chunk {
             source: self.source,
             first_line: self.line,
+            ends,
             too_long,
             data,
         };
-        self.line += memchr::memchr_iter(b'\n', &chunk.data).count() as u64;
+        self.line += chunk.ends.len() as u64;
         Ok(Some(chunk))
     }
 
@@ -425,7 +430,7 @@ pub fn rate_jsonl(paths: &[PathBuf], options: &ScanOptions) -> Result<Tally, Rat
                 too_long(tally, number, bytes);
             }
             let mut start = 0;
-            let ends = memchr::memchr_iter(b'\n', &chunk.data).chain([chunk.data.len()]);
+            let ends = chunk.ends.iter().copied().chain([chunk.data.len()]);
             for (i, end) in ends.enumerate() {
                 let bytes = &chunk.data[start..end];
                 start = end + 1;
