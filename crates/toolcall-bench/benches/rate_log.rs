@@ -35,7 +35,8 @@ use std::process::Command;
 use serde::de::IgnoredAny;
 use serde_json::{json, Value};
 use toolcall_bench::{
-    chat_completion_body, load_average, median, quick, tau_bench_dir, timed, workspace_root, Row,
+    chat_completion_body, load_average, median, quick, tau_bench_dir, tau_tool_turns, timed,
+    workspace_root, Row,
 };
 
 /// The distinct lines: one per tau-bench assistant turn with tool calls, with its response
@@ -53,22 +54,14 @@ fn turns() -> Vec<(String, Value)> {
         .map(|tool| json!({"type": "function", "function": tool}))
         .collect();
     let trajectories = read("trajectories.json");
-    let mut out = Vec::new();
-    for trajectory in trajectories.as_array().expect("a list of conversations") {
-        let messages = trajectory["traj"].as_array().expect("`traj` messages");
-        for (i, message) in messages.iter().enumerate() {
-            if message["role"] != "assistant"
-                || message.get("tool_calls").is_none_or(Value::is_null)
-            {
-                continue;
-            }
-            let request =
-                json!({"model": "gpt-4o-2024-08-06", "tools": tools, "messages": &messages[..i]})
-                    .to_string();
-            out.push((request, message.clone()));
-        }
-    }
-    out
+    tau_tool_turns(&trajectories)
+        .into_iter()
+        .map(|(before, message)| {
+            let request = json!({"model": "gpt-4o-2024-08-06", "tools": tools, "messages": before})
+                .to_string();
+            (request, message.clone())
+        })
+        .collect()
 }
 
 /// The log of at least `mb` megabytes, generated once and reused.

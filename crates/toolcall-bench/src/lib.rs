@@ -74,6 +74,25 @@ pub fn tau_bench_dir() -> PathBuf {
     dir
 }
 
+/// Every tau-bench assistant turn that made tool calls, with the conversation before it: the
+/// turns the benches' corpora are made of.
+pub fn tau_tool_turns(
+    trajectories: &serde_json::Value,
+) -> Vec<(&[serde_json::Value], &serde_json::Value)> {
+    let mut turns = Vec::new();
+    for trajectory in trajectories.as_array().expect("a list of conversations") {
+        let messages = trajectory["traj"].as_array().expect("`traj` messages");
+        for (i, message) in messages.iter().enumerate() {
+            if message["role"] == "assistant"
+                && message.get("tool_calls").is_some_and(|c| !c.is_null())
+            {
+                turns.push((&messages[..i], message));
+            }
+        }
+    }
+    turns
+}
+
 /// The tau-bench assistant turn `message` as the Chat Completions API returns it, `n` making its
 /// id, timestamps and usage its own: the response body of the benches' generated corpora.
 pub fn chat_completion_body(n: u64, message: &serde_json::Value) -> serde_json::Value {

@@ -41,7 +41,8 @@ use std::path::{Path, PathBuf};
 use serde::de::IgnoredAny;
 use serde_json::{json, Value};
 use toolcall_bench::{
-    chat_completion_body, load_average, median, quick, tau_bench_dir, timed, workspace_root, Row,
+    chat_completion_body, load_average, median, quick, tau_bench_dir, tau_tool_turns, timed,
+    workspace_root, Row,
 };
 use toolcall_score::{Arguments, Case, Catalog, Format, Response, Scorer};
 
@@ -133,29 +134,21 @@ fn tau_entries(cases: &mut Vec<Case>, entries: &mut Vec<Entry>) {
     // compiled schemas.
     let catalog = Catalog::from_json(&tools).expect("the tools parse");
     let mut n = 0u64;
-    for trajectory in trajectories.as_array().expect("a list of conversations") {
-        let messages = trajectory["traj"].as_array().expect("`traj` messages");
-        for (i, message) in messages.iter().enumerate() {
-            if message["role"] != "assistant"
-                || message.get("tool_calls").is_none_or(Value::is_null)
-            {
-                continue;
-            }
-            n += 1;
-            let case = Case::from_value(&json!({"tools": tools, "messages": &messages[..i]}))
-                .expect("the request parses");
-            assert_eq!(case.catalog, catalog);
-            cases.push(Case {
-                catalog: catalog.clone(),
-                ..case
-            });
-            // The body as the Chat Completions API returns it, usage and all.
-            let body = chat_completion_body(n, message);
-            entries.push(Entry {
-                case: cases.len() - 1,
-                body: body.to_string(),
-            });
-        }
+    for (before, message) in tau_tool_turns(&trajectories) {
+        n += 1;
+        let case = Case::from_value(&json!({"tools": tools, "messages": before}))
+            .expect("the request parses");
+        assert_eq!(case.catalog, catalog);
+        cases.push(Case {
+            catalog: catalog.clone(),
+            ..case
+        });
+        // The body as the Chat Completions API returns it, usage and all.
+        let body = chat_completion_body(n, message);
+        entries.push(Entry {
+            case: cases.len() - 1,
+            body: body.to_string(),
+        });
     }
 }
 
