@@ -654,11 +654,13 @@ impl<'de> Visitor<'de> for TypedCall<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCall, A::Error> {
-        let (mut id, mut kind, mut function) = (None, None, None);
+        let (mut id, mut function) = (None, None);
+        // Absent is a function call, as `null` is.
+        let mut function_type = true;
         while let Some(member) = map.next_key::<Member>()? {
             match member {
                 Member::Id => id = Some(map.next_value::<Value>()?),
-                Member::Type => kind = Some(map.next_value::<Value>()?),
+                Member::Type => function_type = map.next_value_seed(FunctionType)?,
                 Member::Function if function.is_some() => {
                     return Err(unread("a second `function`"))
                 }
@@ -669,9 +671,7 @@ impl<'de> Visitor<'de> for TypedCall<'_> {
                 }
             }
         }
-        if !matches!(kind, None | Some(Value::Null))
-            && kind.as_ref().and_then(Value::as_str) != Some("function")
-        {
+        if !function_type {
             return Err(unread("a call type other than `function`"));
         }
         let Some((name, seen)) = function.flatten() else {
@@ -688,6 +688,33 @@ impl<'de> Visitor<'de> for TypedCall<'_> {
             arguments: Arguments::Parsed(Value::Null),
             builtin: None,
         })
+    }
+}
+
+/// A call's `type`: whether it is `function` (or `null`), read without allocating.
+struct FunctionType;
+
+impl<'de> DeserializeSeed<'de> for FunctionType {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FunctionType {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a call type")
+    }
+
+    fn visit_str<E: de::Error>(self, kind: &str) -> Result<bool, E> {
+        Ok(kind == "function")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<bool, E> {
+        Ok(true)
     }
 }
 
