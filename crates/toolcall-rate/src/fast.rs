@@ -13,7 +13,8 @@
 //! sends the line to the general path in `scan.rs`, which reads it whole and says why, so a
 //! line's contribution to the tally is the general path's on every input. The tests below
 //! check that line by line, each way of reading messages on its own, over every recorded
-//! response in the repository and a dozen mutations of each; the tau-bench tier
+//! response in the repository and a dozen mutations of each, and (CI tier, feature
+//! `external-data`) over the Vercel AI SDK's recorded bodies and streams; the tau-bench tier
 //! (`tests/tau_bench_rate.rs`) rates its 1,164 turns as a log against the imported tree.
 
 use std::cell::RefCell;
