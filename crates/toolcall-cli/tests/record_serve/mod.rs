@@ -610,6 +610,21 @@ impl Drop for Reaped {
     }
 }
 
+/// The `http://…` address a `--listen` process announces on its first stderr line, and the
+/// rest of its stderr to read.
+fn listening_url(child: &mut Reaped) -> (String, BufReader<std::process::ChildStderr>) {
+    let mut said = BufReader::new(child.0.stderr.take().unwrap());
+    let mut line = String::new();
+    said.read_line(&mut line).unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .trim_end_matches([',', ';'])
+        .to_owned();
+    (url, said)
+}
+
 #[cfg(unix)]
 #[test]
 fn an_http_session_is_recorded_with_listen_and_replays_green() {
@@ -653,14 +668,8 @@ fn an_http_session_is_recorded_with_listen_and_replays_green() {
             .spawn()
             .unwrap(),
     );
-    let mut said = BufReader::new(proxy.0.stderr.take().unwrap());
-    let mut line = String::new();
-    said.read_line(&mut line).unwrap();
-    let addr = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .trim_end_matches(',');
+    let (addr, mut said) = listening_url(&mut proxy);
+    let addr = addr.as_str();
     let drive = write_json(
         &dir.join("drive.json"),
         &json!({
@@ -738,14 +747,8 @@ fn the_mock_serves_streamable_http_in_both_eras() {
                 .spawn()
                 .unwrap(),
         );
-        let mut said = BufReader::new(mock.0.stderr.take().unwrap());
-        let mut line = String::new();
-        said.read_line(&mut line).unwrap();
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no address in {line:?}"))
-            .trim_end_matches(';');
+        let (url, mut said) = listening_url(&mut mock);
+        let url = url.as_str();
         let flow = write_json(
             &dir.join(format!("mock-{protocol}.json")),
             &json!({"server": {"url": url, "protocol": protocol}, "calls": calls}),
