@@ -216,17 +216,21 @@ fn otlp_span(v: &Value, at: &str) -> Span {
         name: string(v.get("name")),
         start: nanos(v.get("startTimeUnixNano")),
         attributes: otlp_attributes(v.get("attributes")),
-        events: v
-            .get("events")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|e| Event {
-                name: string(e.get("name")),
-                attributes: otlp_attributes(e.get("attributes")),
-            })
-            .collect(),
+        events: events(v, otlp_attributes),
     }
+}
+
+/// A span's `events`, each `{"name", "attributes"}` with its attributes read by `attributes`.
+fn events(v: &Value, attributes: impl Fn(Option<&Value>) -> BTreeMap<String, Value>) -> Vec<Event> {
+    v.get("events")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|e| Event {
+            name: string(e.get("name")),
+            attributes: attributes(e.get("attributes")),
+        })
+        .collect()
 }
 
 /// `[{"key", "value": AnyValue}]` as a map of plain values.
@@ -382,16 +386,7 @@ fn console_span(v: &Value, at: &str) -> Span {
         name: string(v.get("name")),
         start: nanos(v.get("startTimeUnixNano")),
         attributes: object(v.get("attributes")),
-        events: v
-            .get("events")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|e| Event {
-                name: string(e.get("name")),
-                attributes: object(e.get("attributes")),
-            })
-            .collect(),
+        events: events(v, object),
     }
 }
 
