@@ -239,6 +239,30 @@ pub(crate) fn text_of(value: &Value) -> String {
     }
 }
 
+/// The calls a flattened message's `fields` hold at `call(0)`, `call(1)`, … until one has no
+/// name: each `{call(i)}{name}`, `{call(i)}{arguments}` and `{call(i)}id`.
+pub(crate) fn indexed_calls(
+    fields: &std::collections::BTreeMap<String, Value>,
+    call: impl Fn(usize) -> String,
+    name: &str,
+    arguments: &str,
+) -> Vec<crate::Call> {
+    let get = |k: &str| fields.get(k).map(text_of);
+    let mut calls = Vec::new();
+    for i in 0.. {
+        let call = call(i);
+        let Some(name) = get(&format!("{call}{name}")) else {
+            break;
+        };
+        calls.push(crate::Call {
+            id: get(&format!("{call}id")),
+            name,
+            arguments: arguments_of(fields.get(&format!("{call}{arguments}"))),
+        });
+    }
+    calls
+}
+
 /// Arguments as recorded: a JSON string is parsed when it holds an object, else kept as the text.
 pub(crate) fn arguments_of(value: Option<&Value>) -> Value {
     match value {

@@ -51,6 +51,34 @@ pub struct Event {
 }
 
 impl Span {
+    /// The attributes flattened as `prefix.N.field`, grouped by `N` in numeric order (`10`
+    /// after `9`), each group keyed by `field` with `strip` taken off its front when present:
+    /// how OpenInference and the legacy GenAI conventions flatten a list of messages.
+    pub(crate) fn indexed(
+        &self,
+        prefix: &str,
+        strip: &str,
+    ) -> BTreeMap<usize, BTreeMap<String, Value>> {
+        let start = format!("{prefix}.");
+        let mut by_index: BTreeMap<usize, BTreeMap<String, Value>> = BTreeMap::new();
+        for (key, value) in self.attributes.range(start.clone()..) {
+            let Some(rest) = key.strip_prefix(&start) else {
+                break;
+            };
+            let Some((index, field)) = rest.split_once('.') else {
+                continue;
+            };
+            let field = field.strip_prefix(strip).unwrap_or(field);
+            if let Ok(index) = index.parse::<usize>() {
+                by_index
+                    .entry(index)
+                    .or_default()
+                    .insert(field.to_owned(), value.clone());
+            }
+        }
+        by_index
+    }
+
     /// An attribute's value.
     pub fn attr(&self, key: &str) -> Option<&Value> {
         self.attributes.get(key)

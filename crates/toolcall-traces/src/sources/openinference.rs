@@ -8,13 +8,12 @@
 //! such entries is not a catalog (the turn is not judged), never an empty one. A `TOOL` span
 //! whose `tool_call.id` a turn holds is folded into it.
 
-use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::model::{arguments_of, text_of};
+use crate::model::{indexed_calls, text_of};
 use crate::spans::Span;
-use crate::{Call, Catalog, Found, Message, ToolDef, Turn};
+use crate::{Catalog, Found, Message, ToolDef, Turn};
 
 use super::{otel_genai, Reads, Source};
 
@@ -107,23 +106,7 @@ fn catalog(span: &Span) -> Catalog {
 
 /// The messages flattened under `prefix`, in index order (numeric: `10` after `9`).
 fn messages(span: &Span, prefix: &str) -> Vec<Message> {
-    let start = format!("{prefix}.");
-    let mut by_index: BTreeMap<usize, BTreeMap<String, Value>> = BTreeMap::new();
-    for (key, value) in span.attributes.range(start.clone()..) {
-        let Some(rest) = key.strip_prefix(&start) else {
-            break;
-        };
-        let Some((index, field)) = rest.split_once('.') else {
-            continue;
-        };
-        let field = field.strip_prefix("message.").unwrap_or(field);
-        if let Ok(index) = index.parse::<usize>() {
-            by_index
-                .entry(index)
-                .or_default()
-                .insert(field.to_owned(), value.clone());
-        }
-    }
+    let by_index = span.indexed(prefix, "message.");
     let mut out = Vec::new();
     for fields in by_index.values() {
         let get = |k: &str| fields.get(k).map(text_of);
@@ -135,18 +118,12 @@ fn messages(span: &Span, prefix: &str) -> Vec<Message> {
                 .collect();
             content = (!texts.is_empty()).then(|| texts.join("\n\n"));
         }
-        let mut calls = Vec::new();
-        for m in 0.. {
-            let call = format!("tool_calls.{m}.tool_call.");
-            let Some(name) = get(&format!("{call}function.name")) else {
-                break;
-            };
-            calls.push(Call {
-                id: get(&format!("{call}id")),
-                name,
-                arguments: arguments_of(fields.get(&format!("{call}function.arguments"))),
-            });
-        }
+        let calls = indexed_calls(
+            fields,
+            |m| format!("tool_calls.{m}.tool_call."),
+            "function.name",
+            "function.arguments",
+        );
         out.push(match role.as_str() {
             "system" => Message::System(content.unwrap_or_default()),
             "user" => Message::User(content.unwrap_or_default()),

@@ -16,11 +16,11 @@
 //! a model span already holds is folded into it; one whose model span was not recorded is a
 //! turn of its own, with no catalog, so its call is counted and not judged.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::model::{arguments_of, text_of};
+use crate::model::{arguments_of, indexed_calls, text_of};
 use crate::spans::Span;
 use crate::{Call, Catalog, Found, Message, ToolDef, Turn};
 
@@ -428,23 +428,7 @@ pub(crate) fn chat_calls(v: Option<&Value>) -> Vec<Call> {
 
 /// The legacy flattened messages under `prefix` (`gen_ai.prompt`, `gen_ai.completion`).
 fn flattened(span: &Span, prefix: &str) -> Vec<Message> {
-    // Group `prefix.N.rest` by N, in N's order.
-    let mut by_index: BTreeMap<usize, BTreeMap<String, Value>> = BTreeMap::new();
-    let start = format!("{prefix}.");
-    for (key, value) in span.attributes.range(start.clone()..) {
-        let Some(rest) = key.strip_prefix(&start) else {
-            break;
-        };
-        let Some((index, field)) = rest.split_once('.') else {
-            continue;
-        };
-        if let Ok(index) = index.parse::<usize>() {
-            by_index
-                .entry(index)
-                .or_default()
-                .insert(field.to_owned(), value.clone());
-        }
-    }
+    let by_index = span.indexed(prefix, "");
     let mut out = Vec::new();
     let mut from_content = 0;
     for fields in by_index.values() {
@@ -457,18 +441,7 @@ fn flattened(span: &Span, prefix: &str) -> Vec<Message> {
             }
         });
         let content = get("content");
-        let mut calls = Vec::new();
-        for j in 0.. {
-            let call = format!("tool_calls.{j}.");
-            let Some(name) = get(&format!("{call}name")) else {
-                break;
-            };
-            calls.push(Call {
-                id: get(&format!("{call}id")),
-                name,
-                arguments: arguments_of(fields.get(&format!("{call}arguments"))),
-            });
-        }
+        let mut calls = indexed_calls(fields, |j| format!("tool_calls.{j}."), "name", "arguments");
         // Some instrumentations (JetBrains Koog) write a completion's calls as Chat's
         // `tool_calls` array, in JSON, as its content: one completion index per call.
         if calls.is_empty() && role != "user" && role != "system" {
