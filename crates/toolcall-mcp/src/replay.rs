@@ -554,6 +554,18 @@ impl Phase {
             rpc_error: None,
         }
     }
+
+    /// The failure of a server process that could not be started, naming its command and folder.
+    fn cannot_start(&self, server: &crate::StdioServer, error: &dyn std::fmt::Display) -> Failure {
+        self.fail(
+            FailureKind::Start,
+            format!(
+                "cannot start the server `{}` (in {}): {error}",
+                escape(&server.command.to_string_lossy()),
+                escape(&server.cwd.to_string_lossy())
+            ),
+        )
+    }
 }
 
 impl<'a> Run<'a> {
@@ -676,16 +688,7 @@ impl Run<'_> {
                     self.options.max_message_bytes,
                     self.options.stderr_tail_bytes,
                 )
-                .map_err(|e| {
-                    phase.fail(
-                        FailureKind::Start,
-                        format!(
-                            "cannot start the server `{}` (in {}): {e}",
-                            escape(&server.command.to_string_lossy()),
-                            escape(&server.cwd.to_string_lossy())
-                        ),
-                    )
-                })?;
+                .map_err(|e| phase.cannot_start(server, &e))?;
                 self.report.server_pid = child.pid();
                 self.faults = Some(child.faults());
                 self.child = Some(child);
@@ -1107,17 +1110,8 @@ impl Run<'_> {
         server: &crate::StdioServer,
         url: &str,
     ) -> Result<(), Failure> {
-        let child =
-            ChildServer::spawn_http(server, self.options.stderr_tail_bytes).map_err(|e| {
-                phase.fail(
-                    FailureKind::Start,
-                    format!(
-                        "cannot start the server `{}` (in {}): {e}",
-                        escape(&server.command.to_string_lossy()),
-                        escape(&server.cwd.to_string_lossy())
-                    ),
-                )
-            })?;
+        let child = ChildServer::spawn_http(server, self.options.stderr_tail_bytes)
+            .map_err(|e| phase.cannot_start(server, &e))?;
         self.report.server_pid = child.pid();
         self.child = Some(child);
         let authority = url
