@@ -76,12 +76,11 @@ pub struct RequestReader {
     /// Most recently seen first.
     arrays: Vec<KeptArray>,
     bytes: usize,
-    /// Where [`RequestReader::with_tools_cut`] put its placeholder, and what it stands for.
+    /// Where [`RequestReader::with_tools_cut`] put its placeholder, and what it stands for;
+    /// the seed takes it only when it reads it as the request's `tools`.
     placeholder: Option<Placeholder>,
     /// Whether `messages` are read typed (see [`TypedMessages`]).
     typed_messages: bool,
-    /// Whether the seed took the placeholder for the request's `tools`.
-    cut_used: bool,
     /// The buffer [`RequestReader::with_tools_cut`] writes its copies into, kept between lines.
     copy: String,
 }
@@ -193,11 +192,9 @@ impl RequestReader {
             address: copy.as_ptr() as usize + at,
             read: Arc::clone(&kept.read),
         });
-        self.cut_used = false;
         let out = read(self, &copy);
-        self.placeholder = None;
         self.copy = copy;
-        if self.cut_used {
+        if self.placeholder.take().is_none() {
             out
         } else {
             // The array was found somewhere other than the request's `tools` (a `parent_tools`,
@@ -336,15 +333,17 @@ impl<'de> Visitor<'de> for RequestSeed<'_> {
                 }
             }
         }
-        let placeholder = self.reader.placeholder.take();
+        let placeholder = &mut self.reader.placeholder;
         let read = match tools {
-            Some(raw) => match placeholder {
-                Some(cut) if raw.get() == "0" && raw.get().as_ptr() as usize == cut.address => {
-                    self.reader.cut_used = true;
-                    Some(cut.read)
-                }
-                _ => Some(self.reader.tools(raw.get()).map_err(de::Error::custom)?),
-            },
+            Some(raw)
+                if raw.get() == "0"
+                    && placeholder
+                        .as_ref()
+                        .is_some_and(|cut| raw.get().as_ptr() as usize == cut.address) =>
+            {
+                placeholder.take().map(|cut| cut.read)
+            }
+            Some(raw) => Some(self.reader.tools(raw.get()).map_err(de::Error::custom)?),
             None => None,
         };
         let request = Value::Object(members);
