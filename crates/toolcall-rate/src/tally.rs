@@ -100,12 +100,7 @@ impl Tally {
 
     /// [`Tally::add`] with the case already prepared: for many responses to one case.
     pub fn add_scored(&mut self, scorer: &Scorer<'_>, response: &Response, origin: &Origin) {
-        let case = scorer.case();
-        self.responses += 1;
-        self.calls += response.calls.len() as u64;
-        if case.expect == Expect::NoCall {
-            self.no_call_responses += 1;
-        }
+        self.add_pass(response.calls.len(), scorer.case().expect);
         for finding in scorer.score(response).findings() {
             match finding.kind {
                 FindingKind::UnknownTool => {
@@ -132,8 +127,8 @@ impl Tally {
         }
     }
 
-    /// Adds a response that passed, with its `calls`, without scoring it again: what
-    /// [`Tally::add`] adds for a verdict without findings.
+    /// Counts a response and its `calls`: all [`Tally::add`] adds for a verdict without
+    /// findings, and what the fast path adds for a line it found passing.
     pub(crate) fn add_pass(&mut self, calls: usize, expect: Expect) {
         self.responses += 1;
         self.calls += calls as u64;
