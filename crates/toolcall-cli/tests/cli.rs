@@ -732,6 +732,51 @@ fn marked_by(parent: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The processes `parent` started, once there are `count` of them or `deadline` has passed.
+#[cfg(target_os = "linux")]
+fn marked_within(parent: u32, count: usize, deadline: std::time::Instant) -> Vec<u32> {
+    let mut started = Vec::new();
+    while started.len() < count && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        started = marked_by(parent);
+    }
+    started
+}
+
+/// Sends `SIG<signal>` to a running `toolcall replay`, which must exit 1 saying it was
+/// interrupted and killed the server.
+#[cfg(target_os = "linux")]
+fn interrupted(child: std::process::Child, signal: &str) {
+    let kill = Command::new("kill")
+        .args([format!("-{signal}"), child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains(&format!("interrupted (SIG{signal}); the server was killed")),
+        "{text}"
+    );
+}
+
+/// Waits up to five seconds for every one of `started` to be gone, and fails naming any left.
+#[cfg(target_os = "linux")]
+fn assert_all_gone(started: Vec<u32>) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while started.iter().any(|p| alive(*p)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let left: Vec<u32> = started.into_iter().filter(|p| alive(*p)).collect();
+    assert!(left.is_empty(), "left running: {left:?}");
+}
+
 /// Running, not a zombie.
 #[cfg(target_os = "linux")]
 fn alive(pid: u32) -> bool {
@@ -766,38 +811,16 @@ fn sigterm_to_replay_kills_the_server_and_what_it_started() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    let mut started = Vec::new();
-    while started.len() < 2 && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        started = marked_by(child.id());
-    }
+    let started = marked_within(
+        child.id(),
+        2,
+        std::time::Instant::now() + std::time::Duration::from_secs(20),
+    );
     assert!(started.len() >= 2, "the server and its sleep: {started:?}");
     // Give the replay time to reach the hanging call.
     std::thread::sleep(std::time::Duration::from_millis(500));
-    let kill = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let out = child.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        text.contains("interrupted (SIGTERM); the server was killed"),
-        "{text}"
-    );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while started.iter().any(|p| alive(*p)) && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let left: Vec<u32> = started.into_iter().filter(|p| alive(*p)).collect();
-    assert!(left.is_empty(), "left running: {left:?}");
+    interrupted(child, "TERM");
+    assert_all_gone(started);
 }
 
 /// SIGHUP while a flow waits for the HTTP server it started to listen: the wait ends at once
@@ -831,41 +854,19 @@ fn sighup_while_a_flow_waits_for_its_http_server_kills_it() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = started_at + std::time::Duration::from_secs(20);
-    let mut started = Vec::new();
-    while started.len() < 3 && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        started = marked_by(child.id());
-    }
+    let started = marked_within(
+        child.id(),
+        3,
+        started_at + std::time::Duration::from_secs(20),
+    );
     assert!(started.len() >= 3, "sh and its two sleeps: {started:?}");
-    let kill = Command::new("kill")
-        .args(["-HUP", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let out = child.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        text.contains("interrupted (SIGHUP); the server was killed"),
-        "{text}"
-    );
+    interrupted(child, "HUP");
     assert!(
         started_at.elapsed() < std::time::Duration::from_secs(30),
         "the wait ran on after the signal: {:?}",
         started_at.elapsed()
     );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while started.iter().any(|p| alive(*p)) && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let left: Vec<u32> = started.into_iter().filter(|p| alive(*p)).collect();
-    assert!(left.is_empty(), "left running: {left:?}");
+    assert_all_gone(started);
 }
 
 /// `toolcall replay DIR` replays every flow below the folder, in path order, and ends with one
