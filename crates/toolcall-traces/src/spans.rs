@@ -8,8 +8,11 @@
 //!   `instrumentationLibrarySpans`), attributes as `[{"key", "value": {"stringValue": …}}]`;
 //! - Grafana Tempo's export: the same under `"batches"`;
 //! - Jaeger's JSON (`{"data": [{"traceID", "spans": [{"spanID", "tags": [...], "logs": [...]}]}]}`);
-//! - JSON Lines of any of these, or of single spans (OTLP-shaped, or the Python SDK's console
-//!   exporter shape with `context` and attributes as an object).
+//! - JSON Lines of any of these, or of single spans (OTLP-shaped, the Python SDK's console
+//!   exporter shape with `context` and attributes as an object, or the JS SDK's shape with
+//!   `startTime` as `[seconds, nanoseconds]`), possibly with the other signals' records between
+//!   them (`resourceMetrics` / `resourceLogs`, or `{"type": "metric"}` / `{"type": "log"}`),
+//!   which are passed over.
 //!
 //! Every attribute value comes out as plain JSON (`intValue` strings as numbers, arrays and
 //! key-value lists as arrays and objects), so a convention reads `gen_ai.input.messages` the
@@ -110,7 +113,8 @@ pub fn decode(text: &str, path: &str) -> Option<Vec<Span>> {
         let mut spans = Vec::new();
         return container(&doc, path, &mut spans).then_some(spans);
     }
-    // JSON Lines: every non-blank line must be a container or a span.
+    // JSON Lines: every non-blank line must be a container, a span, or another signal's record
+    // (exporters that write every signal to one file), and one at least must hold spans.
     let mut spans = Vec::new();
     let mut any = false;
     for (i, line) in trimmed.lines().enumerate() {
@@ -119,6 +123,9 @@ pub fn decode(text: &str, path: &str) -> Option<Vec<Span>> {
         }
         let at = format!("{path}:{}", i + 1);
         let value: Value = serde_json::from_str(line).ok()?;
+        if other_signal(&value) {
+            continue;
+        }
         if !container(&value, &at, &mut spans) {
             return None;
         }
@@ -128,7 +135,7 @@ pub fn decode(text: &str, path: &str) -> Option<Vec<Span>> {
 }
 
 /// Reads `doc` into `spans` when it is a container or a single span.
-fn container(doc: &Value, at: &str, spans: &mut Vec<Span>) -> bool {
+pub(crate) fn container(doc: &Value, at: &str, spans: &mut Vec<Span>) -> bool {
     if let Some(resources) = doc
         .get("resourceSpans")
         .or_else(|| doc.get("batches"))
@@ -200,6 +207,17 @@ fn container(doc: &Value, at: &str, spans: &mut Vec<Span>) -> bool {
     false
 }
 
+/// A record of another signal than traces: the collector's `{"resourceMetrics"}` or
+/// `{"resourceLogs"}`, or a JS file exporter's `{"type": "metric"}` / `{"type": "log"}`.
+pub(crate) fn other_signal(v: &Value) -> bool {
+    v.get("resourceMetrics").is_some()
+        || v.get("resourceLogs").is_some()
+        || matches!(
+            v.get("type").and_then(Value::as_str),
+            Some("metric" | "log")
+        )
+}
+
 fn is_single_span(v: &Value) -> bool {
     let has_id = v.get("spanId").is_some()
         || v.get("spanID").is_some()
@@ -234,6 +252,26 @@ fn nanos(v: Option<&Value>) -> u64 {
     }
 }
 
+/// A span's start: OTLP's `startTimeUnixNano`, else the JS SDK's `startTime` as
+/// `[seconds, nanoseconds]` (its `HrTime`).
+fn start(v: &Value) -> u64 {
+    if let Some(t) = v.get("startTimeUnixNano") {
+        return nanos(Some(t));
+    }
+    match v
+        .get("startTime")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+    {
+        Some([secs, ns]) => secs
+            .as_u64()
+            .unwrap_or(0)
+            .saturating_mul(1_000_000_000)
+            .saturating_add(ns.as_u64().unwrap_or(0)),
+        _ => 0,
+    }
+}
+
 fn otlp_span(v: &Value, at: &str) -> Span {
     let parent = string(v.get("parentSpanId"));
     Span {
@@ -242,7 +280,7 @@ fn otlp_span(v: &Value, at: &str) -> Span {
         span_id: string(v.get("spanId")),
         parent_id: (!parent.is_empty()).then_some(parent),
         name: string(v.get("name")),
-        start: nanos(v.get("startTimeUnixNano")),
+        start: start(v),
         attributes: otlp_attributes(v.get("attributes")),
         events: events(v, otlp_attributes),
     }
@@ -412,7 +450,7 @@ fn console_span(v: &Value, at: &str) -> Span {
         span_id: id("span_id", "spanId"),
         parent_id: (!parent.is_empty()).then(|| parent.trim_start_matches("0x").to_owned()),
         name: string(v.get("name")),
-        start: nanos(v.get("startTimeUnixNano")),
+        start: start(v),
         attributes: object(v.get("attributes")),
         events: events(v, object),
     }
@@ -472,5 +510,26 @@ mod tests {
         assert_eq!(spans[0].span_id, "cd");
         assert_eq!(decode(r#"{"messages": []}"#, "f"), None);
         assert_eq!(decode("{\"a\":1}\nnot json", "f"), None);
+    }
+
+    #[test]
+    fn other_signals_between_the_spans_are_passed_over_and_hr_times_read() {
+        // The JS SDK's span shape, as GitHub Copilot CLI's file exporter writes it, with its
+        // metrics in the same file; and the collector's file exporter, all signals in one file.
+        let span = json!({"type": "span", "traceId": "t", "spanId": "s", "name": "chat m",
+                          "startTime": [1785772223, 288000000], "attributes": {"k": "v"}});
+        let metric = json!({"type": "metric", "name": "gen_ai.client.token.usage"});
+        let spans = decode(&format!("{metric}\n{span}\n{metric}\n"), "f.jsonl").expect("spans");
+        assert_eq!(spans.len(), 1);
+        assert_eq!(spans[0].at, "f.jsonl:2");
+        assert_eq!(spans[0].start, 1_785_772_223_288_000_000);
+        let otlp = json!({"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t",
+                          "spanId": "s", "attributes": []}]}]}]});
+        let metrics = json!({"resourceMetrics": []});
+        let logs = json!({"resourceLogs": []});
+        let mixed = format!("{metrics}\n{otlp}\n{logs}\n");
+        assert_eq!(decode(&mixed, "f.jsonl").map(|s| s.len()), Some(1));
+        // Other signals alone are not spans.
+        assert_eq!(decode(&format!("{metric}\n{metric}\n"), "f.jsonl"), None);
     }
 }

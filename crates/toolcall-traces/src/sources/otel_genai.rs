@@ -15,6 +15,14 @@
 //! catalog is [`Catalog::NotRecorded`], never an empty one. An `execute_tool` span whose call id
 //! a model span already holds is folded into it; one whose model span was not recorded is a
 //! turn of its own, with no catalog, so its call is counted and not judged.
+//!
+//! The messages are opt-in too: with content capture off (the conventions' default) an
+//! inference span (`gen_ai.operation.name` `chat`, `text_completion`, `generate_content`) keeps
+//! only its metadata and, maybe, its tool definitions. It is still a turn, unless it only wraps
+//! a model span that has the content (Google ADK's `generate_content` around OpenLLMetry's
+//! `openai.chat`). Its calls are then known from the `execute_tool` spans alone: an execution
+//! no model span holds belongs to the content-less turn of its trace that started last before
+//! it, as its parent or its sibling.
 
 use std::collections::HashSet;
 
@@ -35,7 +43,17 @@ pub static SOURCE: Source = Source {
 };
 
 fn claims(spans: &[Span]) -> bool {
-    spans.iter().any(|s| is_model_span(s) || is_tool_span(s))
+    spans
+        .iter()
+        .any(|s| is_model_span(s) || is_inference_span(s) || is_tool_span(s))
+}
+
+/// An inference operation by name, whatever content it records.
+fn is_inference_span(s: &Span) -> bool {
+    matches!(
+        s.str_attr("gen_ai.operation.name").as_deref(),
+        Some("chat" | "text_completion" | "generate_content")
+    )
 }
 
 fn is_model_span(s: &Span) -> bool {
@@ -60,8 +78,29 @@ fn turns(spans: &[Span], found: &mut Found) {
     let mut order: Vec<&Span> = spans.iter().collect();
     // Stable: spans without a start keep the file's order.
     order.sort_by_key(|s| (s.trace_id.clone(), s.start));
+    // Content-less inference spans that wrap a model span with content are not turns of their own.
+    let wrappers: HashSet<(&str, &str)> = order
+        .iter()
+        .filter(|s| is_model_span(s))
+        .filter_map(|s| Some((s.trace_id.as_str(), s.parent_id.as_deref()?)))
+        .collect();
+    let blind: Vec<&Span> = order
+        .iter()
+        .copied()
+        .filter(|s| {
+            !is_model_span(s)
+                && is_inference_span(s)
+                && !wrappers.contains(&(s.trace_id.as_str(), s.span_id.as_str()))
+        })
+        .collect();
+    let blind_ids: HashSet<(&str, &str)> = blind
+        .iter()
+        .map(|s| (s.trace_id.as_str(), s.span_id.as_str()))
+        .collect();
     let mut turns: Vec<Turn> = Vec::new();
-    for span in order.iter().filter(|s| is_model_span(s)) {
+    for span in order.iter().filter(|s| {
+        is_model_span(s) || blind_ids.contains(&(s.trace_id.as_str(), s.span_id.as_str()))
+    }) {
         match model_turn(span) {
             Ok(Some(turn)) => turns.push(turn),
             Ok(None) => {}
@@ -87,6 +126,20 @@ fn turns(spans: &[Span], found: &mut Found) {
                 continue;
             }
         }
+        let call = Call {
+            id: id.clone(),
+            name: span.str_attr("gen_ai.tool.name").unwrap_or_default(),
+            arguments: arguments_of(span.attr("gen_ai.tool.call.arguments")),
+        };
+        // An execution of a turn whose output was not recorded: that turn's call.
+        if let Some(turn) = blind_turn(&blind, span).and_then(|model| {
+            all.iter_mut().find(|t| {
+                t.id == model.span_id && t.trace.as_deref() == Some(model.trace_id.as_str())
+            })
+        }) {
+            turn.calls.push(call);
+            continue;
+        }
         // An execution whose model turn was not recorded: a call with no catalog.
         all.push(Turn {
             at: format!("{} (span {})", span.at, span.span_id),
@@ -98,14 +151,29 @@ fn turns(spans: &[Span], found: &mut Found) {
             system: None,
             messages: Vec::new(),
             text: None,
-            calls: vec![Call {
-                id,
-                name: span.str_attr("gen_ai.tool.name").unwrap_or_default(),
-                arguments: arguments_of(span.attr("gen_ai.tool.call.arguments")),
-            }],
+            calls: vec![call],
         });
     }
     found.turns.extend(all);
+}
+
+/// The content-less inference span an execution belongs to: of its trace, its parent or a
+/// sibling, the one that started last, not after it. Only when both starts are recorded.
+fn blind_turn<'a>(blind: &[&'a Span], tool: &Span) -> Option<&'a Span> {
+    if tool.start == 0 {
+        return None;
+    }
+    blind
+        .iter()
+        .copied()
+        .filter(|m| {
+            m.trace_id == tool.trace_id
+                && m.start != 0
+                && m.start <= tool.start
+                && (tool.parent_id.as_deref() == Some(m.span_id.as_str())
+                    || (m.parent_id.is_some() && m.parent_id == tool.parent_id))
+        })
+        .max_by_key(|m| m.start)
 }
 
 /// Whether a turn holds the call `id`: an execution record of it folds into that turn.
@@ -654,5 +722,73 @@ mod tests {
             Vec::new()
         ))
         .is_err_and(|e| e.contains("a definition without a name")));
+    }
+
+    #[test]
+    fn a_content_less_inference_span_is_a_turn_and_holds_the_executions_that_follow_it() {
+        // Content capture off, as GitHub Copilot CLI records by default: the chat spans keep
+        // their (names-only) definitions, the calls are known from the execute_tool spans, which
+        // are the chat spans' siblings and start while they are open.
+        let at = |id: &str, parent: &str, start: u64, attributes: Value| Span {
+            span_id: id.into(),
+            parent_id: Some(parent.into()),
+            start,
+            ..span(attributes, Vec::new())
+        };
+        let defs = "[{\"type\": \"function\", \"name\": \"bash\"}]";
+        let chat = |id: &str, start: u64| {
+            at(
+                id,
+                "agent",
+                start,
+                serde_json::json!({"gen_ai.operation.name": "chat", "gen_ai.tool.definitions": defs}),
+            )
+        };
+        let tool = |id: &str, start: u64, call: &str| {
+            at(
+                id,
+                "agent",
+                start,
+                serde_json::json!({"gen_ai.operation.name": "execute_tool",
+                                   "gen_ai.tool.name": "bash", "gen_ai.tool.call.id": call}),
+            )
+        };
+        // A wrapper around a span with the content is not a turn of its own (ADK's
+        // generate_content around openai.chat).
+        let wrapper = at(
+            "wrap",
+            "agent",
+            50,
+            serde_json::json!({"gen_ai.operation.name": "generate_content"}),
+        );
+        let inner = at(
+            "inner",
+            "wrap",
+            51,
+            serde_json::json!({"gen_ai.output.messages": "[{\"role\": \"assistant\", \"parts\": [{\"type\": \"text\", \"content\": \"hi\"}]}]"}),
+        );
+        let spans = vec![
+            tool("t2", 25, "c2"),
+            chat("m1", 10),
+            tool("t1", 15, "c1"),
+            chat("m2", 20),
+            chat("m3", 30),
+            wrapper,
+            inner,
+        ];
+        assert!(claims(&spans[1..2]));
+        let mut found = Found::default();
+        turns(&spans, &mut found);
+        let by_id = |id: &str| found.turns.iter().find(|t| t.id == id).expect(id);
+        assert_eq!(found.turns.len(), 4, "{:?}", found.turns);
+        let ids = |id: &str| -> Vec<Option<String>> {
+            by_id(id).calls.iter().map(|c| c.id.clone()).collect()
+        };
+        assert_eq!(ids("m1"), vec![Some("c1".to_owned())]);
+        assert_eq!(ids("m2"), vec![Some("c2".to_owned())]);
+        assert!(ids("m3").is_empty());
+        assert!(by_id("m1").catalog.is_names_only());
+        assert_eq!(by_id("inner").text.as_deref(), Some("hi"));
+        assert_eq!(found.folded, 0);
     }
 }
