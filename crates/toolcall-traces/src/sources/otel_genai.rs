@@ -191,14 +191,18 @@ pub(crate) fn fold_duplicates(turns: Vec<Turn>, found: &mut Found) -> Vec<Turn> 
         ids.filter(|ids| !ids.is_empty())
             .map(|ids| (t.trace.clone(), ids))
     };
+    // Each kept turn by its key: a file of many traces folds in one pass, not one per pair.
+    let mut by_key: std::collections::HashMap<(Option<String>, Vec<String>), usize> =
+        std::collections::HashMap::new();
     let mut kept: Vec<Turn> = Vec::new();
     for turn in turns {
         let Some(k) = key(&turn) else {
             kept.push(turn);
             continue;
         };
-        match kept.iter_mut().find(|t| key(t).as_ref() == Some(&k)) {
-            Some(existing) => {
+        match by_key.get(&k) {
+            Some(&i) => {
+                let existing = &mut kept[i];
                 found.folded += turn.calls.len();
                 let better = (turn.catalog.is_recorded(), turn.messages.len())
                     > (existing.catalog.is_recorded(), existing.messages.len());
@@ -206,7 +210,10 @@ pub(crate) fn fold_duplicates(turns: Vec<Turn>, found: &mut Found) -> Vec<Turn> 
                     *existing = turn;
                 }
             }
-            None => kept.push(turn),
+            None => {
+                by_key.insert(k, kept.len());
+                kept.push(turn);
+            }
         }
     }
     kept
