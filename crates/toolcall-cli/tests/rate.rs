@@ -694,7 +694,8 @@ fn rate_reads_traces_and_counts_what_it_cannot_judge() {
     assert_eq!(report["distinct"][0]["name"], "get_wether");
     assert_eq!(
         report["traces"],
-        json!({"not_judged_turns": 4, "not_judged_calls": 2, "names_only_turns": 0, "folded_calls": 3})
+        json!({"not_judged_turns": 4, "not_judged_calls": 2, "names_only_turns": 0,
+               "folded_calls": 3, "split_traces": 0})
     );
     let text = stdout(&toolcall(&[&["rate", "-q"], &args[..]].concat()));
     for line in [
@@ -985,6 +986,76 @@ fn a_parquet_export_rates_as_its_rows_in_json_lines() {
     let text = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(2), "{text}");
     assert!(text.contains("broken.parquet: not Parquet:"), "{text}");
+}
+
+/// An export far longer than the input limit is read row by row, a trace at a time, from JSON
+/// Lines and from Parquet: the limit is a row's, not the file's (before, the JSON Lines file was
+/// taken for a log and every row was a bad line, and the Parquet file was refused).
+#[test]
+fn an_export_longer_than_the_input_limit_rates_row_by_row() {
+    let dir = scratch("trace-long-export");
+    let fixture = trace_fixture("langfuse/handwritten_blob_export_rows.jsonl");
+    let text = std::fs::read_to_string(&fixture).unwrap();
+    let pair: Vec<&str> = text.lines().take(2).collect();
+    let mut lines = String::new();
+    let mut rows = Vec::new();
+    for n in 0..200 {
+        for line in &pair {
+            let line = line
+                .replace("trace-1", &format!("trace-{n}"))
+                .replace("call_9", &format!("call_{n}"))
+                .replace("obs-", &format!("obs-{n}-"));
+            lines.push_str(&line);
+            lines.push('\n');
+            let mut row: Value = serde_json::from_str(&line).unwrap();
+            let object = row.as_object_mut().unwrap();
+            object.retain(|k, _| {
+                [
+                    "id",
+                    "trace_id",
+                    "type",
+                    "name",
+                    "start_time",
+                    "input",
+                    "output",
+                    "metadata",
+                ]
+                .contains(&k.as_str())
+            });
+            rows.push(row);
+        }
+    }
+    let jsonl = dir.join("observations.jsonl");
+    std::fs::write(&jsonl, &lines).unwrap();
+    let parquet = dir.join("observations.parquet");
+    write_parquet(&parquet, &rows);
+    assert!(lines.len() > 100_000);
+    for file in [&jsonl, &parquet] {
+        let out = toolcall(&[
+            "rate",
+            "--json",
+            "-q",
+            "--max-input-bytes",
+            "20KB",
+            file.to_str().unwrap(),
+        ]);
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+        });
+        assert_eq!(out.status.code(), Some(0), "{report}");
+        assert_eq!(
+            (
+                report["calls"].clone(),
+                report["unknown"].clone(),
+                report["bad_lines"].clone()
+            ),
+            (json!(200), json!(200), json!(0)),
+            "{}",
+            file.display()
+        );
+        assert_eq!(report["traces"]["folded_calls"], 200);
+        assert_eq!(report["traces"]["split_traces"], 0);
+    }
 }
 
 /// `--strict` makes a trace's first unreadable record fatal, naming it.

@@ -24,8 +24,9 @@
 //!   "unrecorded": 0,                  // cases with no recorded response (tree mode)
 //!   "traces": {"not_judged_turns": 3, // traces: turns whose trace recorded no catalog,
 //!              "not_judged_calls": 5, //   their calls (not in the rate), turns judged by
-//!              "names_only_turns": 0, //   names only, calls recorded twice and folded
-//!              "folded_calls": 2},    //   (all zero for logs and trees)
+//!              "names_only_turns": 0, //   names only, calls recorded twice and folded,
+//!              "folded_calls": 2,     //   traces read in parts (their records far apart)
+//!              "split_traces": 0},    //   (all zero for logs and trees)
 //!   "stopped": null,                  // why a live run stopped early, when it did
 //!   "live": {"asked": 51, "resumed": 0, "failed": 0, "unasked": 0,
 //!            "requests": 51, "tokens": 48210},  // live mode only (null otherwise)
@@ -424,6 +425,14 @@ impl fmt::Display for Report {
                 f,
                 "calls recorded more than once, folded into one: {}",
                 traces.folded_calls
+            )?;
+        }
+        if traces.split_traces > 0 {
+            writeln!(
+                f,
+                "traces read in parts, their records far apart in the file (a call recorded in \
+                 two parts is not folded): {}",
+                traces.split_traces
             )?;
         }
         if self.bad_lines > 0 {

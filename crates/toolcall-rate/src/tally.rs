@@ -90,6 +90,9 @@ pub struct TraceCounts {
     pub names_only_turns: u64,
     /// Calls recorded more than once, folded into one.
     pub folded_calls: u64,
+    /// Traces read in parts: their records lay so far apart in a long file that the first
+    /// part was read before the rest came (a call recorded in two parts is not folded).
+    pub split_traces: u64,
 }
 
 impl Tally {
@@ -172,6 +175,7 @@ impl Tally {
         self.traces.not_judged_calls += other.traces.not_judged_calls;
         self.traces.names_only_turns += other.traces.names_only_turns;
         self.traces.folded_calls += other.traces.folded_calls;
+        self.traces.split_traces += other.traces.split_traces;
         self.errors.extend(other.errors);
         self.trim_errors();
     }

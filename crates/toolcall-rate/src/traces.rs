@@ -66,15 +66,16 @@ pub fn is_log(path: &Path) -> bool {
 
 /// Whether `path` is a trace some source claims, rather than a log (or anything else, which the
 /// log reader then reports line by line). A file that starts with a `{"request", "response"}`
-/// line, standard input, and a file over the input limit (traces are read whole) are logs
-/// without reading further.
+/// line and standard input are logs without reading further; a long file is told from its
+/// first records ([`toolcall_traces::source_of`]).
 pub fn is_trace(path: &Path) -> bool {
-    if path.as_os_str() == "-" || is_log(path) {
+    if path.as_os_str() == "-" || is_log(path) || !path.is_file() {
         return false;
     }
-    let small = std::fs::metadata(path)
-        .is_ok_and(|m| m.is_file() && m.len() <= toolcall_score::max_input_bytes());
-    small && matches!(read_trace(path, None), Ok(Some(_)) | Err(_))
+    !matches!(
+        toolcall_traces::source_of(path, None),
+        Err(toolcall_traces::TraceError::NotATrace { .. })
+    )
 }
 
 /// A catalog given with `--tools`: a tools array of any format the scorer reads, as tool
@@ -187,22 +188,24 @@ pub fn rate_traces(
             Ok(())
         },
         |tally, (index, path): (usize, PathBuf)| {
-            let file = match read_trace(&path, from) {
-                Ok(Some(file)) => file,
-                Ok(None) => {
+            // Each group of the file (a trace) is scored as soon as it is read.
+            let mut order = 0u64;
+            let read = toolcall_traces::read_path_each(&path, from, &mut |found| {
+                add_found(tally, index, &path, &found, supplied, &mut order);
+            });
+            match read {
+                Ok(_) => {}
+                Err(toolcall_traces::TraceError::NotATrace { .. }) if from.is_none() => {
                     let shown = escape_path(&path).to_string();
                     let e = toolcall_traces::TraceError::NotATrace { path: shown };
-                    tally.bad_input(origin(index, &path, 0, None), e.to_string());
-                    return;
+                    tally.bad_input(origin(index, &path, order, None), e.to_string());
                 }
                 Err(e) => {
                     if let Ok(mut slot) = failure.lock() {
-                        slot.get_or_insert(e);
+                        slot.get_or_insert(RateError::Config(e.to_string()));
                     }
-                    return;
                 }
-            };
-            add_found(tally, index, &path, &file.found, supplied);
+            }
         },
     )?;
     if let Some(e) = failure.into_inner().ok().flatten() {
@@ -220,23 +223,30 @@ fn origin(index: usize, path: &Path, order: u64, at: Option<&str>) -> Origin {
     }
 }
 
-/// Adds what one file found to `tally`.
+/// Adds what one file (or one group of its records) found to `tally`; `order` is how many
+/// entries of the file were added before, and counts these.
 pub fn add_found(
     tally: &mut Tally,
     index: usize,
     path: &Path,
     found: &toolcall_traces::Found,
     supplied: &Supplied,
+    order: &mut u64,
 ) {
-    for (n, bad) in found.bad.iter().enumerate() {
+    for bad in &found.bad {
         tally.bad_input(
-            origin(index, path, n as u64, Some(&bad.at)),
+            origin(index, path, *order, Some(&bad.at)),
             format!("{}: {}", bad.at, bad.why),
         );
+        *order += 1;
     }
     tally.traces.folded_calls += found.folded as u64;
-    for (n, turn) in found.turns.iter().enumerate() {
-        let order = (found.bad.len() + n) as u64;
+    tally.traces.split_traces += found.split as u64;
+    for turn in &found.turns {
+        let order = {
+            *order += 1;
+            *order - 1
+        };
         let Some(turn) = judged(turn, supplied.for_turn(turn)) else {
             tally.traces.not_judged_turns += 1;
             tally.traces.not_judged_calls += turn.calls.len() as u64;

@@ -30,11 +30,12 @@ mod model;
 mod records;
 pub mod sources;
 pub mod spans;
+mod stream;
 
 pub use errors::TraceError;
 pub use model::{Call, Catalog, Message, ToolDef, Turn};
 pub use records::{is_parquet, Records};
-pub use sources::{source, Reads, Source, SOURCES};
+pub use sources::{source, Groups, Reads, Source, SOURCES};
 
 /// What reading one file found.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -46,6 +47,10 @@ pub struct Found {
     /// Calls recorded more than once (two instrumentations, a step and its parent, an
     /// execution span) that were folded into one.
     pub folded: usize,
+    /// Traces (groups of records) read in parts, because their records lay so far apart in a
+    /// long file that the first part was read before the rest came: a call recorded in two
+    /// parts is not folded. See [`read_path_each`].
+    pub split: usize,
 }
 
 /// A record that could not be read.
@@ -58,6 +63,14 @@ pub struct Bad {
 }
 
 impl Found {
+    /// Adds what `other` found after what this found.
+    pub fn append(&mut self, mut other: Found) {
+        self.turns.append(&mut other.turns);
+        self.bad.append(&mut other.bad);
+        self.folded += other.folded;
+        self.split += other.split;
+    }
+
     pub(crate) fn bad(&mut self, at: impl Into<String>, why: impl Into<String>) {
         self.bad.push(Bad {
             at: at.into(),
@@ -66,55 +79,43 @@ impl Found {
     }
 }
 
-/// Reads the trace in the file at `path`: a Parquet file's rows (for the sources of records), or
-/// its text (within the input limit, [`toolcall_score::read_text`]).
+/// Reads the trace in the file at `path`: what [`read_path_each`] finds, all of it.
 pub fn read_path(
     path: &std::path::Path,
     from: Option<&'static Source>,
 ) -> Result<(&'static Source, Found), TraceError> {
-    let shown = path.display().to_string();
-    if is_parquet(path) {
-        let limit = toolcall_score::max_input_bytes();
-        if std::fs::metadata(path).is_ok_and(|m| m.len() > limit) {
-            return Err(TraceError::Parquet {
-                path: shown,
-                why: format!(
-                    "larger than the input limit of {limit} bytes (--max-input-bytes or \
-                     ATP_MAX_INPUT_BYTES raises it)"
-                ),
-            });
-        }
-        let records = Records::from_parquet(path)?;
-        return read_records(records, &shown, from);
-    }
-    let text = toolcall_score::read_text(path).map_err(|e| TraceError::Input(e.to_string()))?;
-    read(&text, &shown, from)
+    let mut all = Found::default();
+    let source = read_path_each(path, from, &mut |found| all.append(found))?;
+    Ok((source, all))
 }
 
-/// [`read`] for records already parsed (a Parquet file's rows): only the sources of records
-/// are asked.
-fn read_records(
-    records: Records,
-    path: &str,
+/// Reads the trace in the file at `path` a group of records at a time, handing `each` what
+/// every group found, and returns the source that read it.
+///
+/// A JSON Lines file (of spans, or of a source's records) and a Parquet file's rows are read
+/// record by record, each line within the input limit, in groups: spans by trace, records as
+/// their source's [`Groups`] says. Memory stays flat however long the file is. The source is
+/// told from the file's first records. One JSON document is read whole, within the input
+/// limit ([`toolcall_score::read_text`]).
+pub fn read_path_each(
+    path: &std::path::Path,
     from: Option<&'static Source>,
-) -> Result<(&'static Source, Found), TraceError> {
-    let claims = |source: &Source| match &source.reads {
-        Reads::Records { claims, .. } => records.first().is_some_and(|(_, v)| claims(v)),
-        _ => false,
-    };
-    let source = pick(path, from, claims)?;
-    let mut found = Found {
-        bad: records.bad.clone(),
-        ..Found::default()
-    };
-    if let Reads::Records { turns, .. } = &source.reads {
-        turns(&records, &mut found);
-    }
-    Ok((source, found))
+    each: &mut dyn FnMut(Found),
+) -> Result<&'static Source, TraceError> {
+    stream::read_path_grouped(path, from, stream::BUDGET_BYTES, Some(each))
+}
+
+/// The source that reads the file at `path` (`from`, when it claims the file), told as
+/// [`read_path_each`] tells it: from the first records of a long file.
+pub fn source_of(
+    path: &std::path::Path,
+    from: Option<&'static Source>,
+) -> Result<&'static Source, TraceError> {
+    stream::read_path_grouped(path, from, stream::BUDGET_BYTES, None)
 }
 
 /// The source that claims a file: `from` when it does, else the only one that does.
-fn pick(
+pub(crate) fn pick(
     path: &str,
     from: Option<&'static Source>,
     claims: impl Fn(&Source) -> bool,

@@ -62,48 +62,44 @@ pub fn is_parquet(path: &std::path::Path) -> bool {
         .is_ok_and(|()| &magic == b"PAR1")
 }
 
-impl Records {
-    /// The rows of a Parquet file, each as a JSON object (`file:row N`), read row group by row
-    /// group from the file (not read whole first).
-    #[cfg(feature = "parquet")]
-    pub fn from_parquet(path: &std::path::Path) -> Result<Records, crate::TraceError> {
-        use parquet::file::reader::SerializedFileReader;
-        let shown = path.display().to_string();
-        let fail = |why: String| crate::TraceError::Parquet {
-            path: shown.clone(),
-            why,
-        };
-        let file = std::fs::File::open(path).map_err(|e| fail(format!("cannot open: {e}")))?;
-        let reader =
-            SerializedFileReader::new(file).map_err(|e| fail(format!("not Parquet: {e}")))?;
-        let mut records = Records {
-            lines: true,
-            ..Records::default()
-        };
-        for (i, row) in reader.into_iter().enumerate() {
+/// A file's rows, each with where it is, or why it cannot be read.
+pub(crate) type Rows = Box<dyn Iterator<Item = Result<(String, Value), Bad>>>;
+
+/// A Parquet file's rows, each as a JSON object (`file:row N`), read row group by row group as
+/// they are asked for.
+#[cfg(feature = "parquet")]
+pub(crate) fn parquet_rows(path: &std::path::Path) -> Result<Rows, crate::TraceError> {
+    use parquet::file::reader::SerializedFileReader;
+    let shown = path.display().to_string();
+    let fail = |why: String| crate::TraceError::Parquet {
+        path: shown.clone(),
+        why,
+    };
+    let file = std::fs::File::open(path).map_err(|e| fail(format!("cannot open: {e}")))?;
+    let reader = SerializedFileReader::new(file).map_err(|e| fail(format!("not Parquet: {e}")))?;
+    Ok(Box::new(reader.into_iter().enumerate().map(
+        move |(i, row)| {
             let at = format!("{shown}:row {}", i + 1);
             match row {
-                Ok(row) => records.values.push((at, row.to_json_value())),
-                Err(e) => records.bad.push(Bad {
+                Ok(row) => Ok((at, row.to_json_value())),
+                Err(e) => Err(Bad {
                     at,
                     why: format!("an unreadable row: {e}"),
                 }),
             }
-        }
-        Ok(records)
-    }
+        },
+    )))
+}
 
-    /// Without the `parquet` feature, a Parquet file is refused saying how to read it.
-    #[cfg(not(feature = "parquet"))]
-    pub fn from_parquet(path: &std::path::Path) -> Result<Records, crate::TraceError> {
-        Err(crate::TraceError::Parquet {
-            path: path.display().to_string(),
-            why: "a Parquet file, and this build has no Parquet reader: install a release \
-                  binary, or build with `--features parquet` (cargo install toolcall-cli \
-                  --features parquet)"
-                .into(),
-        })
-    }
+/// Without the `parquet` feature, a Parquet file is refused saying how to read it.
+#[cfg(not(feature = "parquet"))]
+pub(crate) fn parquet_rows(path: &std::path::Path) -> Result<Rows, crate::TraceError> {
+    Err(crate::TraceError::Parquet {
+        path: path.display().to_string(),
+        why: "a Parquet file, and this build has no Parquet reader: install a release binary, \
+              or build with `--features parquet` (cargo install toolcall-cli --features parquet)"
+            .into(),
+    })
 }
 
 #[cfg(test)]
@@ -115,8 +111,9 @@ mod tests {
         let path = std::env::temp_dir().join(format!("atp-not-{}.parquet", std::process::id()));
         std::fs::write(&path, b"PAR1 and nothing a reader could use").unwrap();
         assert!(super::is_parquet(&path));
-        let error = super::Records::from_parquet(&path)
-            .expect_err("refused")
+        let error = super::parquet_rows(&path)
+            .err()
+            .expect("refused")
             .to_string();
         let _ = std::fs::remove_file(&path);
         if cfg!(feature = "parquet") {

@@ -17,13 +17,17 @@ use serde_json::Value;
 use crate::model::{arguments_of, text_of};
 use crate::{Call, Catalog, Found, Message, Records, ToolDef, Turn};
 
-use super::{Reads, Source};
+use super::{Groups, Reads, Source};
 
 /// The source.
 pub static SOURCE: Source = Source {
     name: "atif",
     about: "ATIF trajectories (an object with schema_version \"ATIF-v1.x\" and steps)",
-    reads: Reads::Records { claims, turns },
+    reads: Reads::Records {
+        claims,
+        turns,
+        groups: Groups::File,
+    },
 };
 
 fn claims(first: &Value) -> bool {

@@ -22,14 +22,18 @@ use serde_json::Value;
 use crate::model::{arguments_of, text_of};
 use crate::{Call, Catalog, Found, Message, Records, ToolDef, Turn};
 
-use super::{Reads, Source};
+use super::{Groups, Reads, Source};
 
 /// The source.
 pub static SOURCE: Source = Source {
     name: "claude-code",
     about: "Claude Code session transcripts (JSONL of user/assistant records with sessionId) or \
             headless stream-json output (a system/init record listing the tools)",
-    reads: Reads::Records { claims, turns },
+    reads: Reads::Records {
+        claims,
+        turns,
+        groups: Groups::File,
+    },
 };
 
 /// Record types that are not conversation.

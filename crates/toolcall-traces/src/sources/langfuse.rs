@@ -23,14 +23,18 @@ use crate::spans::Span;
 use crate::{Call, Catalog, Found, Message, Records, ToolDef, Turn};
 
 use super::otel_genai;
-use super::{Reads, Source};
+use super::{Groups, Reads, Source};
 
 /// The source.
 pub static SOURCE: Source = Source {
     name: "langfuse",
     about: "Langfuse exports: {\"trace\", \"observations\"} (or the API's {\"data\": [...]}) \
             with GENERATION observations",
-    reads: Reads::Records { claims, turns },
+    reads: Reads::Records {
+        claims,
+        turns,
+        groups: Groups::Key(trace_of),
+    },
 };
 
 /// The blob storage export's snake_case columns, as the API's camelCase names.
@@ -75,6 +79,18 @@ fn observations(doc: &Value) -> Option<Vec<Value>> {
     list.iter()
         .all(is_observation)
         .then(|| list.iter().map(camel).collect())
+}
+
+/// The trace a record belongs to: a row's `trace_id`, a list's first row's, an export's trace.
+fn trace_of(record: &Value) -> Option<String> {
+    let row = match record {
+        Value::Array(rows) => rows.first()?,
+        other => other,
+    };
+    [row.get("traceId"), row.get("trace_id"), row.pointer("/trace/id")]
+        .into_iter()
+        .flatten()
+        .find_map(|id| id.as_str().map(str::to_owned))
 }
 
 fn claims(first: &Value) -> bool {
@@ -139,10 +155,7 @@ fn turns(records: &Records, found: &mut Found) {
 fn read_list(at: &str, list: Vec<Value>, found: &mut Found) {
     {
         let mut list: Vec<&Value> = list.iter().collect();
-        list.sort_by(|a, b| {
-            let key = |o: &Value| o.get("startTime").and_then(Value::as_str).unwrap_or_default().to_owned();
-            key(a).cmp(&key(b))
-        });
+        list.sort_by_key(|o| o.get("startTime").and_then(Value::as_str).unwrap_or_default());
         let mut turns: Vec<Turn> = Vec::new();
         for o in list.iter().filter(|o| o["type"] == "GENERATION") {
             turns.push(generation(at, o));

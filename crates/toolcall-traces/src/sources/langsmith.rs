@@ -14,14 +14,18 @@ use serde_json::Value;
 use crate::model::{arguments_of, text_of};
 use crate::{Call, Catalog, Found, Message, Records, ToolDef, Turn};
 
-use super::{otel_genai, Reads, Source};
+use super::{Groups, otel_genai, Reads, Source};
 
 /// The source.
 pub static SOURCE: Source = Source {
     name: "langsmith",
     about: "LangSmith runs: ingest bodies ({\"post\", \"patch\"}), {\"runs\": [...]}, or a list \
             of runs with run_type and dotted_order",
-    reads: Reads::Records { claims, turns },
+    reads: Reads::Records {
+        claims,
+        turns,
+        groups: Groups::Record,
+    },
 };
 
 fn is_run(v: &Value) -> bool {

@@ -38,7 +38,25 @@ pub enum Reads {
         claims: fn(&Value) -> bool,
         /// Their turns.
         turns: fn(&Records, &mut Found),
+        /// How a JSON Lines file's (or a Parquet file's) records divide into groups that are
+        /// read on their own, so that a long export is read with flat memory.
+        groups: Groups,
     },
+}
+
+/// How a source's records divide into groups whose turns need no other record: the unit
+/// [`crate::read_path_each`] reads a long file in. (Spans are always grouped by trace.)
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Groups {
+    /// The whole file is one group (a session transcript, whose turns are told apart across
+    /// all its records).
+    File,
+    /// Every record stands alone (a batch body, a trace export per line).
+    Record,
+    /// Records with the same key belong together (an export's rows, by trace id); a record
+    /// without one stands alone.
+    Key(fn(&Value) -> Option<String>),
 }
 
 macro_rules! registry {

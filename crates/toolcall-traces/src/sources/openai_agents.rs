@@ -14,14 +14,18 @@ use serde_json::Value;
 use crate::model::arguments_of;
 use crate::{Call, Catalog, Found, Records, ToolDef, Turn};
 
-use super::{Reads, Source};
+use super::{Groups, Reads, Source};
 
 /// The source.
 pub static SOURCE: Source = Source {
     name: "openai-agents",
     about: "OpenAI Agents SDK traces: exported trace.span lists ({\"data\": [...]}) or the \
             normalised span tree ({\"workflow_name\", \"children\"})",
-    reads: Reads::Records { claims, turns },
+    reads: Reads::Records {
+        claims,
+        turns,
+        groups: Groups::File,
+    },
 };
 
 fn is_tree(v: &Value) -> bool {

@@ -1,0 +1,804 @@
+//! Reading a long trace file with flat memory.
+//!
+//! A night's export (JSON Lines of spans or of rows, a Parquet file of rows) is far larger than
+//! any one trace in it, and no trace's turns need another trace's records. So such a file is
+//! read record by record, and its records are held in **groups**: spans by their trace id, a
+//! source's records as its [`Groups`] says. A group is handed to its source, and dropped, when
+//! the records held pass [`BUDGET_BYTES`] (the group appended to least recently goes first) or
+//! when the file ends. What a long file costs in memory is then the budget, not its length.
+//!
+//! The file's source is told from its first records ([`PREFIX_RECORDS`], [`PREFIX_BYTES`]), so
+//! that telling it does not read the whole file first.
+//!
+//! A group whose records come again after it was read (its trace's records lay more than the
+//! budget apart in the file) is read again as a new group, and counted in [`Found::split`]:
+//! a call recorded in both parts is then not folded. One JSON document (OTLP, Jaeger, a trace
+//! export) is a single value: it is read whole, within the input limit, by [`crate::read`].
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::sources::{Groups, Reads, Source};
+use crate::spans::{self, Span};
+use crate::{Bad, Found, Records, TraceError};
+
+/// About how many bytes of records are held in groups before the oldest is read.
+pub(crate) const BUDGET_BYTES: usize = 16 << 20;
+
+/// The most records a source is told from.
+pub(crate) const PREFIX_RECORDS: usize = 1_000;
+
+/// The most bytes of records a source is told from.
+pub(crate) const PREFIX_BYTES: usize = 8 << 20;
+
+/// One record of a file read record by record: a line's value, or a Parquet row's.
+type Record = (String, Value);
+
+/// Where a file's records come from.
+enum Input {
+    /// A JSON Lines file, from its first lines on.
+    Lines(LineReader<BufReader<std::fs::File>>),
+    /// A Parquet file's rows.
+    Rows(crate::records::Rows),
+}
+
+impl Input {
+    /// The next record, or a record that cannot be read.
+    fn next(&mut self) -> Option<Result<Record, Bad>> {
+        match self {
+            Input::Lines(lines) => lines.next_record(),
+            Input::Rows(rows) => rows.next(),
+        }
+    }
+}
+
+/// Reads `path` group by group, handing `each` what every group found; with `each` `None`,
+/// only tells the file's source. `budget` is [`BUDGET_BYTES`] but in tests.
+pub(crate) fn read_path_grouped(
+    path: &Path,
+    from: Option<&'static Source>,
+    budget: usize,
+    each: Option<&mut dyn FnMut(Found)>,
+) -> Result<&'static Source, TraceError> {
+    let shown = path.display().to_string();
+    let input = if crate::is_parquet(path) {
+        Input::Rows(crate::records::parquet_rows(path)?)
+    } else {
+        match LineReader::open(path)? {
+            Some(lines) => Input::Lines(lines),
+            None => {
+                // One document: read whole.
+                let text = toolcall_score::read_text(path)
+                    .map_err(|e| TraceError::Input(e.to_string()))?;
+                let (source, found) = crate::read(&text, &shown, from)?;
+                if let Some(each) = each {
+                    each(found);
+                }
+                return Ok(source);
+            }
+        }
+    };
+    let parquet = matches!(input, Input::Rows(_));
+    read_input(input, &shown, parquet, from, budget, each)
+}
+
+/// The records of `input` as spans or as a source's records, told from its first ones.
+fn read_input(
+    mut input: Input,
+    shown: &str,
+    parquet: bool,
+    from: Option<&'static Source>,
+    budget: usize,
+    each: Option<&mut dyn FnMut(Found)>,
+) -> Result<&'static Source, TraceError> {
+    let mut prefix: Vec<Result<Record, Bad>> = Vec::new();
+    let mut bytes = 0;
+    while prefix.len() < PREFIX_RECORDS && bytes < PREFIX_BYTES {
+        let Some(record) = input.next() else { break };
+        if let Ok((_, value)) = &record {
+            bytes += size_of(value);
+        }
+        prefix.push(record);
+    }
+    // Spans when the first record is a span container (a Parquet file's rows never are).
+    // Another signal's records (metrics, logs) may come between spans, and are passed over.
+    let first = prefix.iter().find_map(|r| r.as_ref().ok());
+    let first_not_other = prefix
+        .iter()
+        .flatten()
+        .find(|(_, value)| !spans::other_signal(value));
+    let as_spans = !parquet
+        && first_not_other.is_some_and(|(at, value)| spans::container(value, at, &mut Vec::new()));
+    let source = if as_spans {
+        let mut spans = Vec::new();
+        for (at, value) in prefix.iter().flatten() {
+            spans::container(value, at, &mut spans);
+        }
+        crate::pick(shown, from, |source| match &source.reads {
+            Reads::Spans { claims, .. } => claims(&spans),
+            _ => false,
+        })?
+    } else {
+        crate::pick(shown, from, |source| match &source.reads {
+            Reads::Records { claims, .. } => first.is_some_and(|(_, value)| claims(value)),
+            _ => false,
+        })?
+    };
+    let Some(each) = each else {
+        return Ok(source);
+    };
+    let mut records = prefix
+        .into_iter()
+        .chain(std::iter::from_fn(|| input.next()));
+    match &source.reads {
+        Reads::Spans { turns, .. } => {
+            let mut held = Held::new(budget, |spans: Vec<Span>, found: &mut Found| {
+                turns(&spans, found)
+            });
+            for record in records.by_ref() {
+                let (at, value) = match record {
+                    Ok(record) => record,
+                    Err(bad) => {
+                        each(bad_only(bad));
+                        continue;
+                    }
+                };
+                let mut spans = Vec::new();
+                if spans::other_signal(&value) {
+                    continue;
+                }
+                if !spans::container(&value, &at, &mut spans) {
+                    each(bad_only(Bad {
+                        at,
+                        why: "expected a span, or spans in a container (resourceSpans, batches, \
+                              a Jaeger trace), as the file's first line is"
+                            .into(),
+                    }));
+                    continue;
+                }
+                for span in spans {
+                    let size = span_size(&span);
+                    let key = Key::Named(span.trace_id.clone());
+                    held.add(key, span, size, each);
+                }
+            }
+            held.finish(each);
+        }
+        Reads::Records { turns, groups, .. } => {
+            let mut held = Held::new(budget, |values: Vec<Record>, found: &mut Found| {
+                let records = Records {
+                    values,
+                    bad: Vec::new(),
+                    lines: true,
+                };
+                turns(&records, found)
+            });
+            for record in records {
+                let (at, value) = match record {
+                    Ok(record) => record,
+                    Err(bad) => {
+                        each(bad_only(bad));
+                        continue;
+                    }
+                };
+                let key = match groups {
+                    Groups::File => Key::File,
+                    Groups::Record => Key::Alone,
+                    Groups::Key(key_of) => key_of(&value).map_or(Key::Alone, Key::Named),
+                };
+                let size = size_of(&value);
+                held.add(key, (at, value), size, each);
+            }
+            held.finish(each);
+        }
+    }
+    Ok(source)
+}
+
+fn bad_only(bad: Bad) -> Found {
+    Found {
+        bad: vec![bad],
+        ..Found::default()
+    }
+}
+
+/// Which group a record is held in.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Key {
+    /// The one group of a source read whole: never read before the file ends.
+    File,
+    /// A record of its own: read at once.
+    Alone,
+    /// A trace id, or a source's key.
+    Named(String),
+}
+
+/// One group being held.
+struct Group<T> {
+    items: Vec<T>,
+    bytes: usize,
+    /// When it was first seen, for the order groups are read in at the end.
+    first: u64,
+    /// When it was last appended to, for which group goes first.
+    touched: u64,
+}
+
+/// The groups held, read by `read` (a source's turns) when the budget is passed or the file
+/// ends.
+struct Held<T, F> {
+    groups: HashMap<Key, Group<T>>,
+    /// The groups by when they were last appended to.
+    by_touch: BTreeMap<u64, Key>,
+    /// The hashes of the groups already read, to count one that comes again.
+    read_keys: HashSet<u64>,
+    split: usize,
+    bytes: usize,
+    budget: usize,
+    clock: u64,
+    read: F,
+}
+
+impl<T, F: FnMut(Vec<T>, &mut Found)> Held<T, F> {
+    fn new(budget: usize, read: F) -> Held<T, F> {
+        Held {
+            groups: HashMap::new(),
+            by_touch: BTreeMap::new(),
+            read_keys: HashSet::new(),
+            split: 0,
+            bytes: 0,
+            budget,
+            clock: 0,
+            read,
+        }
+    }
+
+    fn add(&mut self, key: Key, item: T, size: usize, each: &mut dyn FnMut(Found)) {
+        if key == Key::Alone {
+            self.read_group(vec![item], each);
+            return;
+        }
+        self.clock += 1;
+        let clock = self.clock;
+        match self.groups.get_mut(&key) {
+            Some(group) => {
+                self.by_touch.remove(&group.touched);
+                group.items.push(item);
+                group.bytes += size;
+                group.touched = clock;
+            }
+            None => {
+                if self.read_keys.contains(&hash(&key)) {
+                    self.split += 1;
+                }
+                self.groups.insert(
+                    key.clone(),
+                    Group {
+                        items: vec![item],
+                        bytes: size,
+                        first: clock,
+                        touched: clock,
+                    },
+                );
+            }
+        }
+        if key != Key::File {
+            self.by_touch.insert(clock, key);
+        }
+        self.bytes += size;
+        while self.bytes > self.budget {
+            let Some((_, oldest)) = self.by_touch.pop_first() else {
+                break;
+            };
+            self.read_key(&oldest, each);
+        }
+    }
+
+    fn read_key(&mut self, key: &Key, each: &mut dyn FnMut(Found)) {
+        if let Some(group) = self.groups.remove(key) {
+            self.bytes -= group.bytes;
+            self.read_keys.insert(hash(key));
+            self.read_group(group.items, each);
+        }
+    }
+
+    fn read_group(&mut self, items: Vec<T>, each: &mut dyn FnMut(Found)) {
+        let mut found = Found::default();
+        (self.read)(items, &mut found);
+        each(found);
+    }
+
+    /// Reads the groups still held, in the order they were first seen.
+    fn finish(mut self, each: &mut dyn FnMut(Found)) {
+        let mut left: Vec<(u64, Key)> = self
+            .groups
+            .iter()
+            .map(|(key, group)| (group.first, key.clone()))
+            .collect();
+        left.sort_by_key(|(first, _)| *first);
+        for (_, key) in left {
+            self.read_key(&key, each);
+        }
+        if self.split > 0 {
+            each(Found {
+                split: self.split,
+                ..Found::default()
+            });
+        }
+    }
+}
+
+fn hash(key: &Key) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// About what `value` takes in memory: its strings and numbers, and a word for each value.
+fn size_of(value: &Value) -> usize {
+    match value {
+        Value::String(s) => 24 + s.len(),
+        Value::Array(items) => 24 + items.iter().map(size_of).sum::<usize>(),
+        Value::Object(map) => {
+            24 + map
+                .iter()
+                .map(|(k, v)| 24 + k.len() + size_of(v))
+                .sum::<usize>()
+        }
+        _ => 24,
+    }
+}
+
+fn span_size(span: &Span) -> usize {
+    let attributes: usize = span
+        .attributes
+        .iter()
+        .map(|(k, v)| 24 + k.len() + size_of(v))
+        .sum();
+    let events: usize = span
+        .events
+        .iter()
+        .map(|e| {
+            24 + e.name.len()
+                + e.attributes
+                    .iter()
+                    .map(|(k, v)| 24 + k.len() + size_of(v))
+                    .sum::<usize>()
+        })
+        .sum();
+    128 + span.at.len() + span.name.len() + attributes + events
+}
+
+/// A JSON Lines file's lines, each within the input limit: a longer one is dropped as it is
+/// read (a `Bad` entry), not held whole.
+struct LineReader<R> {
+    input: R,
+    path: String,
+    /// The number of the last line read.
+    number: u64,
+    limit: u64,
+    buffer: Vec<u8>,
+    /// Set when the file could not be read on: no more lines.
+    failed: bool,
+}
+
+impl LineReader<BufReader<std::fs::File>> {
+    /// The file's lines when it is JSON Lines: its first non-blank line is a whole JSON value
+    /// and another non-blank line follows. `None` for one document (pretty-printed, or on one
+    /// line).
+    fn open(path: &Path) -> Result<Option<Self>, TraceError> {
+        let shown = path.display().to_string();
+        let file = std::fs::File::open(path)
+            .map_err(|e| TraceError::Input(format!("{shown}: cannot open: {e}")))?;
+        let mut probe = LineReader {
+            input: BufReader::with_capacity(256 * 1024, file),
+            path: shown,
+            number: 0,
+            limit: toolcall_score::max_input_bytes(),
+            buffer: Vec::new(),
+            failed: false,
+        };
+        let mut whole_values = 0;
+        while whole_values < 2 {
+            match probe.next_line() {
+                Err(e) => return Err(TraceError::Input(e)),
+                Ok(None) => return Ok(None),
+                Ok(Some(Line::Blank)) => {}
+                Ok(Some(Line::Text(text))) if whole_values == 0 => {
+                    if serde_json::from_str::<Value>(text).is_err() {
+                        return Ok(None);
+                    }
+                    whole_values += 1;
+                }
+                Ok(Some(_)) => whole_values += 1,
+            }
+        }
+        // Start again from the top, now that the file is known to be JSON Lines.
+        let file = std::fs::File::open(path)
+            .map_err(|e| TraceError::Input(format!("{}: cannot open: {e}", probe.path)))?;
+        Ok(Some(LineReader {
+            input: BufReader::with_capacity(256 * 1024, file),
+            number: 0,
+            buffer: Vec::new(),
+            ..probe
+        }))
+    }
+}
+
+/// One line of a [`LineReader`].
+enum Line<'a> {
+    Blank,
+    Text(&'a str),
+    /// Longer than the limit (its length), or not UTF-8 (why).
+    Bad(String),
+}
+
+impl<R: BufRead> LineReader<R> {
+    /// The next line; `Err` when the file cannot be read on.
+    fn next_line(&mut self) -> Result<Option<Line<'_>>, String> {
+        let failed = |e: std::io::Error| format!("{}: cannot be read: {e}", self.path);
+        self.buffer.clear();
+        let read = std::io::Read::take(&mut self.input, self.limit.saturating_add(1))
+            .read_until(b'\n', &mut self.buffer)
+            .map_err(failed)?;
+        if read == 0 {
+            return Ok(None);
+        }
+        self.number += 1;
+        let ended = self.buffer.last() == Some(&b'\n');
+        if !ended && self.buffer.len() as u64 > self.limit {
+            let mut bytes = self.buffer.len() as u64;
+            loop {
+                let available = self.input.fill_buf().map_err(failed)?;
+                if available.is_empty() {
+                    break;
+                }
+                let (used, end) = match available.iter().position(|&b| b == b'\n') {
+                    Some(i) => (i + 1, true),
+                    None => (available.len(), false),
+                };
+                self.input.consume(used);
+                bytes += used as u64;
+                if end {
+                    break;
+                }
+            }
+            return Ok(Some(Line::Bad(format!(
+                "a line of {bytes} bytes, over the input limit of {} bytes (--max-input-bytes \
+                 or ATP_MAX_INPUT_BYTES raises it)",
+                self.limit
+            ))));
+        }
+        let mut line = self.buffer.as_slice();
+        if self.number == 1 {
+            line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
+        }
+        match std::str::from_utf8(line) {
+            Ok(text) if text.trim().is_empty() => Ok(Some(Line::Blank)),
+            Ok(text) => Ok(Some(Line::Text(text.trim_end_matches(['\n', '\r'])))),
+            Err(e) => Ok(Some(Line::Bad(format!("not UTF-8: {e}")))),
+        }
+    }
+
+    /// The next non-blank line as a record; a line that is not JSON as a `Bad` entry.
+    fn next_record(&mut self) -> Option<Result<Record, Bad>> {
+        loop {
+            if self.failed {
+                return None;
+            }
+            let line = match self.next_line() {
+                Ok(Some(line)) => line,
+                Ok(None) => return None,
+                Err(why) => {
+                    // The rest of the file is lost: say where, once, and stop.
+                    let at = format!("{}:{}", self.path, self.number + 1);
+                    self.failed = true;
+                    return Some(Err(Bad { at, why }));
+                }
+            };
+            let parsed = match line {
+                Line::Blank => continue,
+                Line::Text(text) => {
+                    serde_json::from_str::<Value>(text).map_err(|e| format!("not JSON: {e}"))
+                }
+                Line::Bad(why) => Err(why),
+            };
+            let at = format!("{}:{}", self.path, self.number);
+            return Some(match parsed {
+                Ok(value) => Ok((at, value)),
+                Err(why) => Err(Bad { at, why }),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// Every turn, bad entry and count of `found`, in an order that does not depend on the
+    /// order groups were read in.
+    fn summary(found: &Found) -> (Vec<String>, Vec<String>, usize, usize) {
+        let mut turns: Vec<String> = found.turns.iter().map(|t| format!("{t:?}")).collect();
+        turns.sort();
+        let mut bad: Vec<String> = found.bad.iter().map(|b| format!("{b:?}")).collect();
+        bad.sort();
+        (turns, bad, found.folded, found.split)
+    }
+
+    fn read_grouped(path: &Path, budget: usize) -> (&'static Source, Found) {
+        let mut all = Found::default();
+        let source = read_path_grouped(path, None, budget, Some(&mut |f| all.append(f)))
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        (source, all)
+    }
+
+    fn scratch(name: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("atp-stream-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// The invariant: a file read group by group finds what reading its text whole finds, on
+    /// every fixture, with the real budget and with one so small that every group is read as
+    /// soon as another comes.
+    #[test]
+    fn every_fixture_reads_grouped_as_it_reads_whole() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut files = Vec::new();
+        for dir in std::fs::read_dir(&root).unwrap() {
+            for file in std::fs::read_dir(dir.unwrap().path()).unwrap() {
+                let path = file.unwrap().path();
+                if path.is_file()
+                    && path
+                        .extension()
+                        .is_some_and(|e| e == "json" || e == "jsonl")
+                {
+                    if path.file_name().is_some_and(|n| n == "expected.json") {
+                        continue;
+                    }
+                    files.push(path);
+                }
+            }
+        }
+        assert!(files.len() > 40, "{} fixtures", files.len());
+        let mut lines_files = 0;
+        for path in &files {
+            let text = std::fs::read_to_string(path).unwrap();
+            let shown = path.display().to_string();
+            let Ok((source, whole)) = crate::read(&text, &shown, None) else {
+                continue;
+            };
+            if text.lines().filter(|l| !l.trim().is_empty()).count() > 1
+                && serde_json::from_str::<Value>(text.lines().next().unwrap_or("")).is_ok()
+            {
+                lines_files += 1;
+            }
+            // A budget that holds one small record: groups are read as soon as another comes.
+            for budget in [BUDGET_BYTES, 1] {
+                let (grouped_source, grouped) = read_grouped(path, budget);
+                assert_eq!(grouped_source.name, source.name, "{shown}");
+                let (turns, bad, folded, split) = summary(&grouped);
+                let (whole_turns, whole_bad, whole_folded, _) = summary(&whole);
+                assert_eq!(bad, whole_bad, "{shown}, budget {budget}");
+                if split == 0 {
+                    assert_eq!(turns, whole_turns, "{shown}, budget {budget}");
+                    assert_eq!(folded, whole_folded, "{shown}, budget {budget}");
+                } else {
+                    // Read in parts, a trace loses only folding: every call is still there.
+                    assert!(budget < BUDGET_BYTES, "{shown}: split at the real budget");
+                    let calls = |found: &Found| -> Vec<String> {
+                        let mut calls: Vec<String> = found
+                            .turns
+                            .iter()
+                            .flat_map(|t| &t.calls)
+                            .map(|c| format!("{} {:?}", c.name, c.id))
+                            .collect();
+                        calls.sort();
+                        calls.dedup();
+                        calls
+                    };
+                    assert_eq!(calls(&grouped), calls(&whole), "{shown}, budget {budget}");
+                }
+            }
+        }
+        assert!(lines_files >= 5, "only {lines_files} JSON Lines fixtures");
+    }
+
+    fn row(trace: usize, kind: &str, n: usize, name: &str) -> Value {
+        let call = format!("call_{trace}");
+        let (input, output, metadata) = if kind == "GENERATION" {
+            (
+                json!({"messages": [{"role": "user", "content": "hi"}],
+                       "tools": [{"type": "function", "function": {"name": "get_weather",
+                                  "parameters": {"type": "object"}}}]})
+                .to_string(),
+                json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
+                    "message": {"role": "assistant", "content": null, "tool_calls": [
+                        {"id": call, "type": "function",
+                         "function": {"name": name, "arguments": "{}"}}]}}]})
+                .to_string(),
+                "{}".to_owned(),
+            )
+        } else {
+            (
+                "{}".to_owned(),
+                "{}".to_owned(),
+                json!({"attributes": {"gen_ai.tool.call.id": call}}).to_string(),
+            )
+        };
+        json!({"id": format!("{kind}-{trace}"), "trace_id": format!("trace-{trace}"),
+               "type": kind, "name": name,
+               "start_time": format!("2026-11-30 10:00:{n:02}.000000"),
+               "input": input, "output": output, "metadata": metadata})
+    }
+
+    fn jsonl(rows: &[Value]) -> String {
+        rows.iter().map(|r| format!("{r}\n")).collect()
+    }
+
+    /// Rows of interleaved traces are grouped by trace: each tool row folds into its own
+    /// trace's generation, whatever lies between them, as long as the budget holds them.
+    #[test]
+    fn interleaved_traces_fold_within_the_budget() {
+        let rows = [
+            row(1, "GENERATION", 1, "get_weather"),
+            row(2, "GENERATION", 2, "get_weather"),
+            row(1, "TOOL", 3, "get_weather"),
+            row(3, "GENERATION", 4, "get_wether"),
+            row(2, "TOOL", 5, "get_weather"),
+            row(3, "TOOL", 6, "get_wether"),
+        ];
+        let path = scratch("interleaved.jsonl", &jsonl(&rows));
+        let (source, found) = read_grouped(&path, BUDGET_BYTES);
+        assert_eq!(source.name, "langfuse");
+        assert_eq!(found.turns.len(), 3);
+        assert_eq!(found.folded, 3);
+        assert_eq!(found.split, 0);
+        let traces: Vec<_> = found.turns.iter().map(|t| t.trace.clone()).collect();
+        assert_eq!(
+            traces,
+            [1, 2, 3].map(|n| Some(format!("trace-{n}"))),
+            "groups are read in the order they were first seen"
+        );
+    }
+
+    /// A trace whose rows lie further apart than the budget is read in two parts: counted as
+    /// split, and its tool row, read apart from its generation, is not folded.
+    #[test]
+    fn a_trace_read_in_parts_is_counted() {
+        let rows = [
+            row(1, "GENERATION", 1, "get_weather"),
+            row(2, "GENERATION", 2, "get_weather"),
+            row(1, "TOOL", 3, "get_weather"),
+        ];
+        let path = scratch("split.jsonl", &jsonl(&rows));
+        let (_, found) = read_grouped(&path, 1);
+        assert_eq!(found.turns.len(), 2);
+        assert_eq!(found.split, 1);
+        assert_eq!(found.folded, 0);
+        let (_, whole) = read_grouped(&path, BUDGET_BYTES);
+        assert_eq!((whole.split, whole.folded), (0, 1));
+    }
+
+    /// A line that is not JSON is a bad entry with its line number; the lines around it count.
+    #[test]
+    fn a_bad_line_is_named_and_the_rest_counts() {
+        let text = format!(
+            "{}\n{{not json\n\n{}\n",
+            row(1, "GENERATION", 1, "get_weather"),
+            row(2, "GENERATION", 2, "get_weather")
+        );
+        let path = scratch("bad-line.jsonl", &text);
+        let (_, found) = read_grouped(&path, BUDGET_BYTES);
+        assert_eq!(found.turns.len(), 2);
+        assert_eq!(found.bad.len(), 1);
+        assert_eq!(found.bad[0].at, format!("{}:2", path.display()));
+        assert!(
+            found.bad[0].why.starts_with("not JSON"),
+            "{}",
+            found.bad[0].why
+        );
+    }
+
+    /// A line over the limit is dropped as it is read, named with its length, and the next
+    /// line is read from its start.
+    #[test]
+    fn a_line_over_the_limit_is_dropped_and_the_next_read() {
+        let long = format!("{{\"a\": \"{}\"}}", "x".repeat(5_000));
+        let text = format!("{{\"n\": 1}}\n{long}\n{{\"n\": 3}}\n");
+        let mut lines = LineReader {
+            // A small buffer: the long line spans many refills.
+            input: BufReader::with_capacity(64, text.as_bytes()),
+            path: "log.jsonl".into(),
+            number: 0,
+            limit: 1_000,
+            buffer: Vec::new(),
+            failed: false,
+        };
+        let first = lines.next_record().unwrap().unwrap();
+        assert_eq!(first, ("log.jsonl:1".to_owned(), json!({"n": 1})));
+        let bad = lines.next_record().unwrap().unwrap_err();
+        assert_eq!(bad.at, "log.jsonl:2");
+        assert!(
+            bad.why
+                .contains(&format!("a line of {} bytes", long.len() + 1)),
+            "{}",
+            bad.why
+        );
+        assert!(lines.buffer.capacity() < 2_000, "the long line was held");
+        let third = lines.next_record().unwrap().unwrap();
+        assert_eq!(third, ("log.jsonl:3".to_owned(), json!({"n": 3})));
+        assert!(lines.next_record().is_none());
+    }
+
+    /// OTLP documents one a line (the collector's file exporter) are spans: the source is told
+    /// from the first lines, and a trace's spans on different lines make one trace's turns.
+    #[test]
+    fn otlp_lines_group_a_traces_spans_across_lines() {
+        let span = |trace: &str, id: &str, name: &str, attributes: Value| {
+            json!({"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {}, "spans": [
+                {"traceId": trace, "spanId": id, "name": name, "startTimeUnixNano": "1",
+                 "attributes": attributes}]}]}]})
+        };
+        let attr = |k: &str, v: &str| json!({"key": k, "value": {"stringValue": v}});
+        let chat = |trace: &str, id: &str| {
+            span(
+                trace,
+                id,
+                "chat gpt-4o",
+                json!([
+                    attr("gen_ai.operation.name", "chat"),
+                    attr("gen_ai.request.model", "gpt-4o"),
+                    attr(
+                        "gen_ai.tool.definitions",
+                        r#"[{"type": "function", "name": "get_weather"}]"#
+                    ),
+                    attr(
+                        "gen_ai.output.messages",
+                        &format!(
+                            r#"[{{"role": "assistant", "parts": [{{"type": "tool_call",
+                                "id": "call-{id}", "name": "get_weather", "arguments": {{}}}}]}}]"#
+                        )
+                    ),
+                ]),
+            )
+        };
+        let tool = |trace: &str, id: &str, of: &str| {
+            span(
+                trace,
+                id,
+                "execute_tool get_weather",
+                json!([
+                    attr("gen_ai.operation.name", "execute_tool"),
+                    attr("gen_ai.tool.name", "get_weather"),
+                    attr("gen_ai.tool.call.id", &format!("call-{of}")),
+                ]),
+            )
+        };
+        let lines = [
+            chat("t1", "a1"),
+            chat("t2", "b1"),
+            tool("t1", "a2", "a1"),
+            tool("t2", "b2", "b1"),
+        ];
+        let path = scratch("spans.jsonl", &jsonl(&lines));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (whole_source, whole) = crate::read(&text, &path.display().to_string(), None).unwrap();
+        let (source, found) = read_grouped(&path, BUDGET_BYTES);
+        assert_eq!(source.name, "otel-genai");
+        assert_eq!(whole_source.name, "otel-genai");
+        assert_eq!(found.turns.len(), 2, "{found:?}");
+        assert_eq!(summary(&found), summary(&whole));
+        assert_eq!(found.folded, whole.folded);
+    }
+}
