@@ -91,25 +91,6 @@ fn log(mb: u64) -> PathBuf {
     path
 }
 
-/// The release `toolcall` binary beside this bench's own directory (`target/release`).
-fn toolcall() -> PathBuf {
-    if let Some(bin) = std::env::var_os("ATP_TOOLCALL_BIN") {
-        return bin.into();
-    }
-    let exe = std::env::current_exe().expect("the bench's own path");
-    let bin = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/release/deps/<bench>")
-        .join("toolcall");
-    assert!(
-        bin.is_file(),
-        "no {}: run `cargo build --release -p toolcall-cli` first (bench/run does)",
-        bin.display()
-    );
-    bin
-}
-
 /// A command pinned to the first CPU (`taskset -c 0`): "one core" means one core, whatever
 /// threads the program starts.
 fn on_one_core(program: impl AsRef<std::ffi::OsStr>) -> Command {
@@ -121,9 +102,9 @@ fn on_one_core(program: impl AsRef<std::ffi::OsStr>) -> Command {
 /// `toolcall rate` with one worker thread on one core, or with `threads` on all cores.
 fn run_ours(log: &Path, threads: usize) {
     let mut command = if threads == 1 {
-        on_one_core(toolcall())
+        on_one_core(toolcall_bench::toolcall())
     } else {
-        Command::new(toolcall())
+        Command::new(toolcall_bench::toolcall())
     };
     let status = command
         .args(["rate", "-q", "--threads", &threads.to_string()])
@@ -172,27 +153,9 @@ fn run_raw(log: &Path) -> u64 {
     n
 }
 
-/// The binary's peak RSS in MB, from `/usr/bin/time -f %M` (kilobytes).
+/// `toolcall rate -q LOG`'s peak RSS in MB.
 fn peak_rss(log: &Path) -> f64 {
-    let out = Command::new("/usr/bin/time")
-        .args(["-f", "%M"])
-        .arg(toolcall())
-        .args(["rate", "-q"])
-        .arg(log)
-        .output()
-        .expect("/usr/bin/time runs (Debian package `time`)");
-    assert!(
-        out.status.success(),
-        "toolcall rate failed on {}",
-        log.display()
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let kb: f64 = stderr
-        .lines()
-        .last()
-        .and_then(|l| l.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no peak RSS in {stderr:?}"));
-    kb / 1024.0
+    toolcall_bench::peak_rss_of(&[log.as_os_str()])
 }
 
 fn main() {

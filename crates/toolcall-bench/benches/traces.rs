@@ -3,6 +3,11 @@
 //! the same data, measured in the same run. Each generation row holds the tau-bench airline
 //! catalog (14 tools with their schemas) in its raw request, as real exports do, and one call;
 //! every 100th call names a tool the catalog lacks.
+//!
+//! A second row is `toolcall rate`'s peak RSS (the release binary, under `/usr/bin/time`) on a
+//! Parquet export ten times longer than the first: a long export is read a trace at a time, so
+//! memory should stay flat. The exports are written a thousand traces at a time (a row group
+//! each), never held whole.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -22,7 +27,8 @@ const COLUMNS: [&str; 8] = [
     "metadata",
 ];
 
-fn rows(traces: usize) -> Vec<Value> {
+/// The catalog and its tool names.
+fn tools() -> (Value, Vec<String>) {
     let tools: Value = serde_json::from_str(
         &std::fs::read_to_string(tau_bench_dir().join("tools.json")).expect("tools.json"),
     )
@@ -34,8 +40,13 @@ fn rows(traces: usize) -> Vec<Value> {
         .filter_map(|t| t.pointer("/function/name").or_else(|| t.get("name")))
         .filter_map(|n| n.as_str().map(str::to_owned))
         .collect();
-    let mut out = Vec::with_capacity(traces * 2);
-    for i in 0..traces {
+    (tools, names)
+}
+
+/// The rows of traces `traces`: a generation and its tool observation each.
+fn rows(traces: std::ops::Range<usize>, (tools, names): &(Value, Vec<String>)) -> Vec<Value> {
+    let mut out = Vec::with_capacity(traces.len() * 2);
+    for i in traces {
         let name = if i % 100 == 0 {
             "cancel_flight".to_owned()
         } else {
@@ -58,15 +69,36 @@ fn rows(traces: usize) -> Vec<Value> {
     out
 }
 
-fn write_jsonl(path: &Path, rows: &[Value]) {
-    let text: String = rows.iter().map(|r| format!("{r}\n")).collect();
-    std::fs::write(path, text).expect("write the JSON Lines export");
+/// Traces per row group (and per batch of rows generated at once).
+const BATCH: usize = 1_000;
+
+/// Writes the export of `traces` traces as Parquet, and as JSON Lines when `jsonl` is given.
+fn write_exports(traces: usize, parquet: &Path, jsonl: Option<&Path>) {
+    use std::io::Write;
+    let catalog = tools();
+    let mut writer = parquet_writer(parquet);
+    let mut lines = jsonl.map(|path| {
+        std::io::BufWriter::new(std::fs::File::create(path).expect("create the JSON Lines export"))
+    });
+    for start in (0..traces).step_by(BATCH) {
+        let rows = rows(start..traces.min(start + BATCH), &catalog);
+        write_row_group(&mut writer, &rows);
+        if let Some(out) = &mut lines {
+            for row in &rows {
+                writeln!(out, "{row}").expect("write the JSON Lines export");
+            }
+        }
+    }
+    writer.close().expect("close the Parquet export");
+    if let Some(mut out) = lines {
+        out.flush().expect("write the JSON Lines export");
+    }
 }
 
-fn write_parquet(path: &Path, rows: &[Value]) {
-    use parquet::data_type::{ByteArray, ByteArrayType};
+type Writer = parquet::file::writer::SerializedFileWriter<std::fs::File>;
+
+fn parquet_writer(path: &Path) -> Writer {
     use parquet::file::properties::WriterProperties;
-    use parquet::file::writer::SerializedFileWriter;
     let fields: String = COLUMNS
         .iter()
         .map(|k| format!("REQUIRED BYTE_ARRAY {k} (UTF8);"))
@@ -81,7 +113,11 @@ fn write_parquet(path: &Path, rows: &[Value]) {
             .build(),
     );
     let file = std::fs::File::create(path).expect("create the Parquet export");
-    let mut writer = SerializedFileWriter::new(file, schema, props).expect("writer");
+    Writer::new(file, schema, props).expect("writer")
+}
+
+fn write_row_group(writer: &mut Writer, rows: &[Value]) {
+    use parquet::data_type::{ByteArray, ByteArrayType};
     let mut group = writer.next_row_group().expect("row group");
     for key in COLUMNS {
         let values: Vec<ByteArray> = rows
@@ -96,7 +132,6 @@ fn write_parquet(path: &Path, rows: &[Value]) {
         column.close().expect("close the column");
     }
     group.close().expect("close the row group");
-    writer.close().expect("close the file");
 }
 
 fn main() {
@@ -104,13 +139,12 @@ fn main() {
     let rounds = if quick() { 3 } else { 7 };
     let dir: PathBuf = toolcall_bench::workspace_root().join("target/bench-traces");
     std::fs::create_dir_all(&dir).expect("target/bench-traces");
-    let rows = rows(traces);
     let (jsonl, parquet) = (
         dir.join("observations.jsonl"),
         dir.join("observations.parquet"),
     );
-    write_jsonl(&jsonl, &rows);
-    write_parquet(&parquet, &rows);
+    write_exports(traces, &parquet, Some(&jsonl));
+    let rows = traces * 2;
     let options = ScanOptions {
         threads: 1,
         ..ScanOptions::default()
@@ -143,14 +177,45 @@ fn main() {
         ok: Some(ratio >= 0.5),
         detail: format!(
             "{} rows: Parquet {:.0} rows/s ({p:.2} s, {:.1} MB), JSON Lines {:.0} rows/s ({j:.2} s, {:.1} MB); median of {rounds}; peak RSS {:.0} MB; load {:.1}",
-            rows.len(),
-            rows.len() as f64 / p,
+            rows,
+            rows as f64 / p,
             size(&parquet),
-            rows.len() as f64 / j,
+            rows as f64 / j,
             size(&jsonl),
             toolcall_bench::peak_rss_mb(),
             load_average()
         ),
     }
     .print();
+
+    // Peak memory: an export of a few thousand rows (the full run's, also in a quick run: a
+    // smaller one fits under the reader's budget whole), and one ten times longer, rated by the
+    // release binary.
+    let (short, long) = (
+        dir.join("observations-short.parquet"),
+        dir.join("observations-long.parquet"),
+    );
+    let traces = 4_000;
+    let rows = traces * 2;
+    write_exports(traces, &short, None);
+    write_exports(traces * 10, &long, None);
+    let (small, big) = (
+        toolcall_bench::peak_rss_of(&[short.as_os_str()]),
+        toolcall_bench::peak_rss_of(&[long.as_os_str()]),
+    );
+    let growth = big / small;
+    Row {
+        name: "traces: peak RSS, a Parquet export ten times longer (toolcall rate)",
+        measured: format!("{growth:.2}x"),
+        target: "<= 1.25x",
+        ok: Some(growth <= 1.25),
+        detail: format!(
+            "{small:.1} MB at {rows} rows ({:.1} MB), {big:.1} MB at {} rows ({:.1} MB)",
+            size(&short),
+            rows * 10,
+            size(&long)
+        ),
+    }
+    .print();
+    let _ = std::fs::remove_file(&long);
 }

@@ -144,6 +144,49 @@ impl Row<'_> {
     }
 }
 
+/// The release `toolcall` binary next to the bench (`target/release/toolcall`), or
+/// `ATP_TOOLCALL_BIN`.
+pub fn toolcall() -> PathBuf {
+    if let Some(bin) = std::env::var_os("ATP_TOOLCALL_BIN") {
+        return bin.into();
+    }
+    let exe = std::env::current_exe().expect("the bench's own path");
+    let bin = exe
+        .parent()
+        .and_then(std::path::Path::parent)
+        .expect("target/release/deps/<bench>")
+        .join("toolcall");
+    assert!(
+        bin.is_file(),
+        "no {}: run `cargo build --release -p toolcall-cli` first (bench/run does)",
+        bin.display()
+    );
+    bin
+}
+
+/// The peak RSS in MB of `toolcall rate -q INPUT…`, from `/usr/bin/time -f %M` (kilobytes).
+pub fn peak_rss_of(inputs: &[&std::ffi::OsStr]) -> f64 {
+    let out = std::process::Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .arg(toolcall())
+        .args(["rate", "-q"])
+        .args(inputs)
+        .output()
+        .expect("/usr/bin/time runs (Debian package `time`)");
+    assert!(
+        out.status.success(),
+        "toolcall rate failed on {inputs:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let kb: f64 = stderr
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no peak RSS in {stderr:?}"));
+    kb / 1024.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
