@@ -437,7 +437,145 @@ fn unanswered(turn: &Turn) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::glob;
+    use std::path::{Path, PathBuf};
+
+    use serde_json::Value;
+
+    use super::*;
+    use crate::ScanOptions;
+
+    fn one_thread() -> ScanOptions {
+        ScanOptions {
+            threads: 1,
+            ..ScanOptions::default()
+        }
+    }
+
+    /// Rates every agent's recordings under `root` (what `import` or `promote` wrote).
+    fn rate_written(root: &Path) -> (u64, u64) {
+        let (mut calls, mut unknown) = (0, 0);
+        let Ok(agents) = std::fs::read_dir(root.join("recorded")) else {
+            return (0, 0);
+        };
+        for agent in agents {
+            let scan = crate::rate_tree(&root.join("cases"), &agent.unwrap().path(), &one_thread())
+                .unwrap();
+            calls += scan.tally.calls();
+            unknown += scan.tally.unknown();
+        }
+        (calls, unknown)
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir()
+            .join(format!("atp-rate-traces-{}", std::process::id()))
+            .join(name);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// Every real trace fixture of `toolcall-traces` through the three commands: rated straight
+    /// from its file, imported and the written tree rated, and every judged turn with calls
+    /// promoted and rated. Each way counts the calls and unknown names its ground truth
+    /// (`expected.json`, written from reading the files) says.
+    #[test]
+    fn every_fixture_rates_imports_and_promotes_to_its_ground_truth() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../toolcall-traces/tests/fixtures");
+        let (mut checked, mut imported_calls, mut all_promoted) = (0, 0, 0);
+        for source in toolcall_traces::SOURCES {
+            let dir = root.join(source.name);
+            let text = std::fs::read_to_string(dir.join("expected.json")).unwrap();
+            let expected: std::collections::BTreeMap<String, Value> =
+                serde_json::from_str(&text).unwrap();
+            for (n, (file, want)) in expected.iter().enumerate() {
+                let path = dir.join(file);
+                let shown = format!("{}/{file}", source.name);
+                let want_calls = want["calls"].as_array().map_or(0, Vec::len) as u64;
+                let want_unknown = want["unknown"].as_u64().unwrap();
+
+                let tally = rate_traces(
+                    std::slice::from_ref(&path),
+                    None,
+                    &Supplied::default(),
+                    &one_thread(),
+                )
+                .unwrap_or_else(|e| panic!("{shown}: {e}"));
+                assert_eq!(
+                    tally.calls() + tally.traces.not_judged_calls,
+                    want_calls,
+                    "{shown}: calls judged and not"
+                );
+                assert_eq!(tally.unknown(), want_unknown, "{shown}: unknown");
+                assert_eq!(
+                    tally.traces.folded_calls,
+                    want["folded"].as_u64().unwrap(),
+                    "{shown}: folded"
+                );
+
+                let out = scratch(&format!("import-{}-{n}", source.name));
+                let imported = crate::import(
+                    &path,
+                    &crate::ImportOptions {
+                        out: out.clone(),
+                        ..crate::ImportOptions::default()
+                    },
+                );
+                match imported {
+                    Ok(summary) => {
+                        imported_calls += summary.calls;
+                        assert_eq!(summary.calls as u64, tally.calls(), "{shown}: imported");
+                        assert_eq!(
+                            rate_written(&out),
+                            (tally.calls(), tally.unknown()),
+                            "{shown}: the imported tree rated"
+                        );
+                    }
+                    // A trace with nothing to judge imports nothing, and says so.
+                    Err(e) => assert_eq!(tally.calls(), 0, "{shown}: import failed: {e}"),
+                }
+
+                let (_, found) = toolcall_traces::read_path(&path, None).unwrap();
+                let promoted_root = scratch(&format!("promote-{}-{n}", source.name));
+                let mut promoted_calls = 0;
+                for (i, turn) in found.turns.iter().enumerate() {
+                    let once = found.turns.iter().filter(|t| t.id == turn.id).count() == 1;
+                    if turn.calls.is_empty() || !turn.catalog.is_recorded() || !once {
+                        continue;
+                    }
+                    let options = PromoteOptions {
+                        out: promoted_root.clone(),
+                        agent: "promoted".into(),
+                        prefix: format!("t{i}"),
+                        ..PromoteOptions::default()
+                    };
+                    match promote(&path, &turn.id, &options) {
+                        Ok(done) => {
+                            assert_eq!(done.cases.len(), 1, "{shown}: {}", turn.id);
+                            promoted_calls += turn.calls.len() as u64;
+                        }
+                        Err(e) => assert!(
+                            e.to_string().contains("without its result")
+                                || e.to_string().contains("cannot name a file"),
+                            "{shown}: {} refused: {e}",
+                            turn.id
+                        ),
+                    }
+                }
+                let (calls, unknown) = rate_written(&promoted_root);
+                assert_eq!(calls, promoted_calls, "{shown}: promoted and rated");
+                assert!(unknown <= want_unknown, "{shown}: promoted unknown");
+                all_promoted += promoted_calls;
+                checked += 1;
+            }
+        }
+        assert!(checked >= 50, "{checked} fixtures");
+        // Not a vacuous walk: most judged calls go through import and promote.
+        assert!(
+            imported_calls >= 50 && all_promoted >= 50,
+            "{imported_calls} calls imported, {all_promoted} promoted"
+        );
+    }
 
     #[test]
     fn a_pattern_matches_with_stars_anywhere() {
