@@ -67,13 +67,14 @@ fn add_if_passing_read(
                 let Some(response) = response(line.response, format) else {
                     return Some(None);
                 };
-                let verdict = Scorer::new(&line.case).score(&response);
-                Some(
-                    verdict
-                        .findings()
-                        .is_empty()
-                        .then_some((response.calls.len(), line.case.expect)),
-                )
+                let passes = Scorer::new(&line.case)
+                    .score(&response)
+                    .findings()
+                    .is_empty();
+                let counts = passes.then_some((response.calls.len(), line.case.expect));
+                // The next line's messages are read into this one's buffers.
+                reader.recycle(line.case);
+                Some(counts)
             });
             match read {
                 Some(Some((calls, expect))) => {

@@ -72,11 +72,27 @@ impl Tool {
 ///
 /// A clone shares the definitions and their compiled schemas (one reference count): a log's
 /// lines that repeat one tools array share one catalog.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Catalog {
     defined: Arc<Defined>,
     #[cfg(feature = "schema")]
     validators: crate::schema::ValidatorCache,
+}
+
+/// The empty catalog, shared: a case starts with one for every log line read, so making it
+/// costs a reference count, not two allocations (what a catalog is built into is copied on
+/// its first tool).
+impl Default for Catalog {
+    fn default() -> Catalog {
+        static EMPTY: std::sync::OnceLock<Catalog> = std::sync::OnceLock::new();
+        EMPTY
+            .get_or_init(|| Catalog {
+                defined: Arc::default(),
+                #[cfg(feature = "schema")]
+                validators: crate::schema::ValidatorCache::default(),
+            })
+            .clone()
+    }
 }
 
 /// What a catalog holds, shared by its clones.

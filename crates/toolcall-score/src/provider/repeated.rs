@@ -83,6 +83,9 @@ pub struct RequestReader {
     typed_messages: bool,
     /// The buffer [`RequestReader::with_tools_cut`] writes its copies into, kept between lines.
     copy: String,
+    /// The messages of a case handed back ([`RequestReader::recycle`]): the next typed read
+    /// writes into their buffers instead of allocating its own.
+    spare: Vec<Message>,
 }
 
 #[derive(Debug)]
@@ -100,6 +103,9 @@ struct Placeholder {
 
 /// What [`RequestReader::with_tools_cut`] looks for a kept array after.
 const TOOLS_KEY: &[u8] = b"\"tools\":";
+
+/// The most messages [`RequestReader::recycle`] keeps.
+const MAX_SPARE_MESSAGES: usize = 1024;
 
 /// How many of the most recently seen arrays [`RequestReader::with_tools_cut`] looks for.
 const LOOKED_FOR: usize = 4;
@@ -126,6 +132,17 @@ impl RequestReader {
     /// off before taking the general path.
     pub fn set_typed_messages(&mut self, typed: bool) {
         self.typed_messages = typed;
+    }
+
+    /// Hands back a case this reader read, once it is scored: the next request's messages are
+    /// read into its messages' buffers (their call ids and names, their lists), so a log of
+    /// long conversations costs few allocations per line.
+    pub fn recycle(&mut self, case: Case) {
+        let messages = case.transcript.messages;
+        // A huge conversation is not kept for every line after it.
+        if messages.len() <= MAX_SPARE_MESSAGES {
+            self.spare = messages;
+        }
     }
 
     /// How many distinct tools arrays are kept.
@@ -320,7 +337,8 @@ impl<'de> Visitor<'de> for RequestSeed<'_> {
                     members.insert(key, Value::Null);
                 }
                 "messages" if self.reader.typed_messages => {
-                    transcript = Some(map.next_value_seed(TypedMessages)?);
+                    let spare = std::mem::take(&mut self.reader.spare);
+                    transcript = Some(map.next_value_seed(TypedMessages { spare })?);
                     members.insert(key, Value::Null);
                 }
                 "messages" => {
@@ -378,7 +396,10 @@ impl<'de> Visitor<'de> for RequestSeed<'_> {
 ///
 /// The differential tests of `toolcall-rate`'s fast path hold both readers to the general
 /// path's answer, line by line.
-struct TypedMessages;
+struct TypedMessages {
+    /// Messages to write into (see [`RequestReader::recycle`]).
+    spare: Vec<Message>,
+}
 
 impl<'de> DeserializeSeed<'de> for TypedMessages {
     type Value = (Transcript, Evidence);
@@ -400,14 +421,26 @@ impl<'de> Visitor<'de> for TypedMessages {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut transcript = Transcript::default();
+        let mut messages = self.spare;
         let mut evidence = Evidence::default();
-        while let Some(message) = seq.next_element_seed(TypedMessage {
-            evidence: &mut evidence,
-        })? {
-            transcript.messages.push(message);
+        let mut read = 0;
+        loop {
+            let old = messages.get_mut(read).map(take_message);
+            let Some(message) = seq.next_element_seed(TypedMessage {
+                evidence: &mut evidence,
+                old,
+            })?
+            else {
+                break;
+            };
+            match messages.get_mut(read) {
+                Some(slot) => *slot = message,
+                None => messages.push(message),
+            }
+            read += 1;
         }
-        Ok((transcript, evidence))
+        messages.truncate(read);
+        Ok((Transcript { messages }, evidence))
     }
 }
 
@@ -458,18 +491,43 @@ impl<'de> Deserialize<'de> for Member {
     }
 }
 
-fn unread<E: de::Error>(what: &str) -> E {
-    E::custom(format_args!("{what}: read with values"))
+/// A message moved out of its place, an empty one left there.
+fn take_message(message: &mut Message) -> Message {
+    std::mem::replace(message, Message::new(Role::User))
 }
 
-/// A string member as `opt_string` reads it: absent or `null` is none, a string is kept, any
-/// other value is not read here.
-fn opt_string<E: de::Error>(value: Option<Value>, what: &str) -> Result<Option<String>, E> {
-    match value {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(unread(what)),
+/// A string member read into a buffer kept from an earlier line: `null` is none; any other
+/// value is not read here (an error: the request is read with values instead).
+struct OptString(String);
+
+impl<'de> DeserializeSeed<'de> for OptString {
+    type Value = Option<String>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
     }
+}
+
+impl<'de> Visitor<'de> for OptString {
+    type Value = Option<String>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string or null")
+    }
+
+    fn visit_str<E: de::Error>(mut self, text: &str) -> Result<Self::Value, E> {
+        self.0.clear();
+        self.0.push_str(text);
+        Ok(Some(self.0))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+}
+
+fn unread<E: de::Error>(what: &str) -> E {
+    E::custom(format_args!("{what}: read with values"))
 }
 
 /// Checks a raw string as reading it into a `Value` would (serde_json's skip leaves out the
@@ -486,6 +544,8 @@ fn check_string<E: de::Error>(text: &str) -> Result<(), E> {
 
 struct TypedMessage<'e> {
     evidence: &'e mut Evidence,
+    /// A message of an earlier line whose buffers this one is read into.
+    old: Option<Message>,
 }
 
 impl<'de> DeserializeSeed<'de> for TypedMessage<'_> {
@@ -505,6 +565,15 @@ impl<'de> Visitor<'de> for TypedMessage<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Message, A::Error> {
         let (mut role, mut call_id, mut name, mut tool_name) = (None, None, None, None);
+        let Message {
+            text: mut old_text,
+            calls: old_calls,
+            results: mut old_results,
+            ..
+        } = self.old.unwrap_or_else(|| Message::new(Role::User));
+        let mut old_calls = Some(old_calls);
+        let mut old_result = old_results.pop();
+        let buffer = |taken: Option<String>| taken.unwrap_or_default();
         let mut calls: Option<Option<(Vec<ToolCall>, Evidence)>> = None;
         let mut content = false;
         while let Some(member) = map.next_key::<Member>()? {
@@ -523,10 +592,19 @@ impl<'de> Visitor<'de> for TypedMessage<'_> {
                 Member::ToolCalls if calls.is_some() => {
                     return Err(unread("a second `tool_calls`"))
                 }
-                Member::ToolCalls => calls = Some(map.next_value_seed(TypedCalls)?),
-                Member::ToolCallId => call_id = Some(map.next_value::<Value>()?),
-                Member::Name => name = Some(map.next_value::<Value>()?),
-                Member::ToolName => tool_name = Some(map.next_value::<Value>()?),
+                Member::ToolCalls => {
+                    let old = old_calls.take().unwrap_or_default();
+                    calls = Some(map.next_value_seed(TypedCalls { old })?);
+                }
+                Member::ToolCallId => {
+                    let old = old_result.as_mut().and_then(|r| r.call_id.take());
+                    call_id = map.next_value_seed(OptString(buffer(old)))?;
+                }
+                Member::Name => {
+                    let old = old_result.as_mut().and_then(|r| r.name.take());
+                    name = map.next_value_seed(OptString(buffer(old)))?;
+                }
+                Member::ToolName => tool_name = map.next_value_seed(OptString(String::new()))?,
                 Member::Unread => return Err(unread("a member only values read")),
                 _ => {
                     map.next_value::<Value>()?;
@@ -536,23 +614,37 @@ impl<'de> Visitor<'de> for TypedMessage<'_> {
         let Some(role) = role else {
             return Err(unread("a message without a role"));
         };
-        let mut message = Message::new(role);
-        if let Some((read, seen)) = calls.flatten() {
-            message.calls = read;
-            self.evidence.merge(&seen);
+        old_text.clear();
+        old_results.clear();
+        let mut message = Message {
+            role,
+            text: old_text,
+            calls: Vec::new(),
+            results: old_results,
+        };
+        match calls.flatten() {
+            Some((read, seen)) => {
+                message.calls = read;
+                self.evidence.merge(&seen);
+            }
+            None => {
+                if let Some(mut old) = old_calls {
+                    old.clear();
+                    message.calls = old;
+                }
+            }
         }
         if role == Role::Tool {
-            // As `opt_id` reads it, but for a numeric id.
-            let call_id = opt_string(call_id, "a tool call id")?;
+            // As `opt_id` reads it, but for a numeric id (which `OptString` does not read).
             if call_id.is_some() {
                 self.evidence.saw(&[Format::OpenaiChat]);
             }
-            let name = match opt_string(tool_name, "a tool name")? {
+            let name = match tool_name {
                 Some(name) => {
                     self.evidence.saw(&[Format::Ollama]);
                     Some(name)
                 }
-                None => opt_string(name, "a name")?,
+                None => name,
             };
             message.results.push(ToolResult {
                 call_id,
@@ -599,7 +691,10 @@ impl<'de> Visitor<'de> for RoleSeed {
 }
 
 /// A message's `tool_calls`: `null` (none), or `function` calls, with what they saw.
-struct TypedCalls;
+struct TypedCalls {
+    /// Calls of an earlier line whose buffers these are read into.
+    old: Vec<ToolCall>,
+}
 
 impl<'de> DeserializeSeed<'de> for TypedCalls {
     type Value = Option<(Vec<ToolCall>, Evidence)>;
@@ -621,13 +716,29 @@ impl<'de> Visitor<'de> for TypedCalls {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut calls = Vec::new();
+        let mut calls = self.old;
         let mut evidence = Evidence::default();
-        while let Some(call) = seq.next_element_seed(TypedCall {
-            evidence: &mut evidence,
-        })? {
-            calls.push(call);
+        let mut read = 0;
+        loop {
+            let (id, name) = match calls.get_mut(read) {
+                Some(old) => (old.id.take(), std::mem::take(&mut old.name)),
+                None => (None, String::new()),
+            };
+            let Some(call) = seq.next_element_seed(TypedCall {
+                evidence: &mut evidence,
+                id,
+                name,
+            })?
+            else {
+                break;
+            };
+            match calls.get_mut(read) {
+                Some(slot) => *slot = call,
+                None => calls.push(call),
+            }
+            read += 1;
         }
+        calls.truncate(read);
         Ok(Some((calls, evidence)))
     }
 }
@@ -635,6 +746,9 @@ impl<'de> Visitor<'de> for TypedCalls {
 /// One `{"id", "type": "function", "function": {"name", "arguments"}}` call.
 struct TypedCall<'e> {
     evidence: &'e mut Evidence,
+    /// Buffers of an earlier line's call, for its id and name.
+    id: Option<String>,
+    name: String,
 }
 
 impl<'de> DeserializeSeed<'de> for TypedCall<'_> {
@@ -654,16 +768,23 @@ impl<'de> Visitor<'de> for TypedCall<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolCall, A::Error> {
         let (mut id, mut function) = (None, None);
+        let (mut id_buffer, mut name_buffer) = (self.id, Some(self.name));
         // Absent is a function call, as `null` is.
         let mut function_type = true;
         while let Some(member) = map.next_key::<Member>()? {
             match member {
-                Member::Id => id = Some(map.next_value::<Value>()?),
+                Member::Id => {
+                    let buffer = id_buffer.take().or_else(|| id.take()).unwrap_or_default();
+                    id = map.next_value_seed(OptString(buffer))?;
+                }
                 Member::Type => function_type = map.next_value_seed(FunctionType)?,
                 Member::Function if function.is_some() => {
                     return Err(unread("a second `function`"))
                 }
-                Member::Function => function = Some(map.next_value_seed(TypedFunction)?),
+                Member::Function => {
+                    let name = name_buffer.take().unwrap_or_default();
+                    function = Some(map.next_value_seed(TypedFunction { name })?);
+                }
                 Member::Unread => return Err(unread("a custom call")),
                 _ => {
                     map.next_value::<Value>()?;
@@ -680,7 +801,7 @@ impl<'de> Visitor<'de> for TypedCall<'_> {
             self.evidence.saw(&[format]);
         }
         Ok(ToolCall {
-            id: opt_string(id, "a call id")?,
+            id,
             name,
             namespace: None,
             // Not kept: a transcript call's arguments judge nothing.
@@ -719,7 +840,10 @@ impl<'de> Visitor<'de> for FunctionType {
 
 /// A call's `function`: its name, and the format its arguments are the shape of (a string:
 /// OpenAI Chat; an object: Ollama). `null` is no function.
-struct TypedFunction;
+struct TypedFunction {
+    /// A buffer of an earlier line's, for the name.
+    name: String,
+}
 
 impl<'de> DeserializeSeed<'de> for TypedFunction {
     type Value = Option<(String, Option<Format>)>;
@@ -742,9 +866,17 @@ impl<'de> Visitor<'de> for TypedFunction {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let (mut name, mut arguments) = (None, None);
+        let mut buffer = Some(self.name);
         while let Some(member) = map.next_key::<Member>()? {
             match member {
-                Member::Name => name = Some(map.next_value::<Value>()?),
+                Member::Name => {
+                    let reuse = buffer.take().or_else(|| name.take()).unwrap_or_default();
+                    // `null` is no name: not read here, as a value that is not a string.
+                    name = Some(
+                        map.next_value_seed(OptString(reuse))?
+                            .ok_or_else(|| unread("a function name"))?,
+                    );
+                }
                 Member::Arguments => {
                     let raw = map.next_value::<&'de RawValue>()?;
                     arguments = Some(match raw.get().as_bytes().first() {
@@ -761,7 +893,7 @@ impl<'de> Visitor<'de> for TypedFunction {
                 }
             }
         }
-        let Some(Value::String(name)) = name else {
+        let Some(name) = name else {
             return Err(unread("a function name"));
         };
         Ok(Some((name, arguments.flatten())))
@@ -884,6 +1016,56 @@ mod tests {
                       "type": "function", "function": {"name": "get_order",
                       "arguments": "{\"id\": \"7\"}"}}]},
                      {"role": "tool", "tool_call_id": "c1", "content": "{\"status\": \"late\"}"}]}"#;
+
+    /// A request read into the buffers of a recycled case reads as it does into new ones,
+    /// whether the conversation before it was longer or shorter, with more calls or fewer,
+    /// and whatever shape it was read in.
+    #[test]
+    fn a_recycled_case_leaves_nothing_of_itself_in_the_next() {
+        let long = r#"{"messages": [
+            {"role": "user", "content": "two orders"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "a1", "type": "function", "function": {"name": "get_order", "arguments": "{}"}},
+                {"id": "a2", "type": "function", "function": {"name": "get_order", "arguments": "{}"}},
+                {"id": "a3", "type": "function", "function": {"name": "cancel_order", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "a1", "name": "get_order", "content": "x"},
+            {"role": "tool", "tool_call_id": "a2", "content": "y"},
+            {"role": "tool", "tool_call_id": "a3", "tool_name": "cancel_order", "content": "z"},
+            {"role": "assistant", "content": "done"}]}"#;
+        let short = r#"{"messages": [
+            {"role": "user", "content": "one"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"type": "function", "function": {"name": "refund", "arguments": "{}"}}]},
+            {"role": "tool", "content": "no id"},
+            {"role": "user", "content": "and?", "name": "ann"}]}"#;
+        // Read as values: content blocks, a message with two results.
+        let contents = r#"{"messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "a"},
+                {"type": "tool_result", "tool_use_id": "t2", "content": "b"}]}]}"#;
+        let fresh = |text: &str| read(&mut RequestReader::new(), text).unwrap().transcript;
+        for order in [
+            [long, short, long, contents, short],
+            [short, long, contents, long, short],
+            [contents, long, contents, short, long],
+        ] {
+            let mut reader = RequestReader::new();
+            for text in order {
+                let typed = text != contents;
+                reader.set_typed_messages(typed);
+                let case = read(&mut reader, text).unwrap();
+                let mut alone = RequestReader::new();
+                alone.set_typed_messages(typed);
+                let expected = read(&mut alone, text).unwrap().transcript;
+                assert_eq!(case.transcript, expected, "{text}");
+                if typed {
+                    assert_eq!(case.transcript, fresh(text), "{text}");
+                }
+                reader.recycle(case);
+            }
+        }
+    }
 
     #[test]
     fn the_case_has_the_general_paths_catalog_transcript_and_formats_but_no_texts() {
