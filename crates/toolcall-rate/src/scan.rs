@@ -1,11 +1,14 @@
 //! Offline rate runs: a recorded tree or JSONL logs in, a [`Tally`] out, on all cores and in
 //! constant memory.
 //!
-//! One reader (the calling thread) cuts the input into chunks of about [`CHUNK_BYTES`] of whole
-//! lines (or a few recorded files) and hands them over a bounded channel to one worker per core;
-//! each worker parses, scores and counts into a tally of its own, and the tallies are merged at
-//! the end. The bounded channel is what keeps memory constant: the reader blocks when the workers
-//! are behind, so at most `2 × workers` chunks are in flight whatever the input's size.
+//! The input is cut into chunks of about [`CHUNK_BYTES`] of whole lines (or a few recorded
+//! files), and one worker per core parses, scores and counts them into a tally of its own; the
+//! tallies are merged at the end. For JSONL logs the workers take turns reading
+//! ([`parallel_pull`]): each reads its next chunk under a lock and works on it at once, while
+//! it is in its core's cache, so no thread only reads and at most one chunk per worker is in
+//! memory. A recorded tree is walked by the calling thread, which hands batches over a bounded
+//! channel ([`parallel`]; at most `2 × workers` in flight). With one worker, everything runs on
+//! the calling thread: `--threads 1` is one thread.
 //!
 //! # The JSONL line format
 //!
@@ -38,7 +41,7 @@ use std::fs::File;
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use toolcall_score::{escape, escape_path};
@@ -126,23 +129,76 @@ impl Progress {
     }
 }
 
+/// Hands one item to the workers: `false` once they are gone (stopped early).
+pub(crate) type Hand<'h, I> = &'h mut dyn FnMut(I) -> bool;
+
 /// Runs `produce` on this thread and `work` on `workers` threads over a bounded channel, then
 /// merges the workers' tallies. `stop` tells the producer (and workers) to give up early.
+///
+/// With one worker there is no channel and no other thread: `work` runs on this thread as
+/// each item is produced, so "one thread" is one thread (and a chunk is worked on while it is
+/// still in this core's cache).
 pub(crate) fn parallel<I: Send>(
     options: &ScanOptions,
     progress: Option<&Progress>,
-    produce: impl FnOnce(&SyncSender<I>, &AtomicBool) -> Result<(), RateError>,
+    produce: impl FnOnce(Hand<'_, I>, &AtomicBool) -> Result<(), RateError>,
     work: impl Fn(&mut Tally, I) + Sync,
 ) -> Result<Tally, RateError> {
     let workers = options.workers();
-    let (sender, receiver) = sync_channel::<I>(workers * 2);
-    let receiver: Mutex<Receiver<I>> = Mutex::new(receiver);
     let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let drawer = progress.map(|p| scope.spawn(move || p.draw()));
+        let (produced, total) = if workers == 1 {
+            let mut tally = Tally::default();
+            let produced = produce(
+                &mut |item| {
+                    if stop.load(Ordering::Relaxed) {
+                        return false;
+                    }
+                    work(&mut tally, item);
+                    if options.strict && tally.bad() > 0 {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    true
+                },
+                &stop,
+            );
+            (produced, tally)
+        } else {
+            on_workers(options, workers, &stop, produce, &work)
+        };
+        if let Some(p) = progress {
+            p.finished.store(true, Ordering::Relaxed);
+        }
+        if let Some(drawer) = drawer {
+            let _ = drawer.join();
+        }
+        produced?;
+        if options.strict {
+            if let Some((_, message)) = total.errors.first() {
+                return Err(RateError::Strict {
+                    message: message.clone(),
+                });
+            }
+        }
+        Ok(total)
+    })
+}
+
+/// [`parallel`] on `workers` threads, fed over a bounded channel.
+fn on_workers<I: Send>(
+    options: &ScanOptions,
+    workers: usize,
+    stop: &AtomicBool,
+    produce: impl FnOnce(Hand<'_, I>, &AtomicBool) -> Result<(), RateError>,
+    work: &(impl Fn(&mut Tally, I) + Sync),
+) -> (Result<(), RateError>, Tally) {
+    let (sender, receiver) = sync_channel::<I>(workers * 2);
+    let receiver: Mutex<Receiver<I>> = Mutex::new(receiver);
+    std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
-                let (receiver, work, stop) = (&receiver, &work, &stop);
+                let receiver = &receiver;
                 scope.spawn(move || {
                     let mut tally = Tally::default();
                     loop {
@@ -164,7 +220,7 @@ pub(crate) fn parallel<I: Send>(
                 })
             })
             .collect();
-        let produced = produce(&sender, &stop);
+        let produced = produce(&mut |item| sender.send(item).is_ok(), stop);
         drop(sender);
         let mut total = Tally::default();
         for handle in handles {
@@ -173,22 +229,88 @@ pub(crate) fn parallel<I: Send>(
                 Err(panic) => std::panic::resume_unwind(panic),
             }
         }
+        (produced, total)
+    })
+}
+
+/// Runs `work` on `workers` threads, each taking its next item from `next` (called under a
+/// lock, one worker at a time), then merges the workers' tallies; an error from `next` stops
+/// the run and is returned.
+///
+/// No thread only reads: a worker reads its own chunk and works on it at once, while the
+/// chunk is still in its core's cache, and one worker's reading overlaps the others' work.
+/// With one worker, it all runs on this thread.
+pub(crate) fn parallel_pull<I, N>(
+    options: &ScanOptions,
+    progress: Option<&Progress>,
+    next: N,
+    work: impl Fn(&mut Tally, I) + Sync,
+) -> Result<Tally, RateError>
+where
+    N: FnMut(&AtomicBool) -> Result<Option<I>, RateError> + Send,
+{
+    let workers = options.workers();
+    let stop = AtomicBool::new(false);
+    let next = Mutex::new(next);
+    let failure: Mutex<Option<RateError>> = Mutex::new(None);
+    let worker = || {
+        let mut tally = Tally::default();
+        loop {
+            let item = match next.lock() {
+                Ok(mut next) => next(&stop),
+                Err(_) => break,
+            };
+            let item = match item {
+                Ok(Some(item)) => item,
+                Ok(None) => break,
+                Err(e) => {
+                    if let Ok(mut slot) = failure.lock() {
+                        slot.get_or_insert(e);
+                    }
+                    stop.store(true, Ordering::Relaxed);
+                    break;
+                }
+            };
+            work(&mut tally, item);
+            if options.strict && tally.bad() > 0 {
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+        tally
+    };
+    let total = std::thread::scope(|scope| {
+        let drawer = progress.map(|p| scope.spawn(move || p.draw()));
+        let mut total = Tally::default();
+        if workers == 1 {
+            total = worker();
+        } else {
+            let handles: Vec<_> = (0..workers).map(|_| scope.spawn(worker)).collect();
+            for handle in handles {
+                match handle.join() {
+                    Ok(tally) => total.merge(tally),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+        }
         if let Some(p) = progress {
             p.finished.store(true, Ordering::Relaxed);
         }
         if let Some(drawer) = drawer {
             let _ = drawer.join();
         }
-        produced?;
-        if options.strict {
-            if let Some((_, message)) = total.errors.first() {
-                return Err(RateError::Strict {
-                    message: message.clone(),
-                });
-            }
+        total
+    });
+    if let Some(e) = failure.into_inner().ok().flatten() {
+        return Err(e);
+    }
+    if options.strict {
+        if let Some((_, message)) = total.errors.first() {
+            return Err(RateError::Strict {
+                message: message.clone(),
+            });
         }
-        Ok(total)
-    })
+    }
+    Ok(total)
 }
 
 /// A run of whole lines from one input.
@@ -366,105 +488,107 @@ pub fn rate_jsonl(paths: &[PathBuf], options: &ScanOptions) -> Result<Tally, Rat
     let limit = toolcall_score::max_input_bytes();
     let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
     let pool = Pool::default();
-    parallel(
-        options,
-        progress,
-        |sender, stop| {
-            for (source, path) in paths.iter().enumerate() {
-                let input: Box<dyn Read> = if path.as_os_str() == "-" {
-                    Box::new(std::io::stdin().lock())
-                } else {
-                    Box::new(File::open(path).map_err(|source| RateError::Read {
-                        path: path.clone(),
-                        source,
-                    })?)
-                };
-                let mut chunker = Chunker {
-                    input,
+    let pool = &pool;
+    let mut inputs = paths.iter().enumerate();
+    let mut current: Option<(&PathBuf, Chunker<'_, Box<dyn Read + Send>>)> = None;
+    let next = move |stop: &AtomicBool| -> Result<Option<Chunk>, RateError> {
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
+            if let Some((path, chunker)) = &mut current {
+                let chunk = chunker.next().map_err(|source| RateError::Read {
+                    path: path.to_path_buf(),
                     source,
-                    limit,
-                    line: 1,
-                    pending: Vec::new(),
-                    eof: false,
-                    pool: &pool,
-                };
-                loop {
-                    if stop.load(Ordering::Relaxed) {
-                        return Ok(());
-                    }
-                    let chunk = chunker.next().map_err(|source| RateError::Read {
-                        path: path.clone(),
-                        source,
-                    })?;
-                    let Some(chunk) = chunk else { break };
+                })?;
+                if let Some(chunk) = chunk {
                     if let Some(p) = progress {
                         p.done.fetch_add(chunk.data.len() as u64, Ordering::Relaxed);
                     }
-                    if sender.send(chunk).is_err() {
-                        return Ok(());
-                    }
+                    return Ok(Some(chunk));
                 }
+                current = None;
             }
-            Ok(())
-        },
-        |tally, chunk: Chunk| {
-            let before = tally.responses();
-            let origin = |number: u64| Origin {
-                order: (chunk.source, number),
-                shown: format!("{}:{number}", shown[chunk.source]),
-                file: (paths[chunk.source].as_os_str() != "-").then(|| shown[chunk.source].clone()),
-                line: Some(number),
+            let Some((source, path)) = inputs.next() else {
+                return Ok(None);
             };
-            let too_long = |tally: &mut Tally, number: u64, bytes: u64| {
-                let origin = origin(number);
-                // The file's own error, with `file:line` for its name.
-                let message = toolcall_score::InputError::TooLarge {
-                    path: origin.shown.clone().into(),
-                    bytes,
-                    limit,
-                }
-                .to_string();
+            let input: Box<dyn Read + Send> = if path.as_os_str() == "-" {
+                Box::new(std::io::stdin())
+            } else {
+                Box::new(File::open(path).map_err(|source| RateError::Read {
+                    path: path.clone(),
+                    source,
+                })?)
+            };
+            let chunker = Chunker {
+                input,
+                source,
+                limit,
+                line: 1,
+                pending: Vec::new(),
+                eof: false,
+                pool,
+            };
+            current = Some((path, chunker));
+        }
+    };
+    parallel_pull(options, progress, next, |tally, chunk: Chunk| {
+        let before = tally.responses();
+        let origin = |number: u64| Origin {
+            order: (chunk.source, number),
+            shown: format!("{}:{number}", shown[chunk.source]),
+            file: (paths[chunk.source].as_os_str() != "-").then(|| shown[chunk.source].clone()),
+            line: Some(number),
+        };
+        let too_long = |tally: &mut Tally, number: u64, bytes: u64| {
+            let origin = origin(number);
+            // The file's own error, with `file:line` for its name.
+            let message = toolcall_score::InputError::TooLarge {
+                path: origin.shown.clone().into(),
+                bytes,
+                limit,
+            }
+            .to_string();
+            tally.bad_input(origin, message);
+        };
+        for &(number, bytes) in &chunk.too_long {
+            too_long(tally, number, bytes);
+        }
+        let mut start = 0;
+        let ends = chunk.ends.iter().copied().chain([chunk.data.len()]);
+        for (i, end) in ends.enumerate() {
+            let bytes = &chunk.data[start..end];
+            start = end + 1;
+            let number = chunk.first_line + i as u64;
+            if bytes.len() as u64 > limit {
+                let newline = u64::from(end < chunk.data.len());
+                too_long(tally, number, bytes.len() as u64 + newline);
+                continue;
+            }
+            let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+            if bytes.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            // Most lines pass: counted on the fast path, with no origin to build.
+            if crate::fast::add_if_passing(tally, bytes, options.format) {
+                continue;
+            }
+            let origin = origin(number);
+            if let Err(message) = score_line(tally, bytes, options.format, origin.clone()) {
+                let message = format!("{}: {message}", escape(&origin.shown));
                 tally.bad_input(origin, message);
-            };
-            for &(number, bytes) in &chunk.too_long {
-                too_long(tally, number, bytes);
             }
-            let mut start = 0;
-            let ends = chunk.ends.iter().copied().chain([chunk.data.len()]);
-            for (i, end) in ends.enumerate() {
-                let bytes = &chunk.data[start..end];
-                start = end + 1;
-                let number = chunk.first_line + i as u64;
-                if bytes.len() as u64 > limit {
-                    let newline = u64::from(end < chunk.data.len());
-                    too_long(tally, number, bytes.len() as u64 + newline);
-                    continue;
-                }
-                let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-                if bytes.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                // Most lines pass: counted on the fast path, with no origin to build.
-                if crate::fast::add_if_passing(tally, bytes, options.format) {
-                    continue;
-                }
-                let origin = origin(number);
-                if let Err(message) = score_line(tally, bytes, options.format, origin.clone()) {
-                    let message = format!("{}: {message}", escape(&origin.shown));
-                    tally.bad_input(origin, message);
-                }
-            }
-            if let Some(p) = progress {
-                p.responses
-                    .fetch_add(tally.responses() - before, Ordering::Relaxed);
-            }
-            let mut data = chunk.data;
-            data.clear();
-            if let Ok(mut pool) = pool.lock() {
-                pool.push(data);
-            }
-        },
-    )
+        }
+        if let Some(p) = progress {
+            p.responses
+                .fetch_add(tally.responses() - before, Ordering::Relaxed);
+        }
+        let mut data = chunk.data;
+        data.clear();
+        if let Ok(mut pool) = pool.lock() {
+            pool.push(data);
+        }
+    })
 }
 
 /// The files under `dir`, recursively, in sorted order, for which `keep` holds. The walk never
@@ -551,7 +675,7 @@ pub fn rate_tree(
     let tally = parallel(
         options,
         progress,
-        |sender, stop| {
+        |hand, stop| {
             let mut order = 0usize;
             let mut batch = Vec::with_capacity(16);
             walk(recorded, &|p| Recording::of(p).is_some(), &mut |path| {
@@ -569,12 +693,12 @@ pub fn rate_tree(
                     recorded: path,
                 });
                 if batch.len() == 16 {
-                    let _ = sender.send(std::mem::take(&mut batch));
+                    hand(std::mem::take(&mut batch));
                 }
                 Ok(())
             })?;
             if !batch.is_empty() {
-                let _ = sender.send(batch);
+                hand(batch);
             }
             Ok(())
         },

@@ -176,12 +176,9 @@ pub fn rate_traces(
     let tally = parallel(
         options,
         None,
-        |sender, stop| {
+        |hand, stop| {
             for (i, path) in paths.iter().enumerate() {
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                if sender.send((i, path.clone())).is_err() {
+                if stop.load(Ordering::Relaxed) || !hand((i, path.clone())) {
                     break;
                 }
             }
