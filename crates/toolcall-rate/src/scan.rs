@@ -4,10 +4,10 @@
 //! The input is cut into chunks of about [`CHUNK_BYTES`] of whole lines (or a few recorded
 //! files), and one worker per core parses, scores and counts them into a tally of its own; the
 //! tallies are merged at the end. For JSONL logs the workers take turns reading
-//! ([`parallel_pull`]): each reads its next chunk under a lock and works on it at once, while
+//! (`parallel_pull`): each reads its next chunk under a lock and works on it at once, while
 //! it is in its core's cache, so no thread only reads and at most one chunk per worker is in
 //! memory. A recorded tree is walked by the calling thread, which hands batches over a bounded
-//! channel ([`parallel`]; at most `2 × workers` in flight). With one worker, everything runs on
+//! channel (`parallel`; at most `2 × workers` in flight). With one worker, everything runs on
 //! the calling thread: `--threads 1` is one thread.
 //!
 //! # The JSONL line format

@@ -8,7 +8,9 @@
 //! when the file ends. What a long file costs in memory is then the budget, not its length.
 //!
 //! The file's source is told from its first records ([`PREFIX_RECORDS`], [`PREFIX_BYTES`]), so
-//! that telling it does not read the whole file first.
+//! that telling it does not read the whole file first. When no source claims spans among them
+//! (a service's export, its model spans few among its HTTP spans), the rest is looked through
+//! for one that claims a later record, and the file is read again as that source.
 //!
 //! A group whose records come again after it was read (its trace's records lay more than the
 //! budget apart in the file) is read again as a new group, and counted in [`Found::split`]:
@@ -83,18 +85,40 @@ pub(crate) fn read_path_grouped(
         }
     };
     let parquet = matches!(input, Input::Rows(_));
-    read_input(input, &shown, parquet, from, budget, each)
+    read_input(
+        input,
+        path,
+        &shown,
+        parquet,
+        from.map(Told::Named),
+        budget,
+        each,
+    )
+}
+
+/// The source a file is read as, when it is known before its records are.
+#[derive(Clone, Copy)]
+enum Told {
+    /// Named with `--from`: it must claim the file.
+    Named(&'static Source),
+    /// Found claiming a record past the first ones: the file is read again as it.
+    Found(&'static Source),
 }
 
 /// The records of `input` as spans or as a source's records, told from its first ones.
 fn read_input(
     mut input: Input,
+    path: &Path,
     shown: &str,
     parquet: bool,
-    from: Option<&'static Source>,
+    told: Option<Told>,
     budget: usize,
     each: Option<&mut dyn FnMut(Found)>,
 ) -> Result<&'static Source, TraceError> {
+    let from = match told {
+        Some(Told::Named(source) | Told::Found(source)) => Some(source),
+        None => None,
+    };
     let mut prefix: Vec<Result<Record, Bad>> = Vec::new();
     let mut bytes = 0;
     while prefix.len() < PREFIX_RECORDS && bytes < PREFIX_BYTES {
@@ -118,10 +142,40 @@ fn read_input(
         for (at, value) in prefix.iter().flatten() {
             spans::container(value, at, &mut spans);
         }
-        crate::pick(shown, from, |source| match &source.reads {
+        let claims_prefix = |source: &Source| match &source.reads {
             Reads::Spans { claims, .. } => claims(&spans),
             _ => false,
-        })?
+        };
+        let exhausted = prefix.len() < PREFIX_RECORDS && bytes < PREFIX_BYTES;
+        match (told, crate::pick(shown, from, claims_prefix)) {
+            (_, Ok(source)) | (Some(Told::Found(source)), Err(_)) => source,
+            // The model's spans can be few among a service's others: a source that claims
+            // none of the first records may claim a later one. Looked for, then read again.
+            (_, Err(TraceError::NotATrace { .. } | TraceError::NotThisSource { .. }))
+                if !exhausted =>
+            {
+                match claimed_later(&mut input, from) {
+                    Some(source) => {
+                        let Some(lines) = LineReader::open(path)? else {
+                            return Err(TraceError::Input(format!(
+                                "{shown}: changed while it was read"
+                            )));
+                        };
+                        return read_input(
+                            Input::Lines(lines),
+                            path,
+                            shown,
+                            parquet,
+                            Some(Told::Found(source)),
+                            budget,
+                            each,
+                        );
+                    }
+                    None => crate::pick(shown, from, claims_prefix)?,
+                }
+            }
+            (_, Err(e)) => return Err(e),
+        }
     } else {
         crate::pick(shown, from, |source| match &source.reads {
             Reads::Records { claims, .. } => first.is_some_and(|(_, value)| claims(value)),
@@ -197,6 +251,29 @@ fn read_input(
         }
     }
     Ok(source)
+}
+
+/// The first source (`from`, or any) that claims the spans of one of `input`'s records.
+fn claimed_later(input: &mut Input, from: Option<&'static Source>) -> Option<&'static Source> {
+    while let Some(record) = input.next() {
+        let Ok((at, value)) = record else { continue };
+        let mut spans = Vec::new();
+        if !spans::container(&value, &at, &mut spans) {
+            continue;
+        }
+        let claimed = crate::SOURCES
+            .iter()
+            .copied()
+            .filter(|source| from.is_none_or(|from| std::ptr::eq(from, *source)))
+            .find(|source| match &source.reads {
+                Reads::Spans { claims, .. } => claims(&spans),
+                _ => false,
+            });
+        if claimed.is_some() {
+            return claimed;
+        }
+    }
+    None
 }
 
 fn bad_only(bad: Bad) -> Found {
@@ -739,6 +816,55 @@ mod tests {
         let third = lines.next_record().unwrap().unwrap();
         assert_eq!(third, ("log.jsonl:3".to_owned(), json!({"n": 3})));
         assert!(lines.next_record().is_none());
+    }
+
+    /// A service's export where the model's spans come only after more than the first records
+    /// the source is told from (HTTP spans before them): found further on and read, without
+    /// `--from` and with it.
+    #[test]
+    fn model_spans_after_the_first_records_are_still_found() {
+        let attr = |k: &str, v: &str| json!({"key": k, "value": {"stringValue": v}});
+        let line = |id: usize, attributes: Value| {
+            json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+                {"traceId": format!("t{id}"), "spanId": format!("s{id}"), "name": "span",
+                 "startTimeUnixNano": "1", "attributes": attributes}]}]}]})
+        };
+        let mut lines: Vec<Value> = (0..PREFIX_RECORDS + 5)
+            .map(|i| line(i, json!([attr("http.method", "GET")])))
+            .collect();
+        lines.push(line(
+            99_999,
+            json!([
+                attr("gen_ai.operation.name", "chat"),
+                attr(
+                    "gen_ai.tool.definitions",
+                    r#"[{"type": "function", "name": "get_weather"}]"#
+                ),
+                attr(
+                    "gen_ai.output.messages",
+                    r#"[{"role": "assistant", "parts": [{"type": "tool_call", "id": "c1",
+                        "name": "get_wether", "arguments": {}}]}]"#
+                ),
+            ]),
+        ));
+        let path = scratch("late-model-spans.jsonl", &jsonl(&lines));
+        let otel = crate::source("otel-genai").unwrap();
+        for from in [None, Some(otel)] {
+            let mut all = Found::default();
+            let source =
+                read_path_grouped(&path, from, BUDGET_BYTES, Some(&mut |f| all.append(f))).unwrap();
+            assert_eq!(source.name, "otel-genai");
+            assert_eq!(all.turns.len(), 1, "{:?}", all.turns);
+            assert_eq!(all.turns[0].calls[0].name, "get_wether");
+            assert!(all.bad.is_empty(), "{:?}", all.bad);
+        }
+        // A file no record of which a source claims is still not a trace.
+        lines.pop();
+        let path = scratch("no-model-spans.jsonl", &jsonl(&lines));
+        assert!(matches!(
+            read_path_grouped(&path, None, BUDGET_BYTES, None),
+            Err(TraceError::NotATrace { .. })
+        ));
     }
 
     /// OTLP documents one a line (the collector's file exporter) are spans: the source is told
