@@ -193,6 +193,29 @@ fn jsonl_logs_with_a_bad_line_are_scored_and_the_line_named() {
     assert!(String::from_utf8_lossy(&output.stderr).contains(&format!("{shown}:3")));
 }
 
+/// A log longer than the input limit whose first line is torn (cut by rotation or `tail -c`) is
+/// still a log: its lines are scored and the torn one named. (It cannot be one JSON document:
+/// a document is read whole, within the limit.)
+#[test]
+fn a_long_log_with_a_torn_first_line_is_still_a_log() {
+    let dir = scratch("torn-log");
+    let log = dir.join("traffic.jsonl");
+    let line = json!({"request": case(), "response": response("get_invoice")}).to_string();
+    let mut text = format!("{}\n", &line[line.len() / 2..]);
+    for _ in 0..100 {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    std::fs::write(&log, &text).unwrap();
+    assert!(text.len() > 8_000);
+    let shown = log.display().to_string();
+    let output = toolcall(&["rate", "--max-input-bytes", "4KB", &shown]);
+    let out = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}");
+    assert!(out.contains("scored 100 response(s)"), "{out}");
+    assert!(out.contains(&format!("{shown}:1: not a log line")), "{out}");
+}
+
 /// A log line over the input limit is named and skipped, never held whole; the lines after it
 /// keep their numbers. The limit comes from `--max-input-bytes` or `ATP_MAX_INPUT_BYTES`.
 #[test]

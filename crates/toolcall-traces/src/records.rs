@@ -77,16 +77,24 @@ pub(crate) fn parquet_rows(path: &std::path::Path) -> Result<Rows, crate::TraceE
     };
     let file = std::fs::File::open(path).map_err(|e| fail(format!("cannot open: {e}")))?;
     let reader = SerializedFileReader::new(file).map_err(|e| fail(format!("not Parquet: {e}")))?;
-    Ok(Box::new(reader.into_iter().enumerate().map(
+    // The reader does not move past a row it cannot read: the first is the last.
+    let mut failed = false;
+    Ok(Box::new(reader.into_iter().enumerate().map_while(
         move |(i, row)| {
-            let at = format!("{shown}:row {}", i + 1);
-            match row {
-                Ok(row) => Ok((at, row.to_json_value())),
-                Err(e) => Err(Bad {
-                    at,
-                    why: format!("an unreadable row: {e}"),
-                }),
+            if failed {
+                return None;
             }
+            let at = format!("{shown}:row {}", i + 1);
+            Some(match row {
+                Ok(row) => Ok((at, row.to_json_value())),
+                Err(e) => {
+                    failed = true;
+                    Err(Bad {
+                        at,
+                        why: format!("an unreadable row: {e}; the rows after it are not read"),
+                    })
+                }
+            })
         },
     )))
 }

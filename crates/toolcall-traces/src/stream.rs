@@ -14,7 +14,9 @@
 //!
 //! A group whose records come again after it was read (its trace's records lay more than the
 //! budget apart in the file) is read again as a new group, and counted in [`Found::split`]:
-//! a call recorded in both parts is then not folded. One JSON document (OTLP, Jaeger, a trace
+//! what needs records of both parts is lost (a call recorded in both is not folded; an
+//! execution span is not joined to a content-less model turn in the other part). Its calls
+//! are all still counted. One JSON document (OTLP, Jaeger, a trace
 //! export) is a single value: it is read whole, within the input limit, by [`crate::read`].
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -96,13 +98,25 @@ pub(crate) fn read_path_grouped(
     )
 }
 
-/// The source a file is read as, when it is known before its records are.
+/// What is known of a file before its records are read.
 #[derive(Clone, Copy)]
 enum Told {
-    /// Named with `--from`: it must claim the file.
+    /// Its source is named with `--from`: it must claim the file.
     Named(&'static Source),
-    /// Found claiming a record past the first ones: the file is read again as it.
+    /// The same, read again: other signals' records at its start are its records.
+    NamedKeepingAll(&'static Source),
+    /// Its source was found claiming a record past the first ones: read again as it.
     Found(&'static Source),
+    /// Read again: other signals' records at its start are its records (it is not spans).
+    KeepAll,
+}
+
+/// Whether the records at a file's start are all kept, other signals' too.
+fn told_keeps_all(told: Option<Told>) -> bool {
+    matches!(
+        told,
+        Some(Told::NamedKeepingAll(_) | Told::Found(_) | Told::KeepAll)
+    )
 }
 
 /// The records of `input` as spans or as a source's records, told from its first ones.
@@ -116,14 +130,24 @@ fn read_input(
     each: Option<&mut dyn FnMut(Found)>,
 ) -> Result<&'static Source, TraceError> {
     let from = match told {
-        Some(Told::Named(source) | Told::Found(source)) => Some(source),
-        None => None,
+        Some(Told::Named(source) | Told::NamedKeepingAll(source) | Told::Found(source)) => {
+            Some(source)
+        }
+        Some(Told::KeepAll) | None => None,
     };
     let mut prefix: Vec<Result<Record, Bad>> = Vec::new();
     let mut bytes = 0;
+    // Other signals' records (metrics, logs) before the first span or record decide nothing
+    // and are not kept: a file may begin with thousands of them.
+    let mut skipped_other = false;
     while prefix.len() < PREFIX_RECORDS && bytes < PREFIX_BYTES {
         let Some(record) = input.next() else { break };
         if let Ok((_, value)) = &record {
+            if !parquet && !told_keeps_all(told) && prefix.is_empty() && spans::other_signal(value)
+            {
+                skipped_other = true;
+                continue;
+            }
             bytes += size_of(value);
         }
         prefix.push(record);
@@ -137,6 +161,29 @@ fn read_input(
         .find(|(_, value)| !spans::other_signal(value));
     let as_spans = !parquet
         && first_not_other.is_some_and(|(at, value)| spans::container(value, at, &mut Vec::new()));
+    if skipped_other && !as_spans {
+        // Not spans after all: the records passed over are the source's to judge. Read again,
+        // keeping them.
+        let Some(lines) = LineReader::open(path)? else {
+            return Err(TraceError::Input(format!(
+                "{shown}: changed while it was read"
+            )));
+        };
+        let told = Some(match told {
+            Some(Told::Named(source)) => Told::NamedKeepingAll(source),
+            Some(Told::Found(source)) => Told::Found(source),
+            _ => Told::KeepAll,
+        });
+        return read_input(
+            Input::Lines(lines),
+            path,
+            shown,
+            parquet,
+            told,
+            budget,
+            each,
+        );
+    }
     let source = if as_spans {
         let mut spans = Vec::new();
         for (at, value) in prefix.iter().flatten() {
@@ -154,7 +201,7 @@ fn read_input(
             (_, Err(TraceError::NotATrace { .. } | TraceError::NotThisSource { .. }))
                 if !exhausted =>
             {
-                match claimed_later(&mut input, from) {
+                match claimed_later(&mut input, from, shown)? {
                     Some(source) => {
                         let Some(lines) = LineReader::open(path)? else {
                             return Err(TraceError::Input(format!(
@@ -239,13 +286,28 @@ fn read_input(
                         continue;
                     }
                 };
-                let key = match groups {
-                    Groups::File => Key::File,
-                    Groups::Record => Key::Alone,
-                    Groups::Key(key_of) => key_of(&value).map_or(Key::Alone, Key::Named),
+                let key_of = match groups {
+                    Groups::File => {
+                        let size = size_of(&value);
+                        held.add(Key::File, (at, value), size, each);
+                        continue;
+                    }
+                    Groups::Record => {
+                        held.add(Key::Alone, (at, value), 0, each);
+                        continue;
+                    }
+                    Groups::Key(key_of) => key_of,
                 };
-                let size = size_of(&value);
-                held.add(key, (at, value), size, each);
+                // A list of rows, each with a key: each row with its own.
+                let items = match value {
+                    Value::Array(items) if items.iter().all(|i| key_of(i).is_some()) => items,
+                    value => vec![value],
+                };
+                for item in items {
+                    let key = key_of(&item).map_or(Key::Alone, Key::Named);
+                    let size = size_of(&item);
+                    held.add(key, (at.clone(), item), size, each);
+                }
             }
             held.finish(each);
         }
@@ -253,27 +315,44 @@ fn read_input(
     Ok(source)
 }
 
-/// The first source (`from`, or any) that claims the spans of one of `input`'s records.
-fn claimed_later(input: &mut Input, from: Option<&'static Source>) -> Option<&'static Source> {
+/// The source (`from`, or any) that claims the spans of one of `input`'s records, looked for
+/// in all of them: two sources that claim records are an error naming both, as they are when
+/// the first records tell the source.
+fn claimed_later(
+    input: &mut Input,
+    from: Option<&'static Source>,
+    shown: &str,
+) -> Result<Option<&'static Source>, TraceError> {
+    let mut claimed: Vec<&'static Source> = Vec::new();
     while let Some(record) = input.next() {
         let Ok((at, value)) = record else { continue };
         let mut spans = Vec::new();
         if !spans::container(&value, &at, &mut spans) {
             continue;
         }
-        let claimed = crate::SOURCES
-            .iter()
-            .copied()
-            .filter(|source| from.is_none_or(|from| std::ptr::eq(from, *source)))
-            .find(|source| match &source.reads {
-                Reads::Spans { claims, .. } => claims(&spans),
+        for source in crate::SOURCES.iter().copied() {
+            let wanted = from.is_none_or(|from| std::ptr::eq(from, source));
+            let claims = match &source.reads {
+                Reads::Spans { claims, .. } => wanted && claims(&spans),
                 _ => false,
-            });
-        if claimed.is_some() {
-            return claimed;
+            };
+            if claims && !claimed.iter().any(|c| std::ptr::eq(*c, source)) {
+                claimed.push(source);
+            }
+        }
+        // `--from` names the one source asked for: found, it is read.
+        if from.is_some() && !claimed.is_empty() {
+            break;
         }
     }
-    None
+    match claimed.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some(*one)),
+        many => Err(TraceError::Ambiguous {
+            path: shown.to_owned(),
+            candidates: many.iter().map(|s| s.name).collect(),
+        }),
+    }
 }
 
 fn bad_only(bad: Bad) -> Found {
@@ -478,6 +557,7 @@ impl LineReader<BufReader<std::fs::File>> {
             buffer: Vec::new(),
             failed: false,
         };
+        let within_limit = std::fs::metadata(path).is_ok_and(|m| m.len() <= probe.limit);
         let mut whole_values = 0;
         while whole_values < 2 {
             match probe.next_line() {
@@ -485,7 +565,10 @@ impl LineReader<BufReader<std::fs::File>> {
                 Ok(None) => return Ok(None),
                 Ok(Some(Line::Blank)) => {}
                 Ok(Some(Line::Text(text))) if whole_values == 0 => {
-                    if serde_json::from_str::<Value>(text).is_err() {
+                    // A pretty-printed document, unless the file is too long to be one (read
+                    // whole, a document must fit the input limit): then JSON Lines whose first
+                    // line is bad.
+                    if serde_json::from_str::<Value>(text).is_err() && within_limit {
                         return Ok(None);
                     }
                     whole_values += 1;
@@ -865,6 +948,210 @@ mod tests {
             read_path_grouped(&path, None, BUDGET_BYTES, None),
             Err(TraceError::NotATrace { .. })
         ));
+    }
+
+    /// Whole and grouped readings of `text` agree, the turns in any order.
+    fn reads_as_whole(name: &str, text: &str) -> Found {
+        let path = scratch(name, text);
+        let (whole_source, whole) = crate::read(text, &path.display().to_string(), None).unwrap();
+        let (source, grouped) = read_grouped(&path, BUDGET_BYTES);
+        assert_eq!(source.name, whole_source.name, "{name}");
+        assert_eq!(summary(&grouped), summary(&whole), "{name}");
+        grouped
+    }
+
+    /// Lines that each hold a list of rows of several traces: grouped row by row, so a trace's
+    /// rows meet whatever lines they are on; and a numeric trace id is a trace id.
+    #[test]
+    fn rows_in_lists_and_numeric_trace_ids_group_by_their_trace() {
+        let lists = jsonl(&[
+            json!([
+                row(1, "GENERATION", 1, "get_weather"),
+                row(2, "GENERATION", 2, "get_wether")
+            ]),
+            json!([
+                row(2, "TOOL", 3, "get_wether"),
+                row(1, "TOOL", 4, "get_weather")
+            ]),
+        ]);
+        let found = reads_as_whole("lists.jsonl", &lists);
+        assert_eq!((found.turns.len(), found.folded), (2, 2));
+        let mut numeric = [
+            row(7, "GENERATION", 1, "get_weather"),
+            row(7, "TOOL", 2, "get_weather"),
+        ];
+        for r in &mut numeric {
+            r["trace_id"] = json!(7);
+        }
+        let found = reads_as_whole("numeric.jsonl", &jsonl(&numeric));
+        assert_eq!((found.turns.len(), found.folded), (1, 1));
+    }
+
+    fn chat_line(trace: &str, call: &str) -> Value {
+        let attr = |k: &str, v: &str| json!({"key": k, "value": {"stringValue": v}});
+        json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+        {"traceId": trace, "spanId": format!("s-{trace}"), "name": "chat",
+         "startTimeUnixNano": "10", "attributes": [
+            attr("gen_ai.operation.name", "chat"),
+            attr("gen_ai.tool.definitions", r#"[{"type": "function", "name": "get_weather"}]"#),
+            attr("gen_ai.output.messages", &format!(
+                r#"[{{"role": "assistant", "parts": [{{"type": "tool_call", "id": "{call}",
+                    "name": "get_weather", "arguments": {{}}}}]}}]"#)),
+        ]}]}]}]})
+    }
+
+    /// More metric records than the first records a source is told from, before any span:
+    /// the spans after them are still read, with `--from` and without.
+    #[test]
+    fn metrics_before_the_first_span_are_passed_over() {
+        let mut lines: Vec<Value> = (0..PREFIX_RECORDS + 1)
+            .map(|i| json!({"type": "metric", "name": format!("m{i}")}))
+            .collect();
+        lines.push(chat_line("t1", "c1"));
+        lines.push(chat_line("t2", "c2"));
+        let text = jsonl(&lines);
+        reads_as_whole("metrics-first.jsonl", &text);
+        let path = scratch("metrics-first-from.jsonl", &text);
+        let otel = crate::source("otel-genai").unwrap();
+        let mut all = Found::default();
+        read_path_grouped(
+            &path,
+            Some(otel),
+            BUDGET_BYTES,
+            Some(&mut |f| all.append(f)),
+        )
+        .unwrap();
+        assert_eq!(all.turns.len(), 2);
+        // Records of a source after the metrics: not spans, so read again keeping the
+        // metrics, and told from the first record, as read whole: a metric, no source's.
+        let mut rows: Vec<Value> = (0..PREFIX_RECORDS + 1)
+            .map(|i| json!({"type": "metric", "name": format!("m{i}")}))
+            .collect();
+        rows.push(row(1, "GENERATION", 1, "get_weather"));
+        let text = jsonl(&rows);
+        let path = scratch("metrics-then-rows.jsonl", &text);
+        let whole = crate::read(&text, &path.display().to_string(), None);
+        assert!(
+            matches!(whole, Err(TraceError::NotATrace { .. })),
+            "{whole:?}"
+        );
+        let grouped = read_path_grouped(&path, None, BUDGET_BYTES, None);
+        assert!(
+            matches!(grouped, Err(TraceError::NotATrace { .. })),
+            "{grouped:?}"
+        );
+    }
+
+    /// Two sources that claim records past the first ones: an error naming both, as reading
+    /// the file whole says; `--from` picks one.
+    #[test]
+    fn two_sources_claiming_later_records_are_ambiguous() {
+        let attr = |k: &str, v: &str| json!({"key": k, "value": {"stringValue": v}});
+        let http = |i: usize| {
+            json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+                {"traceId": format!("h{i}"), "spanId": format!("h{i}"), "name": "GET",
+                 "attributes": [attr("http.method", "GET")]}]}]}]})
+        };
+        let mut lines: Vec<Value> = (0..PREFIX_RECORDS + 1).map(http).collect();
+        lines.push(json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+            {"traceId": "v1", "spanId": "v1", "name": "ai.toolCall",
+             "attributes": [attr("ai.toolCall.name", "f")]}]}]}]}));
+        lines.push(chat_line("t1", "c1"));
+        let text = jsonl(&lines);
+        let path = scratch("two-later.jsonl", &text);
+        let whole = crate::read(&text, &path.display().to_string(), None);
+        assert!(
+            matches!(whole, Err(TraceError::Ambiguous { .. })),
+            "{whole:?}"
+        );
+        let grouped = read_path_grouped(&path, None, BUDGET_BYTES, None);
+        assert!(
+            matches!(&grouped, Err(TraceError::Ambiguous { candidates, .. }) if candidates.len() == 2),
+            "{grouped:?}"
+        );
+        let otel = crate::source("otel-genai").unwrap();
+        let mut all = Found::default();
+        read_path_grouped(
+            &path,
+            Some(otel),
+            BUDGET_BYTES,
+            Some(&mut |f| all.append(f)),
+        )
+        .unwrap();
+        assert_eq!(all.turns.len(), 1);
+    }
+
+    /// A Parquet file whose second row group cannot be read: the first group's rows count, the
+    /// unreadable row is named, and the reading ends (the reader does not move past it).
+    #[cfg(feature = "parquet")]
+    #[test]
+    fn a_parquet_row_group_that_cannot_be_read_ends_the_rows() {
+        use std::sync::Arc;
+
+        use parquet::data_type::{ByteArray, ByteArrayType};
+        use parquet::file::properties::WriterProperties;
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        use parquet::file::writer::SerializedFileWriter;
+
+        const COLUMNS: [&str; 6] = ["id", "trace_id", "type", "name", "input", "output"];
+        let path = scratch("two-groups.parquet", "");
+        let fields: String = COLUMNS
+            .iter()
+            .map(|k| format!("REQUIRED BYTE_ARRAY {k} (UTF8);"))
+            .collect();
+        let schema = Arc::new(
+            parquet::schema::parser::parse_message_type(&format!("message rows {{ {fields} }}"))
+                .unwrap(),
+        );
+        let props = Arc::new(
+            WriterProperties::builder()
+                .set_compression(parquet::basic::Compression::SNAPPY)
+                .build(),
+        );
+        let mut writer =
+            SerializedFileWriter::new(std::fs::File::create(&path).unwrap(), schema, props)
+                .unwrap();
+        for group in 0..2 {
+            let rows: Vec<Value> = (0..50)
+                .map(|i| row(group * 100 + i, "GENERATION", 1, "get_weather"))
+                .collect();
+            let mut writing = writer.next_row_group().unwrap();
+            for key in COLUMNS {
+                let values: Vec<ByteArray> = rows
+                    .iter()
+                    .map(|r| ByteArray::from(r[key].as_str().unwrap_or_default()))
+                    .collect();
+                let mut column = writing.next_column().unwrap().unwrap();
+                column
+                    .typed::<ByteArrayType>()
+                    .write_batch(&values, None, None)
+                    .unwrap();
+                column.close().unwrap();
+            }
+            writing.close().unwrap();
+        }
+        writer.close().unwrap();
+        // Garble the second row group's first column chunk.
+        let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+        let chunk = reader.metadata().row_group(1).column(0);
+        let start = chunk.byte_range().0 as usize;
+        drop(reader);
+        let mut bytes = std::fs::read(&path).unwrap();
+        for byte in &mut bytes[start..start + 16] {
+            *byte = 0xff;
+        }
+        std::fs::write(&path, &bytes).unwrap();
+
+        let (source, found) = read_grouped(&path, BUDGET_BYTES);
+        assert_eq!(source.name, "langfuse");
+        assert_eq!(found.turns.len(), 50, "the first group's rows");
+        assert_eq!(found.bad.len(), 1, "{:?}", found.bad);
+        assert!(
+            found.bad[0].why.contains("an unreadable row"),
+            "{:?}",
+            found.bad
+        );
+        assert!(found.bad[0].at.ends_with(":row 51"), "{:?}", found.bad);
     }
 
     /// OTLP documents one a line (the collector's file exporter) are spans: the source is told

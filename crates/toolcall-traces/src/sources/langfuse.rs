@@ -81,16 +81,22 @@ fn observations(doc: &Value) -> Option<Vec<Value>> {
         .then(|| list.iter().map(camel).collect())
 }
 
-/// The trace a record belongs to: a row's `trace_id`, a list's first row's, an export's trace.
+/// The trace a record belongs to: a row's `trace_id` (a number as its text; rows with none
+/// share one group, as they share one trace when read whole), an export's trace; a record
+/// with neither stands alone. (A list of rows is grouped row by row: see [`Groups::Key`].)
 fn trace_of(record: &Value) -> Option<String> {
-    let row = match record {
-        Value::Array(rows) => rows.first()?,
-        other => other,
-    };
-    [row.get("traceId"), row.get("trace_id"), row.pointer("/trace/id")]
-        .into_iter()
-        .flatten()
-        .find_map(|id| id.as_str().map(str::to_owned))
+    if is_observation(record) {
+        let id = record.get("traceId").or_else(|| record.get("trace_id"));
+        return Some(match id {
+            Some(Value::String(id)) => id.clone(),
+            Some(Value::Number(id)) => id.to_string(),
+            _ => String::new(),
+        });
+    }
+    record
+        .pointer("/trace/id")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
 }
 
 fn claims(first: &Value) -> bool {

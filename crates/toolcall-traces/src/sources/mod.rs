@@ -55,7 +55,8 @@ pub enum Groups {
     /// Every record stands alone (a batch body, a trace export per line).
     Record,
     /// Records with the same key belong together (an export's rows, by trace id); a record
-    /// without one stands alone.
+    /// without one stands alone. A record that is a list (of rows) is taken item by item,
+    /// each with its own key.
     Key(fn(&Value) -> Option<String>),
 }
 
