@@ -10,7 +10,6 @@
 //! each), never held whole.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde_json::{json, Value};
 use toolcall_bench::{load_average, median, quick, tau_bench_dir, timed, Row};
@@ -76,13 +75,14 @@ const BATCH: usize = 1_000;
 fn write_exports(traces: usize, parquet: &Path, jsonl: Option<&Path>) {
     use std::io::Write;
     let catalog = tools();
-    let mut writer = parquet_writer(parquet);
+    let mut writer =
+        toolcall_traces::RowsWriter::create(parquet, &COLUMNS).expect("create the export");
     let mut lines = jsonl.map(|path| {
         std::io::BufWriter::new(std::fs::File::create(path).expect("create the JSON Lines export"))
     });
     for start in (0..traces).step_by(BATCH) {
         let rows = rows(start..traces.min(start + BATCH), &catalog);
-        write_row_group(&mut writer, &rows);
+        writer.group(&rows).expect("write a row group");
         if let Some(out) = &mut lines {
             for row in &rows {
                 writeln!(out, "{row}").expect("write the JSON Lines export");
@@ -93,45 +93,6 @@ fn write_exports(traces: usize, parquet: &Path, jsonl: Option<&Path>) {
     if let Some(mut out) = lines {
         out.flush().expect("write the JSON Lines export");
     }
-}
-
-type Writer = parquet::file::writer::SerializedFileWriter<std::fs::File>;
-
-fn parquet_writer(path: &Path) -> Writer {
-    use parquet::file::properties::WriterProperties;
-    let fields: String = COLUMNS
-        .iter()
-        .map(|k| format!("REQUIRED BYTE_ARRAY {k} (UTF8);"))
-        .collect();
-    let schema = Arc::new(
-        parquet::schema::parser::parse_message_type(&format!("message rows {{ {fields} }}"))
-            .expect("schema"),
-    );
-    let props = Arc::new(
-        WriterProperties::builder()
-            .set_compression(parquet::basic::Compression::SNAPPY)
-            .build(),
-    );
-    let file = std::fs::File::create(path).expect("create the Parquet export");
-    Writer::new(file, schema, props).expect("writer")
-}
-
-fn write_row_group(writer: &mut Writer, rows: &[Value]) {
-    use parquet::data_type::{ByteArray, ByteArrayType};
-    let mut group = writer.next_row_group().expect("row group");
-    for key in COLUMNS {
-        let values: Vec<ByteArray> = rows
-            .iter()
-            .map(|r| ByteArray::from(r[key].as_str().unwrap_or_default()))
-            .collect();
-        let mut column = group.next_column().expect("column").expect("a column");
-        column
-            .typed::<ByteArrayType>()
-            .write_batch(&values, None, None)
-            .expect("write");
-        column.close().expect("close the column");
-    }
-    group.close().expect("close the row group");
 }
 
 fn main() {

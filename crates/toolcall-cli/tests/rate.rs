@@ -909,55 +909,28 @@ fn promote_turns_an_incident_into_a_known_failure() {
     assert!(!refused.exists(), "nothing written");
 }
 
-/// Writes `rows` (JSON objects of string values) as a Snappy-compressed Parquet file with one
-/// required UTF-8 column per key of the first row, as Langfuse's blob export writes its rows.
+/// Writes `rows` as one row group of a Parquet file with the columns of Langfuse's blob export
+/// (a row's other members are not written, a missing one is empty).
+#[cfg(feature = "parquet")]
 fn write_parquet(path: &Path, rows: &[Value]) {
-    use parquet::data_type::{ByteArray, ByteArrayType};
-    use parquet::file::properties::WriterProperties;
-    use parquet::file::writer::SerializedFileWriter;
-    use std::sync::Arc;
-    let keys: Vec<String> = rows[0].as_object().unwrap().keys().cloned().collect();
-    let fields: String = keys
-        .iter()
-        .map(|k| format!("REQUIRED BYTE_ARRAY {k} (UTF8);"))
-        .collect();
-    let schema = Arc::new(
-        parquet::schema::parser::parse_message_type(&format!("message rows {{ {fields} }}"))
-            .unwrap(),
-    );
-    let props = Arc::new(
-        WriterProperties::builder()
-            .set_compression(parquet::basic::Compression::SNAPPY)
-            .build(),
-    );
-    let mut writer =
-        SerializedFileWriter::new(std::fs::File::create(path).unwrap(), schema, props).unwrap();
-    let mut group = writer.next_row_group().unwrap();
-    for key in &keys {
-        let values: Vec<ByteArray> = rows
-            .iter()
-            .map(|r| {
-                let v = &r[key.as_str()];
-                ByteArray::from(
-                    v.as_str()
-                        .map_or_else(|| v.to_string(), str::to_owned)
-                        .as_str(),
-                )
-            })
-            .collect();
-        let mut column = group.next_column().unwrap().unwrap();
-        column
-            .typed::<ByteArrayType>()
-            .write_batch(&values, None, None)
-            .unwrap();
-        column.close().unwrap();
-    }
-    group.close().unwrap();
+    const COLUMNS: [&str; 8] = [
+        "id",
+        "trace_id",
+        "type",
+        "name",
+        "start_time",
+        "input",
+        "output",
+        "metadata",
+    ];
+    let mut writer = toolcall_traces::RowsWriter::create(path, &COLUMNS).unwrap();
+    writer.group(rows).unwrap();
     writer.close().unwrap();
 }
 
 /// A Parquet export reads as the same rows in JSON Lines do: Langfuse's blob export rows, here
 /// written by the test (no licensed Parquet export was found), rated straight from the file.
+#[cfg(feature = "parquet")]
 #[test]
 fn a_parquet_export_rates_as_its_rows_in_json_lines() {
     let dir = scratch("trace-parquet");
@@ -967,23 +940,6 @@ fn a_parquet_export_rates_as_its_rows_in_json_lines() {
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|v| v.is_object())
-        // The same columns in every row, as a Parquet file has them.
-        .map(|v| {
-            let mut row = serde_json::Map::new();
-            for key in [
-                "id",
-                "trace_id",
-                "type",
-                "name",
-                "start_time",
-                "input",
-                "output",
-                "metadata",
-            ] {
-                row.insert(key.into(), v.get(key).cloned().unwrap_or_else(|| json!("")));
-            }
-            Value::Object(row)
-        })
         .collect();
     assert_eq!(rows.len(), 2);
     let parquet = dir.join("observations.parquet");
@@ -1014,6 +970,7 @@ fn a_parquet_export_rates_as_its_rows_in_json_lines() {
 /// An export far longer than the input limit is read row by row, a trace at a time, from JSON
 /// Lines and from Parquet: the limit is a row's, not the file's (before, the JSON Lines file was
 /// taken for a log and every row was a bad line, and the Parquet file was refused).
+#[cfg(feature = "parquet")]
 #[test]
 fn an_export_longer_than_the_input_limit_rates_row_by_row() {
     let dir = scratch("trace-long-export");
@@ -1030,21 +987,7 @@ fn an_export_longer_than_the_input_limit_rates_row_by_row() {
                 .replace("obs-", &format!("obs-{n}-"));
             lines.push_str(&line);
             lines.push('\n');
-            let mut row: Value = serde_json::from_str(&line).unwrap();
-            let object = row.as_object_mut().unwrap();
-            object.retain(|k, _| {
-                [
-                    "id",
-                    "trace_id",
-                    "type",
-                    "name",
-                    "start_time",
-                    "input",
-                    "output",
-                    "metadata",
-                ]
-                .contains(&k.as_str())
-            });
+            let row: Value = serde_json::from_str(&line).unwrap();
             rows.push(row);
         }
     }

@@ -34,6 +34,8 @@ mod stream;
 
 pub use errors::TraceError;
 pub use model::{Call, Catalog, Message, ToolDef, Turn};
+#[cfg(feature = "parquet")]
+pub use records::RowsWriter;
 pub use records::{is_parquet, Records};
 pub use sources::{source, Groups, Reads, Source, SOURCES};
 

@@ -99,6 +99,75 @@ pub(crate) fn parquet_rows(path: &std::path::Path) -> Result<Rows, crate::TraceE
     )))
 }
 
+/// A Parquet file of rows written as Langfuse's blob export writes its own: one required UTF-8
+/// column per name, Snappy-compressed, a row group per [`RowsWriter::group`]. It exists for
+/// the tests and benches of the reader (a few thousand rows, or many more a group at a time,
+/// never held whole); a value that is not a string is written as its JSON text.
+#[cfg(feature = "parquet")]
+pub struct RowsWriter {
+    writer: parquet::file::writer::SerializedFileWriter<std::fs::File>,
+    columns: Vec<String>,
+}
+
+#[cfg(feature = "parquet")]
+impl RowsWriter {
+    /// A new file at `path` with these columns.
+    pub fn create(
+        path: &std::path::Path,
+        columns: &[&str],
+    ) -> Result<RowsWriter, parquet::errors::ParquetError> {
+        use parquet::file::properties::WriterProperties;
+        use std::sync::Arc;
+        let fields: String = columns
+            .iter()
+            .map(|k| format!("REQUIRED BYTE_ARRAY {k} (UTF8);"))
+            .collect();
+        let schema = Arc::new(parquet::schema::parser::parse_message_type(&format!(
+            "message rows {{ {fields} }}"
+        ))?);
+        let props = Arc::new(
+            WriterProperties::builder()
+                .set_compression(parquet::basic::Compression::SNAPPY)
+                .build(),
+        );
+        let file = std::fs::File::create(path)?;
+        Ok(RowsWriter {
+            writer: parquet::file::writer::SerializedFileWriter::new(file, schema, props)?,
+            columns: columns.iter().map(|c| (*c).to_owned()).collect(),
+        })
+    }
+
+    /// Writes `rows` as one row group.
+    pub fn group(&mut self, rows: &[Value]) -> Result<(), parquet::errors::ParquetError> {
+        use parquet::data_type::{ByteArray, ByteArrayType};
+        let mut group = self.writer.next_row_group()?;
+        for key in &self.columns {
+            let values: Vec<ByteArray> = rows
+                .iter()
+                .map(|row| match &row[key.as_str()] {
+                    Value::String(s) => ByteArray::from(s.as_str()),
+                    Value::Null => ByteArray::from(""),
+                    other => ByteArray::from(other.to_string().as_str()),
+                })
+                .collect();
+            let Some(mut column) = group.next_column()? else {
+                break;
+            };
+            column
+                .typed::<ByteArrayType>()
+                .write_batch(&values, None, None)?;
+            column.close()?;
+        }
+        group.close()?;
+        Ok(())
+    }
+
+    /// Finishes the file.
+    pub fn close(self) -> Result<(), parquet::errors::ParquetError> {
+        self.writer.close().map(|_| ())
+    }
+}
+
 /// Without the `parquet` feature, a Parquet file is refused saying how to read it.
 #[cfg(not(feature = "parquet"))]
 pub(crate) fn parquet_rows(path: &std::path::Path) -> Result<Rows, crate::TraceError> {

@@ -694,10 +694,23 @@ mod tests {
     }
 
     fn read_grouped(path: &Path, budget: usize) -> (&'static Source, Found) {
+        read_as(path, None, budget)
+    }
+
+    /// All a file's groups found, read as `from` (or its source).
+    fn read_as(
+        path: &Path,
+        from: Option<&'static Source>,
+        budget: usize,
+    ) -> (&'static Source, Found) {
         let mut all = Found::default();
-        let source = read_path_grouped(path, None, budget, Some(&mut |f| all.append(f)))
+        let source = read_path_grouped(path, from, budget, Some(&mut |f| all.append(f)))
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         (source, all)
+    }
+
+    fn otel() -> Option<&'static Source> {
+        crate::source("otel-genai")
     }
 
     fn scratch(name: &str, text: &str) -> PathBuf {
@@ -931,11 +944,8 @@ mod tests {
             ]),
         ));
         let path = scratch("late-model-spans.jsonl", &jsonl(&lines));
-        let otel = crate::source("otel-genai").unwrap();
-        for from in [None, Some(otel)] {
-            let mut all = Found::default();
-            let source =
-                read_path_grouped(&path, from, BUDGET_BYTES, Some(&mut |f| all.append(f))).unwrap();
+        for from in [None, otel()] {
+            let (source, all) = read_as(&path, from, BUDGET_BYTES);
             assert_eq!(source.name, "otel-genai");
             assert_eq!(all.turns.len(), 1, "{:?}", all.turns);
             assert_eq!(all.turns[0].calls[0].name, "get_wether");
@@ -1012,15 +1022,7 @@ mod tests {
         let text = jsonl(&lines);
         reads_as_whole("metrics-first.jsonl", &text);
         let path = scratch("metrics-first-from.jsonl", &text);
-        let otel = crate::source("otel-genai").unwrap();
-        let mut all = Found::default();
-        read_path_grouped(
-            &path,
-            Some(otel),
-            BUDGET_BYTES,
-            Some(&mut |f| all.append(f)),
-        )
-        .unwrap();
+        let (_, all) = read_as(&path, otel(), BUDGET_BYTES);
         assert_eq!(all.turns.len(), 2);
         // Records of a source after the metrics: not spans, so read again keeping the
         // metrics, and told from the first record, as read whole: a metric, no source's.
@@ -1069,15 +1071,7 @@ mod tests {
             matches!(&grouped, Err(TraceError::Ambiguous { candidates, .. }) if candidates.len() == 2),
             "{grouped:?}"
         );
-        let otel = crate::source("otel-genai").unwrap();
-        let mut all = Found::default();
-        read_path_grouped(
-            &path,
-            Some(otel),
-            BUDGET_BYTES,
-            Some(&mut |f| all.append(f)),
-        )
-        .unwrap();
+        let (_, all) = read_as(&path, otel(), BUDGET_BYTES);
         assert_eq!(all.turns.len(), 1);
     }
 
@@ -1086,49 +1080,16 @@ mod tests {
     #[cfg(feature = "parquet")]
     #[test]
     fn a_parquet_row_group_that_cannot_be_read_ends_the_rows() {
-        use std::sync::Arc;
-
-        use parquet::data_type::{ByteArray, ByteArrayType};
-        use parquet::file::properties::WriterProperties;
         use parquet::file::reader::{FileReader, SerializedFileReader};
-        use parquet::file::writer::SerializedFileWriter;
 
-        const COLUMNS: [&str; 6] = ["id", "trace_id", "type", "name", "input", "output"];
         let path = scratch("two-groups.parquet", "");
-        let fields: String = COLUMNS
-            .iter()
-            .map(|k| format!("REQUIRED BYTE_ARRAY {k} (UTF8);"))
-            .collect();
-        let schema = Arc::new(
-            parquet::schema::parser::parse_message_type(&format!("message rows {{ {fields} }}"))
-                .unwrap(),
-        );
-        let props = Arc::new(
-            WriterProperties::builder()
-                .set_compression(parquet::basic::Compression::SNAPPY)
-                .build(),
-        );
-        let mut writer =
-            SerializedFileWriter::new(std::fs::File::create(&path).unwrap(), schema, props)
-                .unwrap();
+        let columns = ["id", "trace_id", "type", "name", "input", "output"];
+        let mut writer = crate::RowsWriter::create(&path, &columns).unwrap();
         for group in 0..2 {
             let rows: Vec<Value> = (0..50)
                 .map(|i| row(group * 100 + i, "GENERATION", 1, "get_weather"))
                 .collect();
-            let mut writing = writer.next_row_group().unwrap();
-            for key in COLUMNS {
-                let values: Vec<ByteArray> = rows
-                    .iter()
-                    .map(|r| ByteArray::from(r[key].as_str().unwrap_or_default()))
-                    .collect();
-                let mut column = writing.next_column().unwrap().unwrap();
-                column
-                    .typed::<ByteArrayType>()
-                    .write_batch(&values, None, None)
-                    .unwrap();
-                column.close().unwrap();
-            }
-            writing.close().unwrap();
+            writer.group(&rows).unwrap();
         }
         writer.close().unwrap();
         // Garble the second row group's first column chunk.
