@@ -101,17 +101,19 @@ pub(crate) fn parquet_rows(path: &std::path::Path) -> Result<Rows, crate::TraceE
 
 /// A Parquet file of rows written as Langfuse's blob export writes its own: one required UTF-8
 /// column per name, Snappy-compressed, a row group per [`RowsWriter::group`]. It exists for
-/// the tests and benches of the reader (a few thousand rows, or many more a group at a time,
-/// never held whole); a value that is not a string is written as its JSON text.
+/// the tests and benches of the reader (a few thousand rows, or many more a group at a time:
+/// the rows are never held whole, the file's compressed bytes are, until [`RowsWriter::close`]
+/// writes them atomically). A value that is not a string is written as its JSON text.
 #[cfg(feature = "parquet")]
 pub struct RowsWriter {
-    writer: parquet::file::writer::SerializedFileWriter<std::fs::File>,
+    writer: parquet::file::writer::SerializedFileWriter<Vec<u8>>,
     columns: Vec<String>,
+    path: std::path::PathBuf,
 }
 
 #[cfg(feature = "parquet")]
 impl RowsWriter {
-    /// A new file at `path` with these columns.
+    /// A file to be written at `path` with these columns.
     pub fn create(
         path: &std::path::Path,
         columns: &[&str],
@@ -130,14 +132,14 @@ impl RowsWriter {
                 .set_compression(parquet::basic::Compression::SNAPPY)
                 .build(),
         );
-        let file = std::fs::File::create(path)?;
         Ok(RowsWriter {
-            writer: parquet::file::writer::SerializedFileWriter::new(file, schema, props)?,
+            writer: parquet::file::writer::SerializedFileWriter::new(Vec::new(), schema, props)?,
             columns: columns.iter().map(|c| (*c).to_owned()).collect(),
+            path: path.to_path_buf(),
         })
     }
 
-    /// Writes `rows` as one row group.
+    /// Adds `rows` as one row group.
     pub fn group(&mut self, rows: &[Value]) -> Result<(), parquet::errors::ParquetError> {
         use parquet::data_type::{ByteArray, ByteArrayType};
         let mut group = self.writer.next_row_group()?;
@@ -162,9 +164,11 @@ impl RowsWriter {
         Ok(())
     }
 
-    /// Finishes the file.
+    /// Writes the file (atomically, as every file this workspace writes).
     pub fn close(self) -> Result<(), parquet::errors::ParquetError> {
-        self.writer.close().map(|_| ())
+        let bytes = self.writer.into_inner()?;
+        toolcall_fs::write_atomic(&self.path, &bytes)?;
+        Ok(())
     }
 }
 
