@@ -10,7 +10,9 @@
 //! The file's source is told from its first records ([`PREFIX_RECORDS`], [`PREFIX_BYTES`]), so
 //! that telling it does not read the whole file first. When no source claims spans among them
 //! (a service's export, its model spans few among its HTTP spans), the rest is looked through
-//! for one that claims a later record, and the file is read again as that source.
+//! for one that claims a later record, and the file is read again as that source. Spans of
+//! another convention further on make the file ambiguous, as reading it whole finds it, once
+//! the reading reaches them (unless `--from` named the source).
 //!
 //! A group whose records come again after it was read (its trace's records lay more than the
 //! budget apart in the file) is read again as a new group, and counted in [`Found::split`]:
@@ -92,7 +94,12 @@ pub(crate) fn read_path_grouped(
         path,
         &shown,
         parquet,
-        from.map(Told::Named),
+        Told {
+            source: from,
+            named: from.is_some(),
+            found: false,
+            keep_all: false,
+        },
         budget,
         each,
     )
@@ -100,23 +107,16 @@ pub(crate) fn read_path_grouped(
 
 /// What is known of a file before its records are read.
 #[derive(Clone, Copy)]
-enum Told {
-    /// Its source is named with `--from`: it must claim the file.
-    Named(&'static Source),
-    /// The same, read again: other signals' records at its start are its records.
-    NamedKeepingAll(&'static Source),
-    /// Its source was found claiming a record past the first ones: read again as it.
-    Found(&'static Source),
+struct Told {
+    /// The source it is read as, when known.
+    source: Option<&'static Source>,
+    /// The source was named with `--from`: it must claim the file, and no other is asked.
+    named: bool,
+    /// The source was found claiming a record past the first ones: the file is read again as
+    /// it, whatever its first records say.
+    found: bool,
     /// Read again: other signals' records at its start are its records (it is not spans).
-    KeepAll,
-}
-
-/// Whether the records at a file's start are all kept, other signals' too.
-fn told_keeps_all(told: Option<Told>) -> bool {
-    matches!(
-        told,
-        Some(Told::NamedKeepingAll(_) | Told::Found(_) | Told::KeepAll)
-    )
+    keep_all: bool,
 }
 
 /// The records of `input` as spans or as a source's records, told from its first ones.
@@ -125,16 +125,11 @@ fn read_input(
     path: &Path,
     shown: &str,
     parquet: bool,
-    told: Option<Told>,
+    told: Told,
     budget: usize,
     each: Option<&mut dyn FnMut(Found)>,
 ) -> Result<&'static Source, TraceError> {
-    let from = match told {
-        Some(Told::Named(source) | Told::NamedKeepingAll(source) | Told::Found(source)) => {
-            Some(source)
-        }
-        Some(Told::KeepAll) | None => None,
-    };
+    let from = told.source;
     let mut prefix: Vec<Result<Record, Bad>> = Vec::new();
     let mut bytes = 0;
     // Other signals' records (metrics, logs) before the first span or record decide nothing
@@ -143,8 +138,7 @@ fn read_input(
     while prefix.len() < PREFIX_RECORDS && bytes < PREFIX_BYTES {
         let Some(record) = input.next() else { break };
         if let Ok((_, value)) = &record {
-            if !parquet && !told_keeps_all(told) && prefix.is_empty() && spans::other_signal(value)
-            {
+            if !parquet && !told.keep_all && prefix.is_empty() && spans::other_signal(value) {
                 skipped_other = true;
                 continue;
             }
@@ -169,11 +163,10 @@ fn read_input(
                 "{shown}: changed while it was read"
             )));
         };
-        let told = Some(match told {
-            Some(Told::Named(source)) => Told::NamedKeepingAll(source),
-            Some(Told::Found(source)) => Told::Found(source),
-            _ => Told::KeepAll,
-        });
+        let told = Told {
+            keep_all: true,
+            ..told
+        };
         return read_input(
             Input::Lines(lines),
             path,
@@ -194,8 +187,11 @@ fn read_input(
             _ => false,
         };
         let exhausted = prefix.len() < PREFIX_RECORDS && bytes < PREFIX_BYTES;
-        match (told, crate::pick(shown, from, claims_prefix)) {
-            (_, Ok(source)) | (Some(Told::Found(source)), Err(_)) => source,
+        match (
+            told.found.then_some(from).flatten(),
+            crate::pick(shown, from, claims_prefix),
+        ) {
+            (_, Ok(source)) | (Some(source), Err(_)) => source,
             // The model's spans can be few among a service's others: a source that claims
             // none of the first records may claim a later one. Looked for, then read again.
             (_, Err(TraceError::NotATrace { .. } | TraceError::NotThisSource { .. }))
@@ -213,7 +209,12 @@ fn read_input(
                             path,
                             shown,
                             parquet,
-                            Some(Told::Found(source)),
+                            Told {
+                                source: Some(source),
+                                found: true,
+                                keep_all: true,
+                                ..told
+                            },
                             budget,
                             each,
                         );
@@ -240,6 +241,7 @@ fn read_input(
             let mut held = Held::new(budget, |spans: Vec<Span>, found: &mut Found| {
                 turns(&spans, found)
             });
+            let mut also_claiming: Vec<&'static Source> = Vec::new();
             for record in records.by_ref() {
                 let (at, value) = match record {
                     Ok(record) => record,
@@ -261,6 +263,22 @@ fn read_input(
                     }));
                     continue;
                 }
+                // Not named with `--from`: another convention's spans further on make the file
+                // as ambiguous as reading it whole finds it.
+                if !told.named {
+                    for other in crate::SOURCES.iter().copied() {
+                        let claims = match &other.reads {
+                            Reads::Spans { claims, .. } => claims(&spans),
+                            _ => false,
+                        };
+                        if claims
+                            && !std::ptr::eq(other, source)
+                            && !also_claiming.iter().any(|c| std::ptr::eq(*c, other))
+                        {
+                            also_claiming.push(other);
+                        }
+                    }
+                }
                 for span in spans {
                     let size = span_size(&span);
                     let key = Key::Named(span.trace_id.clone());
@@ -268,6 +286,15 @@ fn read_input(
                 }
             }
             held.finish(each);
+            if !also_claiming.is_empty() {
+                return Err(TraceError::Ambiguous {
+                    path: shown.to_owned(),
+                    candidates: std::iter::once(source)
+                        .chain(also_claiming)
+                        .map(|s| s.name)
+                        .collect(),
+                });
+            }
         }
         Reads::Records { turns, groups, .. } => {
             let mut held = Held::new(budget, |values: Vec<Record>, found: &mut Found| {
@@ -1073,6 +1100,30 @@ mod tests {
         );
         let (_, all) = read_as(&path, otel(), BUDGET_BYTES);
         assert_eq!(all.turns.len(), 1);
+
+        // The first records told one source, and another's spans come later: ambiguous too,
+        // as reading the file whole says, once the reading reaches them.
+        let mut lines: Vec<Value> = (0..PREFIX_RECORDS + 1)
+            .map(|i| chat_line(&format!("t{i}"), &format!("c{i}")))
+            .collect();
+        lines.push(json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+            {"traceId": "v1", "spanId": "v1", "name": "ai.toolCall",
+             "attributes": [attr("ai.toolCall.name", "f")]}]}]}]}));
+        let text = jsonl(&lines);
+        let path = scratch("second-source-later.jsonl", &text);
+        let whole = crate::read(&text, &path.display().to_string(), None);
+        assert!(
+            matches!(whole, Err(TraceError::Ambiguous { .. })),
+            "{whole:?}"
+        );
+        let grouped = read_path_grouped(&path, None, BUDGET_BYTES, Some(&mut |_| {}));
+        assert!(
+            matches!(&grouped, Err(TraceError::Ambiguous { candidates, .. })
+                if candidates == &["otel-genai", "vercel-ai"]),
+            "{grouped:?}"
+        );
+        let (_, all) = read_as(&path, otel(), BUDGET_BYTES);
+        assert_eq!(all.turns.len(), PREFIX_RECORDS + 1);
     }
 
     /// A Parquet file whose second row group cannot be read: the first group's rows count, the
