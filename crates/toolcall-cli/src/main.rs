@@ -60,6 +60,14 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // The `parquet` crate panics on some malformed files; those panics are caught and reported
+    // as the file's error, so they are not printed as crashes.
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !toolcall_traces::in_caught_parquet_read() {
+            report(info);
+        }
+    }));
     let cli = Cli::parse();
     if let Some(limit) = cli.max_input_bytes {
         toolcall_score::set_max_input_bytes(limit);

@@ -107,6 +107,43 @@ fn seeds(root: &Path, dirs: &[&str], suffixes: &[&str]) -> Vec<Vec<u8>> {
     seeds
 }
 
+/// The trace fixtures, and (with Parquet in the build) one Parquet export of the Langfuse rows:
+/// mutants of it exercise the Parquet reader, whose row loop once spun on a row it could not
+/// read.
+fn traces_seeds(root: &Path, fixtures: &str) -> Vec<Vec<u8>> {
+    #[allow(unused_mut)]
+    let mut seeds = seeds(root, &[fixtures], &[".json", ".jsonl"]);
+    #[cfg(feature = "parquet")]
+    {
+        let rows: Vec<serde_json::Value> = std::fs::read_to_string(
+            root.join(fixtures)
+                .join("langfuse/handwritten_blob_export_rows.jsonl"),
+        )
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(serde_json::Value::is_object)
+        .collect();
+        let path = std::env::temp_dir().join(format!("atp-fuzz-{}.parquet", std::process::id()));
+        let columns = [
+            "id",
+            "trace_id",
+            "type",
+            "name",
+            "start_time",
+            "input",
+            "output",
+        ];
+        let mut writer = toolcall_traces::RowsWriter::create(&path, &columns).unwrap();
+        writer.group(&rows).unwrap();
+        writer.group(&rows).unwrap();
+        writer.close().unwrap();
+        seeds.push(std::fs::read(&path).unwrap());
+        let _ = std::fs::remove_file(&path);
+    }
+    seeds
+}
+
 /// Peak resident memory of this process, in KB (`VmHWM`), where the platform says.
 fn peak_kb() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -137,6 +174,8 @@ fn no_parser_panics_hangs_or_balloons_on_mutants_of_real_inputs() {
 
     let score_fixtures = "crates/toolcall-score/tests/fixtures";
     let log_path = scratch.join("log.jsonl");
+    let trace_path = scratch.join("trace.jsonl");
+    let trace_fixtures = "crates/toolcall-traces/tests/fixtures";
     let parsers: Vec<(&str, Vec<Vec<u8>>, Parser)> = vec![
         (
             "responses and streams",
@@ -194,6 +233,20 @@ fn no_parser_panics_hangs_or_balloons_on_mutants_of_real_inputs() {
                         format: None,
                     };
                     let _ = toolcall_rate::rate_jsonl(std::slice::from_ref(&log_path), &options);
+                }
+            }),
+        ),
+        (
+            // Read as `toolcall rate` reads a trace file (record by record when it is JSON
+            // Lines), and as each source.
+            "traces",
+            traces_seeds(&root, trace_fixtures),
+            Box::new(move |b| {
+                if std::fs::write(&trace_path, b).is_ok() {
+                    let _ = toolcall_traces::read_path(&trace_path, None);
+                    for source in toolcall_traces::SOURCES {
+                        let _ = toolcall_traces::read_path(&trace_path, Some(source));
+                    }
                 }
             }),
         ),

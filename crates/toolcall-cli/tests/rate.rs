@@ -965,6 +965,15 @@ fn a_parquet_export_rates_as_its_rows_in_json_lines() {
     let text = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(2), "{text}");
     assert!(text.contains("broken.parquet: not Parquet:"), "{text}");
+    // A file the `parquet` crate panics on (found by the fuzz tier): the file's error, and no
+    // panic printed.
+    let garbled = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../toolcall-traces/tests/data/fuzz-garbled-footer.parquet");
+    let out = toolcall(&["rate", "-q", garbled.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("not Parquet: its reader failed"), "{text}");
+    assert!(!text.contains("panicked"), "{text}");
 }
 
 /// An export far longer than the input limit is read row by row, a trace at a time, from JSON

@@ -36,7 +36,7 @@ pub use errors::TraceError;
 pub use model::{Call, Catalog, Message, ToolDef, Turn};
 #[cfg(feature = "parquet")]
 pub use records::RowsWriter;
-pub use records::{is_parquet, Records};
+pub use records::{in_caught_parquet_read, is_parquet, Records};
 pub use sources::{source, Groups, Reads, Source, SOURCES};
 
 /// What reading one file found.

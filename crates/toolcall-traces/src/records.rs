@@ -67,6 +67,11 @@ pub(crate) type Rows = Box<dyn Iterator<Item = Result<(String, Value), Bad>>>;
 
 /// A Parquet file's rows, each as a JSON object (`file:row N`), read row group by row group as
 /// they are asked for.
+///
+/// The `parquet` crate panics on some malformed files (the fuzz tier found one in its footer
+/// decoding); a panic is caught and reported as the file's error, or the row's, like any
+/// other, and the rows after a row that cannot be read are not read (the reader does not move
+/// past it).
 #[cfg(feature = "parquet")]
 pub(crate) fn parquet_rows(path: &std::path::Path) -> Result<Rows, crate::TraceError> {
     use parquet::file::reader::SerializedFileReader;
@@ -76,27 +81,61 @@ pub(crate) fn parquet_rows(path: &std::path::Path) -> Result<Rows, crate::TraceE
         why,
     };
     let file = std::fs::File::open(path).map_err(|e| fail(format!("cannot open: {e}")))?;
-    let reader = SerializedFileReader::new(file).map_err(|e| fail(format!("not Parquet: {e}")))?;
-    // The reader does not move past a row it cannot read: the first is the last.
-    let mut failed = false;
-    Ok(Box::new(reader.into_iter().enumerate().map_while(
-        move |(i, row)| {
-            if failed {
-                return None;
-            }
-            let at = format!("{shown}:row {}", i + 1);
-            Some(match row {
-                Ok(row) => Ok((at, row.to_json_value())),
-                Err(e) => {
-                    failed = true;
-                    Err(Bad {
-                        at,
-                        why: format!("an unreadable row: {e}; the rows after it are not read"),
-                    })
-                }
-            })
-        },
-    )))
+    let reader = caught(move || SerializedFileReader::new(file))
+        .map_err(|panic| fail(format!("not Parquet: its reader failed: {panic}")))?
+        .map_err(|e| fail(format!("not Parquet: {e}")))?;
+    let mut rows = reader.into_iter();
+    let (mut number, mut failed) = (0u64, false);
+    Ok(Box::new(std::iter::from_fn(move || {
+        if failed {
+            return None;
+        }
+        number += 1;
+        let at = format!("{shown}:row {number}");
+        let next = caught(|| rows.next().map(|row| row.map(|row| row.to_json_value())));
+        let why = match next {
+            Ok(None) => return None,
+            Ok(Some(Ok(value))) => return Some(Ok((at, value))),
+            Ok(Some(Err(e))) => format!("an unreadable row: {e}"),
+            Err(panic) => format!("the Parquet reader failed on it: {panic}"),
+        };
+        failed = true;
+        Some(Err(Bad {
+            at,
+            why: format!("{why}; the rows after it are not read"),
+        }))
+    })))
+}
+
+std::thread_local! {
+    /// Set while this thread is inside a Parquet read whose panics are caught.
+    static IN_CAUGHT_READ: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread is inside a Parquet read whose panic is caught and reported as the
+/// file's (or a row's) error: a binary's panic hook can then stay quiet rather than print, as
+/// a crash, a panic that is not one.
+pub fn in_caught_parquet_read() -> bool {
+    IN_CAUGHT_READ.with(std::cell::Cell::get)
+}
+
+/// `read`, its panic caught (and this thread marked as in a caught read while it runs).
+#[cfg(feature = "parquet")]
+fn caught<T>(read: impl FnOnce() -> T) -> Result<T, String> {
+    IN_CAUGHT_READ.with(|flag| flag.set(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(read));
+    IN_CAUGHT_READ.with(|flag| flag.set(false));
+    result.map_err(|panic| panic_text(&*panic))
+}
+
+/// What a caught panic said.
+#[cfg(feature = "parquet")]
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_owned())
 }
 
 /// A Parquet file of rows written as Langfuse's blob export writes its own: one required UTF-8
@@ -185,6 +224,24 @@ pub(crate) fn parquet_rows(path: &std::path::Path) -> Result<Rows, crate::TraceE
 
 #[cfg(test)]
 mod tests {
+    /// A mutant of a Parquet export that the fuzz tier found makes the `parquet` crate panic
+    /// while it decodes the file's metadata: the panic is the file's error, never a crash.
+    /// (The file is the fuzz tier's mutant of its own Parquet seed, which it writes from
+    /// `langfuse/handwritten_blob_export_rows.jsonl`.)
+    #[cfg(feature = "parquet")]
+    #[test]
+    fn a_parquet_file_the_reader_panics_on_is_an_error() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/fuzz-garbled-footer.parquet");
+        match super::parquet_rows(&path) {
+            Err(e) => assert!(e.to_string().contains("not Parquet"), "{e}"),
+            Ok(rows) => {
+                let rows: Vec<_> = rows.collect();
+                assert!(rows.iter().any(Result::is_err), "a bad row is named");
+            }
+        }
+    }
+
     /// Built without the `parquet` feature (scripts/test's "traces without Parquet" tier), a
     /// Parquet file is refused with the way to a reader; with it, the file is read.
     #[test]
