@@ -193,29 +193,16 @@ mod tests {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
     }
 
-    fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        entries.sort();
-        for path in entries {
-            if path.is_dir() {
-                files(&path, out);
-            } else if path
-                .extension()
-                .is_some_and(|e| e == "json" || e == "jsonl")
-            {
-                out.push(path);
-            }
-        }
-    }
-
     /// Every recorded body with its case, as a log line (the request inline, and as a string).
     fn corpus() -> Vec<String> {
         let root = root();
         let mut recordings = Vec::new();
-        files(&root.join("recorded"), &mut recordings);
+        let json = |p: &Path| p.extension().is_some_and(|e| e == "json" || e == "jsonl");
+        crate::scan::walk(&root.join("recorded"), &json, &mut |path| {
+            recordings.push(path);
+            Ok(())
+        })
+        .unwrap();
         let mut lines = Vec::new();
         for path in recordings {
             let relative = path.strip_prefix(root.join("recorded")).unwrap();
