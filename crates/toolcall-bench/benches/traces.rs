@@ -15,17 +15,6 @@ use serde_json::{json, Value};
 use toolcall_bench::{load_average, median, quick, tau_bench_dir, timed, Row};
 use toolcall_rate::{rate_traces, ScanOptions};
 
-const COLUMNS: [&str; 8] = [
-    "id",
-    "trace_id",
-    "type",
-    "name",
-    "start_time",
-    "input",
-    "output",
-    "metadata",
-];
-
 /// The catalog and its tool names.
 fn tools() -> (Value, Vec<String>) {
     let tools: Value = serde_json::from_str(
@@ -75,8 +64,11 @@ const BATCH: usize = 1_000;
 fn write_exports(traces: usize, parquet: &Path, jsonl: Option<&Path>) {
     use std::io::Write;
     let catalog = tools();
-    let mut writer =
-        toolcall_traces::RowsWriter::create(parquet, &COLUMNS).expect("create the export");
+    let mut writer = toolcall_traces::RowsWriter::create(
+        parquet,
+        &toolcall_traces::RowsWriter::LANGFUSE_COLUMNS,
+    )
+    .expect("create the export");
     let mut lines = jsonl.map(|path| {
         std::io::BufWriter::new(std::fs::File::create(path).expect("create the JSON Lines export"))
     });

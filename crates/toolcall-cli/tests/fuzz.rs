@@ -125,16 +125,11 @@ fn traces_seeds(root: &Path, fixtures: &str) -> Vec<Vec<u8>> {
         .filter(serde_json::Value::is_object)
         .collect();
         let path = std::env::temp_dir().join(format!("atp-fuzz-{}.parquet", std::process::id()));
-        let columns = [
-            "id",
-            "trace_id",
-            "type",
-            "name",
-            "start_time",
-            "input",
-            "output",
-        ];
-        let mut writer = toolcall_traces::RowsWriter::create(&path, &columns).unwrap();
+        let mut writer = toolcall_traces::RowsWriter::create(
+            &path,
+            &toolcall_traces::RowsWriter::LANGFUSE_COLUMNS,
+        )
+        .unwrap();
         writer.group(&rows).unwrap();
         writer.group(&rows).unwrap();
         writer.close().unwrap();

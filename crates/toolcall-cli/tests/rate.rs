@@ -913,17 +913,9 @@ fn promote_turns_an_incident_into_a_known_failure() {
 /// (a row's other members are not written, a missing one is empty).
 #[cfg(feature = "parquet")]
 fn write_parquet(path: &Path, rows: &[Value]) {
-    const COLUMNS: [&str; 8] = [
-        "id",
-        "trace_id",
-        "type",
-        "name",
-        "start_time",
-        "input",
-        "output",
-        "metadata",
-    ];
-    let mut writer = toolcall_traces::RowsWriter::create(path, &COLUMNS).unwrap();
+    let mut writer =
+        toolcall_traces::RowsWriter::create(path, &toolcall_traces::RowsWriter::LANGFUSE_COLUMNS)
+            .unwrap();
     writer.group(rows).unwrap();
     writer.close().unwrap();
 }

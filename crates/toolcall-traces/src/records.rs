@@ -152,6 +152,18 @@ pub struct RowsWriter {
 
 #[cfg(feature = "parquet")]
 impl RowsWriter {
+    /// The columns of Langfuse's blob export that the reader looks at, in its snake_case.
+    pub const LANGFUSE_COLUMNS: [&'static str; 8] = [
+        "id",
+        "trace_id",
+        "type",
+        "name",
+        "start_time",
+        "input",
+        "output",
+        "metadata",
+    ];
+
     /// A file to be written at `path` with these columns.
     pub fn create(
         path: &std::path::Path,

@@ -1134,8 +1134,8 @@ mod tests {
         use parquet::file::reader::{FileReader, SerializedFileReader};
 
         let path = scratch("two-groups.parquet", "");
-        let columns = ["id", "trace_id", "type", "name", "input", "output"];
-        let mut writer = crate::RowsWriter::create(&path, &columns).unwrap();
+        let mut writer =
+            crate::RowsWriter::create(&path, &crate::RowsWriter::LANGFUSE_COLUMNS).unwrap();
         for group in 0..2 {
             let rows: Vec<Value> = (0..50)
                 .map(|i| row(group * 100 + i, "GENERATION", 1, "get_weather"))
