@@ -142,7 +142,7 @@ fn read_input(
                 skipped_other = true;
                 continue;
             }
-            bytes += size_of(value);
+            bytes += held_bytes(value);
         }
         prefix.push(record);
     }
@@ -280,7 +280,7 @@ fn read_input(
                     }
                 }
                 for span in spans {
-                    let size = span_size(&span);
+                    let size = span_bytes(&span);
                     let key = Key::Named(span.trace_id.clone());
                     held.add(key, span, size, each);
                 }
@@ -315,7 +315,7 @@ fn read_input(
                 };
                 let key_of = match groups {
                     Groups::File => {
-                        let size = size_of(&value);
+                        let size = held_bytes(&value);
                         held.add(Key::File, (at, value), size, each);
                         continue;
                     }
@@ -332,7 +332,7 @@ fn read_input(
                 };
                 for item in items {
                     let key = key_of(&item).map_or(Key::Alone, Key::Named);
-                    let size = size_of(&item);
+                    let size = held_bytes(&item);
                     held.add(key, (at.clone(), item), size, each);
                 }
             }
@@ -521,25 +521,25 @@ fn hash(key: &Key) -> u64 {
 }
 
 /// About what `value` takes in memory: its strings and numbers, and a word for each value.
-fn size_of(value: &Value) -> usize {
+fn held_bytes(value: &Value) -> usize {
     match value {
         Value::String(s) => 24 + s.len(),
-        Value::Array(items) => 24 + items.iter().map(size_of).sum::<usize>(),
+        Value::Array(items) => 24 + items.iter().map(held_bytes).sum::<usize>(),
         Value::Object(map) => {
             24 + map
                 .iter()
-                .map(|(k, v)| 24 + k.len() + size_of(v))
+                .map(|(k, v)| 24 + k.len() + held_bytes(v))
                 .sum::<usize>()
         }
         _ => 24,
     }
 }
 
-fn span_size(span: &Span) -> usize {
+fn span_bytes(span: &Span) -> usize {
     let attributes: usize = span
         .attributes
         .iter()
-        .map(|(k, v)| 24 + k.len() + size_of(v))
+        .map(|(k, v)| 24 + k.len() + held_bytes(v))
         .sum();
     let events: usize = span
         .events
@@ -548,7 +548,7 @@ fn span_size(span: &Span) -> usize {
             24 + e.name.len()
                 + e.attributes
                     .iter()
-                    .map(|(k, v)| 24 + k.len() + size_of(v))
+                    .map(|(k, v)| 24 + k.len() + held_bytes(v))
                     .sum::<usize>()
         })
         .sum();
@@ -604,14 +604,10 @@ impl LineReader<BufReader<std::fs::File>> {
             }
         }
         // Start again from the top, now that the file is known to be JSON Lines.
-        let file = std::fs::File::open(path)
-            .map_err(|e| TraceError::Input(format!("{}: cannot open: {e}", probe.path)))?;
-        Ok(Some(LineReader {
-            input: BufReader::with_capacity(256 * 1024, file),
-            number: 0,
-            buffer: Vec::new(),
-            ..probe
-        }))
+        std::io::Seek::rewind(&mut probe.input)
+            .map_err(|e| TraceError::Input(format!("{}: cannot be read: {e}", probe.path)))?;
+        probe.number = 0;
+        Ok(Some(probe))
     }
 }
 
@@ -775,9 +771,8 @@ mod tests {
         for path in &files {
             let text = std::fs::read_to_string(path).unwrap();
             let shown = path.display().to_string();
-            let Ok((source, whole)) = crate::read(&text, &shown, None) else {
-                continue;
-            };
+            let (source, whole) =
+                crate::read(&text, &shown, None).unwrap_or_else(|e| panic!("{shown}: {e}"));
             if text.lines().filter(|l| !l.trim().is_empty()).count() > 1
                 && serde_json::from_str::<Value>(text.lines().next().unwrap_or("")).is_ok()
             {
