@@ -3,8 +3,8 @@
 //!
 //! The input is cut into chunks of about [`CHUNK_BYTES`] of whole lines (or a few recorded
 //! files), and one worker per core parses, scores and counts them into a tally of its own; the
-//! tallies are merged at the end. For JSONL logs the workers take turns reading
-//! (`parallel_pull`): each reads its next chunk under a lock and works on it at once, while
+//! tallies are merged at the end. For JSONL logs (and trace files, a file at a time) the
+//! workers take turns reading (`parallel_pull`): each reads its next chunk under a lock and works on it at once, while
 //! it is in its core's cache, so no thread only reads and at most one chunk per worker is in
 //! memory. A recorded tree is walked by the calling thread, which hands batches over a bounded
 //! channel (`parallel`; at most `2 × workers` in flight). With one worker, everything runs on
@@ -146,9 +146,8 @@ pub(crate) fn parallel<I: Send>(
 ) -> Result<Tally, RateError> {
     let workers = options.workers();
     let stop = AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        let drawer = progress.map(|p| scope.spawn(move || p.draw()));
-        let (produced, total) = if workers == 1 {
+    let (produced, total) = with_progress(progress, || {
+        if workers == 1 {
             let mut tally = Tally::default();
             let produced = produce(
                 &mut |item| {
@@ -166,23 +165,37 @@ pub(crate) fn parallel<I: Send>(
             (produced, tally)
         } else {
             on_workers(options, workers, &stop, produce, &work)
-        };
+        }
+    });
+    produced?;
+    strict_outcome(options, total)
+}
+
+/// Runs `run` while `progress` (when there is one) is drawn on a thread of its own.
+fn with_progress<T>(progress: Option<&Progress>, run: impl FnOnce() -> T) -> T {
+    std::thread::scope(|scope| {
+        let drawer = progress.map(|p| scope.spawn(move || p.draw()));
+        let done = run();
         if let Some(p) = progress {
             p.finished.store(true, Ordering::Relaxed);
         }
         if let Some(drawer) = drawer {
             let _ = drawer.join();
         }
-        produced?;
-        if options.strict {
-            if let Some((_, message)) = total.errors.first() {
-                return Err(RateError::Strict {
-                    message: message.clone(),
-                });
-            }
-        }
-        Ok(total)
+        done
     })
+}
+
+/// A run's tally, or with `--strict` its first unreadable input as the error.
+fn strict_outcome(options: &ScanOptions, total: Tally) -> Result<Tally, RateError> {
+    if options.strict {
+        if let Some((_, message)) = total.errors.first() {
+            return Err(RateError::Strict {
+                message: message.clone(),
+            });
+        }
+    }
+    Ok(total)
 }
 
 /// [`parallel`] on `workers` threads, fed over a bounded channel.
@@ -278,39 +291,26 @@ where
         }
         tally
     };
-    let total = std::thread::scope(|scope| {
-        let drawer = progress.map(|p| scope.spawn(move || p.draw()));
-        let mut total = Tally::default();
+    let total = with_progress(progress, || {
         if workers == 1 {
-            total = worker();
-        } else {
+            return worker();
+        }
+        std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers).map(|_| scope.spawn(worker)).collect();
+            let mut total = Tally::default();
             for handle in handles {
                 match handle.join() {
                     Ok(tally) => total.merge(tally),
                     Err(panic) => std::panic::resume_unwind(panic),
                 }
             }
-        }
-        if let Some(p) = progress {
-            p.finished.store(true, Ordering::Relaxed);
-        }
-        if let Some(drawer) = drawer {
-            let _ = drawer.join();
-        }
-        total
+            total
+        })
     });
     if let Some(e) = failure.into_inner().ok().flatten() {
         return Err(e);
     }
-    if options.strict {
-        if let Some((_, message)) = total.errors.first() {
-            return Err(RateError::Strict {
-                message: message.clone(),
-            });
-        }
-    }
-    Ok(total)
+    strict_outcome(options, total)
 }
 
 /// A run of whole lines from one input.

@@ -13,7 +13,7 @@ use serde_json::Value;
 use toolcall_score::{escape_path, Case, Format, Response};
 use toolcall_traces::{Catalog, Source, ToolDef, Turn};
 
-use crate::scan::{parallel, ScanOptions};
+use crate::scan::{parallel_pull, ScanOptions};
 use crate::tally::{Origin, Tally};
 use crate::RateError;
 
@@ -173,16 +173,15 @@ pub fn rate_traces(
     options: &ScanOptions,
 ) -> Result<Tally, RateError> {
     let failure: std::sync::Mutex<Option<RateError>> = std::sync::Mutex::new(None);
-    let tally = parallel(
+    let mut files = paths.iter().enumerate();
+    let tally = parallel_pull(
         options,
         None,
-        |hand, stop| {
-            for (i, path) in paths.iter().enumerate() {
-                if stop.load(Ordering::Relaxed) || !hand((i, path.clone())) {
-                    break;
-                }
-            }
-            Ok(())
+        move |stop| {
+            Ok(files
+                .next()
+                .filter(|_| !stop.load(Ordering::Relaxed))
+                .map(|(i, path)| (i, path.clone())))
         },
         |tally, (index, path): (usize, PathBuf)| {
             // Each group of the file (a trace) is scored as soon as it is read.
