@@ -88,12 +88,10 @@ pub(crate) fn read_path_grouped(
             }
         }
     };
-    let parquet = matches!(input, Input::Rows(_));
     read_input(
         input,
         path,
         &shown,
-        parquet,
         Told {
             source: from,
             named: from.is_some(),
@@ -124,19 +122,31 @@ fn read_input(
     mut input: Input,
     path: &Path,
     shown: &str,
-    parquet: bool,
     told: Told,
     budget: usize,
     each: Option<&mut dyn FnMut(Found)>,
 ) -> Result<&'static Source, TraceError> {
     let from = told.source;
+    let parquet = matches!(input, Input::Rows(_));
+    // A JSON Lines file read again from its first line, knowing more.
+    let read_again = |told: Told, each: Option<&mut dyn FnMut(Found)>| {
+        let Some(lines) = LineReader::open(path)? else {
+            return Err(TraceError::Input(format!(
+                "{shown}: changed while it was read"
+            )));
+        };
+        read_input(Input::Lines(lines), path, shown, told, budget, each)
+    };
     let mut prefix: Vec<Result<Record, Bad>> = Vec::new();
-    let mut bytes = 0;
+    let (mut bytes, mut ended) = (0, false);
     // Other signals' records (metrics, logs) before the first span or record decide nothing
     // and are not kept: a file may begin with thousands of them.
     let mut skipped_other = false;
     while prefix.len() < PREFIX_RECORDS && bytes < PREFIX_BYTES {
-        let Some(record) = input.next() else { break };
+        let Some(record) = input.next() else {
+            ended = true;
+            break;
+        };
         if let Ok((_, value)) = &record {
             if !parquet && !told.keep_all && prefix.is_empty() && spans::other_signal(value) {
                 skipped_other = true;
@@ -158,24 +168,11 @@ fn read_input(
     if skipped_other && !as_spans {
         // Not spans after all: the records passed over are the source's to judge. Read again,
         // keeping them.
-        let Some(lines) = LineReader::open(path)? else {
-            return Err(TraceError::Input(format!(
-                "{shown}: changed while it was read"
-            )));
-        };
         let told = Told {
             keep_all: true,
             ..told
         };
-        return read_input(
-            Input::Lines(lines),
-            path,
-            shown,
-            parquet,
-            told,
-            budget,
-            each,
-        );
+        return read_again(told, each);
     }
     let source = if as_spans {
         let mut spans = Vec::new();
@@ -186,7 +183,6 @@ fn read_input(
             Reads::Spans { claims, .. } => claims(&spans),
             _ => false,
         };
-        let exhausted = prefix.len() < PREFIX_RECORDS && bytes < PREFIX_BYTES;
         match (
             told.found.then_some(from).flatten(),
             crate::pick(shown, from, claims_prefix),
@@ -194,30 +190,16 @@ fn read_input(
             (_, Ok(source)) | (Some(source), Err(_)) => source,
             // The model's spans can be few among a service's others: a source that claims
             // none of the first records may claim a later one. Looked for, then read again.
-            (_, Err(TraceError::NotATrace { .. } | TraceError::NotThisSource { .. }))
-                if !exhausted =>
-            {
+            (_, Err(TraceError::NotATrace { .. } | TraceError::NotThisSource { .. })) if !ended => {
                 match claimed_later(&mut input, from, shown)? {
                     Some(source) => {
-                        let Some(lines) = LineReader::open(path)? else {
-                            return Err(TraceError::Input(format!(
-                                "{shown}: changed while it was read"
-                            )));
+                        let told = Told {
+                            source: Some(source),
+                            found: true,
+                            keep_all: true,
+                            ..told
                         };
-                        return read_input(
-                            Input::Lines(lines),
-                            path,
-                            shown,
-                            parquet,
-                            Told {
-                                source: Some(source),
-                                found: true,
-                                keep_all: true,
-                                ..told
-                            },
-                            budget,
-                            each,
-                        );
+                        return read_again(told, each);
                     }
                     None => crate::pick(shown, from, claims_prefix)?,
                 }
