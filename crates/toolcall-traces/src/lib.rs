@@ -153,29 +153,43 @@ pub fn read(
     path: &str,
     from: Option<&'static Source>,
 ) -> Result<(&'static Source, Found), TraceError> {
-    let spans = spans::decode(text, path);
-    let records = match &spans {
-        Some(_) => None,
-        None => Some(Records::parse(text, path)),
+    let (source, decoded) = decode(text, path, from)?;
+    let mut found = Found::default();
+    match (&source.reads, decoded) {
+        (Reads::Spans { turns, .. }, Decoded::Spans(spans)) => turns(&spans, &mut found),
+        (Reads::Records { turns, .. }, Decoded::Records(records)) => {
+            found.bad.extend(records.bad.iter().cloned());
+            turns(&records, &mut found)
+        }
+        _ => {}
+    }
+    Ok((source, found))
+}
+
+/// A text's spans, or its records when it is not spans.
+enum Decoded {
+    Spans(Vec<spans::Span>),
+    Records(Records),
+}
+
+/// The text decoded once, and the source that claims it (what [`read`] reads its turns with;
+/// telling a file's source needs no more).
+pub(crate) fn decode(
+    text: &str,
+    path: &str,
+    from: Option<&'static Source>,
+) -> Result<(&'static Source, Decoded), TraceError> {
+    let decoded = match spans::decode(text, path) {
+        Some(spans) => Decoded::Spans(spans),
+        None => Decoded::Records(Records::parse(text, path)),
     };
-    let claims = |source: &Source| match (&source.reads, &spans, &records) {
-        (Reads::Spans { claims, .. }, Some(spans), _) => claims(spans),
-        (Reads::Records { claims, .. }, _, Some(records)) => {
+    let claims = |source: &Source| match (&source.reads, &decoded) {
+        (Reads::Spans { claims, .. }, Decoded::Spans(spans)) => claims(spans),
+        (Reads::Records { claims, .. }, Decoded::Records(records)) => {
             records.first().is_some_and(|(_, v)| claims(v))
         }
         _ => false,
     };
     let source = pick(path, from, claims)?;
-    let mut found = Found::default();
-    match (&source.reads, &spans, &records) {
-        (Reads::Spans { turns, .. }, Some(spans), _) => turns(spans, &mut found),
-        (Reads::Records { turns, .. }, _, Some(records)) => {
-            for bad in &records.bad {
-                found.bad.push(bad.clone());
-            }
-            turns(records, &mut found)
-        }
-        _ => {}
-    }
-    Ok((source, found))
+    Ok((source, decoded))
 }

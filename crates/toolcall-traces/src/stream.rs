@@ -77,13 +77,14 @@ pub(crate) fn read_path_grouped(
         match LineReader::open(path)? {
             Some(lines) => Input::Lines(lines),
             None => {
-                // One document: read whole.
+                // One document: read whole (only decoded, when only its source is asked).
                 let text = toolcall_score::read_text(path)
                     .map_err(|e| TraceError::Input(e.to_string()))?;
+                let Some(each) = each else {
+                    return crate::decode(&text, &shown, from).map(|(source, _)| source);
+                };
                 let (source, found) = crate::read(&text, &shown, from)?;
-                if let Some(each) = each {
-                    each(found);
-                }
+                each(found);
                 return Ok(source);
             }
         }
