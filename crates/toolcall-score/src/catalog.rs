@@ -3,67 +3,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+#[cfg(feature = "schema")]
 use serde_json::Value;
 
-use crate::errors::ParseError;
-
-/// The language a tool's input schema is written in: what it means depends on who reads it.
-///
-/// Most providers take JSON Schema. Gemini's `functionDeclarations[].parameters` is Google's
-/// `Schema` object, a subset of OpenAPI 3.0 (upper-case `type`, `nullable`, `propertyOrdering`,
-/// int64 counts that may be strings); read as JSON Schema it does not compile, or rejects
-/// arguments Gemini accepts. Gemini's `parametersJsonSchema` is JSON Schema.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
-#[non_exhaustive]
-pub enum SchemaDialect {
-    /// JSON Schema: Anthropic, OpenAI (Chat, Responses, strict mode), Bedrock, Ollama, MCP and
-    /// Gemini's `parametersJsonSchema`.
-    #[default]
-    JsonSchema,
-    /// Gemini's (and Vertex AI's) `Schema` object, the OpenAPI 3.0 subset of `parameters`;
-    /// translated into JSON Schema before it is compiled.
-    GeminiOpenApi,
-}
-
-impl SchemaDialect {
-    /// Whether this is JSON Schema (the default, left out of serialized tools).
-    pub fn is_json_schema(&self) -> bool {
-        *self == SchemaDialect::JsonSchema
-    }
-}
-
-/// One tool definition.
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-pub struct Tool {
-    /// The name calls must use.
-    pub name: String,
-    /// The description shown to the model (empty when there is none).
-    pub description: String,
-    /// The schema of its input, when one was given, in [`Tool::schema_dialect`].
-    pub input_schema: Option<Value>,
-    /// The language `input_schema` is written in (JSON Schema unless the request said
-    /// otherwise, as Gemini's `parameters` does).
-    #[cfg_attr(
-        feature = "serde",
-        serde(skip_serializing_if = "SchemaDialect::is_json_schema")
-    )]
-    pub schema_dialect: SchemaDialect,
-}
-
-impl Tool {
-    /// A tool with a name and description and no schema.
-    pub fn new(name: &str, description: &str) -> Tool {
-        Tool {
-            name: name.to_owned(),
-            description: description.to_owned(),
-            input_schema: None,
-            schema_dialect: SchemaDialect::JsonSchema,
-        }
-    }
-}
+use crate::Tool;
 
 /// The set of tools a request defined, in their original order, with lookup by name.
 ///
@@ -114,28 +57,6 @@ impl Catalog {
             catalog.push(tool);
         }
         catalog
-    }
-
-    /// Reads a tools array in any supported format (Anthropic, OpenAI Chat or Responses, Gemini
-    /// `functionDeclarations`, Bedrock `toolSpec`, MCP `tools/list` output); see
-    /// [`crate::provider::parse_tools`].
-    pub fn from_json(value: &Value) -> Result<Catalog, ParseError> {
-        crate::provider::parse_tools(value).map(Catalog::new)
-    }
-
-    /// Reads a tools file (a tools array in any supported format). Errors name the file, line
-    /// and column; with the `schema` feature, an input schema that does not compile is one.
-    pub fn load(path: &std::path::Path) -> Result<Catalog, crate::InputError> {
-        let text = crate::errors::read_text(path)?;
-        let value = crate::errors::parse_json(Some(path), &text)?;
-        let invalid = |e| crate::InputError::invalid(Some(path), &text, e);
-        // The document is dropped after reading: its schemas are moved out, not cloned.
-        let tools = crate::provider::parse_owned_tools(value).map_err(invalid)?;
-        // A schema that does not compile is the file's fault, not a call's: said here, with
-        // its place, rather than as a finding against every call to the tool.
-        #[cfg(feature = "schema")]
-        crate::schema::check_loaded(&tools, &text).map_err(invalid)?;
-        Ok(Catalog::new(tools))
     }
 
     /// Adds a definition; only while the catalog is built, before it can be cloned.

@@ -1,34 +1,75 @@
-//! The wire formats this crate reads, by the names users type for them.
+//! The wire formats this crate reads, by the names users type for them: [`Format`] and its
+//! names, and nothing else, so every layer can name a format without depending on the readers.
 //!
-//! [`Format`] itself is declared by the registry in `provider/mod.rs`, one line per format; its
-//! names, aliases and stop reasons come from each format's `Wire`. Every list of formats —
-//! [`Format::ALL`], the names `--format` accepts, the messages that name the formats, the order
-//! detection tries them in — is derived from that registry.
+//! The registry below (`formats!`) is the one list of formats: each line gives the variant, its
+//! module under `provider/`, its name and its aliases. [`Format`], [`Format::ALL`] (the order
+//! detection tries them in), the names `--format` accepts and the messages that list formats
+//! are derived from it here; the provider layer derives its modules and each format's `Wire`
+//! from the same list (`provider/registry.rs`).
 
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer};
 
-pub use crate::provider::Format;
-
-impl Format {
-    /// The name used on the command line, in case files and in JSON output.
-    pub fn as_str(self) -> &'static str {
-        self.wire().name
-    }
-
-    /// The stop reason this format's provider reports for a turn that ends with tool calls
-    /// (`called`) or in text; `None` where the format has no such field (call lists).
-    pub fn stop_reason(self, called: bool) -> Option<&'static str> {
-        let reasons = self.wire().stop_reasons;
-        if called {
-            reasons.calls
-        } else {
-            reasons.text
+/// Calls `$then!` with the registry: one line per wire format, `Variant => module, "name",
+/// ["alias", …];`. Adding a format is its module under `provider/`, with its `WIRE`, and a
+/// line here (ARCHITECTURE.md, "Adding a wire format").
+macro_rules! formats {
+    ($then:ident) => {
+        $then! {
+            /// Anthropic Messages API (`content` blocks of type `tool_use` / `tool_result`).
+            Anthropic => anthropic, "anthropic", ["claude", "messages"];
+            /// OpenAI Chat Completions (`choices[].message.tool_calls`, `arguments` as a JSON string).
+            OpenaiChat => openai_chat, "openai-chat", ["openai", "chat", "chat-completions"];
+            /// OpenAI Responses API (`output` items of type `function_call`).
+            OpenaiResponses => openai_responses, "openai-responses", ["responses"];
+            /// Gemini `generateContent` (`candidates[].content.parts[].functionCall`).
+            Gemini => gemini, "gemini", ["google", "vertex"];
+            /// Amazon Bedrock Converse (`output.message.content[].toolUse`).
+            Bedrock => bedrock, "bedrock", ["converse", "bedrock-converse"];
+            /// Ollama `/api/chat` (`message.tool_calls`, `arguments` as an object).
+            Ollama => ollama, "ollama", [];
+            /// Cohere v2 chat (`message.tool_calls`, `tool_plan`, `finish_reason`).
+            Cohere => cohere, "cohere", ["cohere-v2"];
+            /// A plain JSON list of `{name, input}` calls, as in an MCP replay transcript.
+            CallList => call_list, "call-list", ["calls", "mcp"];
         }
-    }
+    };
 }
+pub(crate) use formats;
+
+macro_rules! declare_format {
+    ($( $(#[$doc:meta])* $variant:ident => $module:ident, $name:literal, [$($alias:literal),*]; )*) => {
+        /// A provider's wire format, for responses, tool arrays and transcripts alike.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum Format {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Format {
+            /// Every format, in the registry's order (the order detection tries them in).
+            pub const ALL: [Format; [$(stringify!($variant)),*].len()] = [$(Format::$variant),*];
+
+            /// The name used on the command line, in case files and in JSON output.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $( Format::$variant => $name, )*
+                }
+            }
+
+            /// Other names `--format` and a case's `format` accept (compared lower-cased, `_`
+            /// as `-`).
+            pub(crate) const fn aliases(self) -> &'static [&'static str] {
+                match self {
+                    $( Format::$variant => &[$($alias),*], )*
+                }
+            }
+        }
+    };
+}
+formats!(declare_format);
 
 /// A request and the response its provider returned, in one format's own wire shape: a new
 /// project's first case and recording (`toolcall init --format`). The response calls a tool the
@@ -42,37 +83,10 @@ pub struct Example {
     pub response: &'static str,
 }
 
-impl Format {
-    /// This format's [`Example`].
-    pub fn example(self) -> Example {
-        self.wire().example
-    }
-}
-
 /// Every format's name, comma-separated, for messages that list them.
 pub(crate) fn names() -> String {
     let names: Vec<&str> = Format::ALL.iter().map(|f| f.as_str()).collect();
     names.join(", ")
-}
-
-impl Format {
-    /// Whether a response in this format can be read from a recorded stream (server-sent
-    /// events, one JSON chunk per line, a JSON array of chunks).
-    pub fn streams(self) -> bool {
-        crate::provider::streams(self)
-    }
-
-    /// The request body live mode sends for `case` in this format (`raw` is the case file's
-    /// JSON, sent as written when it already is this format's request), or `None` when no live
-    /// transport speaks this format.
-    pub fn request_body(
-        self,
-        raw: &serde_json::Value,
-        case: &crate::Case,
-        settings: &crate::RequestSettings,
-    ) -> Option<serde_json::Value> {
-        self.wire().request.map(|body| body(raw, case, settings))
-    }
 }
 
 impl fmt::Display for Format {
@@ -103,10 +117,7 @@ impl FromStr for Format {
         let normalized = s.trim().to_ascii_lowercase().replace('_', "-");
         Format::ALL
             .into_iter()
-            .find(|f| {
-                let wire = f.wire();
-                wire.name == normalized || wire.aliases.contains(&normalized.as_str())
-            })
+            .find(|f| f.as_str() == normalized || f.aliases().contains(&normalized.as_str()))
             .ok_or_else(|| UnknownFormat {
                 given: s.to_owned(),
             })
@@ -128,9 +139,8 @@ mod tests {
     fn names_and_aliases_are_unique_and_parse_back() {
         let mut seen = std::collections::BTreeSet::new();
         for format in Format::ALL {
-            let wire = format.wire();
-            assert_eq!(wire.name.parse::<Format>(), Ok(format));
-            for name in std::iter::once(&wire.name).chain(wire.aliases) {
+            assert_eq!(format.as_str().parse::<Format>(), Ok(format));
+            for name in std::iter::once(&format.as_str()).chain(format.aliases()) {
                 assert!(seen.insert(*name), "`{name}` names two formats");
                 assert_eq!(name.parse::<Format>(), Ok(format), "{name}");
                 assert_eq!(*name, name.to_ascii_lowercase().replace('_', "-"));

@@ -50,10 +50,12 @@
 #![warn(missing_docs)]
 
 mod case;
+mod case_file;
 mod catalog;
 mod errors;
 mod escape;
 mod format;
+mod input;
 mod lint;
 mod mention;
 mod model;
@@ -65,23 +67,24 @@ mod schema;
 mod score;
 mod span;
 mod suggest;
+mod tool;
 pub mod tool_loop;
 mod verdict;
 
 pub use case::{Case, Expect};
-pub use catalog::{Catalog, SchemaDialect, Tool};
-pub use errors::{
-    max_input_bytes, parse_bytes, read_text, set_max_input_bytes, InputError, Location, ParseError,
-    DEFAULT_MAX_INPUT_BYTES, MAX_INPUT_BYTES_VAR,
-};
+pub use catalog::Catalog;
+pub use errors::{InputError, Location, ParseError, MAX_INPUT_BYTES_VAR};
 pub use escape::{escape, escape_path, is_invisible, to_json_pretty, Escaped, EscapedPath};
 pub use format::{Example, Format, UnknownFormat};
+pub use input::{
+    max_input_bytes, parse_bytes, read_text, set_max_input_bytes, DEFAULT_MAX_INPUT_BYTES,
+};
 pub use lint::{lint, Drift, DriftSource};
 pub use model::{
     Anomaly, AnomalyKind, Arguments, Builtin, Message, Request, Response, Role, ToolCall,
     ToolResult, Transcript,
 };
-pub use provider::request::RequestSettings;
+pub use provider::live::RequestSettings;
 pub use provider::{RequestReader, RequestSeed};
 pub use recording::Recording;
 #[cfg(feature = "schema")]
@@ -89,5 +92,6 @@ pub use schema::SchemaError;
 pub use score::{score, Scorer};
 pub use span::locate;
 pub use suggest::suggest;
+pub use tool::{SchemaDialect, Tool};
 pub use tool_loop::{LoopPolicy, ToolLoop};
 pub use verdict::{Cause, Finding, FindingKind, Verdict};

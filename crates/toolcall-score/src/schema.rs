@@ -21,8 +21,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Map, Number, Value};
 
-use crate::errors::ParseError;
-use crate::provider::Tools;
 use crate::{SchemaDialect, Tool};
 
 /// Why arguments were not accepted by a tool's input schema. Only
@@ -43,7 +41,7 @@ pub enum SchemaError {
     Undecided(String),
 }
 
-type Compiled = Result<Arc<jsonschema::Validator>, String>;
+pub(crate) type Compiled = Result<Arc<jsonschema::Validator>, String>;
 
 /// Compiled schemas shared by every catalog in the process, keyed by the schema's dialect and
 /// JSON text.
@@ -53,7 +51,7 @@ type Compiled = Result<Arc<jsonschema::Validator>, String>;
 /// scoring a call (it was most of a harness run's scoring time). Equal text in one dialect means
 /// an equal schema, so the compiled validator is the same. Bounded, so memory stays flat over any
 /// input. The key is the schema as written: translating it is left to a miss.
-fn compile(schema: &Value, dialect: SchemaDialect) -> Compiled {
+pub(crate) fn compile(schema: &Value, dialect: SchemaDialect) -> Compiled {
     const MAX_SHARED: usize = 1024;
     static SHARED: OnceLock<Mutex<HashMap<Vec<u8>, Compiled>>> = OnceLock::new();
     let fresh = || {
@@ -76,53 +74,6 @@ fn compile(schema: &Value, dialect: SchemaDialect) -> Compiled {
         }
     }
     compiled
-}
-
-/// Checks that the schema of every tool a deferring collector read from `document` compiles:
-/// the first that does not is an error at its place (the request's fault, reported when the
-/// case or tools file is loaded rather than against a call). Compiled schemas are cached, so
-/// scoring later compiles nothing again.
-pub(crate) fn check_deferred(tools: &Tools, document: &Value) -> Result<(), ParseError> {
-    for (_, tool, pointer) in tools.deferred() {
-        let Some(schema) = document.pointer(pointer) else {
-            continue;
-        };
-        if let Err(why) = compile(schema, tool.schema_dialect) {
-            return Err(ParseError::Schema {
-                pointer: pointer.to_owned(),
-                tool: tool.name.clone(),
-                why,
-            });
-        }
-    }
-    Ok(())
-}
-
-/// [`check_deferred`] for tools already moved out of the document read from `text`: the
-/// schema's place is found by reading `text` again, only when one does not compile.
-pub(crate) fn check_loaded(tools: &[Tool], text: &str) -> Result<(), ParseError> {
-    for (index, tool) in tools.iter().enumerate() {
-        let Some(schema) = &tool.input_schema else {
-            continue;
-        };
-        if let Err(why) = compile(schema, tool.schema_dialect) {
-            let pointer = serde_json::from_str::<Value>(text)
-                .ok()
-                .and_then(|document| {
-                    let mut again = Tools::deferring();
-                    crate::provider::read_tools(&document, &mut again).ok()?;
-                    let found = again.deferred().find(|(i, _, _)| *i == index);
-                    found.map(|(_, _, pointer)| pointer.to_owned())
-                })
-                .unwrap_or_default();
-            return Err(ParseError::Schema {
-                pointer,
-                tool: tool.name.clone(),
-                why,
-            });
-        }
-    }
-    Ok(())
 }
 
 /// The schema as JSON Schema: Gemini's OpenAPI subset translated, keywords set to `null`

@@ -8,6 +8,8 @@
 use serde_json::Value;
 
 use super::read::At;
+#[cfg(feature = "schema")]
+use crate::errors::ParseError;
 use crate::Tool;
 
 /// The tools read so far, in document order (duplicate names included).
@@ -108,6 +110,27 @@ fn find_mut<'v>(document: &'v mut Value, pointer: &str) -> Option<&'v mut Value>
         };
     }
     Some(here)
+}
+
+/// Checks that the schema of every tool a deferring collector read from `document` compiles:
+/// the first that does not is an error at its place (the request's fault, reported when the
+/// case or tools file is loaded rather than against a call). Compiled schemas are cached, so
+/// scoring later compiles nothing again.
+#[cfg(feature = "schema")]
+pub(crate) fn check_deferred(tools: &Tools, document: &Value) -> Result<(), ParseError> {
+    for (_, tool, pointer) in tools.deferred() {
+        let Some(schema) = document.pointer(pointer) else {
+            continue;
+        };
+        if let Err(why) = crate::schema::compile(schema, tool.schema_dialect) {
+            return Err(ParseError::Schema {
+                pointer: pointer.to_owned(),
+                tool: tool.name.clone(),
+                why,
+            });
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,12 +1,12 @@
 //! The single-pass reader of response bodies: every format read straight from the text, without
 //! first building a `serde_json::Value` of the whole body.
 //!
-//! The general path ([`super::parse_response`]) parses the body into a `Value` and walks it; most
+//! The general path ([`super::response::parse_response`]) parses the body into a `Value` and walks it; most
 //! of that time goes into allocating the members nobody reads (`usage`, ids, timestamps, the
 //! `tools` and `instructions` a Responses body echoes back). Here the top level is read member by
 //! member: the members that format detection or some format's reader looks at ([`TOP_KEYS`]) are
 //! kept as values, every other member is checked and dropped by [`Skip`]. Detection
-//! ([`super::fitting`]) and the general path's own per-format reader then run over the kept
+//! ([`super::wire::fitting`]) and the general path's own per-format reader then run over the kept
 //! members, so the two paths cannot disagree on what a format means. OpenAI Chat Completions
 //! bodies, the bulk of most logs, go one step further: `choices[0].message` is read typed, with no
 //! `Value` but the call arguments, each parsed straight from the unescaped string.
@@ -197,7 +197,7 @@ impl<'de> Visitor<'de> for Body {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
         let items = Vec::deserialize(SeqAccessDeserializer::new(seq))?;
-        Ok(super::parse_response(&Value::Array(items), self.format).ok())
+        Ok(super::response::parse_response(&Value::Array(items), self.format).ok())
     }
 }
 
@@ -236,7 +236,7 @@ impl Top {
     fn into_response(self, format: Option<Format>) -> Option<Response> {
         let format = match format {
             Some(format) => format,
-            None => super::fitting(&self).ok()?,
+            None => super::wire::fitting(&self).ok()?,
         };
         if format == Format::OpenaiChat {
             // `choices` missing, `null` or empty: the general path's error.
@@ -248,7 +248,7 @@ impl Top {
             .zip(self.kept)
             .filter_map(|(key, value)| Some(((*key).to_owned(), value?)))
             .collect();
-        super::parse_response(&Value::Object(kept), Some(format)).ok()
+        super::response::parse_response(&Value::Object(kept), Some(format)).ok()
     }
 }
 
@@ -572,7 +572,7 @@ mod tests {
     /// The general path over the same text: parse into a `Value`, then read it.
     fn general(text: &str, format: Option<Format>) -> Option<Response> {
         let value: Value = serde_json::from_str(text).ok()?;
-        super::super::parse_response(&value, format).ok()
+        super::super::response::parse_response(&value, format).ok()
     }
 
     fn files(dir: &Path, out: &mut Vec<PathBuf>) {

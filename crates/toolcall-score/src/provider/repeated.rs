@@ -33,8 +33,10 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::collect::Tools;
 use super::read::{At, Evidence};
-use super::{tools_into, PreRead, Tools};
+use super::request::PreRead;
+use super::tools::tools_into;
 use crate::{Arguments, Case, Catalog, Format, Message, Role, ToolCall, ToolResult, Transcript};
 
 /// How many distinct tools arrays a reader keeps; the least recently seen goes first.

@@ -152,7 +152,7 @@ pub(crate) fn parse_items(items: &[Value], format: Option<Format>) -> Result<Res
             ParseError::Stream { why } => ParseError::Stream {
                 why: format!("{why} (item {i} of the array)"),
             },
-            error => crate::case::prefix(&format!("/{i}"), error),
+            error => crate::errors::prefix(&format!("/{i}"), error),
         },
         None => fault.error,
     })

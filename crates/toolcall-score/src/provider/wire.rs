@@ -10,17 +10,13 @@
 
 use serde_json::{Map, Value};
 
-use super::request::RequestSettings;
+use super::live::RequestSettings;
 use super::stream::{Assembled, Fault};
 use crate::errors::ParseError;
 use crate::{Builtin, Case, Format, Response};
 
 /// Everything the shared layers need from one wire format.
 pub(crate) struct Wire {
-    /// The name used on the command line, in case files and in JSON output (`openai-chat`).
-    pub(crate) name: &'static str,
-    /// Other names `--format` and a case's `format` accept (compared lower-cased, `_` as `-`).
-    pub(crate) aliases: &'static [&'static str],
     /// The response shape, as error messages describe it ("`choices` (openai-chat)" reads
     /// "`choices`").
     pub(crate) shape: &'static str,
@@ -34,7 +30,7 @@ pub(crate) struct Wire {
     /// How its recorded stream is read, or `None` when it has none that is text.
     pub(super) stream: Option<Stream>,
     /// Builds the request body live mode sends for a case (`None`: no live transport speaks it).
-    pub(crate) request: Option<fn(&Value, &Case, &RequestSettings) -> Value>,
+    pub(crate) live: Option<fn(&Value, &Case, &RequestSettings) -> Value>,
     /// The messages (or input items) that carry the loop guard's answers back, in call order.
     pub(crate) answers: fn(&[Answer<'_>]) -> Vec<Value>,
     /// Whether results are paired with calls by id only (others also pair by order and name),

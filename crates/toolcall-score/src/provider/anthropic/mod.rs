@@ -6,7 +6,7 @@
 //! read into the catalog by name (see [`super::parse_tools`]). Thinking blocks are not text the
 //! user sees and are skipped.
 
-mod request;
+mod live;
 mod stream;
 
 use serde_json::Value;
@@ -22,8 +22,6 @@ use crate::{Arguments, Format, Message, Response, ToolCall, ToolResult};
 
 /// Anthropic Messages, for the registry.
 pub(crate) const WIRE: Wire = Wire {
-    name: "anthropic",
-    aliases: &["claude", "messages"],
     shape: "`type: \"message\"` with `content`",
     fits,
     top_keys: &["type", "content", "role", "stop_reason"],
@@ -34,7 +32,7 @@ pub(crate) const WIRE: Wire = Wire {
         like_a_body: |_| false,
         assemble: stream::assemble,
     }),
-    request: Some(request::body),
+    live: Some(live::body),
     answers,
     pairs_by_id: true,
     stop_reasons: StopReasons {

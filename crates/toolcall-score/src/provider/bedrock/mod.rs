@@ -24,8 +24,6 @@ use crate::{Anomaly, AnomalyKind, Arguments, Format, Message, Response, ToolCall
 
 /// Bedrock Converse, for the registry.
 pub(crate) const WIRE: Wire = Wire {
-    name: "bedrock",
-    aliases: &["converse", "bedrock-converse"],
     shape: "`output.message`",
     fits,
     top_keys: &["output", "stopReason"],
@@ -36,7 +34,7 @@ pub(crate) const WIRE: Wire = Wire {
         like_a_body: |_| false,
         assemble: stream::assemble,
     }),
-    request: None,
+    live: None,
     answers,
     pairs_by_id: true,
     stop_reasons: StopReasons {
@@ -236,10 +234,10 @@ pub(super) fn block_into(
 pub(super) fn tool_spec(
     spec: &Value,
     at: &At<'_>,
-    out: &mut super::Tools,
+    out: &mut super::collect::Tools,
 ) -> Result<(), ParseError> {
     let spec = object(spec, at, "a toolSpec object")?;
-    let tool = super::named_tool(spec, at)?;
+    let tool = super::tools::named_tool(spec, at)?;
     let schema_at = at.key("inputSchema");
     let json = match get(spec, "inputSchema") {
         Some(schema) => get(
@@ -256,9 +254,9 @@ pub(super) fn tool_spec(
 pub(super) fn system_tool(
     tool: &Value,
     at: &At<'_>,
-    out: &mut super::Tools,
+    out: &mut super::collect::Tools,
 ) -> Result<(), ParseError> {
     let tool = object(tool, at, "a systemTool object")?;
-    out.push(super::named_tool(tool, at)?, None);
+    out.push(super::tools::named_tool(tool, at)?, None);
     Ok(())
 }

@@ -15,14 +15,12 @@ use crate::{Arguments, Format, Response, ToolCall};
 
 /// Call lists, for the registry.
 pub(crate) const WIRE: Wire = Wire {
-    name: "call-list",
-    aliases: &["calls", "mcp"],
     shape: "an array of calls",
     fits,
     top_keys: &[],
     read: response,
     stream: None,
-    request: None,
+    live: None,
     answers,
     pairs_by_id: false,
     stop_reasons: StopReasons {

@@ -20,8 +20,6 @@ use crate::{Format, Response};
 
 /// Cohere v2 chat, for the registry.
 pub(crate) const WIRE: Wire = Wire {
-    name: "cohere",
-    aliases: &["cohere-v2"],
     shape: "`message` with `finish_reason`",
     fits,
     top_keys: &["message", "finish_reason"],
@@ -32,7 +30,7 @@ pub(crate) const WIRE: Wire = Wire {
         like_a_body: |_| false,
         assemble: stream::assemble,
     }),
-    request: None,
+    live: None,
     // Chat's: a `role: "tool"` message with the `tool_call_id` for each, no error flag.
     answers: super::openai_chat::answers,
     pairs_by_id: true,

@@ -27,8 +27,6 @@ use crate::{SchemaDialect, ToolResult, Transcript};
 
 /// Gemini `generateContent`, for the registry.
 pub(crate) const WIRE: Wire = Wire {
-    name: "gemini",
-    aliases: &["google", "vertex"],
     shape: "`candidates`",
     fits,
     top_keys: &["candidates"],
@@ -39,7 +37,7 @@ pub(crate) const WIRE: Wire = Wire {
         like_a_body: |_| true,
         assemble: stream::assemble,
     }),
-    request: None,
+    live: None,
     answers,
     pairs_by_id: false,
     stop_reasons: StopReasons {
@@ -383,7 +381,7 @@ pub(super) fn system_instruction_into(
 pub(super) fn declarations_into(
     value: &Value,
     at: &At<'_>,
-    out: &mut super::Tools,
+    out: &mut super::collect::Tools,
 ) -> Result<(), ParseError> {
     const SCHEMA_KEYS: [&str; 3] = [
         "parameters",
@@ -394,7 +392,7 @@ pub(super) fn declarations_into(
     for (i, item) in items.iter().enumerate() {
         let at = at.index(i);
         let item = object(item, &at, "a function declaration")?;
-        let mut tool = super::named_tool(item, &at)?;
+        let mut tool = super::tools::named_tool(item, &at)?;
         let schema = get_any(item, &SCHEMA_KEYS);
         if let Some(("parameters", _)) = schema {
             tool.schema_dialect = SchemaDialect::GeminiOpenApi;

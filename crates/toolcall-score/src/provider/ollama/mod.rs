@@ -16,8 +16,6 @@ use crate::{Format, Response};
 
 /// Ollama `/api/chat`, for the registry.
 pub(crate) const WIRE: Wire = Wire {
-    name: "ollama",
-    aliases: &[],
     shape: "`message` with `done`",
     fits,
     top_keys: &["message", "done", "done_reason"],
@@ -28,7 +26,7 @@ pub(crate) const WIRE: Wire = Wire {
         like_a_body: stream::like_a_body,
         assemble: stream::assemble,
     }),
-    request: None,
+    live: None,
     answers,
     pairs_by_id: false,
     stop_reasons: StopReasons {

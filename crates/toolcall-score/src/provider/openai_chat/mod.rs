@@ -19,7 +19,7 @@
 //! is checked like any other, its input is not JSON and is not checked as JSON. Calls of any
 //! other `type` are skipped.
 
-mod request;
+mod live;
 mod stream;
 
 use serde_json::{json, Value};
@@ -35,8 +35,6 @@ use crate::{Anomaly, AnomalyKind, Arguments, Format, Response, ToolCall};
 
 /// OpenAI Chat Completions, for the registry.
 pub(crate) const WIRE: Wire = Wire {
-    name: "openai-chat",
-    aliases: &["openai", "chat", "chat-completions"],
     shape: "`choices`",
     fits,
     top_keys: &["choices", "object"],
@@ -47,7 +45,7 @@ pub(crate) const WIRE: Wire = Wire {
         like_a_body: |_| false,
         assemble: stream::assemble,
     }),
-    request: Some(request::body),
+    live: Some(live::body),
     answers,
     pairs_by_id: true,
     stop_reasons: StopReasons {
@@ -312,7 +310,7 @@ fn is_zero_value(function: &Object) -> bool {
 pub(super) fn tool(
     function: &Object,
     at: &At<'_>,
-    out: &mut super::Tools,
+    out: &mut super::collect::Tools,
 ) -> Result<(), ParseError> {
-    super::tool_fields(function, at, &["parameters"], out)
+    super::tools::tool_fields(function, at, &["parameters"], out)
 }

@@ -41,8 +41,6 @@ use crate::{Arguments, Builtin, Format, Message, Response, Role, ToolCall, ToolR
 
 /// The OpenAI Responses API, for the registry.
 pub(crate) const WIRE: Wire = Wire {
-    name: "openai-responses",
-    aliases: &["responses"],
     shape: "an `output` array",
     fits,
     top_keys: &["object", "output", "incomplete_details", "status"],
@@ -53,7 +51,7 @@ pub(crate) const WIRE: Wire = Wire {
         like_a_body: |_| false,
         assemble: stream::assemble,
     }),
-    request: None,
+    live: None,
     answers,
     pairs_by_id: true,
     stop_reasons: StopReasons {
@@ -355,7 +353,7 @@ pub(super) fn input_into(
     at: &At<'_>,
     messages: &mut Vec<Message>,
     system: &mut Vec<String>,
-    tools: &mut super::Tools,
+    tools: &mut super::collect::Tools,
     evidence: &mut Evidence,
 ) -> Result<(), ParseError> {
     evidence.saw(&[Format::OpenaiResponses]);
@@ -374,7 +372,7 @@ pub(super) fn input_into(
         let item = object(item, &at, "an input item")?;
         match opt_string(item, "type", &at)? {
             None | Some("message") => {
-                let role = super::role(item, &at)?;
+                let role = super::request::role(item, &at)?;
                 let mut message = Message::new(role);
                 content_into(item, &at, &mut message.text)?;
                 if role == Role::System {
@@ -394,7 +392,7 @@ pub(super) fn input_into(
             Some("additional_tools" | "tool_search_output") => {
                 let tools_at = at.key("tools");
                 let items = super::read::opt_array(item, "tools", &at, "an array of tools")?;
-                super::tool_items(items, &tools_at, tools, evidence, true)?;
+                super::tools::tool_items(items, &tools_at, tools, evidence, true)?;
             }
             Some(kind) => {
                 if let Some(builtin) = call_builtin(kind) {
@@ -498,6 +496,6 @@ fn output_text(
 }
 
 /// A flat function tool `{"type": "function", "name", "description", "parameters"}`.
-pub(super) fn tool(item: &Object, at: &At<'_>, out: &mut super::Tools) -> Result<(), ParseError> {
-    super::tool_fields(item, at, &["parameters"], out)
+pub(super) fn tool(item: &Object, at: &At<'_>, out: &mut super::collect::Tools) -> Result<(), ParseError> {
+    super::tools::tool_fields(item, at, &["parameters"], out)
 }

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use serde_json::{json, Map, Value};
 
-use crate::provider::request::{call_id, start, with_ids, RequestSettings};
+use crate::provider::live::{call_id, start, with_ids, RequestSettings};
 use crate::{Arguments, Case, Format, Role, ToolCall};
 
 /// The OpenAI Chat Completions body for `case`.

@@ -2,7 +2,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::provider::request::{arguments_json, call_id, start, with_ids, RequestSettings};
+use crate::provider::live::{arguments_json, call_id, start, with_ids, RequestSettings};
 use crate::{Case, Format, Role};
 
 /// The Anthropic Messages body for `case`.

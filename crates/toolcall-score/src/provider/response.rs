@@ -1,0 +1,207 @@
+//! A response body in, its format told (or named) and its calls out: detection over every
+//! format's `Wire::fits`, the single-pass reader first and the general reader when it declines.
+
+use serde_json::Value;
+
+use super::read::Object;
+use super::wire::fitting;
+use super::{fast, stream};
+use crate::errors::{describe, ParseError};
+use crate::{Format, Response};
+
+/// The format of a response, told from the JSON's shape.
+///
+/// | format | shape |
+/// |---|---|
+/// | anthropic | `{"type": "message", "content": [...]}` (or `content` with `role: "assistant"` or `stop_reason`) |
+/// | openai-chat | `{"object": "chat.completion", "choices": [...]}`, or just `choices` |
+/// | openai-responses | `{"object": "response", "output": [...]}`, or `output` as an array |
+/// | gemini | `{"candidates": [...]}` |
+/// | bedrock | `{"output": {"message": {...}}, "stopReason": ...}` |
+/// | ollama | `{"model", "message": {...}, "done": ...}` (`message` and `done` both) |
+/// | cohere | `{"id", "message": {...}, "finish_reason": ...}` (`message` and `finish_reason` both) |
+/// | call-list | a JSON array (of `{name, input \| arguments}`) |
+///
+/// Each format's module holds its own predicate (its `Wire::fits`); detection asks them all.
+/// A JSON array whose first item is a stream event (a `chat.completion.chunk`, an Anthropic or
+/// Responses event, a Gemini chunk, an Ollama chunk) is that format's stream, not a call list.
+///
+/// A shape that fits none is [`ParseError::UnknownShape`], saying what it saw and which formats
+/// it resembles (those whose members it has); one that fits several is
+/// [`ParseError::Ambiguous`].
+pub fn detect(value: &Value) -> Result<Format, ParseError> {
+    let body = match value {
+        Value::Array(items) => {
+            return Ok(stream::chunk_array_format(items).unwrap_or(Format::CallList))
+        }
+        Value::Object(body) => body,
+        other => {
+            return Err(ParseError::UnknownShape {
+                why: format!(
+                    "found {} where a response object or a call array was expected",
+                    describe(other)
+                ),
+            })
+        }
+    };
+    fitting(body).map_err(|candidates| {
+        if candidates.is_empty() {
+            ParseError::UnknownShape {
+                why: unknown_why(value, body),
+            }
+        } else {
+            ParseError::Ambiguous { candidates }
+        }
+    })
+}
+
+/// Why a response object fits no format: what it holds, which formats it resembles, and what
+/// each format would need.
+fn unknown_why(value: &Value, body: &Object) -> String {
+    let mut why = format!("found {}", describe(value));
+    if let Some(error) = body.get("error") {
+        let message = error
+            .get("message")
+            .and_then(Value::as_str)
+            .or_else(|| error.as_str())
+            .unwrap_or("");
+        why.push_str(&format!(
+            ", which looks like an API error body ({}), not a response",
+            crate::escape(message)
+        ));
+    } else if stream::is_event(value) {
+        why.push_str(", which looks like one event of a stream: record the assembled response");
+    } else {
+        let resembles: Vec<String> = Format::ALL
+            .into_iter()
+            .filter_map(|format| {
+                let shared: Vec<&str> = format
+                    .wire()
+                    .top_keys
+                    .iter()
+                    .copied()
+                    .filter(|key| body.contains_key(*key))
+                    .collect();
+                (!shared.is_empty()).then(|| format!("{format}'s `{}`", shared.join("`, `")))
+            })
+            .collect();
+        if !resembles.is_empty() {
+            why.push_str(&format!(
+                "; it has {} but not the rest of that shape",
+                resembles.join(" and ")
+            ));
+        }
+    }
+    let shapes: Vec<String> = Format::ALL
+        .into_iter()
+        .map(|format| format!("{} ({format})", format.wire().shape))
+        .collect();
+    why.push_str(&format!("; a response needs {}", shapes.join(", ")));
+    why
+}
+
+/// Parses a provider's response body. With `format` `None` the format is detected.
+///
+/// A JSON array of stream chunks (see [`detect`]) is assembled into its format's body first;
+/// an error inside a chunk has the chunk's pointer (`/3/delta/…`).
+///
+/// Each format's module says which parts are read; a value of the wrong type where a call, its
+/// name or its container belongs is a [`ParseError::Unexpected`] with its JSON pointer. Arguments
+/// that are not valid JSON are not an error: they become [`crate::Arguments::Invalid`].
+pub fn parse_response(value: &Value, format: Option<Format>) -> Result<Response, ParseError> {
+    if let Value::Array(items) = value {
+        if let Some(kind) = stream::chunk_array_format(items) {
+            if format.is_none_or(|f| f == kind) {
+                return stream::parse_items(items, format);
+            }
+        }
+    }
+    let Some(named) = format else {
+        return read_as(value, detect(value)?);
+    };
+    read_as(value, named).map_err(|error| match detect(value) {
+        // The body is another format's: the named one is what is wrong, not the value.
+        Ok(detected) if detected != named => ParseError::FormatMismatch {
+            named,
+            detected,
+            error: Box::new(error),
+        },
+        _ => error,
+    })
+}
+
+/// The response in `value`, read as `format`'s.
+fn read_as(value: &Value, format: Format) -> Result<Response, ParseError> {
+    (format.wire().read)(value)
+}
+
+/// The response in `text` when the single-pass reader handles it (any valid response, bar a few
+/// odd shapes), equal to what [`parse_response`] gives over the text's `Value`; `None` sends the
+/// caller to the general path, which also makes every error.
+pub(crate) fn fast_response(text: &str, format: Option<Format>) -> Option<Response> {
+    fast::response(text, format)
+}
+
+impl Response {
+    /// Parses a provider's response from JSON text; `format` `None` detects it from the shape.
+    /// Errors name the line and column.
+    ///
+    /// The text may also be a recorded stream: server-sent events (`data:` lines, from OpenAI
+    /// Chat Completions or Responses, Anthropic or Gemini's `alt=sse`), one JSON chunk per line
+    /// (Ollama's NDJSON, and any format's chunks as SDK tests and loggers keep them), or a JSON
+    /// array of chunks. It is assembled into the body the same request would have got
+    /// without streaming, and gives exactly the response that body gives (see
+    /// [`crate::provider`]). A payload that is not JSON is a syntax error at its line and column;
+    /// an event that reports an error, or a stream with no event of a known kind, is a
+    /// [`crate::ParseError::Stream`].
+    pub fn from_json_str(
+        text: &str,
+        format: Option<Format>,
+    ) -> Result<Response, crate::InputError> {
+        Response::parse(None, text, format)
+    }
+
+    /// Reads a provider's response file; `format` `None` detects it from the shape. Errors name
+    /// the file, line and column. The file may be a recorded stream, as for
+    /// [`Response::from_json_str`]; a `.jsonl` file is one response per line by the
+    /// [`crate::Recording`] convention, so its lines are one stream only when the first is an
+    /// event no whole response looks like (a `chat.completion.chunk`, `message_start`, …).
+    pub fn load(
+        path: &std::path::Path,
+        format: Option<Format>,
+    ) -> Result<Response, crate::InputError> {
+        let text = crate::input::read_text(path)?;
+        Response::parse(Some(path), &text, format)
+    }
+
+    pub(crate) fn parse(
+        path: Option<&std::path::Path>,
+        text: &str,
+        format: Option<Format>,
+    ) -> Result<Response, crate::InputError> {
+        // A recorded stream is told from its first bytes (server-sent events), or once the text
+        // failed to be one JSON document (JSON lines), so a plain body costs nothing extra.
+        use super::stream::{is_ndjson, is_sse, parse_text as parse_stream, Framing};
+        if is_sse(text) {
+            return parse_stream(path, text, format, Framing::Sse);
+        }
+        // A body is read in one pass without building a `Value` of the whole of it; what that
+        // pass declines, and every error, takes the general path.
+        if let Some(response) = fast_response(text, format) {
+            return Ok(response);
+        }
+        if is_ndjson(text) {
+            return parse_stream(path, text, format, Framing::Ndjson);
+        }
+        let value = crate::input::parse_json(path, text)?;
+        parse_response(&value, format).map_err(|e| crate::InputError::invalid(path, text, e))
+    }
+
+    /// Parses a response from an already-parsed JSON value.
+    pub fn from_value(
+        value: &Value,
+        format: Option<Format>,
+    ) -> Result<Response, crate::ParseError> {
+        parse_response(value, format)
+    }
+}
