@@ -10,17 +10,16 @@ use serde_json::Value;
 /// int64 counts that may be strings); read as JSON Schema it does not compile, or rejects
 /// arguments Gemini accepts. Gemini's `parametersJsonSchema` is JSON Schema.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 #[non_exhaustive]
 pub enum SchemaDialect {
     /// JSON Schema: Anthropic, OpenAI (Chat, Responses, strict mode), Bedrock, Ollama, MCP and
     /// Gemini's `parametersJsonSchema`.
     #[default]
     JsonSchema,
+    /// A format's own schema language, translated into JSON Schema before it is compiled:
     /// Gemini's (and Vertex AI's) `Schema` object, the OpenAPI 3.0 subset of `parameters`;
-    /// translated into JSON Schema before it is compiled.
-    GeminiOpenApi,
+    /// Cohere v1's `parameter_definitions`.
+    Native(crate::Format),
 }
 
 impl SchemaDialect {

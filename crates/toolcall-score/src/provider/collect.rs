@@ -7,8 +7,7 @@
 
 use serde_json::Value;
 
-use super::read::At;
-#[cfg(feature = "schema")]
+use super::read::{get_any, opt_string, string, At, Object};
 use crate::errors::ParseError;
 use crate::Tool;
 
@@ -110,6 +109,30 @@ fn find_mut<'v>(document: &'v mut Value, pointer: &str) -> Option<&'v mut Value>
         };
     }
     Some(here)
+}
+
+/// The fields every function definition shares: a required string `name`, an optional string
+/// `description`, and the schema under the first of `schema_keys` present; added to `out`.
+pub(crate) fn tool_fields(
+    tool: &Object,
+    at: &At<'_>,
+    schema_keys: &[&str],
+    out: &mut Tools,
+) -> Result<(), ParseError> {
+    let named = named_tool(tool, at)?;
+    out.push(
+        named,
+        get_any(tool, schema_keys).map(|(key, schema)| (schema, at.key(key))),
+    );
+    Ok(())
+}
+
+/// A tool's required string `name` and optional string `description`, without its schema.
+pub(crate) fn named_tool(tool: &Object, at: &At<'_>) -> Result<Tool, ParseError> {
+    Ok(Tool::new(
+        string(tool, "name", at, "a tool name (a string)")?,
+        opt_string(tool, "description", at)?.unwrap_or_default(),
+    ))
 }
 
 /// Checks that the schema of every tool a deferring collector read from `document` compiles:

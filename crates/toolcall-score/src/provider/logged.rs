@@ -83,10 +83,10 @@ impl<'a> Logged<'a> {
             .and_then(|key| {
                 Format::ALL.into_iter().find_map(|format| {
                     let transcript = format.wire().conversation.as_ref()?.transcript;
-                    (transcript == key).then_some(transcript)
+                    transcript.iter().copied().find(|member| *member == key)
                 })
             })
-            .unwrap_or(DEFAULT.1.transcript);
+            .unwrap_or(DEFAULT.1.transcript[0]);
         let mut request = Map::new();
         request.insert(key.to_owned(), Value::Array(items.to_vec()));
         let read = super::parse_request(&Value::Object(request), None)?;
@@ -107,8 +107,10 @@ impl<'a> Logged<'a> {
         let mut keys: Vec<&'static str> = Vec::new();
         for format in Format::ALL {
             if let Some(conversation) = &format.wire().conversation {
-                if !keys.contains(&conversation.transcript) {
-                    keys.push(conversation.transcript);
+                for key in conversation.transcript {
+                    if !keys.contains(key) {
+                        keys.push(key);
+                    }
                 }
             }
         }
@@ -191,7 +193,8 @@ impl<'a> Logged<'a> {
         request.insert(wire.tools_key.to_owned(), (wire.tools)(tools));
         let upto = upto.min(self.items.len());
         request.insert(
-            wire.transcript.to_owned(),
+            // A logged conversation is one list of items: its format's first member.
+            wire.transcript[0].to_owned(),
             Value::Array(self.items[..upto].to_vec()),
         );
         request

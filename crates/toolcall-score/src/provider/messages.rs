@@ -51,7 +51,7 @@ fn message(
     format: Option<Format>,
     evidence: &mut Evidence,
 ) -> Result<Message, ParseError> {
-    let role = super::request::role(item, at)?;
+    let role = super::read::role(item, at)?;
     let mut message = Message::new(role);
     // A tool message's content is its result, not text the model reads as conversation.
     let is_result = role == Role::Tool;

@@ -9,7 +9,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use crate::errors::ParseError;
-use crate::{Arguments, Format};
+use crate::{Arguments, Format, Role};
 
 /// A JSON object.
 pub(crate) type Object = Map<String, Value>;
@@ -351,6 +351,21 @@ impl Evidence {
 fn bit(format: Format) -> u64 {
     let index = Format::ALL.iter().position(|f| *f == format).unwrap_or(0);
     1 << index
+}
+
+/// A message's required `role`.
+pub(crate) fn role(message: &Object, at: &At<'_>) -> Result<Role, ParseError> {
+    const EXPECTED: &str = "a role: system, developer, user, assistant or tool";
+    match string(message, "role", at, EXPECTED)? {
+        "system" | "developer" => Ok(Role::System),
+        "user" => Ok(Role::User),
+        "assistant" | "model" => Ok(Role::Assistant),
+        "tool" | "function" => Ok(Role::Tool),
+        _ => {
+            let found = message.get("role").unwrap_or(&Value::Null);
+            Err(at.key("role").unexpected(EXPECTED, found))
+        }
+    }
 }
 
 #[cfg(test)]

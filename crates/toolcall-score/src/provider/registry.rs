@@ -54,3 +54,18 @@ impl Format {
         self.wire().live.map(|body| body(raw, case, settings))
     }
 }
+
+#[cfg(feature = "serde")]
+impl serde::Serialize for crate::SchemaDialect {
+    /// `json_schema`, or the name of a format's own schema language (`gemini_open_api`).
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(match self {
+            crate::SchemaDialect::JsonSchema => "json_schema",
+            crate::SchemaDialect::Native(format) => format
+                .wire()
+                .request
+                .native_schema
+                .map_or(format.as_str(), |native| native.name),
+        })
+    }
+}

@@ -1,47 +1,54 @@
 //! The request side of a call (system prompt, tools, transcript) in any provider's shape: what
 //! a case file or a logged request holds, read into a [`Request`].
+//!
+//! Which members a request has, and how each is read, is each format's (its `Wire::request`):
+//! this layer reads, in part order (system prompt, tools, transcript), every member some format
+//! declares, by the reader of the format named for the request or else of the first format
+//! that declares it, and holds a request to one format's transcript.
 
 use serde_json::Value;
 
 use super::collect::Tools;
-use super::read::{array, get, get_any, object, opt_string, string, At, Evidence, Object};
+use super::messages;
+use super::read::{get, get_any, object, At, Evidence};
 use super::response::detect;
-use super::tools::{legacy_functions, tool_items, tools_into};
-use super::{gemini, messages, openai_responses, read};
+use super::tools::{tool_items, tools_into};
+use super::wire::{Member, Part, Read, Reading};
 use crate::errors::ParseError;
-use crate::{Catalog, Format, Request, Role, Transcript};
+use crate::{Catalog, Format, Request, Transcript};
 
-/// A message's required `role`.
-pub(super) fn role(message: &Object, at: &At<'_>) -> Result<Role, ParseError> {
-    const EXPECTED: &str = "a role: system, developer, user, assistant or tool";
-    match string(message, "role", at, EXPECTED)? {
-        "system" | "developer" => Ok(Role::System),
-        "user" => Ok(Role::User),
-        "assistant" | "model" => Ok(Role::Assistant),
-        "tool" | "function" => Ok(Role::Tool),
-        _ => {
-            let found = message.get("role").unwrap_or(&Value::Null);
-            Err(at.key("role").unexpected(EXPECTED, found))
-        }
-    }
+/// Every member some format's request holds, with the first format (registry order) that
+/// declares each: the format a member's reader is taken from when none is named.
+fn declared() -> impl Iterator<Item = (Format, &'static Member)> {
+    Format::ALL.into_iter().flat_map(|format| {
+        format
+            .wire()
+            .request
+            .members
+            .iter()
+            .map(move |m| (format, m))
+    })
 }
 
-/// Every key a request is read from: system prompts, tools and transcripts of every family.
-pub(super) const REQUEST_KEYS: [&str; 10] = [
-    "system",
-    "systemInstruction",
-    "system_instruction",
-    "instructions",
-    "tools",
-    "functions",
-    "toolConfig",
-    "messages",
-    "contents",
-    "input",
-];
+/// Whether `key` is a member some format's request is read from.
+pub(super) fn is_request_key(key: &str) -> bool {
+    declared().any(|(_, member)| member.keys.contains(&key))
+}
 
-/// The keys that hold a transcript, one per request family.
-const TRANSCRIPT_KEYS: [&str; 3] = ["messages", "contents", "input"];
+/// The reader of the member `member` declares, as `named` reads it when it declares a member of
+/// the same key.
+fn reader_for(member: &'static Member, named: Option<Format>) -> &'static Member {
+    named
+        .and_then(|format| {
+            format
+                .wire()
+                .request
+                .members
+                .iter()
+                .find(|own| own.part == member.part && own.keys.contains(&member.keys[0]))
+        })
+        .unwrap_or(member)
+}
 
 /// Parses the request side of a call (system prompt, tools, transcript) in any supported shape.
 ///
@@ -97,7 +104,7 @@ pub(crate) fn read_request_with(
     let body = object(value, &at, "a request object")?;
     // A response body has none of a request's keys, and would read as an empty request: say
     // what it is instead (a format is detected or named, never guessed silently).
-    if !REQUEST_KEYS.iter().any(|key| body.contains_key(*key)) {
+    if !body.keys().any(|key| is_request_key(key)) {
         if let Ok(format) = detect(value) {
             return Err(ParseError::Unexpected {
                 pointer: String::new(),
@@ -106,51 +113,39 @@ pub(crate) fn read_request_with(
             });
         }
     }
-    let mut evidence = Evidence::default();
-    let mut system = Vec::new();
-
-    if let Some(value) = get(body, "system") {
-        system_into(value, &at.key("system"), &mut system)?;
+    let mut reading = Reading {
+        format,
+        system: Vec::new(),
+        tools,
+        transcript: Transcript::default(),
+        evidence: Evidence::default(),
+        items: tool_items,
+    };
+    if let Some(seen) = &pre.tools {
+        reading.evidence.merge(seen);
     }
-    if let Some((key, value)) = get_any(body, &["systemInstruction", "system_instruction"]) {
-        gemini::system_instruction_into(value, &at.key(key), &mut system, &mut evidence)?;
-    }
-    match get(body, "instructions") {
-        None => {}
-        Some(Value::String(s)) => {
-            evidence.saw(&[Format::OpenaiResponses]);
-            read::push_text(&mut system, s);
-        }
-        Some(other) => return Err(at.key("instructions").unexpected("a string", other)),
-    }
-
-    match &pre.tools {
-        Some(seen) => evidence.merge(seen),
-        None => {
-            if let Some(value) = get(body, "tools") {
-                tools_into(value, &at.key("tools"), tools, &mut evidence)?;
+    for part in [Part::System, Part::Tools] {
+        let mut seen: Vec<&str> = Vec::new();
+        for (_, member) in declared().filter(|(_, m)| m.part == part) {
+            if seen.contains(&member.keys[0]) {
+                continue;
             }
-        }
-    }
-    if let Some(functions) = get(body, "functions") {
-        evidence.saw(&[Format::OpenaiChat]);
-        let functions_at = at.key("functions");
-        let items = array(functions, &functions_at, "an array of function definitions")?;
-        legacy_functions(items, &functions_at, tools)?;
-    }
-    if let Some(config) = get(body, "toolConfig") {
-        // Bedrock's `toolConfig` holds the tools; Gemini's holds only `functionCallingConfig`.
-        let config_at = at.key("toolConfig");
-        let config = object(config, &config_at, "a `toolConfig` object")?;
-        if let Some(value) = get(config, "tools") {
-            evidence.saw(&[Format::Bedrock]);
-            let tools_at = config_at.key("tools");
-            let items = array(value, &tools_at, "an array of tools")?;
-            tool_items(items, &tools_at, tools, &mut evidence, true)?;
+            seen.push(member.keys[0]);
+            let Some((key, value)) = get_any(body, member.keys) else {
+                continue;
+            };
+            if matches!(member.read, Read::Tools) && pre.tools.is_some() {
+                continue;
+            }
+            read_member(
+                reader_for(member, format),
+                value,
+                &at.key(key),
+                &mut reading,
+            )?;
         }
     }
 
-    let mut transcript = Transcript::default();
     if let Some((read, seen)) = pre.messages {
         if format.is_some() {
             return Err(at.key("messages").error(
@@ -158,50 +153,24 @@ pub(crate) fn read_request_with(
                 "a named format",
             ));
         }
-        if let Some(key) = TRANSCRIPT_KEYS.iter().find(|k| get(body, k).is_some()) {
+        if let Some((_, member)) = declared()
+            .filter(|(_, m)| m.part == Part::Transcript)
+            .find(|(_, m)| get_any(body, m.keys).is_some())
+        {
+            let key = get_any(body, member.keys).map_or(member.keys[0], |(key, _)| key);
             return Err(at.key(key).error("one transcript", "a second one"));
         }
-        transcript = read;
-        evidence.merge(&seen);
+        reading.transcript = read;
+        reading.evidence.merge(&seen);
     }
-    let mut present = TRANSCRIPT_KEYS
-        .iter()
-        .filter_map(|k| get(body, k).map(|v| (*k, v)));
-    if let Some((key, value)) = present.next() {
-        if let Some((second, other)) = present.next() {
-            return Err(at.key(second).unexpected(
-                format!("one transcript, not both `{key}` and `{second}`"),
-                other,
-            ));
-        }
-        let transcript_at = at.key(key);
-        match key {
-            "messages" => messages::messages_into(
-                value,
-                &transcript_at,
-                format,
-                &mut transcript,
-                &mut system,
-                &mut evidence,
-            )?,
-            "contents" => gemini::contents_into(
-                value,
-                &transcript_at,
-                &mut transcript,
-                &mut system,
-                &mut evidence,
-            )?,
-            _ => openai_responses::input_into(
-                value,
-                &transcript_at,
-                &mut transcript.messages,
-                &mut system,
-                tools,
-                &mut evidence,
-            )?,
-        }
-    }
+    transcript_into(body, &at, &mut reading)?;
 
+    let Reading {
+        system,
+        transcript,
+        evidence,
+        ..
+    } = reading;
     Ok(Request {
         format: format.or_else(|| evidence.format()),
         system: (!system.is_empty()).then(|| system.join("\n\n")),
@@ -210,26 +179,84 @@ pub(crate) fn read_request_with(
     })
 }
 
-/// A top-level `system`: a string, or blocks (`{"type": "text", "text"}` for Anthropic,
-/// `{"text"}` for Bedrock; cache points and guard content carry no prompt text).
-fn system_into(value: &Value, at: &At<'_>, system: &mut Vec<String>) -> Result<(), ParseError> {
-    match value {
-        Value::String(s) => read::push_text(system, s),
-        Value::Array(blocks) => {
-            for (i, block) in blocks.iter().enumerate() {
-                let at = at.index(i);
-                let block = object(block, &at, "a system content block")?;
-                let typed = opt_string(block, "type", &at)?;
-                if matches!(typed, None | Some("text")) {
-                    if let Some(text) = opt_string(block, "text", &at)? {
-                        read::push_text(system, text);
-                    }
-                }
+/// The transcript: the members present must all be one format's (the named one's, else the
+/// first that declares them all), and are read in that format's order.
+fn transcript_into(
+    body: &super::read::Object,
+    at: &At<'_>,
+    reading: &mut Reading<'_>,
+) -> Result<(), ParseError> {
+    let mut present: Vec<&str> = Vec::new();
+    for (_, member) in declared().filter(|(_, m)| m.part == Part::Transcript) {
+        if let Some((key, _)) = get_any(body, member.keys) {
+            if !present.contains(&key) {
+                present.push(key);
             }
         }
-        other => {
-            return Err(at.unexpected("a string or an array of text blocks", other));
+    }
+    let Some(first) = present.first().copied() else {
+        return Ok(());
+    };
+    let covers = |format: Format| present.iter().all(|key| declares(format, key));
+    let owner = reading
+        .format
+        .filter(|f| covers(*f))
+        .or_else(|| Format::ALL.into_iter().find(|f| covers(*f)));
+    let Some(owner) = owner else {
+        // Two formats' transcripts: name the first member no format of the first one has.
+        let with_first: Vec<Format> = Format::ALL
+            .into_iter()
+            .filter(|f| declares(*f, first))
+            .collect();
+        let second = present
+            .iter()
+            .copied()
+            .find(|key| !with_first.iter().any(|f| declares(*f, key)))
+            .unwrap_or(present[present.len() - 1]);
+        let other = get(body, second).unwrap_or(&Value::Null);
+        return Err(at.key(second).unexpected(
+            format!("one transcript, not both `{first}` and `{second}`"),
+            other,
+        ));
+    };
+    for member in owner.wire().request.members {
+        if member.part != Part::Transcript {
+            continue;
+        }
+        if let Some((key, value)) = get_any(body, member.keys) {
+            read_member(member, value, &at.key(key), reading)?;
         }
     }
     Ok(())
+}
+
+/// Whether `format`'s transcript has a member `key`.
+fn declares(format: Format, key: &str) -> bool {
+    format
+        .wire()
+        .request
+        .members
+        .iter()
+        .any(|m| m.part == Part::Transcript && m.keys.contains(&key))
+}
+
+/// Reads one member with the reader it names.
+fn read_member(
+    member: &Member,
+    value: &Value,
+    at: &At<'_>,
+    reading: &mut Reading<'_>,
+) -> Result<(), ParseError> {
+    match member.read {
+        Read::Own(read) => read(value, at, reading),
+        Read::Tools => tools_into(value, at, reading.tools, &mut reading.evidence),
+        Read::Messages => messages::messages_into(
+            value,
+            at,
+            reading.format,
+            &mut reading.transcript,
+            &mut reading.system,
+            &mut reading.evidence,
+        ),
+    }
 }

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::collect::Tools;
 use super::read::{At, Evidence};
-use super::request::{read_request, REQUEST_KEYS};
+use super::request::{is_request_key, read_request};
 use super::tools::tools_into;
 use crate::errors::ParseError;
 use crate::{Catalog, Tool};
@@ -45,9 +45,7 @@ pub(crate) fn parse_owned_tools(mut value: Value) -> Result<Vec<Tool>, ParseErro
 /// that add tools), and none for a request that sent none.
 pub(crate) fn read_tools(value: &Value, tools: &mut Tools) -> Result<(), ParseError> {
     if let Value::Object(body) = value {
-        let is_request = REQUEST_KEYS
-            .iter()
-            .any(|key| *key != "tools" && body.contains_key(*key));
+        let is_request = body.keys().any(|key| key != "tools" && is_request_key(key));
         if is_request {
             return read_request(value, None, tools).map(drop);
         }

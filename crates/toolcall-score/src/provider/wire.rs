@@ -10,10 +10,12 @@
 
 use serde_json::{Map, Value};
 
+use super::collect::Tools;
 use super::live::RequestSettings;
+use super::read::{At, Evidence, Object};
 use super::stream::{Assembled, Fault};
 use crate::errors::ParseError;
-use crate::{Builtin, Case, Format, Response};
+use crate::{Arguments, Builtin, Case, Format, Response, Transcript};
 
 /// Everything the shared layers need from one wire format.
 pub(crate) struct Wire {
@@ -29,6 +31,9 @@ pub(crate) struct Wire {
     pub(crate) read: fn(&Value) -> Result<Response, ParseError>,
     /// How its recorded stream is read, or `None` when it has none that is text.
     pub(super) stream: Option<Stream>,
+    /// How its requests are read: the members that hold the system prompt, tools and
+    /// transcript, its own tool shapes, and the language of its input schemas.
+    pub(crate) request: RequestHalf,
     /// Builds the request body live mode sends for a case (`None`: no live transport speaks it).
     pub(crate) live: Option<fn(&Value, &Case, &RequestSettings) -> Value>,
     /// The messages (or input items) that carry the loop guard's answers back, in call order.
@@ -49,13 +54,131 @@ pub(crate) struct Wire {
     pub(crate) example: crate::Example,
 }
 
+/// A format's request half: what `request.rs` reads of a request body in this format.
+///
+/// The request reader reads, of every format, the members it declares (a member several
+/// formats share, such as `messages`, by the reader they name for it), so a body is read by
+/// its shapes without a format named; with one named, that format's reader of a member is used.
+pub(crate) struct RequestHalf {
+    /// The request members it reads, each with its part and reader.
+    pub(crate) members: &'static [Member],
+    /// Reads a tools-array item of this format's own shape into the collector, or says it is
+    /// not one (`None`). The shared tools reader asks every format in registry order, then
+    /// reads what none claimed as a bare `{name, description, …}` definition.
+    pub(crate) tool:
+        Option<fn(&Object, &At<'_>, &mut ToolItems<'_>) -> Option<Result<(), ParseError>>>,
+    /// How an input schema in this format's own language (not JSON Schema) is turned into
+    /// JSON Schema before it is compiled (Gemini's OpenAPI subset); `None` when every schema it
+    /// takes is JSON Schema. A tool read in it has [`crate::SchemaDialect::Native`].
+    pub(crate) native_schema: Option<NativeSchema>,
+}
+
+/// One request member a format reads.
+pub(crate) struct Member {
+    /// Its key, and the other spellings the provider's SDKs send (`system_instruction`).
+    pub(crate) keys: &'static [&'static str],
+    /// What it holds.
+    pub(crate) part: Part,
+    /// How it is read.
+    pub(crate) read: Read,
+}
+
+/// What a request member holds: the reader takes the parts in this order (a system prompt
+/// joined from several members keeps their order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Part {
+    /// Text of the system prompt.
+    System,
+    /// Tool definitions.
+    Tools,
+    /// The conversation so far. A request holds one format's transcript members only.
+    Transcript,
+}
+
+/// How a member is read: by the format's own function, or by a reader the shared layer owns
+/// for a member several formats share.
+#[derive(Clone, Copy)]
+pub(crate) enum Read {
+    /// The format's own reader.
+    Own(fn(&Value, &At<'_>, &mut Reading<'_>) -> Result<(), ParseError>),
+    /// A tools array in any format's item shapes (`tools`).
+    Tools,
+    /// A `messages` array, each message (each block) read by its own shape
+    /// (`provider/messages.rs`).
+    Messages,
+}
+
+/// What the request reader has read so far, handed to each member's reader.
+pub(crate) struct Reading<'r> {
+    /// The format named for the request, if any: its shapes only.
+    pub(crate) format: Option<Format>,
+    /// Texts of the system prompt, in order.
+    pub(crate) system: Vec<String>,
+    /// The tools, gathered by the caller's collector.
+    pub(crate) tools: &'r mut Tools,
+    /// The conversation so far.
+    pub(crate) transcript: Transcript,
+    /// Which formats the shapes read so far belong to.
+    pub(crate) evidence: Evidence,
+    /// The shared reader of a tools array's items (handed down, so that a format's module
+    /// need not depend on the layer that dispatches to it).
+    pub(crate) items: ItemsReader,
+}
+
+/// The shared reader of a tools array's items, each by its own shape.
+pub(crate) type ItemsReader = fn(&[Value], &At<'_>, &mut ToolItems<'_>) -> Result<(), ParseError>;
+
+impl Reading<'_> {
+    /// Reads `items`, a tools array in any format's item shapes, into the tools (for members
+    /// that hold one inside, such as Bedrock's `toolConfig`).
+    pub(crate) fn tool_items(&mut self, items: &[Value], at: &At<'_>) -> Result<(), ParseError> {
+        let mut items_reader = ToolItems {
+            out: self.tools,
+            evidence: &mut self.evidence,
+            top: true,
+            each: self.items,
+        };
+        items_reader.read(items, at)
+    }
+}
+
+/// A tools array being read, for a format's [`RequestHalf::tool`].
+pub(crate) struct ToolItems<'r> {
+    /// Where the tools go.
+    pub(crate) out: &'r mut Tools,
+    /// Which formats' shapes were seen.
+    pub(crate) evidence: &'r mut Evidence,
+    /// Whether the array is a request's own (`false` inside a Responses namespace group, which
+    /// cannot nest).
+    pub(crate) top: bool,
+    /// The shared reader of the items.
+    pub(crate) each: ItemsReader,
+}
+
+impl ToolItems<'_> {
+    /// Reads the items of a tools array, each by its own shape (a nested group's, say).
+    pub(crate) fn read(&mut self, items: &[Value], at: &At<'_>) -> Result<(), ParseError> {
+        (self.each)(items, at, self)
+    }
+}
+
+/// An input-schema language of a format's own, and how it becomes JSON Schema.
+#[derive(Clone, Copy)]
+pub(crate) struct NativeSchema {
+    /// Its name in serialized tools (`gemini_open_api`).
+    pub(crate) name: &'static str,
+    /// The schema as JSON Schema.
+    pub(crate) to_json_schema: fn(&Value) -> Value,
+}
+
 /// What a format's requests and responses look like to the importer of logged conversations.
 ///
 /// A turn is a range of transcript items; every function sees only JSON, so a format module
 /// says in a few lines where its turn starts and ends and how its provider returned one.
 pub(crate) struct Conversation {
-    /// The request member the transcript is kept under (`messages`, `contents`, `input`).
-    pub(crate) transcript: &'static str,
+    /// The request members the transcript is kept under (`messages`, `contents`, `input`):
+    /// a logged transcript found under one of them is this format's.
+    pub(crate) transcript: &'static [&'static str],
     /// The members of a logged request object, beside the transcript and the tools, that each
     /// case keeps: the system prompt, where the format sends it outside the transcript.
     pub(crate) carried: &'static [&'static str],
@@ -143,6 +266,9 @@ impl<M: Members + ?Sized> MembersExt for M {}
 pub(crate) struct Answer<'a> {
     pub(crate) id: Option<&'a str>,
     pub(crate) name: &'a str,
+    /// The arguments of the call it answers (a format that pairs results with calls by their
+    /// name and arguments, as Cohere v1 does, echoes them).
+    pub(crate) arguments: &'a Arguments,
     /// Whether it answers an OpenAI custom tool call (free-text input), which the Responses API
     /// answers with its own item type.
     pub(crate) custom: bool,

@@ -29,6 +29,7 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::{encode, text_of, Answer};
+    const EMPTY: crate::Arguments = crate::Arguments::Parsed(serde_json::Value::Null);
     use crate::{Builtin, Format};
 
     fn two_answers(format: Format) -> Vec<Value> {
@@ -40,6 +41,7 @@ mod tests {
                 Answer {
                     id: Some("c1"),
                     name: "get_balance",
+                    arguments: &EMPTY,
                     custom: false,
                     builtin: None,
                     output: &ok,
@@ -48,6 +50,7 @@ mod tests {
                 Answer {
                     id: None,
                     name: "nope",
+                    arguments: &EMPTY,
                     custom: false,
                     builtin: None,
                     output: &err,
@@ -83,6 +86,7 @@ mod tests {
             &[Answer {
                 id: Some("call_1"),
                 name: builtin.name(),
+                arguments: &EMPTY,
                 custom: false,
                 builtin: Some(builtin),
                 output: &output,

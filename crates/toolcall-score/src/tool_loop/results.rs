@@ -152,6 +152,7 @@ impl ToolResults {
             .map(|((call, output), text)| Answer {
                 id: call.id.as_deref(),
                 name: &call.name,
+                arguments: &call.arguments,
                 custom: call.arguments.text().is_some(),
                 builtin: call.builtin,
                 output,

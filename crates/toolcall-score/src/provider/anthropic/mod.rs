@@ -14,14 +14,17 @@ use serde_json::Value;
 use super::logged;
 use super::read::{array, get, object, opt_bool, opt_id, opt_string, push_text, required, string};
 use super::read::{At, Evidence, Object};
-use super::wire::{
-    object_of, Answer, Conversation, Members, MembersExt, StopReasons, Stream, Wire,
-};
+use super::wire::{Answer, Conversation, Member, Members, MembersExt, Part, Read, Reading, RequestHalf, StopReasons, Stream, ToolItems, Wire, object_of};
 use crate::errors::ParseError;
 use crate::{Arguments, Format, Message, Response, ToolCall, ToolResult};
 
 /// Anthropic Messages, for the registry.
 pub(crate) const WIRE: Wire = Wire {
+    request: RequestHalf {
+        members: &[Member { keys: &["system"], part: Part::System, read: Read::Own(system) }, Member { keys: &["tools"], part: Part::Tools, read: Read::Tools }, Member { keys: &["messages"], part: Part::Transcript, read: Read::Messages }],
+        tool: Some(tool_item),
+        native_schema: None,
+    },
     shape: "`type: \"message\"` with `content`",
     fits,
     top_keys: &["type", "content", "role", "stop_reason"],
@@ -40,7 +43,7 @@ pub(crate) const WIRE: Wire = Wire {
         text: Some("end_turn"),
     },
     conversation: Some(Conversation {
-        transcript: "messages",
+        transcript: &["messages"],
         carried: &["system"],
         tools_key: "tools",
         tools: |tools| {
@@ -180,6 +183,51 @@ pub(super) fn block_into(
             }
         }
         _ => {}
+    }
+    Ok(())
+}
+
+/// A tools-array item of Anthropic's shape: a named tool with an `input_schema`.
+pub(super) fn tool_item(
+    tool: &Object,
+    at: &At<'_>,
+    items: &mut ToolItems<'_>,
+) -> Option<Result<(), ParseError>> {
+    let kind = tool.get("type").and_then(Value::as_str);
+    if !(tool.contains_key("name") && tool.contains_key("input_schema"))
+        || matches!(kind, Some("function" | "namespace"))
+    {
+        return None;
+    }
+    items.evidence.saw(&[Format::Anthropic]);
+    let keys: &[&str] = if tool.contains_key("type") {
+        &["input_schema", "parameters"]
+    } else {
+        &["input_schema", "inputSchema", "parameters", "parametersJsonSchema"]
+    };
+    Some(super::collect::tool_fields(tool, at, keys, items.out))
+}
+
+/// A top-level `system`: a string, or text blocks (`{"type": "text", "text"}` for Anthropic,
+/// `{"text"}` for Bedrock, which shares it; cache points and guard content carry no text).
+pub(super) fn system(value: &Value, at: &At<'_>, reading: &mut Reading<'_>) -> Result<(), ParseError> {
+    match value {
+        Value::String(s) => push_text(&mut reading.system, s),
+        Value::Array(blocks) => {
+            for (i, block) in blocks.iter().enumerate() {
+                let at = at.index(i);
+                let block = object(block, &at, "a system content block")?;
+                let typed = opt_string(block, "type", &at)?;
+                if matches!(typed, None | Some("text")) {
+                    if let Some(text) = opt_string(block, "text", &at)? {
+                        push_text(&mut reading.system, text);
+                    }
+                }
+            }
+        }
+        other => {
+            return Err(at.unexpected("a string or an array of text blocks", other));
+        }
     }
     Ok(())
 }

@@ -15,15 +15,18 @@ use serde_json::Value;
 
 use super::read::{required_object, array, get, object, opt_id, opt_string, push_text, required, string};
 use super::read::{At, Evidence, Object};
-use super::wire::{
-    object_of, Answer, Conversation, Members, MembersExt, StopReasons, Stream, Wire,
-};
+use super::wire::{Answer, Conversation, Member, Members, MembersExt, Part, Read, Reading, RequestHalf, StopReasons, Stream, ToolItems, Wire, object_of};
 use crate::errors::ParseError;
 use crate::ToolResult;
 use crate::{Anomaly, AnomalyKind, Arguments, Format, Message, Response, ToolCall};
 
 /// Bedrock Converse, for the registry.
 pub(crate) const WIRE: Wire = Wire {
+    request: RequestHalf {
+        members: &[Member { keys: &["system"], part: Part::System, read: Read::Own(super::anthropic::system) }, Member { keys: &["toolConfig"], part: Part::Tools, read: Read::Own(tool_config_member) }, Member { keys: &["messages"], part: Part::Transcript, read: Read::Messages }],
+        tool: Some(tool_item),
+        native_schema: None,
+    },
     shape: "`output.message`",
     fits,
     top_keys: &["output", "stopReason"],
@@ -42,7 +45,7 @@ pub(crate) const WIRE: Wire = Wire {
         text: Some("end_turn"),
     },
     conversation: Some(Conversation {
-        transcript: "messages",
+        transcript: &["messages"],
         carried: &["system"],
         tools_key: "toolConfig",
         tools: tool_config,
@@ -237,7 +240,7 @@ pub(super) fn tool_spec(
     out: &mut super::collect::Tools,
 ) -> Result<(), ParseError> {
     let spec = object(spec, at, "a toolSpec object")?;
-    let tool = super::tools::named_tool(spec, at)?;
+    let tool = super::collect::named_tool(spec, at)?;
     let schema_at = at.key("inputSchema");
     let json = match get(spec, "inputSchema") {
         Some(schema) => get(
@@ -257,6 +260,38 @@ pub(super) fn system_tool(
     out: &mut super::collect::Tools,
 ) -> Result<(), ParseError> {
     let tool = object(tool, at, "a systemTool object")?;
-    out.push(super::tools::named_tool(tool, at)?, None);
+    out.push(super::collect::named_tool(tool, at)?, None);
+    Ok(())
+}
+
+/// A tools-array item of Bedrock's shape: `{toolSpec}`, `{systemTool}` or a `{cachePoint}`
+/// (which defines nothing).
+pub(super) fn tool_item(
+    tool: &Object,
+    at: &At<'_>,
+    items: &mut ToolItems<'_>,
+) -> Option<Result<(), ParseError>> {
+    let read = if let Some(spec) = get(tool, "toolSpec") {
+        tool_spec(spec, &at.key("toolSpec"), items.out)
+    } else if let Some(system) = get(tool, "systemTool") {
+        system_tool(system, &at.key("systemTool"), items.out)
+    } else if tool.contains_key("cachePoint") {
+        Ok(())
+    } else {
+        return None;
+    };
+    items.evidence.saw(&[Format::Bedrock]);
+    Some(read)
+}
+
+/// `toolConfig`: Bedrock's holds the tools (Gemini's holds only `functionCallingConfig`).
+fn tool_config_member(value: &Value, at: &At<'_>, reading: &mut Reading<'_>) -> Result<(), ParseError> {
+    let config = object(value, at, "a `toolConfig` object")?;
+    if let Some(tools) = get(config, "tools") {
+        reading.evidence.saw(&[Format::Bedrock]);
+        let tools_at = at.key("tools");
+        let items = array(tools, &tools_at, "an array of tools")?;
+        reading.tool_items(items, &tools_at)?;
+    }
     Ok(())
 }

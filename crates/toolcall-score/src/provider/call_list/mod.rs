@@ -9,12 +9,17 @@
 use serde_json::Value;
 
 use super::read::{array, get, object, opt_id, opt_string, string, At, Object};
-use super::wire::{object_of, Answer, Members, StopReasons, Wire};
+use super::wire::{Answer, Members, RequestHalf, StopReasons, Wire, object_of};
 use crate::errors::ParseError;
 use crate::{Arguments, Format, Response, ToolCall};
 
 /// Call lists, for the registry.
 pub(crate) const WIRE: Wire = Wire {
+    request: RequestHalf {
+        members: &[],
+        tool: None,
+        native_schema: None,
+    },
     shape: "an array of calls",
     fits,
     top_keys: &[],

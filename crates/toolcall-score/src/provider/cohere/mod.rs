@@ -14,12 +14,17 @@ use serde_json::{json, Value};
 
 use super::logged;
 use super::read::{required_object, object, opt_string, push_text, At, Evidence};
-use super::wire::{Conversation, Members, MembersExt, StopReasons, Stream, Wire};
+use super::wire::{Conversation, Member, Members, MembersExt, Part, Read, RequestHalf, StopReasons, Stream, Wire};
 use crate::errors::ParseError;
 use crate::{Format, Response};
 
 /// Cohere v2 chat, for the registry.
 pub(crate) const WIRE: Wire = Wire {
+    request: RequestHalf {
+        members: &[Member { keys: &["tools"], part: Part::Tools, read: Read::Tools }, Member { keys: &["messages"], part: Part::Transcript, read: Read::Messages }],
+        tool: None,
+        native_schema: None,
+    },
     shape: "`message` with `finish_reason`",
     fits,
     top_keys: &["message", "finish_reason"],
@@ -39,7 +44,7 @@ pub(crate) const WIRE: Wire = Wire {
         text: Some("COMPLETE"),
     },
     conversation: Some(Conversation {
-        transcript: "messages",
+        transcript: &["messages"],
         carried: &[],
         tools_key: "tools",
         tools: super::openai_chat::function_tools,

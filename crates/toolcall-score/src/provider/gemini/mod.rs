@@ -11,6 +11,7 @@
 //! The REST API spells keys in camelCase; the Python SDK's `model_dump()` in snake_case. Both are
 //! read.
 
+mod schema;
 mod stream;
 
 use serde_json::Value;
@@ -18,15 +19,18 @@ use serde_json::Value;
 use super::logged;
 use super::read::{array, get, get_any, object, opt_bool, opt_id, opt_object, opt_string};
 use super::read::{push_text, string, At, Evidence, Object};
-use super::wire::{
-    object_of, Answer, Conversation, Members, MembersExt, StopReasons, Stream, Wire,
-};
+use super::wire::{Answer, Conversation, Member, Members, MembersExt, NativeSchema, Part, Read, Reading, RequestHalf, StopReasons, Stream, ToolItems, Wire, object_of};
 use crate::errors::ParseError;
 use crate::{Anomaly, AnomalyKind, Arguments, Format, Message, Response, Role, ToolCall};
 use crate::{SchemaDialect, ToolResult, Transcript};
 
 /// Gemini `generateContent`, for the registry.
 pub(crate) const WIRE: Wire = Wire {
+    request: RequestHalf {
+        members: &[Member { keys: &["systemInstruction", "system_instruction"], part: Part::System, read: Read::Own(system_instruction) }, Member { keys: &["tools"], part: Part::Tools, read: Read::Tools }, Member { keys: &["contents"], part: Part::Transcript, read: Read::Own(contents) }],
+        tool: Some(tool_item),
+        native_schema: Some(NativeSchema { name: "gemini_open_api", to_json_schema: schema::from_openapi }),
+    },
     shape: "`candidates`",
     fits,
     top_keys: &["candidates"],
@@ -45,7 +49,7 @@ pub(crate) const WIRE: Wire = Wire {
         text: Some("STOP"),
     },
     conversation: Some(Conversation {
-        transcript: "contents",
+        transcript: &["contents"],
         carried: &["systemInstruction", "system_instruction"],
         tools_key: "tools",
         tools: declarations,
@@ -376,7 +380,7 @@ pub(super) fn system_instruction_into(
 
 /// A tool's `functionDeclarations`: `[{"name", "description", "parameters" |
 /// "parametersJsonSchema"}]`. `parameters` is Google's `Schema` object, an OpenAPI 3.0 subset,
-/// and its tool says so ([`SchemaDialect::GeminiOpenApi`]); `parametersJsonSchema` is JSON
+/// and its tool says so ([`SchemaDialect::Native`]); `parametersJsonSchema` is JSON
 /// Schema.
 pub(super) fn declarations_into(
     value: &Value,
@@ -392,12 +396,84 @@ pub(super) fn declarations_into(
     for (i, item) in items.iter().enumerate() {
         let at = at.index(i);
         let item = object(item, &at, "a function declaration")?;
-        let mut tool = super::tools::named_tool(item, &at)?;
+        let mut tool = super::collect::named_tool(item, &at)?;
         let schema = get_any(item, &SCHEMA_KEYS);
         if let Some(("parameters", _)) = schema {
-            tool.schema_dialect = SchemaDialect::GeminiOpenApi;
+            tool.schema_dialect = SchemaDialect::Native(Format::Gemini);
         }
         out.push(tool, schema.map(|(key, schema)| (schema, at.key(key))));
     }
     Ok(())
 }
+
+/// Gemini's built-in tools: objects keyed by the tool, with no `name` (the REST API's camelCase
+/// keys and the Python SDK's snake_case ones, as the SDKs' `Tool` types list them).
+const GEMINI_BUILTINS: [&str; 23] = [
+    "googleSearch",
+    "google_search",
+    "googleSearchRetrieval",
+    "google_search_retrieval",
+    "codeExecution",
+    "code_execution",
+    "urlContext",
+    "url_context",
+    "googleMaps",
+    "google_maps",
+    "computerUse",
+    "computer_use",
+    "fileSearch",
+    "file_search",
+    "enterpriseWebSearch",
+    "enterprise_web_search",
+    "parallelAiSearch",
+    "parallel_ai_search",
+    "exaAiSearch",
+    "exa_ai_search",
+    "mcpServers",
+    "mcp_servers",
+    "retrieval",
+];
+
+/// A tools-array item of Gemini's shape: `{functionDeclarations: [...]}`, or a built-in tool
+/// keyed by its name (`{googleSearch: {}}`), which nothing calls as a function.
+pub(super) fn tool_item(
+    tool: &Object,
+    at: &At<'_>,
+    items: &mut ToolItems<'_>,
+) -> Option<Result<(), ParseError>> {
+    if let Some((key, declarations)) =
+        get_any(tool, &["functionDeclarations", "function_declarations"])
+    {
+        items.evidence.saw(&[Format::Gemini]);
+        return Some(declarations_into(declarations, &at.key(key), items.out));
+    }
+    let bare = !tool.contains_key("type")
+        && !tool.contains_key("name")
+        && !get(tool, "function").is_some_and(Value::is_object);
+    if bare && GEMINI_BUILTINS.iter().any(|k| tool.contains_key(*k)) {
+        items.evidence.saw(&[Format::Gemini]);
+        return Some(Ok(()));
+    }
+    None
+}
+
+/// `systemInstruction`, as a request member.
+fn system_instruction(
+    value: &Value,
+    at: &At<'_>,
+    reading: &mut Reading<'_>,
+) -> Result<(), ParseError> {
+    system_instruction_into(value, at, &mut reading.system, &mut reading.evidence)
+}
+
+/// `contents`, as a request member.
+fn contents(value: &Value, at: &At<'_>, reading: &mut Reading<'_>) -> Result<(), ParseError> {
+    contents_into(
+        value,
+        at,
+        &mut reading.transcript,
+        &mut reading.system,
+        &mut reading.evidence,
+    )
+}
+

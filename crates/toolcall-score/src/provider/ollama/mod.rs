@@ -10,12 +10,17 @@ use serde_json::Value;
 
 use super::logged;
 use super::read::{required_object, object, opt_string, At, Evidence};
-use super::wire::{Answer, Conversation, Members, MembersExt, StopReasons, Stream, Wire};
+use super::wire::{Answer, Conversation, Member, Members, MembersExt, Part, Read, RequestHalf, StopReasons, Stream, Wire};
 use crate::errors::ParseError;
 use crate::{Format, Response};
 
 /// Ollama `/api/chat`, for the registry.
 pub(crate) const WIRE: Wire = Wire {
+    request: RequestHalf {
+        members: &[Member { keys: &["tools"], part: Part::Tools, read: Read::Tools }, Member { keys: &["messages"], part: Part::Transcript, read: Read::Messages }],
+        tool: None,
+        native_schema: None,
+    },
     shape: "`message` with `done`",
     fits,
     top_keys: &["message", "done", "done_reason"],
@@ -34,7 +39,7 @@ pub(crate) const WIRE: Wire = Wire {
         text: Some("stop"),
     },
     conversation: Some(Conversation {
-        transcript: "messages",
+        transcript: &["messages"],
         carried: &[],
         tools_key: "tools",
         tools: super::openai_chat::function_tools,

@@ -27,14 +27,17 @@ use serde_json::{json, Value};
 use super::logged;
 use super::read::{required_object, array, get, json_string_arguments, object, opt_id, opt_string, push_text};
 use super::read::{required, string, At, Evidence, Object};
-use super::wire::{
-    object_of, Answer, Conversation, Members, MembersExt, StopReasons, Stream, Wire,
-};
+use super::wire::{Answer, Conversation, Member, Members, MembersExt, Part, Read, Reading, RequestHalf, StopReasons, Stream, ToolItems, Wire, object_of};
 use crate::errors::ParseError;
 use crate::{Anomaly, AnomalyKind, Arguments, Format, Response, ToolCall};
 
 /// OpenAI Chat Completions, for the registry.
 pub(crate) const WIRE: Wire = Wire {
+    request: RequestHalf {
+        members: &[Member { keys: &["tools"], part: Part::Tools, read: Read::Tools }, Member { keys: &["functions"], part: Part::Tools, read: Read::Own(functions) }, Member { keys: &["messages"], part: Part::Transcript, read: Read::Messages }],
+        tool: Some(tool_item),
+        native_schema: None,
+    },
     shape: "`choices`",
     fits,
     top_keys: &["choices", "object"],
@@ -62,7 +65,7 @@ pub(crate) const WIRE: Wire = Wire {
 /// A logged Chat Completions conversation: `messages`, the system prompt among them, calls on
 /// `assistant` messages; also the importer's format for a transcript whose shapes name none.
 const CONVERSATION: Conversation = Conversation {
-    transcript: "messages",
+    transcript: &["messages"],
     carried: &[],
     tools_key: "tools",
     tools: function_tools,
@@ -312,5 +315,59 @@ pub(super) fn tool(
     at: &At<'_>,
     out: &mut super::collect::Tools,
 ) -> Result<(), ParseError> {
-    super::tools::tool_fields(function, at, &["parameters"], out)
+    super::collect::tool_fields(function, at, &["parameters"], out)
 }
+
+/// A tools-array item of Chat Completions' shape: `{type: "function", function: {…}}` (also
+/// without its `type`, as some SDKs send it, which the API reads as a function), or a custom
+/// tool, whose name Chat nests under `custom` (the Responses API's is flat).
+pub(super) fn tool_item(
+    tool: &Object,
+    at: &At<'_>,
+    items: &mut ToolItems<'_>,
+) -> Option<Result<(), ParseError>> {
+    let kind = tool.get("type").and_then(Value::as_str);
+    let function = get(tool, "function");
+    let untyped_function =
+        kind.is_none() && !tool.contains_key("name") && function.is_some_and(Value::is_object);
+    if (kind == Some("function") && function.is_some()) || untyped_function {
+        items.evidence.saw(&[Format::OpenaiChat, Format::Ollama]);
+        let function_at = at.key("function");
+        return Some(
+            object(&tool["function"], &function_at, "a `function` object")
+                .and_then(|function| self::tool(function, &function_at, items.out)),
+        );
+    }
+    if kind == Some("custom") && get(tool, "custom").is_some() {
+        items.evidence.saw(&[Format::OpenaiChat]);
+        let custom_at = at.key("custom");
+        return Some(
+            object(&tool["custom"], &custom_at, "a `custom` object")
+                .and_then(|custom| super::collect::tool_fields(custom, &custom_at, &[], items.out)),
+        );
+    }
+    None
+}
+
+/// The deprecated `functions` member, still accepted by the API.
+fn functions(value: &Value, at: &At<'_>, reading: &mut Reading<'_>) -> Result<(), ParseError> {
+    reading.evidence.saw(&[Format::OpenaiChat]);
+    let items = array(value, at, "an array of function definitions")?;
+    legacy_functions(items, at, reading.tools)
+}
+
+/// OpenAI Chat's deprecated `functions`: each item a bare `{name, description, parameters}`.
+fn legacy_functions(
+    items: &[Value],
+    at: &At<'_>,
+    out: &mut super::collect::Tools,
+) -> Result<(), ParseError> {
+    out.reserve(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let at = at.index(i);
+        let function = object(item, &at, "a function definition object")?;
+        tool(function, &at, out)?;
+    }
+    Ok(())
+}
+

@@ -32,15 +32,18 @@ use serde_json::{json, Value};
 
 use super::logged;
 use super::read::{array, get, json_string_arguments, object, opt_id, opt_object, opt_string};
-use super::read::{push_text, required, string, At, Evidence, Object};
-use super::wire::{
-    object_of, Answer, Conversation, Members, MembersExt, StopReasons, Stream, Wire,
-};
+use super::read::{push_text, required, string, At, Object};
+use super::wire::{Answer, Conversation, Member, Members, MembersExt, Part, Read, Reading, RequestHalf, StopReasons, Stream, ToolItems, Wire, object_of};
 use crate::errors::ParseError;
 use crate::{Arguments, Builtin, Format, Message, Response, Role, ToolCall, ToolResult};
 
 /// The OpenAI Responses API, for the registry.
 pub(crate) const WIRE: Wire = Wire {
+    request: RequestHalf {
+        members: &[Member { keys: &["instructions"], part: Part::System, read: Read::Own(instructions) }, Member { keys: &["tools"], part: Part::Tools, read: Read::Tools }, Member { keys: &["input"], part: Part::Transcript, read: Read::Own(input) }],
+        tool: Some(tool_item),
+        native_schema: None,
+    },
     shape: "an `output` array",
     fits,
     top_keys: &["object", "output", "incomplete_details", "status"],
@@ -59,7 +62,7 @@ pub(crate) const WIRE: Wire = Wire {
         text: Some("completed"),
     },
     conversation: Some(Conversation {
-        transcript: "input",
+        transcript: &["input"],
         carried: &["instructions"],
         tools_key: "tools",
         // Flat: `{"type": "function", "name", "description", "parameters"}`.
@@ -348,20 +351,13 @@ fn content_into(item: &Object, at: &At<'_>, out: &mut Vec<String>) -> Result<(),
 
 /// The request's `input`: a string (one user message) or an array of items. System and
 /// developer messages also add to `system`.
-pub(super) fn input_into(
-    value: &Value,
-    at: &At<'_>,
-    messages: &mut Vec<Message>,
-    system: &mut Vec<String>,
-    tools: &mut super::collect::Tools,
-    evidence: &mut Evidence,
-) -> Result<(), ParseError> {
-    evidence.saw(&[Format::OpenaiResponses]);
+fn input(value: &Value, at: &At<'_>, reading: &mut Reading<'_>) -> Result<(), ParseError> {
+    reading.evidence.saw(&[Format::OpenaiResponses]);
     let items = match value {
         Value::String(s) => {
             let mut message = Message::new(Role::User);
             push_text(&mut message.text, s);
-            messages.push(message);
+            reading.transcript.messages.push(message);
             return Ok(());
         }
         Value::Array(items) => items,
@@ -372,19 +368,19 @@ pub(super) fn input_into(
         let item = object(item, &at, "an input item")?;
         match opt_string(item, "type", &at)? {
             None | Some("message") => {
-                let role = super::request::role(item, &at)?;
+                let role = super::read::role(item, &at)?;
                 let mut message = Message::new(role);
                 content_into(item, &at, &mut message.text)?;
                 if role == Role::System {
-                    system.extend(message.text.iter().cloned());
+                    reading.system.extend(message.text.iter().cloned());
                 }
-                messages.push(message);
+                reading.transcript.messages.push(message);
             }
-            Some("function_call") => push_call(messages, function_call(item, &at)?),
-            Some("custom_tool_call") => push_call(messages, custom_tool_call(item, &at)?),
+            Some("function_call") => push_call(&mut reading.transcript.messages, function_call(item, &at)?),
+            Some("custom_tool_call") => push_call(&mut reading.transcript.messages, custom_tool_call(item, &at)?),
             // A custom tool's output has the shape of a function's.
             Some("function_call_output" | "custom_tool_call_output") => {
-                push_result(messages, function_call_output(item, &at)?)
+                push_result(&mut reading.transcript.messages, function_call_output(item, &at)?)
             }
             // Tools added mid-conversation: Codex sends its whole catalog as an
             // `additional_tools` item (with an empty top-level `tools`), and a client-run tool
@@ -392,13 +388,13 @@ pub(super) fn input_into(
             Some("additional_tools" | "tool_search_output") => {
                 let tools_at = at.key("tools");
                 let items = super::read::opt_array(item, "tools", &at, "an array of tools")?;
-                super::tools::tool_items(items, &tools_at, tools, evidence, true)?;
+                reading.tool_items(items, &tools_at)?;
             }
             Some(kind) => {
                 if let Some(builtin) = call_builtin(kind) {
-                    push_call(messages, builtin_call(item, &at, builtin)?);
+                    push_call(&mut reading.transcript.messages, builtin_call(item, &at, builtin)?);
                 } else if let Some(builtin) = output_builtin(kind) {
-                    push_result(messages, builtin_output(item, &at, builtin)?);
+                    push_result(&mut reading.transcript.messages, builtin_output(item, &at, builtin)?);
                 }
             }
         }
@@ -497,5 +493,54 @@ fn output_text(
 
 /// A flat function tool `{"type": "function", "name", "description", "parameters"}`.
 pub(super) fn tool(item: &Object, at: &At<'_>, out: &mut super::collect::Tools) -> Result<(), ParseError> {
-    super::tools::tool_fields(item, at, &["parameters"], out)
+    super::collect::tool_fields(item, at, &["parameters"], out)
 }
+
+/// A tools-array item of the Responses API's shape: a flat `{type: "function", name, …}`, a
+/// `namespace` group of tools (top level only), or a built-in the caller's loop runs
+/// (`{"type": "shell"}`, …), named after its calls.
+pub(super) fn tool_item(
+    tool: &Object,
+    at: &At<'_>,
+    items: &mut ToolItems<'_>,
+) -> Option<Result<(), ParseError>> {
+    let kind = tool.get("type").and_then(Value::as_str)?;
+    let read = match kind {
+        "function" if get(tool, "function").is_none() => self::tool(tool, at, items.out),
+        "namespace" if items.top => {
+            let tools_at = at.key("tools");
+            match super::read::opt_array(tool, "tools", at, "an array of tools") {
+                Ok(inner) => {
+                    let mut nested = ToolItems {
+                        out: &mut *items.out,
+                        evidence: &mut *items.evidence,
+                        top: false,
+                        each: items.each,
+                    };
+                    nested.read(inner, &tools_at)
+                }
+                Err(e) => Err(e),
+            }
+        }
+        _ => {
+            let builtin = declared_builtin(kind)?;
+            items.out.push(crate::Tool::new(builtin.name(), ""), None);
+            Ok(())
+        }
+    };
+    items.evidence.saw(&[Format::OpenaiResponses]);
+    Some(read)
+}
+
+/// `instructions`: the system prompt, a string.
+fn instructions(value: &Value, at: &At<'_>, reading: &mut Reading<'_>) -> Result<(), ParseError> {
+    match value {
+        Value::String(s) => {
+            reading.evidence.saw(&[Format::OpenaiResponses]);
+            push_text(&mut reading.system, s);
+            Ok(())
+        }
+        other => Err(at.unexpected("a string", other)),
+    }
+}
+
