@@ -32,6 +32,9 @@ macro_rules! formats {
             Ollama => ollama, "ollama", [];
             /// Cohere v2 chat (`message.tool_calls`, `tool_plan`, `finish_reason`).
             Cohere => cohere, "cohere", ["cohere-v2"];
+            /// Cohere v1 chat (`message`, `chat_history`, `parameter_definitions`; `text` and
+            /// `tool_calls` in the response).
+            CohereV1 => cohere_v1, "cohere-v1", [];
             /// A plain JSON list of `{name, input}` calls, as in an MCP replay transcript.
             CallList => call_list, "call-list", ["calls", "mcp"];
         }

@@ -278,6 +278,42 @@ fn every_format_reads_its_fixtures() {
     }
 }
 
+/// Completeness of every format's request half: each format that has requests (all but call
+/// lists) has a request fixture in `tests/fixtures/<format>/` that, read with the format named,
+/// has tools, a system prompt and a non-empty transcript. A format whose requests read empty
+/// (its members not declared, or read by another format's readers) fails here, by name.
+#[test]
+fn every_format_reads_a_whole_request_of_its_own() {
+    const NO_REQUESTS: [Format; 1] = [Format::CallList];
+    for format in Format::ALL {
+        if NO_REQUESTS.contains(&format) {
+            continue;
+        }
+        let dir = fixtures_dir().join(dir_of(format));
+        let whole = fs::read_dir(&dir)
+            .expect("the format's fixtures")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                let expect =
+                    fs::read_to_string(p.with_extension("expect.json")).unwrap_or_default();
+                serde_json::from_str::<Value>(&expect).is_ok_and(|e| e["kind"] == "request")
+            })
+            .filter_map(|p| serde_json::from_str::<Value>(&fs::read_to_string(p).ok()?).ok())
+            .filter_map(|value| parse_request(&value, Some(format)).ok())
+            .any(|request| {
+                !request.tools.is_empty()
+                    && request.system.is_some()
+                    && !request.transcript.messages.is_empty()
+            });
+        assert!(
+            whole,
+            "{format}: no request fixture in {} reads, with the format named, to tools, a \
+             system prompt and a transcript",
+            dir.display()
+        );
+    }
+}
+
 #[test]
 fn detection_fixtures() {
     assert!(run_dir("detect").contains("response"));
@@ -991,6 +1027,38 @@ fn every_format_has_an_example_that_passes_and_can_fail() {
             verdict.findings()[0].suggestions()[0],
             "get_invoice",
             "closest first"
+        );
+    }
+}
+
+/// Cohere v1's `parameter_definitions` are its own schema language (Python type names,
+/// `required: true`), checked as the JSON Schema they mean.
+#[cfg(feature = "schema")]
+#[test]
+fn cohere_v1_parameter_definitions_are_checked_as_json_schema() {
+    let case = Case::from_json_str(Format::CohereV1.example().request).expect("the example reads");
+    let tool = case.catalog.get("get_invoice").expect("defined");
+    assert_eq!(
+        tool.schema_dialect,
+        toolcall_score::SchemaDialect::Native(Format::CohereV1)
+    );
+    let answer = |parameters: &str| {
+        let body = format!(
+            r#"{{"text": "", "generation_id": "g1", "finish_reason": "COMPLETE",
+                "tool_calls": [{{"name": "get_invoice", "parameters": {parameters}}}]}}"#
+        );
+        let response = Response::from_json_str(&body, None).expect("a v1 body");
+        assert_eq!(response.format, Format::CohereV1);
+        toolcall_score::score(&case, &response)
+    };
+    assert!(answer(r#"{"invoice_id": "inv_1042"}"#).is_pass());
+    for wrong in [r#"{"invoice_id": 1042}"#, "{}"] {
+        let verdict = answer(wrong);
+        assert!(!verdict.is_pass(), "{wrong}");
+        assert_eq!(
+            verdict.findings()[0].kind,
+            FindingKind::SchemaViolation,
+            "{wrong}"
         );
     }
 }

@@ -104,7 +104,13 @@ pub(crate) fn read_request_with(
     let body = object(value, &at, "a request object")?;
     // A response body has none of a request's keys, and would read as an empty request: say
     // what it is instead (a format is detected or named, never guessed silently).
-    if !body.keys().any(|key| is_request_key(key)) {
+    // (`message` is a Cohere v1 request's and also the top member of Ollama's and Cohere v2's
+    // bodies: a member a response has too does not make a request.)
+    let response_key = |key: &str| super::wire::TOP_KEYS.contains(&key);
+    if !body
+        .keys()
+        .any(|key| is_request_key(key) && !response_key(key))
+    {
         if let Ok(format) = detect(value) {
             return Err(ParseError::Unexpected {
                 pointer: String::new(),

@@ -168,6 +168,7 @@ pub(crate) struct NativeSchema {
     /// Its name in serialized tools (`gemini_open_api`).
     pub(crate) name: &'static str,
     /// The schema as JSON Schema.
+    #[cfg_attr(not(feature = "schema"), allow(dead_code))]
     pub(crate) to_json_schema: fn(&Value) -> Value,
 }
 

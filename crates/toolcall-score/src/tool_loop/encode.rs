@@ -35,13 +35,14 @@ mod tests {
     fn two_answers(format: Format) -> Vec<Value> {
         let ok = Ok(json!({"balance": 12}));
         let err = Err("Error: no tool named `nope` exists.".to_owned());
+        let asked = crate::Arguments::Parsed(json!({"account_id": "acc_1"}));
         encode(
             format,
             &[
                 Answer {
                     id: Some("c1"),
                     name: "get_balance",
-                    arguments: &EMPTY,
+                    arguments: &asked,
                     custom: false,
                     builtin: None,
                     output: &ok,
