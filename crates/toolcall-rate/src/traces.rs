@@ -38,46 +38,6 @@ pub fn read_trace(
     }
 }
 
-/// Whether the first non-blank line of `path` is a `{"request", "response"}` log line (what
-/// `rate` read before it read traces, and still reads first).
-pub fn is_log(path: &Path) -> bool {
-    use std::io::{BufRead, Read};
-    let Ok(file) = std::fs::File::open(path) else {
-        return false;
-    };
-    let mut reader = std::io::BufReader::new(file);
-    let mut line = String::new();
-    // One line, bounded: a huge line is not looked at whole here.
-    while reader
-        .by_ref()
-        .take(1 << 20)
-        .read_line(&mut line)
-        .is_ok_and(|n| n > 0)
-    {
-        if line.trim().is_empty() {
-            line.clear();
-            continue;
-        }
-        return serde_json::from_str::<Value>(&line)
-            .is_ok_and(|v| v.get("request").is_some() && v.get("response").is_some());
-    }
-    false
-}
-
-/// Whether `path` is a trace some source claims, rather than a log (or anything else, which the
-/// log reader then reports line by line). A file that starts with a `{"request", "response"}`
-/// line and standard input are logs without reading further; a long file is told from its
-/// first records ([`toolcall_traces::source_of`]).
-pub fn is_trace(path: &Path) -> bool {
-    if path.as_os_str() == "-" || is_log(path) || !path.is_file() {
-        return false;
-    }
-    !matches!(
-        toolcall_traces::source_of(path, None),
-        Err(toolcall_traces::TraceError::NotATrace { .. })
-    )
-}
-
 /// A catalog given with `--tools`: a tools array of any format the scorer reads, as tool
 /// definitions.
 pub fn tools_from(path: &Path) -> Result<Vec<ToolDef>, RateError> {

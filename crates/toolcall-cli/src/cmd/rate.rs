@@ -115,37 +115,24 @@ pub struct Args {
     pub quiet: bool,
 }
 
-/// Rates what the positional inputs are: a folder `import` wrote (its cases against every agent
-/// recorded there), log files (the first line a `{"request", "response"}` pair, or `-`), and
-/// traces; the tallies of all of them added up.
+/// Rates the positional inputs, each what `toolcall_rate::inputs` tells it is (a folder
+/// `import` wrote, a log, a trace file); the tallies of all of them added up.
 fn rate_inputs(args: &Args, scan: &ScanOptions) -> Result<toolcall_rate::Tally, String> {
+    use toolcall_rate::inputs::{classify, Input};
     let mut tally = toolcall_rate::Tally::default();
     let mut logs = Vec::new();
     let mut traces = Vec::new();
     for path in &args.logs {
-        if path.is_dir() {
-            let (cases, recorded) = (path.join("cases"), path.join("recorded"));
-            if !(cases.is_dir() && recorded.is_dir()) {
-                return Err(format!(
-                    "{} is a folder without cases/ and recorded/: give log or trace files, or a \
-                     folder `toolcall import --out` wrote",
-                    escape_path(path)
-                ));
+        match classify(path, args.from.is_some()).map_err(|e| e.to_string())? {
+            Input::Imported(tree) => {
+                for agent in &tree.agents {
+                    let tree = rate_tree(&tree.cases, agent, scan).map_err(|e| e.to_string())?;
+                    tally.merge(tree.tally);
+                }
             }
-            let mut agents: Vec<PathBuf> = std::fs::read_dir(&recorded)
-                .map_err(|e| format!("{}: {e}", escape_path(&recorded)))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_dir())
-                .collect();
-            agents.sort();
-            for agent in agents {
-                let tree = rate_tree(&cases, &agent, scan).map_err(|e| e.to_string())?;
-                tally.merge(tree.tally);
-            }
-        } else if args.from.is_some() || toolcall_rate::traces::is_trace(path) {
-            traces.push(path.clone());
-        } else {
-            logs.push(path.clone());
+            Input::Trace => traces.push(path.clone()),
+            // `Input::Log`, and what is neither a folder nor a trace.
+            _ => logs.push(path.clone()),
         }
     }
     if !logs.is_empty() {
