@@ -90,6 +90,10 @@ pub enum RateError {
         /// The file the import would write.
         planned: PathBuf,
     },
+    /// A file that is not a trace any source reads, more than one would, or not the named
+    /// source's; or a trace file that cannot be read.
+    #[error(transparent)]
+    Trace(#[from] toolcall_traces::TraceError),
     /// Live mode was asked to do something it cannot (missing key, bad URL).
     #[error("{0}")]
     Config(String),

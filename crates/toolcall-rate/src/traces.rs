@@ -34,7 +34,7 @@ pub fn read_trace(
     match toolcall_traces::read_path(path, from) {
         Ok((source, found)) => Ok(Some(TraceFile { source, found })),
         Err(toolcall_traces::TraceError::NotATrace { .. }) if from.is_none() => Ok(None),
-        Err(e) => Err(RateError::Config(e.to_string())),
+        Err(e) => Err(RateError::Trace(e)),
     }
 }
 
@@ -158,7 +158,7 @@ pub fn rate_traces(
                 }
                 Err(e) => {
                     if let Ok(mut slot) = failure.lock() {
-                        slot.get_or_insert(RateError::Config(e.to_string()));
+                        slot.get_or_insert(RateError::Trace(e));
                     }
                 }
             }
@@ -265,7 +265,7 @@ pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promot
         let e = toolcall_traces::TraceError::NotATrace {
             path: path.display().to_string(),
         };
-        return Err(RateError::Config(e.to_string()));
+        return Err(RateError::Trace(e));
     };
     let supplied = Supplied::parse(&options.tools)?;
     let turns = &trace.found.turns;
