@@ -24,6 +24,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::errors::CliError;
+
 /// The version of the JSON shape: bumped when a key is removed or renamed (never otherwise).
 pub const SHAPE_VERSION: u32 = 1;
 
@@ -42,14 +44,14 @@ pub struct Envelope<'a, T: Serialize> {
 }
 
 /// The run as the JSON value every output is drawn from.
-pub fn value<T: Serialize>(command: &'static str, ok: bool, run: &T) -> Result<Value, String> {
+pub fn value<T: Serialize>(command: &'static str, ok: bool, run: &T) -> Result<Value, CliError> {
     serde_json::to_value(Envelope {
         toolcall: SHAPE_VERSION,
         command,
         ok,
         run,
     })
-    .map_err(|e| format!("cannot serialize the report: {e}"))
+    .map_err(CliError::Serialize)
 }
 
 /// The outputs: one entry each generates its [`Output`] variant, its place in
@@ -155,16 +157,16 @@ impl Files {
     }
 
     /// Writes every output asked for, atomically, each drawn from `run`.
-    pub fn write(&self, run: &Value) -> Result<(), String> {
+    pub fn write(&self, run: &Value) -> Result<(), CliError> {
         for output in Output::ALL {
             if let Some(path) = self.path(output) {
-                toolcall_fs::write_atomic(path, output.render(run).as_bytes()).map_err(|e| {
-                    format!(
-                        "{} {}: cannot write: {e}",
-                        output.flag(),
-                        toolcall_score::escape_path(path)
-                    )
-                })?;
+                toolcall_fs::write_atomic(path, output.render(run).as_bytes()).map_err(
+                    |source| CliError::Output {
+                        flag: output.flag(),
+                        path: path.to_path_buf(),
+                        source,
+                    },
+                )?;
             }
         }
         Ok(())
