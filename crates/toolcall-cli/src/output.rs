@@ -30,18 +30,13 @@ pub fn in_github_actions() -> bool {
 /// GitHub Actions annotations, shared with the harness so both escape alike.
 pub use toolcall_harness::github::{annotation, repo_relative, warning};
 
-/// Prints an annotation line (made by [`annotation`] or [`warning`]) on standard error, when
-/// running inside GitHub Actions (`score`, `lint`, `rate`).
+/// Prints an annotation line (made by [`annotation`] or [`warning`]) when running inside GitHub
+/// Actions. Every command's annotations go to standard error, like its other diagnostics:
+/// standard output is the report, and with `--json` JSON alone, which a line of workflow
+/// command would break. The runner reads workflow commands from both streams.
 pub fn annotate(line: &str) {
     if in_github_actions() {
         eprintln!("{line}");
-    }
-}
-
-/// [`annotate`], on standard output (`check`, `replay`, `mcp diff`, `mcp probe`).
-pub fn annotate_on_stdout(line: &str) {
-    if in_github_actions() {
-        outln!("{line}");
     }
 }
 

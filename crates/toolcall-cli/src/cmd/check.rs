@@ -12,7 +12,7 @@ use crate::outputs::model::CheckRun;
 use toolcall_score::{escape, escape_path};
 
 use crate::errors::{Outcome, Result};
-use crate::output::{annotate_on_stdout, write_stdout};
+use crate::output::{annotate, write_stdout};
 
 /// Where the suite is: the trees `check` and `baseline` read.
 #[derive(Debug, clap::Args)]
@@ -87,7 +87,7 @@ pub fn run(args: &Args) -> Result {
     write_stdout(format_args!("{}", render(&model, ok)));
     if crate::output::in_github_actions() {
         for line in annotations(&model) {
-            annotate_on_stdout(&line);
+            annotate(&line);
         }
     }
     Ok(Outcome::of(ok))

@@ -13,9 +13,7 @@ use toolcall_mcp::{list_catalog_blocking, EnvVars, Flow, Options};
 use toolcall_score::escape_path;
 
 use crate::errors::{CliError, Outcome, Result};
-use crate::output::{
-    annotate_on_stdout, annotation, in_github_actions, outln, repo_relative, write_stdout,
-};
+use crate::output::{annotate, annotation, in_github_actions, outln, repo_relative, write_stdout};
 
 /// Arguments of `toolcall mcp`.
 #[derive(Debug, clap::Args)]
@@ -308,7 +306,7 @@ pub fn run(args: &Args) -> Result {
             write_stdout(format_args!("{out}"));
             if in_github_actions() {
                 for change in changes.iter().filter(|c| c.severity >= *fail_on) {
-                    annotate_on_stdout(&annotation(
+                    annotate(&annotation(
                         &repo_relative(snapshot),
                         None,
                         &format!("catalog drift ({})", change.severity),
@@ -379,7 +377,7 @@ fn probe(
     );
     if in_github_actions() {
         for finding in &findings {
-            annotate_on_stdout(&annotation(
+            annotate(&annotation(
                 &repo_relative(path),
                 None,
                 "toolcall mcp probe",

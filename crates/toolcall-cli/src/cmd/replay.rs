@@ -13,7 +13,7 @@ use toolcall_score::escape_path;
 use toolcall_mcp::{replay_blocking, Flow, Options, Outcome, Report};
 
 use crate::errors::{CliError, Result};
-use crate::output::{annotate_on_stdout, annotation, outln};
+use crate::output::{annotate, annotation, outln};
 
 /// Arguments of `toolcall replay`.
 #[derive(Debug, clap::Args)]
@@ -176,5 +176,5 @@ fn print_end(report: &Report, outcome: &Outcome) {
             outcome.to_string()
         }
     };
-    annotate_on_stdout(&annotation(&flow, None, "toolcall replay", &failure));
+    annotate(&annotation(&flow, None, "toolcall replay", &failure));
 }
