@@ -1,5 +1,6 @@
 //! The `toolcall` binary as users run it: exit codes, human and JSON output, input errors.
 
+mod exit_codes;
 mod record_serve;
 mod support;
 
