@@ -1,7 +1,9 @@
 //! `toolcall`: the command-line face of toolcall-score.
 //!
-//! One module per subcommand under `cmd/`; each owns its clap arguments and returns an
-//! [`ExitCode`]. Exit codes are shared: 0 pass, 1 fail (a finding, a gate exceeded), 2 bad input.
+//! One module per subcommand under `cmd/`; each owns its clap arguments and returns its
+//! [`errors::Outcome`] (exit 0 pass, 1 fail: a finding, a gate exceeded) or the
+//! [`errors::CliError`] that stopped it, which `main` prints once and exits with its code (2 bad
+//! input, 1 a server that failed).
 
 // Doc comments on clap arguments are `--help` text, written for a terminal, not for rustdoc.
 #![allow(rustdoc::bare_urls, rustdoc::invalid_html_tags)]
@@ -11,6 +13,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cmd;
+mod errors;
 mod output;
 mod outputs;
 
@@ -72,7 +75,7 @@ fn main() -> ExitCode {
     if let Some(limit) = cli.max_input_bytes {
         toolcall_score::set_max_input_bytes(limit);
     }
-    match cli.command {
+    errors::exit(match cli.command {
         Command::Score(args) => cmd::score::run(&args),
         Command::Lint(args) => cmd::lint::run(&args),
         Command::Replay(args) => cmd::replay::run(&args),
@@ -84,7 +87,7 @@ fn main() -> ExitCode {
         Command::Init(args) => cmd::init::run(&args),
         Command::Schema(args) => cmd::schema::run(&args),
         Command::Mcp(args) => cmd::mcp::run(&args),
-    }
+    })
 }
 
 #[cfg(test)]

@@ -1,20 +1,7 @@
-//! Shared output conventions: exit codes, standard output, and GitHub Actions annotations.
+//! Shared output conventions: standard output, and GitHub Actions annotations. (Exit codes and
+//! errors are `errors.rs`'s.)
 
 use std::io::Write;
-use std::process::ExitCode;
-
-/// Everything passed.
-pub const PASS: u8 = 0;
-/// A finding, or a gate exceeded.
-pub const FAIL: u8 = 1;
-/// The input could not be read or understood.
-pub const BAD_INPUT: u8 = 2;
-
-/// Prints an input error and returns the bad-input exit code.
-pub fn bad_input(error: &dyn std::fmt::Display) -> ExitCode {
-    eprintln!("error: {error}");
-    ExitCode::from(BAD_INPUT)
-}
 
 /// `println!` for the command's output: a closed pipe (`toolcall rate --json | head`) ends the
 /// output quietly instead of panicking, so the exit code still reports the verdict.
@@ -42,6 +29,16 @@ pub fn in_github_actions() -> bool {
 
 /// GitHub Actions annotations, shared with the harness so both escape alike.
 pub use toolcall_harness::github::{annotation, repo_relative, warning};
+
+/// Prints an annotation line (made by [`annotation`] or [`warning`]) when running inside GitHub
+/// Actions. Every command's annotations go to standard error, like its other diagnostics:
+/// standard output is the report, and with `--json` JSON alone, which a line of workflow
+/// command would break. The runner reads workflow commands from both streams.
+pub fn annotate(line: &str) {
+    if in_github_actions() {
+        eprintln!("{line}");
+    }
+}
 
 /// `--from`: one of the registered trace sources, the list derived from the registry.
 pub fn trace_source_parser(

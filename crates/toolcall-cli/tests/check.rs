@@ -29,6 +29,11 @@ fn check_with(root: &Path, args: &[&str]) -> (Option<i32>, String) {
 }
 
 fn check(root: &Path, github: bool) -> (Option<i32>, String) {
+    let Output { status, stdout, .. } = check_output(root, github);
+    (status.code(), String::from_utf8(stdout).unwrap())
+}
+
+fn check_output(root: &Path, github: bool) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_toolcall"));
     command.arg("check").arg("--root").arg(root);
     command
@@ -39,8 +44,7 @@ fn check(root: &Path, github: bool) -> (Option<i32>, String) {
             .env("GITHUB_ACTIONS", "true")
             .env("GITHUB_WORKSPACE", root);
     }
-    let Output { status, stdout, .. } = command.output().unwrap();
-    (status.code(), String::from_utf8(stdout).unwrap())
+    command.output().unwrap()
 }
 
 #[test]
@@ -201,10 +205,15 @@ fn a_schema_that_does_not_compile_is_a_bad_case_not_a_known_failure() {
     }
 }
 
+/// On standard error, as every command prints them: `check` printed them on standard output,
+/// while `score`, `lint` and `rate` used standard error.
 #[test]
 fn github_actions_gets_annotations_on_the_case_files() {
-    let (code, out) = check(&fixture("red"), true);
-    assert_eq!(code, Some(1));
+    let output = check_output(&fixture("red"), true);
+    assert_eq!(output.status.code(), Some(1));
+    let report = String::from_utf8(output.stdout).unwrap();
+    assert!(!report.contains("::error"), "{report}");
+    let out = String::from_utf8(output.stderr).unwrap();
     assert!(
         out.contains("::error file=cases/billing/new-failure.json,title=claude%3A%3Abilling/new-failure (failure)::"),
         "{out}"

@@ -1,12 +1,13 @@
 //! The `toolcall` binary as users run it: exit codes, human and JSON output, input errors.
 
+mod exit_codes;
 mod record_serve;
 mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use support::{stderr, stdout, toolcall, well_formed};
+use support::{stderr, stdout, toolcall, toolcall_json, well_formed};
 
 use serde_json::{json, Value};
 
@@ -118,8 +119,7 @@ fn score_notes_a_call_without_an_id() {
         text.contains("note (fails nothing): call_without_id `get_balance` at response call 1"),
         "{text}"
     );
-    let out = toolcall(&[&args[..], &["--json"]].concat());
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = toolcall_json(&[&args[..], &["--json"]].concat(), 0);
     assert_eq!(json["verdict"], "pass");
     assert_eq!(json["findings"], json!([]));
     assert_eq!(json["notes"][0]["kind"], "call_without_id");
@@ -197,9 +197,7 @@ fn score_fails_an_unknown_name_with_cause_and_suggestion() {
     );
     assert!(text.contains("did you mean `get_invoice`?"), "{text}");
 
-    let out = toolcall(&[&args[..], &["--json"]].concat());
-    assert_eq!(out.status.code(), Some(1));
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = toolcall_json(&[&args[..], &["--json"]].concat(), 1);
     assert_eq!(json["verdict"], "fail");
     let finding = &json["findings"][0];
     assert_eq!(finding["kind"], "unknown_tool");
@@ -214,16 +212,17 @@ fn score_checks_schemas_in_the_cli() {
     let dir = scratch("schema");
     let case = write(&dir, "case.json", CASE);
     let response = write(&dir, "r.json", &chat_response("get_balance", "{}"));
-    let out = toolcall(&[
-        "score",
-        "--case",
-        case.to_str().unwrap(),
-        "--response",
-        response.to_str().unwrap(),
-        "--json",
-    ]);
-    assert_eq!(out.status.code(), Some(1));
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = toolcall_json(
+        &[
+            "score",
+            "--case",
+            case.to_str().unwrap(),
+            "--response",
+            response.to_str().unwrap(),
+            "--json",
+        ],
+        1,
+    );
     assert_eq!(json["findings"][0]["kind"], "schema_violation");
     assert!(json["findings"][0]["detail"]
         .as_str()

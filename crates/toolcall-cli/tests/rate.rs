@@ -5,7 +5,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use support::{stdout, toolcall, well_formed};
+use support::{stdout, toolcall, toolcall_json, well_formed};
 
 use serde_json::{json, Value};
 
@@ -125,20 +125,21 @@ fn json_output_is_the_documented_shape() {
     let dir = scratch("json");
     let (cases, recorded) = tree(&dir);
     let saved = dir.join("report.json");
-    let output = toolcall(&[
-        "rate",
-        "--cases",
-        &cases,
-        "--recorded",
-        &recorded,
-        "--max-unknown",
-        "0",
-        "--json",
-        "--json-out",
-        &saved.display().to_string(),
-    ]);
-    assert_eq!(output.status.code(), Some(1));
-    let value: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let value = toolcall_json(
+        &[
+            "rate",
+            "--cases",
+            &cases,
+            "--recorded",
+            &recorded,
+            "--max-unknown",
+            "0",
+            "--json",
+            "--json-out",
+            &saved.display().to_string(),
+        ],
+        1,
+    );
     assert_eq!(
         value,
         serde_json::from_slice::<Value>(&std::fs::read(&saved).unwrap()).unwrap()
@@ -639,22 +640,23 @@ fn rate_reports_say_what_json_says() {
     let dir = scratch("rate-reports");
     let (cases, recorded) = tree(&dir);
     let (page, junit) = (dir.join("rate.html"), dir.join("rate.xml"));
-    let out = toolcall(&[
-        "rate",
-        "--cases",
-        &cases,
-        "--recorded",
-        &recorded,
-        "--max-unknown",
-        "0",
-        "--json",
-        "--html",
-        page.to_str().unwrap(),
-        "--junit",
-        junit.to_str().unwrap(),
-    ]);
-    assert_eq!(out.status.code(), Some(1));
-    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = toolcall_json(
+        &[
+            "rate",
+            "--cases",
+            &cases,
+            "--recorded",
+            &recorded,
+            "--max-unknown",
+            "0",
+            "--json",
+            "--html",
+            page.to_str().unwrap(),
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+        1,
+    );
     assert_eq!(run["command"], "rate");
     assert_eq!(run["ok"], false);
     let html = std::fs::read_to_string(&page).unwrap();
@@ -704,9 +706,7 @@ fn rate_reads_traces_and_counts_what_it_cannot_judge() {
         trace_fixture("langsmith/handwritten_langchain_tool_calls.json"),
     ];
     let args: Vec<&str> = files.iter().map(|p| p.to_str().unwrap()).collect();
-    let out = toolcall(&[&["rate", "--json", "-q"], &args[..]].concat());
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(out.status.code(), Some(0), "{report}");
+    let report = toolcall_json(&[&["rate", "--json", "-q"], &args[..]].concat(), 0);
     // pydantic-ai: 4 judged turns with 4 calls, 3 tool spans folded; claude-agent: 4 turns with
     // 2 calls and no catalog; the LangSmith run: 1 call, outside its catalog.
     assert_eq!(
@@ -790,16 +790,7 @@ fn an_imported_trace_rates_as_the_trace_does() {
         "{}",
         stdout(&out)
     );
-    let rate = |path: &Path| -> Value {
-        let out = toolcall(&["rate", "--json", "-q", path.to_str().unwrap()]);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
+    let rate = |path: &Path| toolcall_json(&["rate", "--json", "-q", path.to_str().unwrap()], 0);
     let (direct, imported) = (rate(&trace), rate(&out_dir));
     for key in ["calls", "unknown", "rate"] {
         assert_eq!(direct[key], imported[key], "{key}: {direct} vs {imported}");
@@ -936,14 +927,7 @@ fn a_parquet_export_rates_as_its_rows_in_json_lines() {
     assert_eq!(rows.len(), 2);
     let parquet = dir.join("observations.parquet");
     write_parquet(&parquet, &rows);
-    let out = toolcall(&["rate", "--json", "-q", parquet.to_str().unwrap()]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = toolcall_json(&["rate", "--json", "-q", parquet.to_str().unwrap()], 0);
     assert_eq!(
         (report["calls"].clone(), report["unknown"].clone()),
         (json!(1), json!(1))
@@ -1073,23 +1057,19 @@ fn each_agent_may_get_its_own_catalog() {
     );
     let session = trace_fixture("claude-code/ccv_5c0375b4_inline_sidechains.jsonl");
     let side_rule = format!("sidechain={}", side.display());
-    let out = toolcall(&[
-        "rate",
-        "--json",
-        "-q",
-        "--tools",
-        &side_rule,
-        "--tools",
-        main.to_str().unwrap(),
-        session.to_str().unwrap(),
-    ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let report = toolcall_json(
+        &[
+            "rate",
+            "--json",
+            "-q",
+            "--tools",
+            &side_rule,
+            "--tools",
+            main.to_str().unwrap(),
+            session.to_str().unwrap(),
+        ],
+        0,
     );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     // 21 calls; the sub-agents' five Bash calls are outside their catalog.
     assert_eq!(
         (report["calls"].clone(), report["unknown"].clone()),

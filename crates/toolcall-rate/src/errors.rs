@@ -90,9 +90,19 @@ pub enum RateError {
         /// The file the import would write.
         planned: PathBuf,
     },
+    /// A file that is not a trace any source reads, more than one would, or not the named
+    /// source's; or a trace file that cannot be read.
+    #[error(transparent)]
+    Trace(#[from] toolcall_traces::TraceError),
     /// Live mode was asked to do something it cannot (missing key, bad URL).
     #[error("{0}")]
     Config(String),
+    /// A folder given to `rate` that is not one `import` wrote (see [`crate::inputs`]).
+    #[error("{}", crate::inputs::not_imported(path))]
+    NotImported {
+        /// The folder.
+        path: PathBuf,
+    },
     /// A tree to walk holds what cannot be read as part of it: a link out of it or round a
     /// loop, or a file that is not a regular one (a FIFO would block the read forever).
     #[error(

@@ -26,6 +26,8 @@
 //! Over JSONL logs, one `{"request": ..., "response": ...}` per line (see [`scan`] for the line
 //! format): [`rate_jsonl`]. From logged conversations to cases and recorded responses:
 //! [`import()`]. Against a live model: the `live` module (features `openai` / `anthropic`).
+//! Which of these readers a given path is for (a folder `import` wrote, a log, a trace file):
+//! [`inputs::classify`], whose rules `toolcall rate` follows.
 //!
 //! # Feature flags
 //!
@@ -41,6 +43,7 @@
 mod errors;
 mod fast;
 pub mod import;
+pub mod inputs;
 #[cfg(any(feature = "openai", feature = "anthropic"))]
 pub mod live;
 mod report;

@@ -34,48 +34,8 @@ pub fn read_trace(
     match toolcall_traces::read_path(path, from) {
         Ok((source, found)) => Ok(Some(TraceFile { source, found })),
         Err(toolcall_traces::TraceError::NotATrace { .. }) if from.is_none() => Ok(None),
-        Err(e) => Err(RateError::Config(e.to_string())),
+        Err(e) => Err(RateError::Trace(e)),
     }
-}
-
-/// Whether the first non-blank line of `path` is a `{"request", "response"}` log line (what
-/// `rate` read before it read traces, and still reads first).
-pub fn is_log(path: &Path) -> bool {
-    use std::io::{BufRead, Read};
-    let Ok(file) = std::fs::File::open(path) else {
-        return false;
-    };
-    let mut reader = std::io::BufReader::new(file);
-    let mut line = String::new();
-    // One line, bounded: a huge line is not looked at whole here.
-    while reader
-        .by_ref()
-        .take(1 << 20)
-        .read_line(&mut line)
-        .is_ok_and(|n| n > 0)
-    {
-        if line.trim().is_empty() {
-            line.clear();
-            continue;
-        }
-        return serde_json::from_str::<Value>(&line)
-            .is_ok_and(|v| v.get("request").is_some() && v.get("response").is_some());
-    }
-    false
-}
-
-/// Whether `path` is a trace some source claims, rather than a log (or anything else, which the
-/// log reader then reports line by line). A file that starts with a `{"request", "response"}`
-/// line and standard input are logs without reading further; a long file is told from its
-/// first records ([`toolcall_traces::source_of`]).
-pub fn is_trace(path: &Path) -> bool {
-    if path.as_os_str() == "-" || is_log(path) || !path.is_file() {
-        return false;
-    }
-    !matches!(
-        toolcall_traces::source_of(path, None),
-        Err(toolcall_traces::TraceError::NotATrace { .. })
-    )
 }
 
 /// A catalog given with `--tools`: a tools array of any format the scorer reads, as tool
@@ -198,7 +158,7 @@ pub fn rate_traces(
                 }
                 Err(e) => {
                     if let Ok(mut slot) = failure.lock() {
-                        slot.get_or_insert(RateError::Config(e.to_string()));
+                        slot.get_or_insert(RateError::Trace(e));
                     }
                 }
             }
@@ -305,7 +265,7 @@ pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promot
         let e = toolcall_traces::TraceError::NotATrace {
             path: path.display().to_string(),
         };
-        return Err(RateError::Config(e.to_string()));
+        return Err(RateError::Trace(e));
     };
     let supplied = Supplied::parse(&options.tools)?;
     let turns = &trace.found.turns;

@@ -3,13 +3,13 @@
 //! `ATP_BASELINE_WRITE=1` (which stays, for after a deliberate change).
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::process::ExitCode;
 
-use toolcall_harness::accept::{self, AcceptError, Pending, PendingKind};
+use toolcall_harness::accept::{self, Pending, PendingKind};
 use toolcall_harness::Config;
 
 use crate::cmd::check::Tree;
-use crate::output::{outln, write_stdout, BAD_INPUT, PASS};
+use crate::errors::{Outcome, Result};
+use crate::output::{outln, write_stdout};
 
 /// Arguments of `toolcall baseline`.
 #[derive(Debug, clap::Args)]
@@ -41,28 +41,22 @@ pub enum Action {
 
 /// Runs `toolcall baseline`: 0 when done, 2 on bad input (a name that matches nothing, a baseline
 /// that cannot be read or written).
-pub fn run(args: &Args) -> ExitCode {
+pub fn run(args: &Args) -> Result {
     match &args.action {
-        Action::Accept { selected, tree } => match accept::accept(&tree.config(), selected) {
-            Ok(summary) => {
-                write_stdout(format_args!("{summary}"));
-                ExitCode::from(PASS)
-            }
-            Err(AcceptError::Nothing(e)) => {
-                eprintln!("error: nothing was written:\n{e}");
-                ExitCode::from(BAD_INPUT)
-            }
-            Err(e) => crate::output::bad_input(&e),
-        },
+        Action::Accept { selected, tree } => {
+            let summary = accept::accept(&tree.config(), selected)?;
+            write_stdout(format_args!("{summary}"));
+            Ok(Outcome::Pass)
+        }
         Action::Review { tree } => review(&tree.config()),
     }
 }
 
-fn review(config: &Config) -> ExitCode {
+fn review(config: &Config) -> Result {
     let pending = accept::pending(config);
     if pending.is_empty() {
         outln!("nothing to review: every case result is what its baseline says");
-        return ExitCode::from(PASS);
+        return Ok(Outcome::Pass);
     }
     outln!(
         "{} change(s) to review (a: accept, r: reject, s: skip, q: quit)",
@@ -109,10 +103,7 @@ fn review(config: &Config) -> ExitCode {
         }
     }
     let accepted_count = accepted.len();
-    let summary = match accept::apply(config, accepted) {
-        Ok(summary) => summary,
-        Err(e) => return crate::output::bad_input(&e),
-    };
+    let summary = accept::apply(config, accepted)?;
     outln!(
         "\naccepted {accepted_count}, rejected {}, skipped {skipped}",
         rejected.len()
@@ -124,7 +115,7 @@ fn review(config: &Config) -> ExitCode {
             rejected.join(", ")
         );
     }
-    ExitCode::from(PASS)
+    Ok(Outcome::Pass)
 }
 
 enum Answer {

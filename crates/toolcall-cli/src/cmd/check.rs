@@ -5,14 +5,14 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use toolcall_harness::{github, Config, Report};
 
 use crate::outputs::model::CheckRun;
 use toolcall_score::{escape, escape_path};
 
-use crate::output::{in_github_actions, outln, write_stdout, FAIL, PASS};
+use crate::errors::{Outcome, Result};
+use crate::output::{annotate, write_stdout};
 
 /// Where the suite is: the trees `check` and `baseline` read.
 #[derive(Debug, clap::Args)]
@@ -65,39 +65,32 @@ pub struct Args {
 }
 
 /// Runs `toolcall check`: exit 0 when every result is expected, 1 otherwise.
-pub fn run(args: &Args) -> ExitCode {
+pub fn run(args: &Args) -> Result {
     let config = args.tree.config();
     if args.write_baselines {
-        if let Err(e) = toolcall_harness::write_baselines(&config) {
-            return crate::output::bad_input(&e);
-        }
+        toolcall_harness::write_baselines(&config)?;
     }
     let report = Report::build(&config);
     let model = CheckRun::of(&report, &config);
     let ok = report.is_ok();
     if args.json || args.files.any() {
-        let run = match crate::outputs::value("check", ok, &model) {
-            Ok(run) => run,
-            Err(e) => return crate::output::bad_input(&e),
-        };
-        if let Err(e) = args.files.write(&run) {
-            return crate::output::bad_input(&e);
-        }
+        let run = crate::outputs::value("check", ok, &model)?;
+        args.files.write(&run)?;
         if args.json {
             write_stdout(format_args!(
                 "{}",
                 crate::outputs::Output::Json.render(&run)
             ));
-            return ExitCode::from(if ok { PASS } else { FAIL });
+            return Ok(Outcome::of(ok));
         }
     }
     write_stdout(format_args!("{}", render(&model, ok)));
-    if in_github_actions() {
+    if crate::output::in_github_actions() {
         for line in annotations(&model) {
-            outln!("{line}");
+            annotate(&line);
         }
     }
-    ExitCode::from(if ok { PASS } else { FAIL })
+    Ok(Outcome::of(ok))
 }
 
 /// The run as plain text: aligned columns, no colour, every name escaped.

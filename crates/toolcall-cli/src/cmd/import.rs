@@ -2,11 +2,11 @@
 //! `toolcall_rate::import` for the layout and the accepted inputs).
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 use toolcall_score::{escape, escape_path};
 
 use toolcall_rate::{import, ImportOptions};
 
+use crate::errors::{CliError, Outcome, Result};
 use crate::output;
 
 /// Arguments of `toolcall import`.
@@ -41,7 +41,7 @@ pub struct Args {
 }
 
 /// Runs `toolcall import`: exit 0 when written, 2 on bad input or files in the way.
-pub fn run(args: &Args) -> ExitCode {
+pub fn run(args: &Args) -> Result {
     // `--agent` and `--prefix` are checked by the import itself, with every name it derives
     // (`toolcall_rate::import::safe_component`).
     let options = ImportOptions {
@@ -53,23 +53,27 @@ pub fn run(args: &Args) -> ExitCode {
         force: args.force,
         from: args.from,
     };
-    match import(&args.input, &options) {
-        // A case is an assistant turn that called tools: none means the input is not what the
-        // user thinks (a wrong `--messages-key`, logs without tool calls).
-        Ok(summary) if summary.cases == 0 && summary.not_judged > 0 => output::bad_input(&format!(
-            "{}: {} turn(s) made tool calls, but the trace recorded no catalog for any of \
-                 them, so there is nothing to judge them against: pass --tools FILE (a tools \
-                 array)",
-            escape_path(&args.input),
+    let summary = import(&args.input, &options)?;
+    // A case is an assistant turn that called tools: none means the input is not what the user
+    // thinks (a wrong `--messages-key`, logs without tool calls).
+    let nothing = |why: String| {
+        Err(CliError::File {
+            path: args.input.clone(),
+            why,
+        })
+    };
+    match summary {
+        summary if summary.cases == 0 && summary.not_judged > 0 => nothing(format!(
+            "{} turn(s) made tool calls, but the trace recorded no catalog for any of them, so \
+             there is nothing to judge them against: pass --tools FILE (a tools array)",
             summary.not_judged
         )),
-        Ok(summary) if summary.cases == 0 => output::bad_input(&format!(
-            "{}: read {} conversation(s), but no assistant turn in them calls a tool, so there is \
-             no case to import (is `--messages-key` right for these logs?)",
-            escape_path(&args.input),
+        summary if summary.cases == 0 => nothing(format!(
+            "read {} conversation(s), but no assistant turn in them calls a tool, so there is no \
+             case to import (is `--messages-key` right for these logs?)",
             summary.conversations
         )),
-        Ok(summary) => {
+        summary => {
             let agents: Vec<String> = summary
                 .agents
                 .iter()
@@ -97,8 +101,7 @@ pub fn run(args: &Args) -> ExitCode {
             for bad in &summary.bad {
                 eprintln!("warning: skipped {}", escape(bad));
             }
-            ExitCode::from(output::PASS)
+            Ok(Outcome::Pass)
         }
-        Err(e) => output::bad_input(&e),
     }
 }

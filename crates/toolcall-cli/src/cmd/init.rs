@@ -9,11 +9,11 @@
 //! missing.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use toolcall_score::{escape, escape_path, Format};
 
-use crate::output::{outln, BAD_INPUT, PASS};
+use crate::errors::{CliError, Outcome, Result};
+use crate::output::outln;
 
 /// Arguments of `toolcall init`.
 #[derive(Debug, clap::Args)]
@@ -73,23 +73,20 @@ struct Planned {
 
 /// Runs `toolcall init`: 0 when the scaffold is there (made now or kept), 2 on bad input or a
 /// file that cannot be written.
-pub fn run(args: &Args) -> ExitCode {
+pub fn run(args: &Args) -> Result {
     if let Some(why) = unsafe_agent_name(&args.agent) {
-        eprintln!(
-            "error: --agent `{}` {why}; it names the folder recorded/<agent>/",
+        return Err(CliError::usage(format!(
+            "--agent `{}` {why}; it names the folder recorded/<agent>/",
             escape(&args.agent)
-        );
-        return ExitCode::from(BAD_INPUT);
+        )));
     }
     let dir = &args.dir;
     let manifest = dir.join("Cargo.toml");
-    let package = match cargo_package(&manifest) {
-        Ok(package) => package,
-        Err(why) => {
-            eprintln!("error: {}: {why}", escape_path(&manifest));
-            return ExitCode::from(BAD_INPUT);
-        }
+    let in_manifest = |why: String| CliError::File {
+        path: manifest.clone(),
+        why,
     };
+    let package = cargo_package(&manifest).map_err(in_manifest)?;
     let example = args.format.example();
     let agent_dir = format!("recorded/{}", args.agent);
     let mut planned = vec![
@@ -176,9 +173,11 @@ pub fn run(args: &Args) -> ExitCode {
                     );
                 }
             }
-            Err(e) => {
-                eprintln!("error: {}: cannot write: {e}", escape_path(&file.path));
-                return ExitCode::from(BAD_INPUT);
+            Err(source) => {
+                return Err(CliError::Write {
+                    path: file.path.clone(),
+                    source,
+                })
             }
         }
     }
@@ -191,10 +190,7 @@ pub fn run(args: &Args) -> ExitCode {
                 made += 1;
                 outln!("updated Cargo.toml  ({})", added.join(", "));
             }
-            Err(why) => {
-                eprintln!("error: {}: {why}", escape_path(&manifest));
-                return ExitCode::from(BAD_INPUT);
-            }
+            Err(why) => return Err(in_manifest(why)),
         }
     }
     let next = if package {
@@ -219,7 +215,7 @@ pub fn run(args: &Args) -> ExitCode {
         "then put each request your agent sends under cases/ and what its model answered under \
          {agent_dir}/ (same path, same name)"
     );
-    ExitCode::from(PASS)
+    Ok(Outcome::Pass)
 }
 
 /// Why `name` cannot be a folder under `recorded/`, if it cannot.

@@ -1,11 +1,11 @@
 //! `toolcall lint`: prompt drift in case files.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 use toolcall_score::escape_path;
 
 use toolcall_score::{lint, Case};
 
+use crate::errors::{CliError, Outcome, Result};
 use crate::output;
 
 /// Arguments of `toolcall lint`.
@@ -20,8 +20,8 @@ pub struct Args {
 }
 
 /// Runs `toolcall lint`: exit 0 clean, 1 drift found, 2 a case could not be read.
-pub fn run(args: &Args) -> ExitCode {
-    let mut bad_input = false;
+pub fn run(args: &Args) -> Result {
+    let mut unreadable = Vec::new();
     let mut found = Vec::new();
     for path in &args.cases {
         match Case::load(path) {
@@ -30,10 +30,7 @@ pub fn run(args: &Args) -> ExitCode {
                     found.push((path, drift));
                 }
             }
-            Err(e) => {
-                eprintln!("error: {e}");
-                bad_input = true;
-            }
+            Err(e) => unreadable.push(CliError::from(e)),
         }
     }
     if args.json {
@@ -49,15 +46,13 @@ pub fn run(args: &Args) -> ExitCode {
                 row
             })
             .collect();
-        match toolcall_score::to_json_pretty(&rows) {
-            Ok(json) => output::outln!("{json}"),
-            Err(e) => return output::bad_input(&e),
-        }
+        let json = toolcall_score::to_json_pretty(&rows).map_err(CliError::Serialize)?;
+        output::outln!("{json}");
     } else {
         for (case, drift) in &found {
             output::outln!("{}: {drift}", escape_path(case));
         }
-        if found.is_empty() && !bad_input {
+        if found.is_empty() && unreadable.is_empty() {
             output::outln!("no drift in {} case(s)", args.cases.len());
         }
     }
@@ -66,20 +61,14 @@ pub fn run(args: &Args) -> ExitCode {
             let line = line_of(case, drift);
             let file = output::repo_relative(case);
             let message = drift.to_string();
-            eprintln!(
-                "{}",
-                output::annotation(&file, line, "prompt drift", &message)
-            );
+            output::annotate(&output::annotation(&file, line, "prompt drift", &message));
         }
     }
-    let code = if bad_input {
-        output::BAD_INPUT
-    } else if found.is_empty() {
-        output::PASS
-    } else {
-        output::FAIL
-    };
-    ExitCode::from(code)
+    match unreadable.len() {
+        0 => Ok(Outcome::of(found.is_empty())),
+        1 => Err(unreadable.remove(0)),
+        _ => Err(CliError::Each(unreadable)),
+    }
 }
 
 /// The line of the case file where the drift is written: the first line holding both the name

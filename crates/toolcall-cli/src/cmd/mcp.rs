@@ -6,14 +6,14 @@
 //! [`toolcall_mcp_record`]'s; they answer on stdout, so they say everything else on stderr.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use toolcall_mcp::catalog::{self, Severity};
 use toolcall_mcp::{list_catalog_blocking, EnvVars, Flow, Options};
 use toolcall_score::escape_path;
 
-use crate::output::{bad_input, in_github_actions, outln, write_stdout, FAIL, PASS};
+use crate::errors::{CliError, Outcome, Result};
+use crate::output::{annotate, annotation, in_github_actions, outln, repo_relative, write_stdout};
 
 /// Arguments of `toolcall mcp`.
 #[derive(Debug, clap::Args)]
@@ -173,9 +173,9 @@ pub struct Target {
 impl Target {
     /// The flow to reach the server with: read from its file, or made from the command line
     /// (no calls, relative paths against the working directory, `${VAR}` expanded).
-    fn flow(&self) -> Result<Flow, ExitCode> {
+    fn flow(&self) -> Result<Flow> {
         if let Some(path) = &self.flow {
-            return Flow::load(path).map_err(|e| bad_input(&e));
+            return Ok(Flow::load(path)?);
         }
         let server = match (&self.url, self.command.split_first()) {
             (Some(url), _) => serde_json::json!({ "url": url }),
@@ -183,15 +183,19 @@ impl Target {
                 serde_json::json!({ "command": command, "args": args })
             }
             (None, None) => {
-                return Err(bad_input(
-                    &"name the server: a flow, --url URL or -- COMMAND",
+                return Err(CliError::usage(
+                    "name the server: a flow, --url URL or -- COMMAND",
                 ))
             }
         };
         let text = serde_json::json!({ "server": server, "calls": [] }).to_string();
         let cwd = std::env::current_dir().unwrap_or_default();
-        Flow::from_json_str(&text, std::path::Path::new(&self.shown()), &cwd, &EnvVars)
-            .map_err(|e| bad_input(&e))
+        Ok(Flow::from_json_str(
+            &text,
+            std::path::Path::new(&self.shown()),
+            &cwd,
+            &EnvVars,
+        )?)
     }
 
     /// The target as it is written on a command line, for messages and suggested commands.
@@ -227,7 +231,7 @@ pub struct Timeouts {
 }
 
 /// Runs `toolcall mcp`.
-pub fn run(args: &Args) -> ExitCode {
+pub fn run(args: &Args) -> Result {
     match &args.action {
         Action::Record(args) => record(args),
         Action::Serve(args) => serve(args),
@@ -236,21 +240,16 @@ pub fn run(args: &Args) -> ExitCode {
             out,
             timeouts,
         } => {
-            let tools = match live(target, timeouts) {
-                Ok(tools) => tools,
-                Err(code) => return code,
-            };
+            let tools = live(target, timeouts)?;
             let snap = named(catalog::snapshot(&tools), target, out);
-            if let Err(e) = write(out, &snap) {
-                return bad_input(&e);
-            }
+            write(out, &snap)?;
             outln!(
                 "wrote {} tool(s) of {} to {}",
                 snap["tools"].as_array().map_or(0, Vec::len),
                 target.shown(),
                 escape_path(out)
             );
-            ExitCode::from(PASS)
+            Ok(Outcome::Pass)
         }
         Action::Probe {
             target,
@@ -266,19 +265,14 @@ pub fn run(args: &Args) -> ExitCode {
             write: accept,
             timeouts,
         } => {
-            let old = match toolcall_score::read_text(snapshot)
-                .map_err(|e| e.to_string())
-                .and_then(|t| {
-                    serde_json::from_str::<serde_json::Value>(&t)
-                        .map_err(|e| format!("{}: not a snapshot: {e}", escape_path(snapshot)))
-                }) {
-                Ok(old) => old,
-                Err(e) => return bad_input(&e),
-            };
-            let tools = match live(target, timeouts) {
-                Ok(tools) => tools,
-                Err(code) => return code,
-            };
+            let text = toolcall_score::read_text(snapshot)?;
+            let old: serde_json::Value =
+                serde_json::from_str(&text).map_err(|source| CliError::NotJson {
+                    path: snapshot.clone(),
+                    expected: "a snapshot",
+                    source,
+                })?;
+            let tools = live(target, timeouts)?;
             let new = named(catalog::snapshot(&tools), target, snapshot);
             let changes = catalog::diff(&old, &new);
             let mut out = String::new();
@@ -312,25 +306,20 @@ pub fn run(args: &Args) -> ExitCode {
             write_stdout(format_args!("{out}"));
             if in_github_actions() {
                 for change in changes.iter().filter(|c| c.severity >= *fail_on) {
-                    outln!(
-                        "{}",
-                        crate::output::annotation(
-                            &crate::output::repo_relative(snapshot),
-                            None,
-                            &format!("catalog drift ({})", change.severity),
-                            &change.to_string()
-                        )
-                    );
+                    annotate(&annotation(
+                        &repo_relative(snapshot),
+                        None,
+                        &format!("catalog drift ({})", change.severity),
+                        &change.to_string(),
+                    ));
                 }
             }
             if *accept && !changes.is_empty() {
-                if let Err(e) = write(snapshot, &new) {
-                    return bad_input(&e);
-                }
+                write(snapshot, &new)?;
                 outln!("rewrote {}", escape_path(snapshot));
-                return ExitCode::from(PASS);
+                return Ok(Outcome::Pass);
             }
-            ExitCode::from(if failing > 0 { FAIL } else { PASS })
+            Ok(Outcome::of(failing == 0))
         }
     }
 }
@@ -341,15 +330,14 @@ fn probe(
     include_destructive: bool,
     call_timeout: f64,
     timeouts: &Timeouts,
-) -> ExitCode {
-    let flow = match target.flow() {
-        Ok(flow) => flow,
-        Err(code) => return code,
-    };
+) -> Result {
+    let flow = target.flow()?;
     let path = flow.path.as_path();
     let seconds = |s: f64| Duration::try_from_secs_f64(s).ok().filter(|d| !d.is_zero());
     let (Some(init), Some(call)) = (seconds(timeouts.init_timeout), seconds(call_timeout)) else {
-        return bad_input(&"--init-timeout and --call-timeout must be positive numbers of seconds");
+        return Err(CliError::usage(
+            "--init-timeout and --call-timeout must be positive numbers of seconds",
+        ));
     };
     let options = Options {
         initialize_timeout: init,
@@ -362,9 +350,12 @@ fn probe(
         include_destructive,
     };
     let report = toolcall_mcp::probe::probe_blocking(&flow, &options, &what);
-    if let Some(failure) = &report.failure {
-        eprintln!("error: {}: {failure}", target.shown());
-        return ExitCode::from(FAIL);
+    if let Some(failure) = report.failure {
+        return Err(CliError::Server {
+            target: target.shown(),
+            failure: Box::new(failure),
+            stderr_tail: Vec::new(),
+        });
     }
     for probe in &report.probes {
         outln!("{probe}");
@@ -386,18 +377,15 @@ fn probe(
     );
     if in_github_actions() {
         for finding in &findings {
-            outln!(
-                "{}",
-                crate::output::annotation(
-                    &crate::output::repo_relative(path),
-                    None,
-                    "toolcall mcp probe",
-                    &finding.to_string()
-                )
-            );
+            annotate(&annotation(
+                &repo_relative(path),
+                None,
+                "toolcall mcp probe",
+                &finding.to_string(),
+            ));
         }
     }
-    ExitCode::from(if findings.is_empty() { PASS } else { FAIL })
+    Ok(Outcome::of(findings.is_empty()))
 }
 
 /// A snapshot naming its flow, when the server came from one (so the snapshot alone is a test);
@@ -413,47 +401,53 @@ fn named(
     }
 }
 
-/// The live catalog of the target's server, or the exit code of why not.
-fn live(target: &Target, timeouts: &Timeouts) -> Result<Vec<serde_json::Value>, ExitCode> {
+/// The live catalog of the target's server, or why not.
+fn live(target: &Target, timeouts: &Timeouts) -> Result<Vec<serde_json::Value>> {
     let flow = target.flow()?;
     let options = Options {
         initialize_timeout: Duration::try_from_secs_f64(timeouts.init_timeout)
             .ok()
             .filter(|d| !d.is_zero())
-            .ok_or_else(|| bad_input(&"--init-timeout must be a positive number of seconds"))?,
+            .ok_or_else(|| {
+                CliError::usage("--init-timeout must be a positive number of seconds")
+            })?,
         handle_ctrl_c: true,
         ..Options::default()
     };
     let (tools, report) = list_catalog_blocking(&flow, &options);
-    tools.map_err(|failure| {
-        eprintln!("error: {}: {failure}", target.shown());
-        for line in &report.stderr_tail {
-            eprintln!("  | {}", toolcall_score::escape(line));
-        }
-        ExitCode::from(FAIL)
+    tools.map_err(|failure| CliError::Server {
+        target: target.shown(),
+        failure: Box::new(failure),
+        stderr_tail: report.stderr_tail,
     })
 }
 
-fn write(path: &std::path::Path, snap: &serde_json::Value) -> Result<(), String> {
-    let text = toolcall_score::to_json_pretty(snap).map_err(|e| e.to_string())?;
-    toolcall_fs::write_atomic(path, format!("{text}\n").as_bytes())
-        .map_err(|e| format!("{}: cannot write: {e}", escape_path(path)))
+fn write(path: &std::path::Path, snap: &serde_json::Value) -> Result<()> {
+    let text = toolcall_score::to_json_pretty(snap).map_err(CliError::Serialize)?;
+    toolcall_fs::write_atomic(path, format!("{text}\n").as_bytes()).map_err(|source| {
+        CliError::Write {
+            path: path.to_path_buf(),
+            source,
+        }
+    })
 }
 
 /// `toolcall mcp record`: stdout is the client's channel, so everything else goes to stderr.
-fn record(args: &RecordArgs) -> ExitCode {
+fn record(args: &RecordArgs) -> Result {
     let recorded = if args.recover {
         toolcall_mcp_record::recover(&args.out)
     } else if let (Some(listen), Some(upstream)) = (&args.listen, &args.upstream) {
         if !args.command.is_empty() {
-            return bad_input(&"--listen records the --upstream server: no command after `--`");
+            return Err(CliError::usage(
+                "--listen records the --upstream server: no command after `--`",
+            ));
         }
         let mut headers = Vec::new();
         for header in &args.headers {
             let Some((name, value)) = header.split_once('=') else {
-                return bad_input(
-                    &"--header takes NAME=VALUE: --header 'Authorization=Bearer ${MCP_TOKEN}'",
-                );
+                return Err(CliError::usage(
+                    "--header takes NAME=VALUE: --header 'Authorization=Bearer ${MCP_TOKEN}'",
+                ));
             };
             headers.push((name.trim().to_owned(), value.to_owned()));
         }
@@ -477,10 +471,10 @@ fn record(args: &RecordArgs) -> ExitCode {
         }
     } else {
         let Some((command, rest)) = args.command.split_first() else {
-            return bad_input(&"name the server to record after `--`: toolcall mcp record --out flows/NAME.json -- CMD ARGS…");
+            return Err(CliError::usage("name the server to record after `--`: toolcall mcp record --out flows/NAME.json -- CMD ARGS…"));
         };
         let Some(grace) = Duration::try_from_secs_f64(args.grace).ok() else {
-            return bad_input(&"--grace must be a number of seconds");
+            return Err(CliError::usage("--grace must be a number of seconds"));
         };
         let options = toolcall_mcp_record::RecordOptions {
             snapshot: args.snapshot.clone(),
@@ -490,26 +484,14 @@ fn record(args: &RecordArgs) -> ExitCode {
         };
         toolcall_mcp_record::record::record(&options, std::io::stdin(), std::io::stdout())
     };
-    match recorded {
-        Ok(recorded) => {
-            eprintln!("{recorded}");
-            ExitCode::from(PASS)
-        }
-        Err(e @ toolcall_mcp_record::RecordError::Spawn { .. }) => {
-            eprintln!("error: {e}");
-            ExitCode::from(FAIL)
-        }
-        Err(e) => bad_input(&e),
-    }
+    eprintln!("{}", recorded?);
+    Ok(Outcome::Pass)
 }
 
 /// `toolcall mcp serve`: stdout is the client's channel, so the report goes to stderr.
-fn serve(args: &ServeArgs) -> ExitCode {
+fn serve(args: &ServeArgs) -> Result {
     use toolcall_mcp_record::serve;
-    let recording = match serve::Recording::load(&args.recording) {
-        Ok(recording) => recording,
-        Err(e) => return bad_input(&e),
-    };
+    let recording = serve::Recording::load(&args.recording).map_err(CliError::ServeInput)?;
     for note in &recording.notes {
         eprintln!("note: {}", toolcall_score::escape(note));
     }
@@ -523,22 +505,10 @@ fn serve(args: &ServeArgs) -> ExitCode {
             })
         }
     };
-    let report = match served {
-        Ok(report) => report,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(FAIL);
-        }
-    };
+    let report = served.map_err(CliError::Serve)?;
     eprint!("{report}");
     if let Some(path) = &args.report {
-        if let Err(e) = serve::write_report(&report, path) {
-            return bad_input(&e);
-        }
+        serve::write_report(&report, path).map_err(CliError::ServeInput)?;
     }
-    ExitCode::from(if args.strict && report.has_findings() {
-        FAIL
-    } else {
-        PASS
-    })
+    Ok(Outcome::of(!(args.strict && report.has_findings())))
 }

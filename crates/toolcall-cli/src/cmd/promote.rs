@@ -3,13 +3,13 @@
 //! incident becomes a test in one command.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use toolcall_harness::accept::{self, AcceptError};
 use toolcall_harness::Config;
 use toolcall_rate::traces::{promote, PromoteOptions};
 use toolcall_score::escape_path;
 
+use crate::errors::{CliError, Outcome, Result};
 use crate::output::{self, outln};
 
 /// Arguments of `toolcall promote`.
@@ -51,7 +51,7 @@ pub struct Args {
 }
 
 /// Runs `toolcall promote`: 0 when written, 2 on bad input or a truncated trace.
-pub fn run(args: &Args) -> ExitCode {
+pub fn run(args: &Args) -> Result {
     let agent = args
         .baseline
         .clone()
@@ -62,10 +62,10 @@ pub fn run(args: &Args) -> ExitCode {
         .chain(args.prefix.split('/').map(|p| ("--prefix", p)))
     {
         if let Some(why) = toolcall_rate::import::safe_component(name) {
-            return output::bad_input(&format!(
+            return Err(CliError::usage(format!(
                 "{what} `{}` cannot name a folder: {why}",
                 toolcall_score::escape(name)
-            ));
+            )));
         }
     }
     let options = PromoteOptions {
@@ -76,10 +76,7 @@ pub fn run(args: &Args) -> ExitCode {
         prefix: args.prefix.clone(),
         force: args.force,
     };
-    let promoted = match promote(&args.trace, &args.id, &options) {
-        Ok(promoted) => promoted,
-        Err(e) => return output::bad_input(&e),
-    };
+    let promoted = promote(&args.trace, &args.id, &options)?;
     for file in &promoted.files {
         outln!("wrote {}", escape_path(file));
     }
@@ -89,7 +86,7 @@ pub fn run(args: &Args) -> ExitCode {
             promoted.cases.len(),
             escape_path(&args.out)
         );
-        return ExitCode::from(output::PASS);
+        return Ok(Outcome::Pass);
     };
     let config = Config::for_root(&args.out);
     let selected: Vec<String> = promoted
@@ -104,9 +101,9 @@ pub fn run(args: &Args) -> ExitCode {
                 "the promoted case(s) pass: the scorer finds nothing wrong with the recorded \
                  answer, so there is no failure to put in the baseline ({e})"
             );
-            return ExitCode::from(output::PASS);
+            return Ok(Outcome::Pass);
         }
-        Err(e) => return output::bad_input(&e),
+        Err(e) => return Err(e.into()),
     }
     let note = args.note.clone().unwrap_or_else(|| {
         format!(
@@ -116,28 +113,34 @@ pub fn run(args: &Args) -> ExitCode {
         )
     });
     let file = config.baselines.join(format!("{baseline}.json"));
-    if let Err(e) = set_notes(&file, &promoted.cases, &note) {
-        return output::bad_input(&e);
-    }
+    set_notes(&file, &promoted.cases, &note)?;
     outln!(
         "noted in {}: {}",
         escape_path(&file),
         toolcall_score::escape(&note)
     );
-    ExitCode::from(output::PASS)
+    Ok(Outcome::Pass)
 }
 
 /// Puts `note` on the entries of `cases` in the baseline `file` (the rest untouched).
-fn set_notes(file: &std::path::Path, cases: &[String], note: &str) -> Result<(), String> {
-    let text = toolcall_score::read_text(file).map_err(|e| e.to_string())?;
+fn set_notes(file: &std::path::Path, cases: &[String], note: &str) -> Result<()> {
+    let text = toolcall_score::read_text(file)?;
     let mut baseline: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", escape_path(file)))?;
+        serde_json::from_str(&text).map_err(|source| CliError::NotJson {
+            path: file.to_path_buf(),
+            expected: "JSON",
+            source,
+        })?;
     for case in cases {
         if let Some(entry) = baseline.get_mut(case).and_then(|e| e.as_object_mut()) {
             entry.insert("note".into(), serde_json::Value::from(note));
         }
     }
-    let text = toolcall_score::to_json_pretty(&baseline).map_err(|e| e.to_string())?;
-    toolcall_fs::write_atomic(file, format!("{text}\n").as_bytes())
-        .map_err(|e| format!("{}: cannot write: {e}", escape_path(file)))
+    let text = toolcall_score::to_json_pretty(&baseline).map_err(CliError::Serialize)?;
+    toolcall_fs::write_atomic(file, format!("{text}\n").as_bytes()).map_err(|source| {
+        CliError::Write {
+            path: file.to_path_buf(),
+            source,
+        }
+    })
 }

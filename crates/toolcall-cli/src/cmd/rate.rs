@@ -5,7 +5,6 @@
 //! either way), 2 bad input or an incomplete live run (a case whose request failed).
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Duration;
 use toolcall_score::escape_path;
 
@@ -13,6 +12,7 @@ use toolcall_rate::live::{self, LiveOptions, Provider, RequestSettings, RetryPol
 use toolcall_rate::{rate_jsonl, rate_tree, Gate, LiveCounts, Report, ScanOptions};
 use toolcall_score::Format;
 
+use crate::errors::{CliError, Outcome, Result};
 use crate::output;
 
 /// Arguments of `toolcall rate`.
@@ -115,66 +115,53 @@ pub struct Args {
     pub quiet: bool,
 }
 
-/// Rates what the positional inputs are: a folder `import` wrote (its cases against every agent
-/// recorded there), log files (the first line a `{"request", "response"}` pair, or `-`), and
-/// traces; the tallies of all of them added up.
-fn rate_inputs(args: &Args, scan: &ScanOptions) -> Result<toolcall_rate::Tally, String> {
+/// Rates the positional inputs, each what `toolcall_rate::inputs` tells it is (a folder
+/// `import` wrote, a log, a trace file); the tallies of all of them added up.
+fn rate_inputs(args: &Args, scan: &ScanOptions) -> Result<toolcall_rate::Tally> {
+    use toolcall_rate::inputs::{classify, Input};
     let mut tally = toolcall_rate::Tally::default();
     let mut logs = Vec::new();
     let mut traces = Vec::new();
     for path in &args.logs {
-        if path.is_dir() {
-            let (cases, recorded) = (path.join("cases"), path.join("recorded"));
-            if !(cases.is_dir() && recorded.is_dir()) {
-                return Err(format!(
-                    "{} is a folder without cases/ and recorded/: give log or trace files, or a \
-                     folder `toolcall import --out` wrote",
-                    escape_path(path)
-                ));
+        match classify(path, args.from.is_some())? {
+            Input::Imported(tree) => {
+                for agent in &tree.agents {
+                    tally.merge(rate_tree(&tree.cases, agent, scan)?.tally);
+                }
             }
-            let mut agents: Vec<PathBuf> = std::fs::read_dir(&recorded)
-                .map_err(|e| format!("{}: {e}", escape_path(&recorded)))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_dir())
-                .collect();
-            agents.sort();
-            for agent in agents {
-                let tree = rate_tree(&cases, &agent, scan).map_err(|e| e.to_string())?;
-                tally.merge(tree.tally);
-            }
-        } else if args.from.is_some() || toolcall_rate::traces::is_trace(path) {
-            traces.push(path.clone());
-        } else {
-            logs.push(path.clone());
+            Input::Trace => traces.push(path.clone()),
+            // `Input::Log`, and what is neither a folder nor a trace.
+            _ => logs.push(path.clone()),
         }
     }
     if !logs.is_empty() {
-        tally.merge(rate_jsonl(&logs, scan).map_err(|e| e.to_string())?);
+        tally.merge(rate_jsonl(&logs, scan)?);
     }
     if !traces.is_empty() {
-        let supplied =
-            toolcall_rate::traces::Supplied::parse(&args.tools).map_err(|e| e.to_string())?;
-        let traced = toolcall_rate::rate_traces(&traces, args.from, &supplied, scan)
-            .map_err(|e| e.to_string())?;
-        tally.merge(traced);
+        let supplied = toolcall_rate::traces::Supplied::parse(&args.tools)?;
+        tally.merge(toolcall_rate::rate_traces(
+            &traces, args.from, &supplied, scan,
+        )?);
     }
     Ok(tally)
 }
 
 /// Runs `toolcall rate`.
-pub fn run(args: &Args) -> ExitCode {
+pub fn run(args: &Args) -> Result {
     if let Some(rate) = args.max_rate {
         if !(0.0..=1.0).contains(&rate) {
-            return output::bad_input(&format!("--max-rate {rate}: expected a rate from 0 to 1"));
+            return Err(CliError::usage(format!(
+                "--max-rate {rate}: expected a rate from 0 to 1"
+            )));
         }
     }
     let inputs: Vec<&Path> = args.logs.iter().map(PathBuf::as_path).collect();
     if let Some((output, path)) = args.files.clobbers(&inputs) {
-        return output::bad_input(&format!(
+        return Err(CliError::usage(format!(
             "{} {} is an input log: it would be overwritten; write the report elsewhere",
             output.flag(),
             escape_path(&path)
-        ));
+        )));
     }
     let gate = Gate {
         max_unknown: args.max_unknown,
@@ -189,36 +176,22 @@ pub fn run(args: &Args) -> ExitCode {
     };
     let mut incomplete = false;
     let report = if let Some(provider) = args.live {
-        match live_report(args, provider, gate) {
-            Ok((report, failed)) => {
-                incomplete = failed;
-                report
-            }
-            Err(e) => return output::bad_input(&e),
-        }
+        let (report, failed) = live_report(args, provider, gate)?;
+        incomplete = failed;
+        report
     } else if let Some(recorded) = &args.recorded {
-        match rate_tree(&args.cases, recorded, &scan) {
-            Ok(tree) => {
-                let mut report = Report::new(tree.tally, gate);
-                report.unrecorded = tree.unrecorded;
-                report
-            }
-            Err(e) => return output::bad_input(&e),
-        }
+        let tree = rate_tree(&args.cases, recorded, &scan)?;
+        let mut report = Report::new(tree.tally, gate);
+        report.unrecorded = tree.unrecorded;
+        report
     } else if !args.logs.is_empty() {
-        match rate_inputs(args, &scan) {
-            Ok(tally) => Report::new(tally, gate),
-            Err(e) => return output::bad_input(&e),
-        }
+        Report::new(rate_inputs(args, &scan)?, gate)
     } else {
-        return output::bad_input(
-            &"nothing to rate: give JSONL logs, --recorded recorded/<agent>, or --live PROVIDER",
-        );
+        return Err(CliError::usage(
+            "nothing to rate: give JSONL logs, --recorded recorded/<agent>, or --live PROVIDER",
+        ));
     };
-    let run = match crate::outputs::value("rate", report.passed(), &report) {
-        Ok(run) => run,
-        Err(e) => return output::bad_input(&e),
-    };
+    let run = crate::outputs::value("rate", report.passed(), &report)?;
     if args.json {
         output::write_stdout(format_args!(
             "{}",
@@ -229,9 +202,7 @@ pub fn run(args: &Args) -> ExitCode {
     }
     // After the report is printed, so a file that cannot be written costs nothing of it; its
     // folder is made when missing, and a half-written report is never left.
-    if let Err(e) = args.files.write(&run) {
-        return output::bad_input(&e);
-    }
+    args.files.write(&run)?;
     if output::in_github_actions() && !report.passed() {
         for d in &report.distinct {
             // The file and line go in their own properties (GitHub places the annotation by
@@ -251,37 +222,28 @@ pub fn run(args: &Args) -> ExitCode {
                 .map(|f| output::repo_relative(Path::new(f)))
                 .unwrap_or_default();
             let line = d.first_line.and_then(|l| usize::try_from(l).ok());
-            eprintln!(
-                "{}",
-                output::annotation(&file, line, "unknown_tool", &message)
-            );
+            output::annotate(&output::annotation(&file, line, "unknown_tool", &message));
         }
     }
     if incomplete {
-        eprintln!("error: some live requests failed (see `errors` in the report)");
-        return ExitCode::from(output::BAD_INPUT);
+        return Err(CliError::LiveIncomplete);
     }
     // Some unreadable lines in a day of logs are expected; all of them is a wrong path or
     // format, and a gate that scored nothing must not pass.
     // (Turns that were read but not judged, for want of a catalog, were read.)
     if report.responses == 0 && report.bad_lines > 0 && report.traces.not_judged_turns == 0 {
-        eprintln!(
-            "error: no response could be read ({} unreadable input(s), listed above): check the paths, \
-             the case ids under --cases, and the log line format",
-            report.bad_lines
-        );
-        return ExitCode::from(output::BAD_INPUT);
+        return Err(CliError::NothingRead {
+            unreadable: report.bad_lines,
+        });
     }
-    ExitCode::from(if report.passed() {
-        output::PASS
-    } else {
-        output::FAIL
-    })
+    Ok(Outcome::of(report.passed()))
 }
 
-fn live_report(args: &Args, provider: Provider, gate: Gate) -> Result<(Report, bool), String> {
+fn live_report(args: &Args, provider: Provider, gate: Gate) -> Result<(Report, bool)> {
     let Some(model) = args.model.clone().filter(|m| !m.is_empty()) else {
-        return Err("--live needs --model NAME (the model the requests name)".to_owned());
+        return Err(CliError::usage(
+            "--live needs --model NAME (the model the requests name)",
+        ));
     };
     let variable = args
         .api_key_env
@@ -290,14 +252,15 @@ fn live_report(args: &Args, provider: Provider, gate: Gate) -> Result<(Report, b
     let api_key = match std::env::var(&variable) {
         Ok(key) if !key.is_empty() => Some(key),
         _ if args.api_key_env.is_some() => {
-            return Err(format!(
+            return Err(CliError::usage(format!(
                 "--api-key-env {variable}: the variable is not set or empty"
-            ))
+            )))
         }
         _ => None,
     };
     let seconds = |name: &str, s: f64| {
-        Duration::try_from_secs_f64(s).map_err(|_| format!("{name} {s}: expected seconds >= 0"))
+        Duration::try_from_secs_f64(s)
+            .map_err(|_| CliError::usage(format!("{name} {s}: expected seconds >= 0")))
     };
     let options = LiveOptions {
         provider,
@@ -325,7 +288,7 @@ fn live_report(args: &Args, provider: Provider, gate: Gate) -> Result<(Report, b
         },
         verbose: !args.quiet,
     };
-    let run = live::run(&options).map_err(|e| e.to_string())?;
+    let run = live::run(&options)?;
     // The live counts are printed once, by the report (its `live:` line, or `"live"` in JSON).
     let failed = run.failed > 0;
     let mut report = Report::new(run.tally, gate);

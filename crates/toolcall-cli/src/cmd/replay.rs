@@ -7,13 +7,13 @@
 //! when a flow file is unreadable or invalid.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::Duration;
 use toolcall_score::escape_path;
 
 use toolcall_mcp::{replay_blocking, Flow, Options, Outcome, Report};
 
-use crate::output::{annotation, bad_input, in_github_actions, outln, FAIL};
+use crate::errors::{CliError, Result};
+use crate::output::{annotate, annotation, outln};
 
 /// Arguments of `toolcall replay`.
 #[derive(Debug, clap::Args)]
@@ -38,26 +38,25 @@ pub struct Args {
     pub files: crate::outputs::Files,
 }
 
-fn seconds(flag: &str, secs: f64) -> Result<Duration, String> {
+fn seconds(flag: &str, secs: f64) -> Result<Duration> {
     Duration::try_from_secs_f64(secs)
         .ok()
         .filter(|d| !d.is_zero())
-        .ok_or_else(|| format!("--{flag} must be a positive number of seconds, not {secs}"))
+        .ok_or_else(|| {
+            CliError::usage(format!(
+                "--{flag} must be a positive number of seconds, not {secs}"
+            ))
+        })
 }
 
 /// Runs `toolcall replay`.
-pub fn run(args: &Args) -> ExitCode {
-    let options = match (|| {
-        Ok::<_, String>(Options {
-            initialize_timeout: seconds("init-timeout", args.init_timeout)?,
-            call_timeout: seconds("call-timeout", args.call_timeout)?,
-            max_message_bytes: args.max_message_bytes,
-            handle_ctrl_c: true,
-            ..Options::default()
-        })
-    })() {
-        Ok(options) => options,
-        Err(message) => return bad_input(&message),
+pub fn run(args: &Args) -> Result {
+    let options = Options {
+        initialize_timeout: seconds("init-timeout", args.init_timeout)?,
+        call_timeout: seconds("call-timeout", args.call_timeout)?,
+        max_message_bytes: args.max_message_bytes,
+        handle_ctrl_c: true,
+        ..Options::default()
     };
     // Read every flow first: a typo in the third file should not cost two server start-ups.
     let mut files = Vec::with_capacity(args.flows.len());
@@ -71,33 +70,32 @@ pub fn run(args: &Args) -> ExitCode {
             p.file_name()
                 .is_some_and(|n| n.to_string_lossy().starts_with('.'))
         };
-        match toolcall_fs::walk(path, &hidden, &json) {
-            Ok(walk) if walk.files.is_empty() => {
-                return bad_input(&format!("{}: holds no flow (*.json)", escape_path(path)))
-            }
-            Ok(walk) => {
-                for skipped in &walk.skipped {
-                    eprintln!("note: {}: {}", escape_path(&skipped.path), skipped.why);
-                }
-                files.extend(walk.files);
-            }
-            Err(e) => return bad_input(&format!("{}: cannot read: {e}", escape_path(path))),
+        let walk = toolcall_fs::walk(path, &hidden, &json).map_err(|source| CliError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        if walk.files.is_empty() {
+            return Err(CliError::File {
+                path: path.clone(),
+                why: "holds no flow (*.json)".to_owned(),
+            });
         }
+        for skipped in &walk.skipped {
+            eprintln!("note: {}: {}", escape_path(&skipped.path), skipped.why);
+        }
+        files.extend(walk.files);
     }
     let mut flows = Vec::with_capacity(files.len());
     for path in &files {
-        match Flow::load(path) {
-            Ok(flow) => flows.push(flow),
-            Err(e) => return bad_input(&e),
-        }
+        flows.push(Flow::load(path)?);
     }
     let inputs: Vec<&std::path::Path> = args.flows.iter().map(PathBuf::as_path).collect();
     if let Some((output, path)) = args.files.clobbers(&inputs) {
-        return bad_input(&format!(
+        return Err(CliError::usage(format!(
             "{} {} is a flow file: it would be overwritten; write the report elsewhere",
             output.flag(),
             escape_path(&path)
-        ));
+        )));
     }
     let mut failed = false;
     let (mut passed, mut as_expected, mut failures) = (0, 0, Vec::new());
@@ -137,25 +135,16 @@ pub fn run(args: &Args) -> ExitCode {
     }
     if args.json || args.files.any() {
         let model = crate::outputs::model::ReplayRun { flows: runs };
-        let run = match crate::outputs::value("replay", !failed, &model) {
-            Ok(run) => run,
-            Err(e) => return bad_input(&e),
-        };
+        let run = crate::outputs::value("replay", !failed, &model)?;
         if args.json {
             crate::output::write_stdout(format_args!(
                 "{}",
                 crate::outputs::Output::Json.render(&run)
             ));
         }
-        if let Err(e) = args.files.write(&run) {
-            return bad_input(&e);
-        }
+        args.files.write(&run)?;
     }
-    if failed {
-        ExitCode::from(FAIL)
-    } else {
-        ExitCode::SUCCESS
-    }
+    Ok(crate::errors::Outcome::of(!failed))
 }
 
 fn print_end(report: &Report, outcome: &Outcome) {
@@ -187,7 +176,5 @@ fn print_end(report: &Report, outcome: &Outcome) {
             outcome.to_string()
         }
     };
-    if in_github_actions() {
-        outln!("{}", annotation(&flow, None, "toolcall replay", &failure));
-    }
+    annotate(&annotation(&flow, None, "toolcall replay", &failure));
 }

@@ -4,8 +4,7 @@
 //! what it prints is that file byte for byte (a test holds them equal). A file names its schema
 //! with a top-level `"$schema"`, which every reader accepts.
 
-use std::process::ExitCode;
-
+use crate::errors::{Outcome, Result};
 use crate::output::write_stdout;
 
 /// Which file's schema.
@@ -39,7 +38,7 @@ pub struct Args {
 }
 
 /// Runs `toolcall schema`: prints the schema, exit 0.
-pub fn run(args: &Args) -> ExitCode {
+pub fn run(args: &Args) -> Result {
     write_stdout(format_args!("{}", args.kind.schema()));
-    ExitCode::SUCCESS
+    Ok(Outcome::Pass)
 }

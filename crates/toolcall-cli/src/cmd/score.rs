@@ -1,11 +1,11 @@
 //! `toolcall score`: one response against a case or a bare tools array.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 use toolcall_score::escape_path;
 
 use toolcall_score::{score, Case, Catalog, Format, Response};
 
+use crate::errors::{Outcome, Result};
 use crate::output;
 
 /// Arguments of `toolcall score`.
@@ -29,20 +29,14 @@ pub struct Args {
 }
 
 /// Runs `toolcall score`: exit 0 pass, 1 fail, 2 bad input.
-pub fn run(args: &Args) -> ExitCode {
+pub fn run(args: &Args) -> Result {
     let case = match (&args.case, &args.tools) {
         (Some(path), _) => Case::load(path),
         (None, Some(path)) => Catalog::load(path).map(Case::from_catalog),
         (None, None) => unreachable!("clap requires --case or --tools"),
     };
-    let case = match case {
-        Ok(case) => case,
-        Err(e) => return output::bad_input(&e),
-    };
-    let response = match Response::load(&args.response, args.format.or(case.format)) {
-        Ok(response) => response,
-        Err(e) => return output::bad_input(&e),
-    };
+    let case = case?;
+    let response = Response::load(&args.response, args.format.or(case.format))?;
     let source = args.case.as_ref().or(args.tools.as_ref());
     if let Some(path) = source.filter(|_| case.catalog.is_empty() && !response.calls.is_empty()) {
         // Every call will be "invented"; the likelier story is a misplaced or misspelt key.
@@ -56,13 +50,11 @@ pub fn run(args: &Args) -> ExitCode {
     let shown = escape_path(&args.response).to_string();
     if args.json {
         // The verdict's own keys in the envelope every command's JSON shares.
-        match crate::outputs::value("score", verdict.is_pass(), &verdict) {
-            Ok(run) => output::write_stdout(format_args!(
-                "{}",
-                crate::outputs::Output::Json.render(&run)
-            )),
-            Err(e) => return output::bad_input(&e),
-        }
+        let run = crate::outputs::value("score", verdict.is_pass(), &verdict)?;
+        output::write_stdout(format_args!(
+            "{}",
+            crate::outputs::Output::Json.render(&run)
+        ));
     } else if verdict.is_pass() {
         output::outln!(
             "PASS {shown}: {} call(s), all defined",
@@ -81,32 +73,19 @@ pub fn run(args: &Args) -> ExitCode {
         }
     }
     if output::in_github_actions() {
+        let file = output::repo_relative(&args.response);
         for finding in verdict.findings() {
-            eprintln!(
-                "{}",
-                output::annotation(
-                    &output::repo_relative(&args.response),
-                    None,
-                    finding.kind.as_str(),
-                    &finding.to_string()
-                )
-            );
+            let line = output::annotation(&file, None, finding.kind.as_str(), &finding.to_string());
+            output::annotate(&line);
         }
         for note in verdict.notes() {
-            eprintln!(
-                "{}",
-                output::warning(
-                    &output::repo_relative(&args.response),
-                    None,
-                    note.kind.as_str(),
-                    &note.to_string()
-                )
-            );
+            output::annotate(&output::warning(
+                &file,
+                None,
+                note.kind.as_str(),
+                &note.to_string(),
+            ));
         }
     }
-    ExitCode::from(if verdict.is_pass() {
-        output::PASS
-    } else {
-        output::FAIL
-    })
+    Ok(Outcome::of(verdict.is_pass()))
 }

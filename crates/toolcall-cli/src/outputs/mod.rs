@@ -10,8 +10,9 @@
 //! - `html.rs`: one self-contained page (`--html FILE`);
 //! - `junit.rs`: JUnit XML (`--junit FILE`), a known failure as `<skipped type="xfail">`.
 //!
-//! A new output is one module here and one entry of [`Output`], whose `ALL` the flag handling
-//! goes through. The terminal text and GitHub annotations stay with their commands (`check`
+//! A new output is one module here and one entry of the `outputs!` registry below, which
+//! generates the [`Output`] variant, [`Output::ALL`] and the flag's field of [`Files`] from it,
+//! so an output left out of `ALL` cannot be written. The terminal text and GitHub annotations stay with their commands (`check`
 //! draws both from the same model).
 
 pub mod html;
@@ -22,6 +23,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
+
+use crate::errors::CliError;
 
 /// The version of the JSON shape: bumped when a key is removed or renamed (never otherwise).
 pub const SHAPE_VERSION: u32 = 1;
@@ -41,78 +44,98 @@ pub struct Envelope<'a, T: Serialize> {
 }
 
 /// The run as the JSON value every output is drawn from.
-pub fn value<T: Serialize>(command: &'static str, ok: bool, run: &T) -> Result<Value, String> {
+pub fn value<T: Serialize>(command: &'static str, ok: bool, run: &T) -> Result<Value, CliError> {
     serde_json::to_value(Envelope {
         toolcall: SHAPE_VERSION,
         command,
         ok,
         run,
     })
-    .map_err(|e| format!("cannot serialize the report: {e}"))
+    .map_err(CliError::Serialize)
 }
 
-/// A file output, drawn from the run's JSON value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Output {
+/// The outputs: one entry each generates its [`Output`] variant, its place in
+/// [`Output::ALL`], its renderer and flag, and its field of [`Files`]. Everything that goes
+/// over the outputs iterates `ALL` or matches on the generated arms, so an output cannot exist
+/// without being listed, nor be listed without a flag and a file to go to.
+macro_rules! outputs {
+    ($(
+        $(#[$doc:meta])*
+        $variant:ident => $render:path, $flag:literal,
+            $(#[$help:meta])* $field:ident;
+    )*) => {
+        /// A file output, drawn from the run's JSON value.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Output {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Output {
+            /// Every output, in the order they are written.
+            pub const ALL: [Output; [$(stringify!($variant)),*].len()] = [$(Output::$variant),*];
+
+            /// Draws `run`.
+            pub fn render(self, run: &Value) -> String {
+                match self {
+                    $( Output::$variant => $render(run), )*
+                }
+            }
+
+            /// The flag that asks for it.
+            pub fn flag(self) -> &'static str {
+                match self {
+                    $( Output::$variant => concat!("--", $flag), )*
+                }
+            }
+        }
+
+        /// The file outputs a command was asked for.
+        #[derive(Debug, Default, clap::Args)]
+        pub struct Files {
+            $(
+                $(#[$help])*
+                #[arg(long = $flag, value_name = "FILE")]
+                pub $field: Option<PathBuf>,
+            )*
+        }
+
+        impl Files {
+            fn path(&self, output: Output) -> Option<&Path> {
+                match output {
+                    $( Output::$variant => self.$field.as_deref(), )*
+                }
+            }
+        }
+    };
+}
+
+// The registry: one entry per file output (its module draws it from the run's JSON value).
+outputs! {
     /// The JSON itself (`--json-out`).
-    Json,
+    Json => json, "json-out",
+        /// Also write the JSON report to FILE (what --json prints).
+        json_out;
     /// JUnit XML (`--junit`).
-    Junit,
+    Junit => junit::render, "junit",
+        /// Write a JUnit XML report to FILE: one testcase per case (a known failure as skipped,
+        /// type xfail, the way pytest reports an xfail).
+        junit;
     /// One self-contained HTML page (`--html`).
-    Html,
+    Html => html::render, "html",
+        /// Write one self-contained HTML page to FILE: no network request of any kind, readable
+        /// with JavaScript off.
+        html;
 }
 
-impl Output {
-    /// Every output, in the order they are written.
-    pub const ALL: [Output; 3] = [Output::Json, Output::Junit, Output::Html];
-
-    /// Draws `run`.
-    pub fn render(self, run: &Value) -> String {
-        match self {
-            Output::Json => format!(
-                "{}\n",
-                toolcall_score::to_json_pretty(run).unwrap_or_default()
-            ),
-            Output::Junit => junit::render(run),
-            Output::Html => html::render(run),
-        }
-    }
-
-    /// The flag that asks for it.
-    pub fn flag(self) -> &'static str {
-        match self {
-            Output::Json => "--json-out",
-            Output::Junit => "--junit",
-            Output::Html => "--html",
-        }
-    }
-}
-
-/// The file outputs a command was asked for.
-#[derive(Debug, Default, clap::Args)]
-pub struct Files {
-    /// Also write the JSON report to FILE (what --json prints).
-    #[arg(long, value_name = "FILE")]
-    pub json_out: Option<PathBuf>,
-    /// Write a JUnit XML report to FILE: one testcase per case (a known failure as skipped, type
-    /// xfail, the way pytest reports an xfail).
-    #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
-    /// Write one self-contained HTML page to FILE: no network request of any kind, readable
-    /// with JavaScript off.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+/// The JSON output: the value itself, pretty-printed, with a final newline.
+fn json(run: &Value) -> String {
+    format!(
+        "{}\n",
+        toolcall_score::to_json_pretty(run).unwrap_or_default()
+    )
 }
 
 impl Files {
-    fn path(&self, output: Output) -> Option<&Path> {
-        match output {
-            Output::Json => self.json_out.as_deref(),
-            Output::Junit => self.junit.as_deref(),
-            Output::Html => self.html.as_deref(),
-        }
-    }
-
     /// Whether any file output was asked for.
     pub fn any(&self) -> bool {
         Output::ALL.iter().any(|o| self.path(*o).is_some())
@@ -134,16 +157,16 @@ impl Files {
     }
 
     /// Writes every output asked for, atomically, each drawn from `run`.
-    pub fn write(&self, run: &Value) -> Result<(), String> {
+    pub fn write(&self, run: &Value) -> Result<(), CliError> {
         for output in Output::ALL {
             if let Some(path) = self.path(output) {
-                toolcall_fs::write_atomic(path, output.render(run).as_bytes()).map_err(|e| {
-                    format!(
-                        "{} {}: cannot write: {e}",
-                        output.flag(),
-                        toolcall_score::escape_path(path)
-                    )
-                })?;
+                toolcall_fs::write_atomic(path, output.render(run).as_bytes()).map_err(
+                    |source| CliError::Output {
+                        flag: output.flag(),
+                        path: path.to_path_buf(),
+                        source,
+                    },
+                )?;
             }
         }
         Ok(())

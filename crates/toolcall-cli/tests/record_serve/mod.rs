@@ -54,6 +54,19 @@ fn wait_for(path: &Path, limit: Duration) {
     }
 }
 
+/// Waits until `path` is gone, or fails after `limit`.
+fn wait_gone(path: &Path, limit: Duration) {
+    let started = Instant::now();
+    while path.exists() {
+        assert!(
+            started.elapsed() < limit,
+            "{} was not removed within {limit:?}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// The calls `toolcall replay` makes through the proxy: the refund flow's six, a refund the
 /// server refuses with `isError`, and an argument of the wrong type, which it refuses too.
 fn driving_calls() -> Vec<Value> {
@@ -340,7 +353,8 @@ fn a_killed_client_leaves_its_flow_and_a_killed_proxy_a_journal_to_recover() {
         flow["calls"][0]["$comment"],
         "no answer was recorded: the session ended first"
     );
-    assert!(!journal.exists());
+    // The recorder writes the flow, then removes its journal: the test may look in between.
+    wait_gone(&journal, Duration::from_secs(10));
 
     // The proxy itself dies: the journal stays, a new recording refuses to start over it and
     // says how to recover, and --recover writes the flow.

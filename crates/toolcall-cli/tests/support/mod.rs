@@ -36,6 +36,27 @@ pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// Runs `toolcall` with `args` as [`toolcall`] does, asserts that it exits with `code` (showing
+/// its stderr when not), and returns its standard output read as JSON: what every `--json` test
+/// does first.
+#[allow(dead_code)] // not every suite reads JSON
+pub fn toolcall_json(args: &[&str], code: i32) -> serde_json::Value {
+    let out = toolcall(args);
+    let shown = args.join(" ");
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "toolcall {shown}\n{}",
+        stderr(&out)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "toolcall {shown}: standard output is not JSON ({e}):\n{}",
+            stdout(&out)
+        )
+    })
+}
+
 /// Runs `toolcall` with `args` as [`toolcall`] does, but kills it and panics if it has not
 /// finished within `limit`: a hang is the failure the caller tests for.
 #[allow(dead_code)] // not every suite guards against hangs
