@@ -43,17 +43,6 @@ impl Recording {
         }
     }
 
-    /// The kind of the file at `path` holding `text`: as [`Recording::of`], but a `.jsonl` whose
-    /// first non-blank line is a stream event no body looks like (a `chat.completion.chunk`, an
-    /// Anthropic, Responses or Bedrock event, an Ollama chunk with `"done": false`) is one
-    /// stream, not samples — as [`crate::Response::load`] reads it. Only that line is parsed.
-    pub fn of_text(path: &Path, text: &str) -> Option<Recording> {
-        match Recording::of(path)? {
-            Recording::PerLine if crate::provider::starts_a_stream(text) => Some(Recording::One),
-            kind => Some(kind),
-        }
-    }
-
     /// The files under `dir` that record case `id` (`<dir>/<id>.<extension>`), in
     /// [`Recording::EXTENSIONS`] order; more than one is a case recorded twice.
     pub fn files<'a>(dir: &'a Path, id: &'a str) -> impl Iterator<Item = PathBuf> + 'a {

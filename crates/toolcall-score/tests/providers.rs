@@ -1057,7 +1057,7 @@ fn cohere_v1_parameter_definitions_are_checked_as_json_schema() {
         assert!(!verdict.is_pass(), "{wrong}");
         assert_eq!(
             verdict.findings()[0].kind,
-            FindingKind::SchemaViolation,
+            toolcall_score::FindingKind::SchemaViolation,
             "{wrong}"
         );
     }

@@ -6,7 +6,7 @@
 //! `tools` and `instructions` a Responses body echoes back). Here the top level is read member by
 //! member: the members that format detection or some format's reader looks at ([`TOP_KEYS`]) are
 //! kept as values, every other member is checked and dropped by [`Skip`]. Detection
-//! ([`super::wire::fitting`]) and the general path's own per-format reader then run over the kept
+//! ([`super::registry::fitting`]) and the general path's own per-format reader then run over the kept
 //! members, so the two paths cannot disagree on what a format means. OpenAI Chat Completions
 //! bodies, the bulk of most logs, go one step further: `choices[0].message` is read typed, with no
 //! `Value` but the call arguments, each parsed straight from the unescaped string.
@@ -36,7 +36,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::read::{json_string_arguments, opt_string, push_text, At};
-use super::wire::TOP_KEYS;
+use super::registry::TOP_KEYS;
 use super::{openai_chat, Members};
 use crate::{Anomaly, AnomalyKind, Arguments, Format, Response, ToolCall};
 
@@ -197,7 +197,7 @@ impl<'de> Visitor<'de> for Body {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
         let items = Vec::deserialize(SeqAccessDeserializer::new(seq))?;
-        Ok(super::response::parse_response(&Value::Array(items), self.format).ok())
+        Ok(super::stream::parse_array(&Value::Array(items), self.format).ok())
     }
 }
 
@@ -236,7 +236,7 @@ impl Top {
     fn into_response(self, format: Option<Format>) -> Option<Response> {
         let format = match format {
             Some(format) => format,
-            None => super::wire::fitting(&self).ok()?,
+            None => super::registry::fitting(&self).ok()?,
         };
         if format == Format::OpenaiChat {
             // `choices` missing, `null` or empty: the general path's error.
@@ -248,7 +248,7 @@ impl Top {
             .zip(self.kept)
             .filter_map(|(key, value)| Some(((*key).to_owned(), value?)))
             .collect();
-        super::response::parse_response(&Value::Object(kept), Some(format)).ok()
+        super::body::read_body(&Value::Object(kept), Some(format)).ok()
     }
 }
 

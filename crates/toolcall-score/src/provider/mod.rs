@@ -55,8 +55,11 @@
 //! returned it, for `toolcall import`. Each format's module says what its turns are and how its
 //! provider wraps one; see `logged.rs`.
 
+mod body;
 mod collect;
+mod conversation;
 mod fast;
+mod fold;
 pub(crate) mod live;
 mod logged;
 mod messages;
@@ -70,6 +73,7 @@ mod tools;
 mod tools_file;
 pub(crate) mod wire;
 
+pub use self::body::detect;
 #[cfg(feature = "schema")]
 pub(crate) use self::collect::check_deferred;
 pub(crate) use self::collect::Tools;
@@ -77,8 +81,7 @@ pub use self::logged::Logged;
 pub use self::repeated::{RequestReader, RequestSeed};
 pub use self::request::parse_request;
 pub(crate) use self::request::{read_request_with, PreRead};
-pub use self::response::{detect, parse_response};
-pub(crate) use self::stream::starts_a_stream;
+pub use self::response::parse_response;
 pub use self::tools_file::parse_tools;
 pub(crate) use self::tools_file::read_tools;
 pub(crate) use self::wire::Members;

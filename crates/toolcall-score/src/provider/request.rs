@@ -8,10 +8,10 @@
 
 use serde_json::Value;
 
+use super::body::detect;
 use super::collect::Tools;
 use super::messages;
 use super::read::{get, get_any, object, At, Evidence};
-use super::response::detect;
 use super::tools::{tool_items, tools_into};
 use super::wire::{Member, Part, Read, Reading};
 use crate::errors::ParseError;
@@ -106,7 +106,7 @@ pub(crate) fn read_request_with(
     // what it is instead (a format is detected or named, never guessed silently).
     // (`message` is a Cohere v1 request's and also the top member of Ollama's and Cohere v2's
     // bodies: a member a response has too does not make a request.)
-    let response_key = |key: &str| super::wire::TOP_KEYS.contains(&key);
+    let response_key = |key: &str| super::registry::TOP_KEYS.contains(&key);
     if !body
         .keys()
         .any(|key| is_request_key(key) && !response_key(key))

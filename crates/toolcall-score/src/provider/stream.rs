@@ -44,8 +44,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::read::{get, json_string_arguments};
-use super::read::{opt_string, At, Object};
+use super::fold::{stream_error, Fault, Origin};
+use super::read::json_string_arguments;
+use super::registry::{chunk_array_format, event_format as kind};
 use crate::errors::{describe, ParseError};
 use crate::{Format, InputError, Recording, Response};
 
@@ -135,14 +136,17 @@ pub(crate) fn parse_text(
     })
 }
 
-/// The format of a JSON array of stream chunks (an SDK's dump of a stream), when it is one:
-/// its first item is an event of a known kind (and not a call, which has a `name`).
-pub(crate) fn chunk_array_format(items: &[Value]) -> Option<Format> {
-    let first = items.first()?;
-    if first.get("name").is_some() {
-        return None;
+/// A JSON array as a response: a stream's chunks (when its first item is an event of a known
+/// kind, of the format named if one is) assembled, else a call list.
+pub(crate) fn parse_array(array: &Value, format: Option<Format>) -> Result<Response, ParseError> {
+    if let Value::Array(items) = array {
+        if let Some(kind) = chunk_array_format(items) {
+            if format.is_none_or(|f| f == kind) {
+                return parse_items(items, format);
+            }
+        }
     }
-    kind(first)
+    super::body::read_body(array, format)
 }
 
 /// The response a JSON array of chunks assembles into; an error's pointer is the item's (`/3/…`).
@@ -156,47 +160,6 @@ pub(crate) fn parse_items(items: &[Value], format: Option<Format>) -> Result<Res
         },
         None => fault.error,
     })
-}
-
-/// An error, with the event (by index) its pointer is inside of; `None` for the whole stream.
-pub(super) struct Fault {
-    pub(super) event: Option<usize>,
-    pub(super) error: ParseError,
-}
-
-/// A closure turning an error inside event `event` into a [`Fault`].
-pub(super) fn at_event(event: usize) -> impl Fn(ParseError) -> Fault {
-    move |error| Fault {
-        event: Some(event),
-        error,
-    }
-}
-
-/// Where a part of the assembled body came from: the value at `body` (a JSON pointer into the
-/// body) is, or was built from, the value at `source` inside event `event`.
-pub(super) struct Origin {
-    body: String,
-    event: usize,
-    source: String,
-}
-
-impl Origin {
-    pub(super) fn new(body: impl Into<String>, event: usize, source: impl Into<String>) -> Origin {
-        Origin {
-            body: body.into(),
-            event,
-            source: source.into(),
-        }
-    }
-}
-
-/// A stream folded into its format's non-streaming body.
-pub(super) struct Assembled {
-    pub(super) body: Value,
-    pub(super) origins: Vec<Origin>,
-    /// Calls (by their index among the response's calls) whose arguments arrived as JSON text
-    /// that does not parse, with that text.
-    pub(super) invalid: Vec<(usize, String)>,
 }
 
 /// The response `events` assemble into.
@@ -245,7 +208,7 @@ fn response(events: &[Value], format: Option<Format>) -> Result<Response, Fault>
         ));
     };
     let assembled = (stream.assemble)(events)?;
-    let mut response = super::parse_response(&assembled.body, Some(format))
+    let mut response = super::body::read_body(&assembled.body, Some(format))
         .map_err(|error| trace(&assembled.origins, first, events, error))?;
     for (index, raw) in assembled.invalid {
         if let Some(call) = response.calls.get_mut(index) {
@@ -253,13 +216,6 @@ fn response(events: &[Value], format: Option<Format>) -> Result<Response, Fault>
         }
     }
     Ok(response)
-}
-
-pub(super) fn stream_error(event: usize, why: String) -> Fault {
-    Fault {
-        event: Some(event),
-        error: ParseError::Stream { why },
-    }
 }
 
 /// The events every format's stream is read from, for the errors that say none was found.
@@ -338,23 +294,6 @@ fn unknown_why(events: &[Value]) -> String {
         ),
     };
     format!("{saw}; {}", known())
-}
-
-/// Whether `value` is one event of some format's stream (a body that fits no format may be one
-/// chunk recorded on its own).
-pub(crate) fn is_event(value: &Value) -> bool {
-    kind(value).is_some()
-}
-
-/// The format an event belongs to, told from its shape by each format's own predicate (its
-/// `Wire::stream`), in the registry's order.
-fn kind(event: &Value) -> Option<Format> {
-    let event = event.as_object()?;
-    Format::ALL.into_iter().find(|f| {
-        f.wire()
-            .stream
-            .is_some_and(|stream| (stream.is_event)(event))
-    })
 }
 
 /// The message of an event that reports an error: Anthropic's and the Responses API's `{"type":
@@ -573,55 +512,17 @@ fn syntax_offset(ranges: &[Range<usize>], error: &serde_json::Error) -> usize {
     range.start + (error.column().max(1) - 1).min(range.len())
 }
 
-// ---------------------------------------------------------------------------------------------
-// What every format's assembly (its module's `stream.rs`) uses.
-
-/// A chunk's non-negative integer member `key` (`index`, `output_index`); absent is `default`.
-pub(super) fn index(
-    body: &Object,
-    key: &str,
-    at: &At<'_>,
-    default: Option<u64>,
-) -> Result<u64, ParseError> {
-    match (get(body, key), default) {
-        (Some(value), _) => value.as_u64().ok_or_else(|| {
-            at.key(key)
-                .unexpected("an index (a non-negative integer)", value)
-        }),
-        (None, Some(default)) => Ok(default),
-        (None, None) => Err(at.key(key).missing("an index (a non-negative integer)")),
+impl Recording {
+    /// The kind of the file at `path` holding `text`: as [`Recording::of`], but a `.jsonl` whose
+    /// first non-blank line is a stream event no body looks like (a `chat.completion.chunk`, an
+    /// Anthropic, Responses or Bedrock event, an Ollama chunk with `"done": false`) is one
+    /// stream, not samples — as [`crate::Response::load`] reads it. Only that line is parsed.
+    pub fn of_text(path: &std::path::Path, text: &str) -> Option<Recording> {
+        match Recording::of(path)? {
+            Recording::PerLine if starts_a_stream(text) => Some(Recording::One),
+            kind => Some(kind),
+        }
     }
-}
-
-/// Appends the optional string member `key` of `body` to `out`.
-pub(super) fn append(
-    out: &mut Option<String>,
-    body: &Object,
-    key: &str,
-    at: &At<'_>,
-) -> Result<(), ParseError> {
-    if let Some(piece) = opt_string(body, key, at)? {
-        out.get_or_insert_with(String::new).push_str(piece);
-    }
-    Ok(())
-}
-
-/// Appends a string delta to the string member `key` of `target` (creating it when absent; a
-/// member of another type is left alone, for the reader to report).
-pub(super) fn append_to(target: &mut Value, key: &str, piece: &str) {
-    let Some(target) = target.as_object_mut() else {
-        return;
-    };
-    let slot = target.entry(key).or_insert(Value::Null);
-    match slot {
-        Value::String(s) => s.push_str(piece),
-        Value::Null => *slot = Value::String(piece.to_owned()),
-        _ => {}
-    }
-}
-
-pub(super) fn opt_value(value: Option<String>) -> Value {
-    value.map_or(Value::Null, Value::String)
 }
 
 #[cfg(test)]

@@ -11,9 +11,9 @@
 use serde_json::{Map, Value};
 
 use super::collect::Tools;
+use super::fold::{Assembled, Fault};
 use super::live::RequestSettings;
 use super::read::{At, Evidence, Object};
-use super::stream::{Assembled, Fault};
 use crate::errors::ParseError;
 use crate::{Arguments, Builtin, Case, Format, Response, Transcript};
 
@@ -302,73 +302,4 @@ pub(crate) fn object_of<const N: usize>(pairs: [(&str, Option<Value>); N]) -> Va
         }
     }
     Value::Object(map)
-}
-
-/// The format of a body or event, from the formats' predicates: the one that fits, else every
-/// one that does (none, or several).
-pub(crate) fn fitting(body: &dyn Members) -> Result<Format, Vec<Format>> {
-    let mut fitting = Format::ALL.into_iter().filter(|f| (f.wire().fits)(body));
-    match (fitting.next(), fitting.next()) {
-        (Some(one), None) => Ok(one),
-        (None, _) => Err(Vec::new()),
-        (Some(first), Some(second)) => Err([first, second].into_iter().chain(fitting).collect()),
-    }
-}
-
-/// The union of every format's `top_keys`, in registry order, without repeats: the members the
-/// single-pass reader keeps. Computed at compile time.
-pub(crate) const TOP_KEY_COUNT: usize = union_of_top_keys::<256>().1;
-
-/// See [`TOP_KEY_COUNT`].
-pub(crate) const TOP_KEYS: [&str; TOP_KEY_COUNT] = {
-    let (all, _) = union_of_top_keys::<256>();
-    let mut keys = [""; TOP_KEY_COUNT];
-    let mut i = 0;
-    while i < TOP_KEY_COUNT {
-        keys[i] = all[i];
-        i += 1;
-    }
-    keys
-};
-
-const fn union_of_top_keys<const MAX: usize>() -> ([&'static str; MAX], usize) {
-    let mut keys = [""; MAX];
-    let mut count = 0;
-    let mut f = 0;
-    while f < Format::ALL.len() {
-        let own = Format::ALL[f].wire().top_keys;
-        let mut k = 0;
-        while k < own.len() {
-            let mut seen = false;
-            let mut j = 0;
-            while j < count {
-                if same(keys[j], own[k]) {
-                    seen = true;
-                }
-                j += 1;
-            }
-            if !seen {
-                keys[count] = own[k];
-                count += 1;
-            }
-            k += 1;
-        }
-        f += 1;
-    }
-    (keys, count)
-}
-
-const fn same(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
 }

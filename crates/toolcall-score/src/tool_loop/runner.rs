@@ -9,7 +9,8 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::{Reply, Step, ToolLoop, ToolOutput, ToolResults, TurnEnd};
+use super::guard::{Reply, Step, ToolLoop, TurnEnd};
+use super::results::{ToolOutput, ToolResults};
 use crate::{Arguments, ToolCall};
 
 /// What the loop asks a [`Transport`] to send next.

@@ -2,7 +2,8 @@
 
 use std::collections::VecDeque;
 
-use super::{Outgoing, Reply, Transport};
+use super::guard::Reply;
+use super::runner::{Outgoing, Transport};
 
 /// Returns a fixed sequence of replies, one per request, and records every request it was sent,
 /// so a test can assert on exactly what the loop sent back.

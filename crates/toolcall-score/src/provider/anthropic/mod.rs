@@ -11,7 +11,7 @@ mod stream;
 
 use serde_json::Value;
 
-use super::logged;
+use super::conversation;
 use super::read::{array, get, object, opt_bool, opt_id, opt_string, push_text, required, string};
 use super::read::{At, Evidence, Object};
 use super::wire::{Answer, Conversation, Member, Members, MembersExt, Part, Read, Reading, RequestHalf, StopReasons, Stream, ToolItems, Wire, object_of};
@@ -47,11 +47,11 @@ pub(crate) const WIRE: Wire = Wire {
         carried: &["system"],
         tools_key: "tools",
         tools: |tools| {
-            logged::wrap_bare(tools, |tool| {
-                Value::Object(logged::with_schema(tool, "input_schema"))
+            conversation::wrap_bare(tools, |tool| {
+                Value::Object(conversation::with_schema(tool, "input_schema"))
             })
         },
-        turn: |items, i| logged::message_turn(items, i, &["assistant"]),
+        turn: |items, i| conversation::message_turn(items, i, &["assistant"]),
         respond: |turn, meta| {
             serde_json::json!({
                 "id": meta.id,

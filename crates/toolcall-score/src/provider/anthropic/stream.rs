@@ -19,8 +19,8 @@ use serde_json::{Map, Value};
 
 use crate::provider::read::object;
 use crate::provider::read::{opt_object, opt_string, required, string, At, Object};
-use crate::provider::stream::{append_to, at_event, index};
-use crate::provider::stream::{Assembled, Fault, Origin};
+use crate::provider::fold::{append_to, at_event, index};
+use crate::provider::fold::{Assembled, Fault, Origin};
 
 /// The event types of a Messages stream.
 pub(super) fn is_event(event: &Object) -> bool {

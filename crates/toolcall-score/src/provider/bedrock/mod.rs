@@ -49,7 +49,7 @@ pub(crate) const WIRE: Wire = Wire {
         carried: &["system"],
         tools_key: "toolConfig",
         tools: tool_config,
-        turn: |items, i| super::logged::message_turn(items, i, &["assistant"]),
+        turn: |items, i| super::conversation::message_turn(items, i, &["assistant"]),
         // Converse bodies carry no id or model name (the model is the request's `modelId`).
         respond: |turn, _| {
             serde_json::json!({
@@ -69,8 +69,8 @@ pub(crate) const WIRE: Wire = Wire {
 /// other members (`toolChoice`).
 fn tool_config(tools: &Value) -> Value {
     let specs = |tools: &Value| {
-        super::logged::wrap_bare(tools, |tool| {
-            let mut spec = super::logged::with_schema(tool, "inputSchema");
+        super::conversation::wrap_bare(tools, |tool| {
+            let mut spec = super::conversation::with_schema(tool, "inputSchema");
             if let Some(schema) = spec.remove("inputSchema") {
                 spec.insert("inputSchema".into(), serde_json::json!({ "json": schema }));
             }

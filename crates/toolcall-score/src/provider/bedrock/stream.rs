@@ -17,8 +17,8 @@ use serde_json::{Map, Value};
 
 use crate::provider::read::{get, object};
 use crate::provider::read::{opt_object, opt_string, required, string, At, Object};
-use crate::provider::stream::{at_event, index};
-use crate::provider::stream::{Assembled, Fault, Origin};
+use crate::provider::fold::{at_event, index};
+use crate::provider::fold::{Assembled, Fault, Origin};
 
 /// A decoded `ConverseStream` event.
 pub(super) fn is_event(event: &Object) -> bool {

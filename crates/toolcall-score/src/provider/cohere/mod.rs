@@ -12,7 +12,7 @@ mod stream;
 
 use serde_json::{json, Value};
 
-use super::logged;
+use super::conversation;
 use super::read::{required_object, object, opt_string, push_text, At, Evidence};
 use super::wire::{Conversation, Member, Members, MembersExt, Part, Read, RequestHalf, StopReasons, Stream, Wire};
 use crate::errors::ParseError;
@@ -48,7 +48,7 @@ pub(crate) const WIRE: Wire = Wire {
         carried: &[],
         tools_key: "tools",
         tools: super::openai_chat::function_tools,
-        turn: |items, i| logged::message_turn(items, i, &["assistant"]),
+        turn: |items, i| conversation::message_turn(items, i, &["assistant"]),
         respond: |turn, meta| {
             json!({
                 "id": meta.id,

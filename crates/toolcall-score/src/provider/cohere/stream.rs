@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use crate::provider::read::{get, opt_object, opt_string, At, Object};
-use crate::provider::stream::{append, at_event, index, opt_value, Assembled, Fault, Origin};
+use crate::provider::fold::{append, at_event, index, opt_value, Assembled, Fault, Origin};
 
 /// Whether `event` is one of a Cohere v2 chat stream's.
 pub(super) fn is_event(event: &Object) -> bool {

@@ -14,7 +14,7 @@
 use serde_json::{Map, Value};
 
 use crate::provider::read::{get, opt_object, At, Object};
-use crate::provider::stream::{append, at_event, Assembled, Fault, Origin};
+use crate::provider::fold::{append, at_event, Assembled, Fault, Origin};
 
 /// The event types of a v1 chat stream.
 const EVENTS: [&str; 8] = [

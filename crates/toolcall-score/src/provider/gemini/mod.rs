@@ -16,7 +16,7 @@ mod stream;
 
 use serde_json::Value;
 
-use super::logged;
+use super::conversation;
 use super::read::{array, get, get_any, object, opt_bool, opt_id, opt_object, opt_string};
 use super::read::{push_text, string, At, Evidence, Object};
 use super::wire::{Answer, Conversation, Member, Members, MembersExt, NativeSchema, Part, Read, Reading, RequestHalf, StopReasons, Stream, ToolItems, Wire, object_of};
@@ -54,7 +54,7 @@ pub(crate) const WIRE: Wire = Wire {
         tools_key: "tools",
         tools: declarations,
         // `assistant` too, as the request reader accepts it for `model`.
-        turn: |items, i| logged::message_turn(items, i, &["model", "assistant"]),
+        turn: |items, i| conversation::message_turn(items, i, &["model", "assistant"]),
         respond: |turn, meta| {
             serde_json::json!({
                 "candidates": [{"content": turn.first(), "finishReason": "STOP", "index": 0}],
@@ -81,7 +81,7 @@ fn declarations(tools: &Value) -> Value {
     let mut out = Vec::with_capacity(items.len());
     let mut group: Option<usize> = None;
     for item in items {
-        let Some(tool) = logged::bare(item) else {
+        let Some(tool) = conversation::bare(item) else {
             out.push(item.clone());
             continue;
         };
@@ -90,7 +90,7 @@ fn declarations(tools: &Value) -> Value {
         } else {
             "parametersJsonSchema"
         };
-        let declaration = Value::Object(logged::with_schema(tool, key));
+        let declaration = Value::Object(conversation::with_schema(tool, key));
         let at = *group.get_or_insert_with(|| {
             out.push(serde_json::json!({"functionDeclarations": []}));
             out.len() - 1

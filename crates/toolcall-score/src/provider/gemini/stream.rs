@@ -18,8 +18,8 @@ use serde_json::{Map, Value};
 use crate::errors::ParseError;
 use crate::provider::read::{array, get, get_any, object, opt_array};
 use crate::provider::read::{opt_object, At, Object};
-use crate::provider::stream::{append_to, at_event};
-use crate::provider::stream::{Assembled, Fault, Origin};
+use crate::provider::fold::{append_to, at_event};
+use crate::provider::fold::{Assembled, Fault, Origin};
 
 /// A `GenerateContentResponse` chunk: `candidates`, or only `promptFeedback`.
 pub(super) fn is_event(event: &Object) -> bool {

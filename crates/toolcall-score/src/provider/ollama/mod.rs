@@ -8,7 +8,7 @@ mod stream;
 
 use serde_json::Value;
 
-use super::logged;
+use super::conversation;
 use super::read::{required_object, object, opt_string, At, Evidence};
 use super::wire::{Answer, Conversation, Member, Members, MembersExt, Part, Read, RequestHalf, StopReasons, Stream, Wire};
 use crate::errors::ParseError;
@@ -43,7 +43,7 @@ pub(crate) const WIRE: Wire = Wire {
         carried: &[],
         tools_key: "tools",
         tools: super::openai_chat::function_tools,
-        turn: |items, i| logged::message_turn(items, i, &["assistant"]),
+        turn: |items, i| conversation::message_turn(items, i, &["assistant"]),
         // `/api/chat`'s body without streaming; the time it was made is not in the log.
         respond: |turn, meta| {
             serde_json::json!({

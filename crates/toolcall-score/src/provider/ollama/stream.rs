@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 
 use crate::provider::read::{get, opt_array};
 use crate::provider::read::{opt_object, At, Object};
-use crate::provider::stream::{append, at_event};
-use crate::provider::stream::{Assembled, Fault, Origin};
+use crate::provider::fold::{append, at_event};
+use crate::provider::fold::{Assembled, Fault, Origin};
 
 /// A chunk with a `message` object and `done`.
 pub(super) fn is_event(event: &Object) -> bool {

@@ -24,7 +24,7 @@ mod stream;
 
 use serde_json::{json, Value};
 
-use super::logged;
+use super::conversation;
 use super::read::{required_object, array, get, json_string_arguments, object, opt_id, opt_string, push_text};
 use super::read::{required, string, At, Evidence, Object};
 use super::wire::{Answer, Conversation, Member, Members, MembersExt, Part, Read, Reading, RequestHalf, StopReasons, Stream, ToolItems, Wire, object_of};
@@ -69,7 +69,7 @@ const CONVERSATION: Conversation = Conversation {
     carried: &[],
     tools_key: "tools",
     tools: function_tools,
-    turn: |items, i| logged::message_turn(items, i, &["assistant"]),
+    turn: |items, i| conversation::message_turn(items, i, &["assistant"]),
     respond: |turn, meta| {
         json!({
             "id": meta.id,
@@ -83,9 +83,9 @@ const CONVERSATION: Conversation = Conversation {
 /// Bare definitions as `{"type": "function", "function": {name, description, parameters}}`
 /// (Ollama's tools too).
 pub(super) fn function_tools(tools: &Value) -> Value {
-    logged::wrap_bare(
+    conversation::wrap_bare(
         tools,
-        |tool| json!({"type": "function", "function": logged::with_schema(tool, "parameters")}),
+        |tool| json!({"type": "function", "function": conversation::with_schema(tool, "parameters")}),
     )
 }
 

@@ -15,8 +15,8 @@ use serde_json::{Map, Value};
 
 use crate::provider::read::{object, opt_array, opt_id};
 use crate::provider::read::{opt_object, opt_string, At, Object};
-use crate::provider::stream::{append, at_event, index, opt_value};
-use crate::provider::stream::{Assembled, Fault, Origin};
+use crate::provider::fold::{append, at_event, index, opt_value};
+use crate::provider::fold::{Assembled, Fault, Origin};
 
 /// A `chat.completion.chunk`, or a chunk whose first choice has a `delta`.
 pub(super) fn is_event(event: &Object) -> bool {

@@ -30,7 +30,7 @@ mod stream;
 
 use serde_json::{json, Value};
 
-use super::logged;
+use super::conversation;
 use super::read::{array, get, json_string_arguments, object, opt_id, opt_object, opt_string};
 use super::read::{push_text, required, string, At, Object};
 use super::wire::{Answer, Conversation, Member, Members, MembersExt, Part, Read, Reading, RequestHalf, StopReasons, Stream, ToolItems, Wire, object_of};
@@ -67,8 +67,8 @@ pub(crate) const WIRE: Wire = Wire {
         tools_key: "tools",
         // Flat: `{"type": "function", "name", "description", "parameters"}`.
         tools: |tools| {
-            logged::wrap_bare(tools, |tool| {
-                let mut tool = logged::with_schema(tool, "parameters");
+            conversation::wrap_bare(tools, |tool| {
+                let mut tool = conversation::with_schema(tool, "parameters");
                 tool.insert("type".into(), "function".into());
                 Value::Object(tool)
             })

@@ -16,8 +16,8 @@ use serde_json::{Map, Value};
 use crate::errors::ParseError;
 use crate::provider::read::object;
 use crate::provider::read::{opt_string, required, string, At, Object};
-use crate::provider::stream::{append_to, at_event, index};
-use crate::provider::stream::{Assembled, Fault, Origin};
+use crate::provider::fold::{append_to, at_event, index};
+use crate::provider::fold::{Assembled, Fault, Origin};
 
 /// A `response.*` event.
 pub(super) fn is_event(event: &Object) -> bool {
