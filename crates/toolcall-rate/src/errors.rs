@@ -98,7 +98,11 @@ pub enum RateError {
     #[error("{0}")]
     Config(String),
     /// A folder given to `rate` that is not one `import` wrote (see [`crate::inputs`]).
-    #[error("{}", crate::inputs::not_imported(path))]
+    #[error(
+        "{} is a folder without cases/ and recorded/: give log or trace files, or a folder \
+         `toolcall import --out` wrote",
+        toolcall_score::escape_path(path)
+    )]
     NotImported {
         /// The folder.
         path: PathBuf,

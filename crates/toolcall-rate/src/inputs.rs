@@ -22,7 +22,6 @@ use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use toolcall_score::escape_path;
 
 use crate::RateError;
 
@@ -113,15 +112,6 @@ fn is_log(path: &Path) -> bool {
             .is_ok_and(|v| v.get("request").is_some() && v.get("response").is_some());
     }
     false
-}
-
-/// The message of [`RateError::NotImported`].
-pub(crate) fn not_imported(path: &Path) -> String {
-    format!(
-        "{} is a folder without cases/ and recorded/: give log or trace files, or a folder \
-         `toolcall import --out` wrote",
-        escape_path(path)
-    )
 }
 
 #[cfg(test)]
