@@ -20,7 +20,9 @@ use tokio::sync::watch;
 use toolcall_score::{escape, Catalog, SchemaError, Tool};
 
 use crate::child::{ChildServer, StdoutFault};
-use crate::expect::{check_content, check_expectations, check_text, printable_result, summarize};
+use crate::expect::{
+    check_content, check_expectations, check_text, printable_result, summarize, Mismatch,
+};
 use crate::{Call, ExpectError, Flow, Protocol, Server};
 
 /// Replay settings that are not part of a flow. A flow's own `timeouts` win over these.
@@ -152,17 +154,6 @@ pub struct Failure {
     pub mismatch: Option<Box<Mismatch>>,
     /// For a JSON-RPC error: its code and message, as the server sent them.
     pub rpc_error: Option<(i64, String)>,
-}
-
-/// An `expect` entry that did not hold, as data (for a report's expected-vs-got view).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Mismatch {
-    /// The JSON pointer into the result.
-    pub pointer: String,
-    /// What the flow expects there.
-    pub expected: Value,
-    /// What the result holds there; `None` when it holds nothing.
-    pub got: Option<Value>,
 }
 
 impl fmt::Display for Failure {
