@@ -73,23 +73,10 @@ impl Default for Options {
 /// Replays `flow` on a fresh single-threaded tokio runtime; `on_step` sees each step as it
 /// passes.
 pub fn replay_blocking(flow: &Flow, options: &Options, on_step: &mut dyn FnMut(&Step)) -> Report {
-    match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime.block_on(replay(flow, options, on_step)),
-        Err(e) => Report {
-            failure: Some(Failure {
-                step: None,
-                phase: "start".into(),
-                kind: FailureKind::Start,
-                message: format!("cannot start the async runtime: {e}"),
-                mismatch: None,
-                rpc_error: None,
-            }),
-            ..Report::before_start(flow)
-        },
-    }
+    block_on(replay(flow, options, on_step)).unwrap_or_else(|failure| Report {
+        failure: Some(failure),
+        ..Report::before_start(flow)
+    })
 }
 
 /// Replays `flow`; `on_step` sees each step as it passes.
@@ -159,25 +146,26 @@ pub fn list_catalog_blocking(
     flow: &Flow,
     options: &Options,
 ) -> (Result<Vec<Value>, Failure>, Report) {
+    block_on(list_catalog(flow, options)).unwrap_or_else(|failure| {
+        let report = Report {
+            failure: Some(failure.clone()),
+            ..Report::before_start(flow)
+        };
+        (Err(failure), report)
+    })
+}
+
+/// Runs `future` on a fresh single-threaded tokio runtime (what the `_blocking` entry points
+/// share); the failure says the runtime could not be built.
+pub(crate) fn block_on<F: std::future::Future>(future: F) -> Result<F::Output, Failure> {
     match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
-        Ok(runtime) => runtime.block_on(list_catalog(flow, options)),
-        Err(e) => {
-            let failure = Failure {
-                step: None,
-                phase: "start".into(),
-                kind: FailureKind::Start,
-                message: format!("cannot start the async runtime: {e}"),
-                mismatch: None,
-                rpc_error: None,
-            };
-            let report = Report {
-                failure: Some(failure.clone()),
-                ..Report::before_start(flow)
-            };
-            (Err(failure), report)
-        }
+        Ok(runtime) => Ok(runtime.block_on(future)),
+        Err(e) => Err(Phase::new("start").fail(
+            FailureKind::Start,
+            format!("cannot start the async runtime: {e}"),
+        )),
     }
 }
