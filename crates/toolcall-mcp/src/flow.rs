@@ -562,10 +562,7 @@ impl Reader<'_> {
     ) -> Result<(String, Vec<(String, String)>), FlowError> {
         let mut headers = Vec::with_capacity(raw.headers.len());
         for (name, value) in &raw.headers {
-            let at = format!(
-                "/server/headers/{}",
-                name.replace('~', "~0").replace('/', "~1")
-            );
+            let at = format!("/server/headers/{}", pointer_token(name));
             // RFC 9110 token characters for the name; no line break in the value.
             let token = !name.is_empty()
                 && name
@@ -689,10 +686,7 @@ impl Reader<'_> {
         for (pointer, value) in expect {
             let value = self.expand_strings(
                 value,
-                &format!(
-                    "/calls/{i}/expect/{}",
-                    pointer.replace('~', "~0").replace('/', "~1")
-                ),
+                &format!("/calls/{i}/expect/{}", pointer_token(&pointer)),
             )?;
             if !(pointer.is_empty() || pointer.starts_with('/')) {
                 return Err(self.invalid(
@@ -842,7 +836,7 @@ fn expand_strings(
         Value::Object(map) => Value::Object(
             map.into_iter()
                 .map(|(k, v)| {
-                    let at = format!("{pointer}/{}", k.replace('~', "~0").replace('/', "~1"));
+                    let at = format!("{pointer}/{}", pointer_token(&k));
                     Ok((k, expand_strings(v, &at, expand)?))
                 })
                 .collect::<Result<_, FlowError>>()?,
