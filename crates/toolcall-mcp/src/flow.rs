@@ -1046,10 +1046,87 @@ mod tests {
         assert!(err.to_string().contains("expected a string"), "{err}");
     }
 
+    /// Every way a flow file can be refused once it is read, with the whole message (the file,
+    /// the line or the JSON pointer, what to write instead): `cargo insta review` shows a change.
     #[test]
-    fn unknown_keys_are_rejected() {
-        let err = parse(r#"{"server": {"url": "http://x"}, "calls": [], "cals": []}"#).unwrap_err();
-        assert!(err.to_string().contains("unknown field `cals`"), "{err}");
+    fn every_refusal_names_the_file_and_the_place() {
+        const SERVER: &str = r#""server": {"command": "node"}"#;
+        let call = |fields: &str| format!(r#"{{{SERVER}, "calls": [{{"name": "t", {fields}}}]}}"#);
+        let cases: Vec<(&str, String)> =
+            vec![
+            ("not JSON", "{\"server\": {\"url\": \"http://x\"},\n \"calls\": [,]}".into()),
+            ("no calls", format!("{{{SERVER}}}")),
+            (
+                "an unknown key",
+                r#"{"server": {"url": "http://x"}, "calls": [], "cals": []}"#.into(),
+            ),
+            ("neither command nor url", r#"{"server": {}, "calls": []}"#.into()),
+            (
+                "args on a url server",
+                r#"{"server": {"url": "http://x", "args": ["a"]}, "calls": []}"#.into(),
+            ),
+            (
+                "headers on a command server",
+                r#"{"server": {"command": "node", "headers": {"A": "b"}}, "calls": []}"#.into(),
+            ),
+            ("an empty command", r#"{"server": {"command": ""}, "calls": []}"#.into()),
+            (
+                "an unset variable",
+                r#"{"server": {"command": "node", "env": {"K": "${NOPE_ATP_Z}"}}, "calls": []}"#
+                    .into(),
+            ),
+            (
+                "a header name that is not a token",
+                r#"{"server": {"url": "http://x", "headers": {"a/b c": "v"}}, "calls": []}"#.into(),
+            ),
+            (
+                "a header value with a line break",
+                r#"{"server": {"url": "http://x", "headers": {"A": "v\r\nB: c"}}, "calls": []}"#
+                    .into(),
+            ),
+            ("a url that is not http", r#"{"server": {"url": "ftp://x"}, "calls": []}"#.into()),
+            (
+                "an unknown protocol",
+                r#"{"server": {"command": "x", "protocol": "2025-11-25"}, "calls": []}"#.into(),
+            ),
+            (
+                "a missing snapshot",
+                format!(r#"{{{SERVER}, "snapshot": "missing.json", "calls": []}}"#),
+            ),
+            ("an input that is not an object", call(r#""input": [1]"#)),
+            ("an expect key that is not a pointer", call(r#""expect": {"status": "ok"}"#)),
+            ("an expect_error of no known shape", call(r#""expect_error": {"code": 1}"#)),
+            (
+                "expect and expect_error",
+                call(r#""expect": {"/a": 1}, "expect_error": true"#),
+            ),
+            (
+                "expect_text and expect_match",
+                call(r#""expect_text": "a", "expect_match": "a""#),
+            ),
+            ("an expect_match that does not compile", call(r#""expect_match": "(""#)),
+            ("an expect_content of no known shape", call(r#""expect_content": {"kind": 1}"#)),
+            (
+                "an expect_content of an unknown type",
+                call(r#""expect_content": {"type": "video"}"#),
+            ),
+            (
+                "expect_text and expect_error",
+                call(r#""expect_text": "a", "expect_error": true"#),
+            ),
+            (
+                "an input response that is not an object",
+                call(r#""input_responses": {"a/b": "yes"}"#),
+            ),
+        ];
+        let refusals: String = cases
+            .iter()
+            .map(|(what, text)| match parse(text) {
+                Ok(_) => format!("{what}:\n  {text}\n  ACCEPTED\n"),
+                Err(e) => format!("{what}:\n  {text}\n  {e}\n"),
+            })
+            .collect();
+        insta::assert_snapshot!(refusals);
     }
 
     #[test]
