@@ -6,14 +6,12 @@
 //! `${ATP_FAULT_SERVER}` point at the servers this crate builds.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::{Failed, Trial};
 use toolcall_mcp::{replay_blocking, Flow, Options, Outcome};
 
-fn flows_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../flows")
-}
+use crate::flows_dir;
 
 fn vars() -> BTreeMap<String, String> {
     BTreeMap::from([
@@ -44,14 +42,14 @@ fn check(path: &Path) -> Result<(), Failed> {
     Err(format!("{outcome}{stderr}\n{}", report.summary()).into())
 }
 
-fn main() {
-    let args = Arguments::from_args();
-    let dir = flows_dir();
-    let paths = Flow::files_in(&dir).unwrap_or_else(|e| {
+/// A trial `flows/<name>` for each flow; a folder that holds none ends the run (exit code 2), so
+/// the suite never passes by running nothing.
+pub(crate) fn trials() -> Vec<Trial> {
+    let paths = Flow::files_in(&flows_dir()).unwrap_or_else(|e| {
         eprintln!("{e}");
         std::process::exit(2);
     });
-    let trials = paths
+    paths
         .into_iter()
         .map(|path| {
             let name = format!(
@@ -60,6 +58,5 @@ fn main() {
             );
             Trial::test(name, move || check(&path)).with_kind("replay")
         })
-        .collect();
-    libtest_mimic::run(&args, trials).exit();
+        .collect()
 }

@@ -1,28 +1,28 @@
 //! `Harness::flows` as a user's `cargo test` would have it: a folder of flows, each a test
-//! `flow::<path>` judged against its `expected_failure`. This binary's one test runs the binary
-//! again as that suite (with `ATP_HARNESS_FLOWS_CHILD` set) and checks the child's tests and
-//! exit code.
+//! `flow::<path>` judged against its `expected_failure`. This module's one test runs the test
+//! binary again as that suite (with `ATP_HARNESS_FLOWS_CHILD` set, which [`child`] answers
+//! before anything else runs) and checks the child's tests and exit code.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, ExitCode};
+
+use crate::flows_dir;
 
 const CHILD: &str = "ATP_HARNESS_FLOWS_CHILD";
 
-fn flows_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../flows")
+/// When this process is the child [`check`] starts: the suite's exit code.
+pub(crate) fn child() -> Option<ExitCode> {
+    let dir = std::env::var_os(CHILD)?;
+    Some(suite(Path::new(&dir)))
 }
 
-fn main() -> ExitCode {
-    if let Some(dir) = std::env::var_os(CHILD) {
-        return suite(Path::new(&dir));
-    }
-    // The parent is a test binary like any other, so cargo test and nextest can list and run it.
-    let args = libtest_mimic::Arguments::from_args();
-    let trials = vec![libtest_mimic::Trial::test(
+/// The parent's one trial: the child is a test binary like any other, so cargo test and
+/// nextest can list and run it.
+pub(crate) fn trials() -> Vec<libtest_mimic::Trial> {
+    vec![libtest_mimic::Trial::test(
         "harness::flows_as_tests",
         || check().map_err(libtest_mimic::Failed::from),
-    )];
-    libtest_mimic::run(&args, trials).exit_code()
+    )]
 }
 
 /// The suite the child runs: the flows under `dir` alone.

@@ -6,9 +6,19 @@
 
 use serde_json::Value;
 
-use crate::replay::Mismatch;
 use crate::{ContentExpectation, TextExpectation};
 use toolcall_score::escape;
+
+/// An `expect` entry that did not hold, as data (for a report's expected-vs-got view).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    /// The JSON pointer into the result.
+    pub pointer: String,
+    /// What the flow expects there.
+    pub expected: Value,
+    /// What the result holds there; `None` when it holds nothing.
+    pub got: Option<Value>,
+}
 
 /// The document `expect` pointers address in a `tools/call` result (wire shape).
 fn document(result: &Value) -> Result<Value, String> {

@@ -392,327 +392,24 @@ impl Flow {
             column: e.column(),
             message: e.to_string(),
         })?;
-        let invalid = |pointer: String, message: String| FlowError::Invalid {
-            path: path.to_owned(),
-            pointer,
-            message,
+        let reader = Reader {
+            path,
+            dir,
+            vars,
+            used: std::cell::RefCell::new(Vec::new()),
         };
-        let used = std::cell::RefCell::new(Vec::new());
-        let expand = |pointer: &str, s: &str| -> Result<String, FlowError> {
-            expand_vars(s, vars, &mut used.borrow_mut()).map_err(|var| FlowError::UnsetVariable {
-                path: path.to_owned(),
-                pointer: pointer.to_owned(),
-                var,
-            })
-        };
-
-        let stdio = |command: &str| -> Result<StdioServer, FlowError> {
-            let cwd = match &raw.server.cwd {
-                Some(cwd) => resolve_path(dir, cwd, &expand("/server/cwd", cwd)?),
-                None => dir.to_owned(),
-            };
-            let expanded = expand("/server/command", command)?;
-            if expanded.is_empty() {
-                return Err(invalid("/server/command".into(), "is empty".into()));
-            }
-            // A bare program name goes through PATH; anything with a slash is a path.
-            let command_path = if expanded.contains('/') {
-                resolve_path(dir, command, &expanded)
-            } else {
-                PathBuf::from(expanded)
-            };
-            let args = raw
-                .server
-                .args
-                .iter()
-                .enumerate()
-                .map(|(i, a)| expand(&format!("/server/args/{i}"), a))
-                .collect::<Result<_, _>>()?;
-            let env = raw
-                .server
-                .env
-                .iter()
-                .map(|(k, v)| Ok((k.clone(), expand(&format!("/server/env/{k}"), v)?)))
-                .collect::<Result<_, FlowError>>()?;
-            Ok(StdioServer {
-                command: command_path,
-                args,
-                env,
-                cwd,
-            })
-        };
-        let http = |url: &str| -> Result<(String, Vec<(String, String)>), FlowError> {
-            let mut headers = Vec::with_capacity(raw.server.headers.len());
-            for (name, value) in &raw.server.headers {
-                let at = format!(
-                    "/server/headers/{}",
-                    name.replace('~', "~0").replace('/', "~1")
-                );
-                // RFC 9110 token characters for the name; no line break in the value.
-                let token = !name.is_empty()
-                    && name
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-                if !token {
-                    return Err(invalid(at, "is not an HTTP header name".into()));
-                }
-                let value = expand(&at, value)?;
-                if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
-                    return Err(invalid(
-                        at,
-                        "an HTTP header value holds no line break".into(),
-                    ));
-                }
-                headers.push((name.clone(), value));
-            }
-            let url = expand("/server/url", url)?;
-            if !url.starts_with("http://") && !url.starts_with("https://") {
-                return Err(invalid(
-                    "/server/url".into(),
-                    format!(
-                        "expected an http:// URL, found \"{}\"",
-                        toolcall_score::escape(&url)
-                    ),
-                ));
-            }
-            Ok((url, headers))
-        };
-        let server = match (&raw.server.command, &raw.server.url) {
-            (None, None) => {
-                return Err(invalid(
-                    "/server".into(),
-                    "needs \"command\" (a stdio server) or \"url\" (streamable HTTP)".into(),
-                ))
-            }
-            // An HTTP server the flow starts: `command` runs it, `url` is where it answers.
-            (Some(command), Some(url)) => {
-                let (url, headers) = http(url)?;
-                Server::Http {
-                    url,
-                    headers,
-                    start: Some(stdio(command)?),
-                }
-            }
-            (None, Some(url)) => {
-                if raw.server.cwd.is_some()
-                    || !raw.server.args.is_empty()
-                    || !raw.server.env.is_empty()
-                {
-                    return Err(invalid(
-                        "/server".into(),
-                        "\"args\", \"env\" and \"cwd\" only apply to a \"command\" server".into(),
-                    ));
-                }
-                let (url, headers) = http(url)?;
-                Server::Http {
-                    url,
-                    headers,
-                    start: None,
-                }
-            }
-            (Some(_), None) if !raw.server.headers.is_empty() => {
-                return Err(invalid(
-                    "/server/headers".into(),
-                    "only applies to a \"url\" server".into(),
-                ))
-            }
-            (Some(command), None) => Server::Stdio(stdio(command)?),
-        };
-
-        let protocol = match raw.server.protocol.as_deref() {
-            None => Protocol::default(),
-            Some(name) => Protocol::parse(name).ok_or_else(|| {
-                invalid(
-                    "/server/protocol".into(),
-                    format!(
-                        "`{}` is not a protocol: \"auto\" (the default), \"legacy\" \
-                         (initialize, 2025-11-25 and earlier) or \"modern\" (server/discover, \
-                         2026-07-28)",
-                        toolcall_score::escape(name)
-                    ),
-                )
-            })?,
-        };
-
-        let snapshot = match &raw.snapshot {
-            None => None,
-            Some(file) => {
-                let at = dir.join(file);
-                let why = match toolcall_score::read_text(&at) {
-                    Err(e) => Err(e.to_string()),
-                    Ok(text) => match serde_json::from_str::<Value>(&text) {
-                        Ok(catalog) if catalog["tools"].is_array() => Ok(catalog),
-                        Ok(_) => Err("has no \"tools\" array".to_owned()),
-                        Err(e) => Err(format!("is not JSON: {e}")),
-                    },
-                };
-                match why {
-                    Ok(catalog) => Some(Snapshot { path: at, catalog }),
-                    Err(why) => {
-                        return Err(invalid(
-                            "/snapshot".into(),
-                            format!(
-                                "`{}` is not a catalog snapshot (`toolcall mcp snapshot` \
-                                 writes one): {why}",
-                                toolcall_score::escape(file)
-                            ),
-                        ))
-                    }
-                }
-            }
-        };
-
-        let mut calls = Vec::with_capacity(raw.calls.len());
-        for (i, call) in raw.calls.into_iter().enumerate() {
-            if !call.input.is_object() {
-                return Err(invalid(
-                    format!("/calls/{i}/input"),
-                    "expected a JSON object of arguments".into(),
-                ));
-            }
-            let input = expand_strings(call.input, &format!("/calls/{i}/input"), &expand)?;
-            let mut expect = Vec::with_capacity(call.expect.len());
-            for (pointer, value) in call.expect {
-                let value = expand_strings(
-                    value,
-                    &format!(
-                        "/calls/{i}/expect/{}",
-                        pointer.replace('~', "~0").replace('/', "~1")
-                    ),
-                    &expand,
-                )?;
-                if !(pointer.is_empty() || pointer.starts_with('/')) {
-                    return Err(invalid(
-                        format!("/calls/{i}/expect"),
-                        format!(
-                            "key \"{}\" is not a JSON pointer; write \"/{}\"",
-                            toolcall_score::escape(&pointer),
-                            toolcall_score::escape(&pointer)
-                        ),
-                    ));
-                }
-                expect.push((pointer, value));
-            }
-            let expect_error = match call.expect_error {
-                None | Some(Value::Bool(false)) => None,
-                Some(Value::Bool(true)) => Some(ExpectError::Any),
-                Some(Value::Number(code)) if code.as_i64().is_some() => {
-                    code.as_i64().map(ExpectError::Code)
-                }
-                Some(Value::String(text)) => Some(ExpectError::Text(expand(
-                    &format!("/calls/{i}/expect_error"),
-                    &text,
-                )?)),
-                Some(other) => {
-                    return Err(invalid(
-                        format!("/calls/{i}/expect_error"),
-                        format!(
-                            "expected true, a JSON-RPC error code (-32602) or a text the error \
-                             must contain, found {}",
-                            toolcall_score::escape(&other.to_string())
-                        ),
-                    ))
-                }
-            };
-            if expect_error.is_some() && !expect.is_empty() {
-                return Err(invalid(
-                    format!("/calls/{i}"),
-                    "has both \"expect\" and \"expect_error\": a call that must fail has no \
-                     result to check"
-                        .into(),
-                ));
-            }
-            let expect_text = match (call.expect_text, call.expect_match) {
-                (Some(_), Some(_)) => {
-                    return Err(invalid(
-                        format!("/calls/{i}"),
-                        "has both \"expect_text\" and \"expect_match\"; use one".into(),
-                    ))
-                }
-                (Some(text), None) => Some(TextExpectation::Equals(expand(
-                    &format!("/calls/{i}/expect_text"),
-                    &text,
-                )?)),
-                (None, Some(pattern)) => {
-                    if let Err(e) = regex::Regex::new(&pattern) {
-                        return Err(invalid(
-                            format!("/calls/{i}/expect_match"),
-                            format!("not a regular expression: {e}"),
-                        ));
-                    }
-                    Some(TextExpectation::Matches(pattern))
-                }
-                (None, None) => None,
-            };
-            let expect_content = match call.expect_content {
-                None => None,
-                Some(value) => {
-                    let value =
-                        expand_strings(value, &format!("/calls/{i}/expect_content"), &expand)?;
-                    let content: ContentExpectation = serde_json::from_value(value).map_err(|e| {
-                        invalid(
-                            format!("/calls/{i}/expect_content"),
-                            format!(
-                                "expected {{\"type\": \"image\" | \"audio\" | \"resource_link\" | \
-                                 \"resource\", \"mime_type\", \"uri\", \"min_bytes\", \"max_bytes\"}}: {e}"
-                            ),
-                        )
-                    })?;
-                    if !["image", "audio", "resource_link", "resource", "text"]
-                        .contains(&content.kind.as_str())
-                    {
-                        return Err(invalid(
-                            format!("/calls/{i}/expect_content/type"),
-                            format!(
-                                "\"{}\" is not a content type: image, audio, resource_link, resource or text",
-                                toolcall_score::escape(&content.kind)
-                            ),
-                        ));
-                    }
-                    Some(content)
-                }
-            };
-            if expect_error.is_some() && (expect_text.is_some() || expect_content.is_some()) {
-                return Err(invalid(
-                    format!("/calls/{i}"),
-                    "has \"expect_error\" and an expectation of its result: a call that must fail \
-                     has no result to check"
-                        .into(),
-                ));
-            }
-            let mut input_responses = BTreeMap::new();
-            for (key, answer) in call.input_responses {
-                let at = format!("/calls/{i}/input_responses/{}", pointer_token(&key));
-                if !answer.is_object() {
-                    return Err(invalid(
-                        at,
-                        "expected the client's result for the request, an object \
-                         ({\"action\": \"accept\", \"content\": {…}} for an elicitation)"
-                            .into(),
-                    ));
-                }
-                input_responses.insert(key, expand_strings(answer, &at, &expand)?);
-            }
-            calls.push(Call {
-                name: call.name,
-                input,
-                expect,
-                expect_error,
-                expect_text,
-                expect_content,
-                input_responses,
-            });
-        }
-
-        let mut expanded: Vec<(String, String)> = used
-            .into_inner()
+        // Read in the file's order, so that of two errors the first in the file is the one named.
+        let server = reader.server(&raw.server)?;
+        let protocol = reader.protocol(raw.server.protocol.as_deref())?;
+        let snapshot = reader.snapshot(raw.snapshot.as_deref())?;
+        let calls = raw
+            .calls
             .into_iter()
-            .filter(|(value, _): &(String, String)| value.chars().count() >= MIN_MASKED_CHARS)
-            .collect();
-        expanded.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.cmp(b)));
-        expanded.dedup();
+            .enumerate()
+            .map(|(i, call)| reader.call(i, call))
+            .collect::<Result<Vec<Call>, FlowError>>()?;
         Ok(Flow {
-            expanded,
+            expanded: reader.masked(),
             path: path.to_owned(),
             about: raw.about,
             server,
@@ -725,6 +422,399 @@ impl Flow {
             calls,
             expected_failure: raw.expected_failure,
         })
+    }
+}
+
+/// Reads the parts of one flow file after it parsed as JSON: each part checked, its `${VAR}`s
+/// expanded (each value noted, to be masked) and its paths resolved, every error naming the file
+/// and the JSON pointer of what is wrong.
+struct Reader<'a> {
+    /// The flow file, for errors.
+    path: &'a Path,
+    /// Where relative paths resolve.
+    dir: &'a Path,
+    vars: &'a dyn Vars,
+    /// Every `(value, NAME)` a `${NAME}` expanded to.
+    used: std::cell::RefCell<Vec<(String, String)>>,
+}
+
+impl Reader<'_> {
+    /// A value not allowed at `pointer`.
+    fn invalid(&self, pointer: impl Into<String>, message: impl Into<String>) -> FlowError {
+        FlowError::Invalid {
+            path: self.path.to_owned(),
+            pointer: pointer.into(),
+            message: message.into(),
+        }
+    }
+
+    /// `text`, found at `pointer`, with its `${VAR}`s expanded.
+    fn expand(&self, pointer: &str, text: &str) -> Result<String, FlowError> {
+        expand_vars(text, self.vars, &mut self.used.borrow_mut()).map_err(|var| {
+            FlowError::UnsetVariable {
+                path: self.path.to_owned(),
+                pointer: pointer.to_owned(),
+                var,
+            }
+        })
+    }
+
+    /// `value`, found at `pointer`, with the `${VAR}`s of every string in it expanded.
+    fn expand_strings(&self, value: Value, pointer: &str) -> Result<Value, FlowError> {
+        expand_strings(value, pointer, &|at, text| self.expand(at, text))
+    }
+
+    /// The expanded values long enough to be worth masking, longest first, each once.
+    fn masked(self) -> Vec<(String, String)> {
+        let mut expanded: Vec<(String, String)> = self
+            .used
+            .into_inner()
+            .into_iter()
+            .filter(|(value, _): &(String, String)| value.chars().count() >= MIN_MASKED_CHARS)
+            .collect();
+        expanded.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.cmp(b)));
+        expanded.dedup();
+        expanded
+    }
+
+    /// `/server`: a stdio server (`command`), a streamable HTTP one (`url`), or an HTTP server
+    /// the flow starts (both); what applies to one kind only is refused on the other.
+    fn server(&self, raw: &RawServer) -> Result<Server, FlowError> {
+        Ok(match (&raw.command, &raw.url) {
+            (None, None) => {
+                return Err(self.invalid(
+                    "/server",
+                    "needs \"command\" (a stdio server) or \"url\" (streamable HTTP)",
+                ))
+            }
+            // An HTTP server the flow starts: `command` runs it, `url` is where it answers.
+            (Some(command), Some(url)) => {
+                let (url, headers) = self.http_server(raw, url)?;
+                Server::Http {
+                    url,
+                    headers,
+                    start: Some(self.stdio_server(raw, command)?),
+                }
+            }
+            (None, Some(url)) => {
+                if raw.cwd.is_some() || !raw.args.is_empty() || !raw.env.is_empty() {
+                    return Err(self.invalid(
+                        "/server",
+                        "\"args\", \"env\" and \"cwd\" only apply to a \"command\" server",
+                    ));
+                }
+                let (url, headers) = self.http_server(raw, url)?;
+                Server::Http {
+                    url,
+                    headers,
+                    start: None,
+                }
+            }
+            (Some(_), None) if !raw.headers.is_empty() => {
+                return Err(self.invalid("/server/headers", "only applies to a \"url\" server"))
+            }
+            (Some(command), None) => Server::Stdio(self.stdio_server(raw, command)?),
+        })
+    }
+
+    /// The process `/server/command` names, with its `args`, `env` and `cwd` (the flow's folder
+    /// by default); a command with a slash is a path, resolved like `cwd`.
+    fn stdio_server(&self, raw: &RawServer, command: &str) -> Result<StdioServer, FlowError> {
+        let cwd = match &raw.cwd {
+            Some(cwd) => resolve_path(self.dir, cwd, &self.expand("/server/cwd", cwd)?),
+            None => self.dir.to_owned(),
+        };
+        let expanded = self.expand("/server/command", command)?;
+        if expanded.is_empty() {
+            return Err(self.invalid("/server/command", "is empty"));
+        }
+        // A bare program name goes through PATH; anything with a slash is a path.
+        let command_path = if expanded.contains('/') {
+            resolve_path(self.dir, command, &expanded)
+        } else {
+            PathBuf::from(expanded)
+        };
+        let args = raw
+            .args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| self.expand(&format!("/server/args/{i}"), a))
+            .collect::<Result<_, _>>()?;
+        let env = raw
+            .env
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), self.expand(&format!("/server/env/{k}"), v)?)))
+            .collect::<Result<_, FlowError>>()?;
+        Ok(StdioServer {
+            command: command_path,
+            args,
+            env,
+            cwd,
+        })
+    }
+
+    /// `/server/url` (http or https) and its `headers`, each a valid HTTP header: the headers
+    /// are checked first.
+    fn http_server(
+        &self,
+        raw: &RawServer,
+        url: &str,
+    ) -> Result<(String, Vec<(String, String)>), FlowError> {
+        let mut headers = Vec::with_capacity(raw.headers.len());
+        for (name, value) in &raw.headers {
+            let at = format!("/server/headers/{}", pointer_token(name));
+            // RFC 9110 token characters for the name; no line break in the value.
+            let token = !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+            if !token {
+                return Err(self.invalid(at, "is not an HTTP header name"));
+            }
+            let value = self.expand(&at, value)?;
+            if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+                return Err(self.invalid(at, "an HTTP header value holds no line break"));
+            }
+            headers.push((name.clone(), value));
+        }
+        let url = self.expand("/server/url", url)?;
+        if !url.starts_with("http://") && !url.starts_with("https://") {
+            return Err(self.invalid(
+                "/server/url",
+                format!(
+                    "expected an http:// URL, found \"{}\"",
+                    toolcall_score::escape(&url)
+                ),
+            ));
+        }
+        Ok((url, headers))
+    }
+
+    /// `/server/protocol`: `auto` when absent.
+    fn protocol(&self, name: Option<&str>) -> Result<Protocol, FlowError> {
+        let Some(name) = name else {
+            return Ok(Protocol::default());
+        };
+        Protocol::parse(name).ok_or_else(|| {
+            self.invalid(
+                "/server/protocol",
+                format!(
+                    "`{}` is not a protocol: \"auto\" (the default), \"legacy\" \
+                     (initialize, 2025-11-25 and earlier) or \"modern\" (server/discover, \
+                     2026-07-28)",
+                    toolcall_score::escape(name)
+                ),
+            )
+        })
+    }
+
+    /// `/snapshot`: the catalog snapshot file, relative to the flow's folder, read now (a JSON
+    /// object with a `tools` array).
+    fn snapshot(&self, file: Option<&str>) -> Result<Option<Snapshot>, FlowError> {
+        let Some(file) = file else {
+            return Ok(None);
+        };
+        let at = self.dir.join(file);
+        let why = match toolcall_score::read_text(&at) {
+            Err(e) => Err(e.to_string()),
+            Ok(text) => match serde_json::from_str::<Value>(&text) {
+                Ok(catalog) if catalog["tools"].is_array() => Ok(catalog),
+                Ok(_) => Err("has no \"tools\" array".to_owned()),
+                Err(e) => Err(format!("is not JSON: {e}")),
+            },
+        };
+        match why {
+            Ok(catalog) => Ok(Some(Snapshot { path: at, catalog })),
+            Err(why) => Err(self.invalid(
+                "/snapshot",
+                format!(
+                    "`{}` is not a catalog snapshot (`toolcall mcp snapshot` writes one): {why}",
+                    toolcall_score::escape(file)
+                ),
+            )),
+        }
+    }
+
+    /// `/calls/{i}`: its `input` (an object), its expectations, and its `input_responses`.
+    /// A call that must fail (`expect_error`) has no result to check, so it has no other
+    /// expectation.
+    fn call(&self, i: usize, call: RawCall) -> Result<Call, FlowError> {
+        if !call.input.is_object() {
+            return Err(self.invalid(
+                format!("/calls/{i}/input"),
+                "expected a JSON object of arguments",
+            ));
+        }
+        let input = self.expand_strings(call.input, &format!("/calls/{i}/input"))?;
+        let expect = self.expect(i, call.expect)?;
+        let expect_error = self.expect_error(i, call.expect_error)?;
+        if expect_error.is_some() && !expect.is_empty() {
+            return Err(self.invalid(
+                format!("/calls/{i}"),
+                "has both \"expect\" and \"expect_error\": a call that must fail has no \
+                 result to check",
+            ));
+        }
+        let expect_text = self.expect_text(i, call.expect_text, call.expect_match)?;
+        let expect_content = self.expect_content(i, call.expect_content)?;
+        if expect_error.is_some() && (expect_text.is_some() || expect_content.is_some()) {
+            return Err(self.invalid(
+                format!("/calls/{i}"),
+                "has \"expect_error\" and an expectation of its result: a call that must fail \
+                 has no result to check",
+            ));
+        }
+        let input_responses = self.input_responses(i, call.input_responses)?;
+        Ok(Call {
+            name: call.name,
+            input,
+            expect,
+            expect_error,
+            expect_text,
+            expect_content,
+            input_responses,
+        })
+    }
+
+    /// `/calls/{i}/expect`: JSON pointers (each key) to the values the result must hold there.
+    fn expect(
+        &self,
+        i: usize,
+        expect: serde_json::Map<String, Value>,
+    ) -> Result<Vec<(String, Value)>, FlowError> {
+        let mut checked = Vec::with_capacity(expect.len());
+        for (pointer, value) in expect {
+            let value = self.expand_strings(
+                value,
+                &format!("/calls/{i}/expect/{}", pointer_token(&pointer)),
+            )?;
+            if !(pointer.is_empty() || pointer.starts_with('/')) {
+                return Err(self.invalid(
+                    format!("/calls/{i}/expect"),
+                    format!(
+                        "key \"{}\" is not a JSON pointer; write \"/{}\"",
+                        toolcall_score::escape(&pointer),
+                        toolcall_score::escape(&pointer)
+                    ),
+                ));
+            }
+            checked.push((pointer, value));
+        }
+        Ok(checked)
+    }
+
+    /// `/calls/{i}/expect_error`: `true` (any refusal), a JSON-RPC error code, or a text the
+    /// error must contain; `false` or absent, none.
+    fn expect_error(
+        &self,
+        i: usize,
+        expect_error: Option<Value>,
+    ) -> Result<Option<ExpectError>, FlowError> {
+        Ok(match expect_error {
+            None | Some(Value::Bool(false)) => None,
+            Some(Value::Bool(true)) => Some(ExpectError::Any),
+            Some(Value::Number(code)) if code.as_i64().is_some() => {
+                code.as_i64().map(ExpectError::Code)
+            }
+            Some(Value::String(text)) => Some(ExpectError::Text(
+                self.expand(&format!("/calls/{i}/expect_error"), &text)?,
+            )),
+            Some(other) => {
+                return Err(self.invalid(
+                    format!("/calls/{i}/expect_error"),
+                    format!(
+                        "expected true, a JSON-RPC error code (-32602) or a text the error \
+                         must contain, found {}",
+                        toolcall_score::escape(&other.to_string())
+                    ),
+                ))
+            }
+        })
+    }
+
+    /// `/calls/{i}/expect_text` (the exact text) or `expect_match` (a regular expression,
+    /// compiled now so a bad one is the file's error), not both.
+    fn expect_text(
+        &self,
+        i: usize,
+        text: Option<String>,
+        pattern: Option<String>,
+    ) -> Result<Option<TextExpectation>, FlowError> {
+        Ok(match (text, pattern) {
+            (Some(_), Some(_)) => {
+                return Err(self.invalid(
+                    format!("/calls/{i}"),
+                    "has both \"expect_text\" and \"expect_match\"; use one",
+                ))
+            }
+            (Some(text), None) => Some(TextExpectation::Equals(
+                self.expand(&format!("/calls/{i}/expect_text"), &text)?,
+            )),
+            (None, Some(pattern)) => {
+                if let Err(e) = regex::Regex::new(&pattern) {
+                    return Err(self.invalid(
+                        format!("/calls/{i}/expect_match"),
+                        format!("not a regular expression: {e}"),
+                    ));
+                }
+                Some(TextExpectation::Matches(pattern))
+            }
+            (None, None) => None,
+        })
+    }
+
+    /// `/calls/{i}/expect_content`: a content block's type and what it must carry.
+    fn expect_content(
+        &self,
+        i: usize,
+        expect_content: Option<Value>,
+    ) -> Result<Option<ContentExpectation>, FlowError> {
+        let Some(value) = expect_content else {
+            return Ok(None);
+        };
+        let value = self.expand_strings(value, &format!("/calls/{i}/expect_content"))?;
+        let content: ContentExpectation = serde_json::from_value(value).map_err(|e| {
+            self.invalid(
+                format!("/calls/{i}/expect_content"),
+                format!(
+                    "expected {{\"type\": \"image\" | \"audio\" | \"resource_link\" | \
+                     \"resource\", \"mime_type\", \"uri\", \"min_bytes\", \"max_bytes\"}}: {e}"
+                ),
+            )
+        })?;
+        if !["image", "audio", "resource_link", "resource", "text"].contains(&content.kind.as_str())
+        {
+            return Err(self.invalid(
+                format!("/calls/{i}/expect_content/type"),
+                format!(
+                    "\"{}\" is not a content type: image, audio, resource_link, resource or text",
+                    toolcall_score::escape(&content.kind)
+                ),
+            ));
+        }
+        Ok(Some(content))
+    }
+
+    /// `/calls/{i}/input_responses`: the client's result (an object) for each request the
+    /// server may make with `input_required`, by its key or its method.
+    fn input_responses(
+        &self,
+        i: usize,
+        input_responses: serde_json::Map<String, Value>,
+    ) -> Result<BTreeMap<String, Value>, FlowError> {
+        let mut answers = BTreeMap::new();
+        for (key, answer) in input_responses {
+            let at = format!("/calls/{i}/input_responses/{}", pointer_token(&key));
+            if !answer.is_object() {
+                return Err(self.invalid(
+                    at,
+                    "expected the client's result for the request, an object \
+                     ({\"action\": \"accept\", \"content\": {…}} for an elicitation)",
+                ));
+            }
+            answers.insert(key, self.expand_strings(answer, &at)?);
+        }
+        Ok(answers)
     }
 }
 
@@ -746,7 +836,7 @@ fn expand_strings(
         Value::Object(map) => Value::Object(
             map.into_iter()
                 .map(|(k, v)| {
-                    let at = format!("{pointer}/{}", k.replace('~', "~0").replace('/', "~1"));
+                    let at = format!("{pointer}/{}", pointer_token(&k));
                     Ok((k, expand_strings(v, &at, expand)?))
                 })
                 .collect::<Result<_, FlowError>>()?,
@@ -956,10 +1046,87 @@ mod tests {
         assert!(err.to_string().contains("expected a string"), "{err}");
     }
 
+    /// Every way a flow file can be refused once it is read, with the whole message (the file,
+    /// the line or the JSON pointer, what to write instead): `cargo insta review` shows a change.
     #[test]
-    fn unknown_keys_are_rejected() {
-        let err = parse(r#"{"server": {"url": "http://x"}, "calls": [], "cals": []}"#).unwrap_err();
-        assert!(err.to_string().contains("unknown field `cals`"), "{err}");
+    fn every_refusal_names_the_file_and_the_place() {
+        const SERVER: &str = r#""server": {"command": "node"}"#;
+        let call = |fields: &str| format!(r#"{{{SERVER}, "calls": [{{"name": "t", {fields}}}]}}"#);
+        let cases: Vec<(&str, String)> =
+            vec![
+            ("not JSON", "{\"server\": {\"url\": \"http://x\"},\n \"calls\": [,]}".into()),
+            ("no calls", format!("{{{SERVER}}}")),
+            (
+                "an unknown key",
+                r#"{"server": {"url": "http://x"}, "calls": [], "cals": []}"#.into(),
+            ),
+            ("neither command nor url", r#"{"server": {}, "calls": []}"#.into()),
+            (
+                "args on a url server",
+                r#"{"server": {"url": "http://x", "args": ["a"]}, "calls": []}"#.into(),
+            ),
+            (
+                "headers on a command server",
+                r#"{"server": {"command": "node", "headers": {"A": "b"}}, "calls": []}"#.into(),
+            ),
+            ("an empty command", r#"{"server": {"command": ""}, "calls": []}"#.into()),
+            (
+                "an unset variable",
+                r#"{"server": {"command": "node", "env": {"K": "${NOPE_ATP_Z}"}}, "calls": []}"#
+                    .into(),
+            ),
+            (
+                "a header name that is not a token",
+                r#"{"server": {"url": "http://x", "headers": {"a/b c": "v"}}, "calls": []}"#.into(),
+            ),
+            (
+                "a header value with a line break",
+                r#"{"server": {"url": "http://x", "headers": {"A": "v\r\nB: c"}}, "calls": []}"#
+                    .into(),
+            ),
+            ("a url that is not http", r#"{"server": {"url": "ftp://x"}, "calls": []}"#.into()),
+            (
+                "an unknown protocol",
+                r#"{"server": {"command": "x", "protocol": "2025-11-25"}, "calls": []}"#.into(),
+            ),
+            (
+                "a missing snapshot",
+                format!(r#"{{{SERVER}, "snapshot": "missing.json", "calls": []}}"#),
+            ),
+            ("an input that is not an object", call(r#""input": [1]"#)),
+            ("an expect key that is not a pointer", call(r#""expect": {"status": "ok"}"#)),
+            ("an expect_error of no known shape", call(r#""expect_error": {"code": 1}"#)),
+            (
+                "expect and expect_error",
+                call(r#""expect": {"/a": 1}, "expect_error": true"#),
+            ),
+            (
+                "expect_text and expect_match",
+                call(r#""expect_text": "a", "expect_match": "a""#),
+            ),
+            ("an expect_match that does not compile", call(r#""expect_match": "(""#)),
+            ("an expect_content of no known shape", call(r#""expect_content": {"kind": 1}"#)),
+            (
+                "an expect_content of an unknown type",
+                call(r#""expect_content": {"type": "video"}"#),
+            ),
+            (
+                "expect_text and expect_error",
+                call(r#""expect_text": "a", "expect_error": true"#),
+            ),
+            (
+                "an input response that is not an object",
+                call(r#""input_responses": {"a/b": "yes"}"#),
+            ),
+        ];
+        let refusals: String = cases
+            .iter()
+            .map(|(what, text)| match parse(text) {
+                Ok(_) => format!("{what}:\n  {text}\n  ACCEPTED\n"),
+                Err(e) => format!("{what}:\n  {text}\n  {e}\n"),
+            })
+            .collect();
+        insta::assert_snapshot!(refusals);
     }
 
     #[test]

@@ -80,12 +80,13 @@ pub mod probe;
 mod replay;
 
 pub use errors::FlowError;
+pub use expect::Mismatch;
 pub use flow::{
     Call, ContentExpectation, EnvVars, ExpectError, Flow, FlowTimeouts, Protocol, Server, Snapshot,
     StdioServer, TextExpectation, Vars,
 };
 pub use outcome::Outcome;
 pub use replay::{
-    list_catalog, list_catalog_blocking, replay, replay_blocking, Failure, FailureKind, Mismatch,
-    Options, Report, Step,
+    list_catalog, list_catalog_blocking, replay, replay_blocking, Failure, FailureKind, Options,
+    Report, Step,
 };

@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value};
 use toolcall_score::escape;
 
 use crate::expect::printable_result;
-use crate::replay::{Phase, Run};
+use crate::replay::{block_on, Phase, Run};
 use crate::{Failure, FailureKind, Flow, Options};
 
 /// What to probe.
@@ -410,19 +410,10 @@ pub async fn probe(flow: &Flow, options: &Options, what: &ProbeOptions) -> Probe
 
 /// [`probe`] on a fresh single-threaded tokio runtime.
 pub fn probe_blocking(flow: &Flow, options: &Options, what: &ProbeOptions) -> ProbeReport {
-    match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime.block_on(probe(flow, options, what)),
-        Err(e) => ProbeReport {
-            failure: Some(Phase::new("start").fail(
-                FailureKind::Start,
-                format!("cannot start the async runtime: {e}"),
-            )),
-            ..ProbeReport::default()
-        },
-    }
+    block_on(probe(flow, options, what)).unwrap_or_else(|failure| ProbeReport {
+        failure: Some(failure),
+        ..ProbeReport::default()
+    })
 }
 
 #[cfg(test)]
