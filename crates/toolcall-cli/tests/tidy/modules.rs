@@ -105,11 +105,11 @@ impl Graph {
         edges
     }
 
-    /// The graph without the edges into the crate root: its `lib.rs` or `main.rs` defining
-    /// what its modules share, the usual shape of a small crate.
-    pub fn without_root_items(mut self) -> Graph {
-        for targets in self.edges.values_mut() {
-            targets.remove("");
+    /// The graph without the edges from a module to its parents: a `lib.rs`, `main.rs` or
+    /// `mod.rs` defining what its modules share, the usual shape of a small crate.
+    pub fn without_parent_items(mut self) -> Graph {
+        for (from, targets) in self.edges.iter_mut() {
+            targets.retain(|to| !(to.is_empty() || from.starts_with(&format!("{to}::"))));
         }
         self
     }
