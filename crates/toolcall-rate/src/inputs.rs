@@ -186,7 +186,7 @@ mod tests {
             format!(
                 "{} is a folder without cases/ and recorded/: give log or trace files, or a \
                  folder `toolcall import --out` wrote",
-                escape_path(&dir.0)
+                toolcall_score::escape_path(&dir.0)
             )
         );
     }
