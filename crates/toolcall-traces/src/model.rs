@@ -8,6 +8,7 @@
 //! loss of what the scorer reads (roles, text, calls with ids, results by id).
 
 use serde_json::{json, Map, Value};
+use toolcall_score::Arguments;
 
 /// One model turn found in a trace.
 #[derive(Clone, Debug, PartialEq)]
@@ -108,8 +109,9 @@ pub struct Call {
     pub id: Option<String>,
     /// The tool it names.
     pub name: String,
-    /// Its arguments: an object, or the string the model wrote when that is not JSON.
-    pub arguments: Value,
+    /// Its arguments as the core reads them: JSON, or the text the model wrote when that is not
+    /// JSON (scored as `arguments_not_json`, as the same body is scored alone).
+    pub arguments: toolcall_score::Arguments,
 }
 
 /// One message of the conversation so far.
@@ -212,14 +214,19 @@ fn assistant(text: Option<&str>, calls: &[Call]) -> Value {
             .iter()
             .enumerate()
             .map(|(i, c)| {
+                let id = c.id.clone().unwrap_or_else(|| format!("call_{i}"));
                 let arguments = match &c.arguments {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
+                    Arguments::Parsed(value) => value.to_string(),
+                    Arguments::Invalid { raw, .. } => raw.clone(),
+                    Arguments::Text { text } => {
+                        return json!({"id": id, "type": "custom",
+                            "custom": {"name": c.name, "input": text}})
+                    }
                 };
                 json!({
                     // Chat needs an id to pair a result; a call recorded without one gets its
                     // place, which no result can claim by accident.
-                    "id": c.id.clone().unwrap_or_else(|| format!("call_{i}")),
+                    "id": id,
                     "type": "function",
                     "function": {"name": c.name, "arguments": arguments},
                 })
@@ -263,15 +270,20 @@ pub(crate) fn indexed_calls(
     calls
 }
 
-/// Arguments as recorded: a JSON string is parsed when it holds an object, else kept as the text.
-pub(crate) fn arguments_of(value: Option<&Value>) -> Value {
+/// Arguments as recorded: a JSON string is parsed, and one that is not JSON is kept as the
+/// text the model wrote ([`Arguments::Invalid`], as the core reads a Chat body's); none, `null`
+/// or a blank string are no arguments.
+pub(crate) fn arguments_of(value: Option<&Value>) -> Arguments {
     match value {
-        None | Some(Value::Null) => json!({}),
+        None | Some(Value::Null) => Arguments::Parsed(json!({})),
+        Some(Value::String(s)) if s.trim().is_empty() => Arguments::Parsed(json!({})),
         Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
-            Ok(v @ Value::Object(_)) => v,
-            _ if s.trim().is_empty() => json!({}),
-            _ => Value::String(s.clone()),
+            Ok(value) => Arguments::Parsed(value),
+            Err(error) => Arguments::Invalid {
+                raw: s.clone(),
+                error: error.to_string(),
+            },
         },
-        Some(other) => other.clone(),
+        Some(other) => Arguments::Parsed(other.clone()),
     }
 }

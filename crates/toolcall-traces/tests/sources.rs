@@ -13,6 +13,8 @@ use serde_json::Value;
 use toolcall_score::{Case, FindingKind, Format, Response, Scorer};
 use toolcall_traces::{Catalog, SOURCES};
 
+mod verdicts;
+
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }

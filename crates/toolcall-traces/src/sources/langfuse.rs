@@ -414,10 +414,7 @@ fn answer(o: &Value, output: &Value, span: &Span) -> (Option<String>, Vec<Call>)
                     .map(|c| Call {
                         id: c.id.clone(),
                         name: c.name.clone(),
-                        arguments: match &c.arguments {
-                            toolcall_score::Arguments::Parsed(v) => v.clone(),
-                            other => Value::String(format!("{other:?}")),
-                        },
+                        arguments: c.arguments.clone(),
                     })
                     .collect();
                 let text = (!response.text.is_empty()).then(|| response.text.join("\n\n"));

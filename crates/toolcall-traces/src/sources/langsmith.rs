@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 
-use crate::model::{arguments_of, text_of};
+use crate::model::text_of;
 use crate::{Call, Catalog, Found, Message, Records, ToolDef, Turn};
 
 use super::{Groups, otel_genai, Reads, Source};
@@ -183,10 +183,7 @@ fn answer(outputs: &Value) -> (Option<String>, Vec<Call>) {
                 .map(|c| Call {
                     id: c.id.clone(),
                     name: c.name.clone(),
-                    arguments: match &c.arguments {
-                        toolcall_score::Arguments::Parsed(v) => v.clone(),
-                        _ => arguments_of(None),
-                    },
+                    arguments: c.arguments.clone(),
                 })
                 .collect();
             let text = (!response.text.is_empty()).then(|| response.text.join("\n\n"));

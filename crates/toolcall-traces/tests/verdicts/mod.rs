@@ -1,0 +1,141 @@
+//! A body scored inside a trace gets the verdict it gets scored alone: the trace sources that
+//! carry a provider's body hand it to the core's reader, and nothing of what the core would find
+//! (arguments that are not JSON, a custom tool's free text) is lost on the way.
+
+use serde_json::{json, Value};
+use toolcall_score::{Arguments, Case, Catalog, Format, Response, Scorer};
+
+/// Pass or fail, the kinds of the findings, in order, and the arguments of the calls judged.
+pub type Outcome = (bool, Vec<String>, Vec<Arguments>);
+
+fn outcome(case: &Case, response: &Response) -> Outcome {
+    let verdict = Scorer::new(case).score(response);
+    let kinds = verdict
+        .findings()
+        .iter()
+        .map(|f| f.kind.as_str().to_owned())
+        .collect();
+    let arguments = response.calls.iter().map(|c| c.arguments.clone()).collect();
+    (verdict.is_pass(), kinds, arguments)
+}
+
+/// The core's verdict on `body` alone, against `tools`.
+pub fn alone(tools: &Value, body: &Value, format: Format) -> Result<Outcome, String> {
+    let catalog = Catalog::from_json(tools).map_err(|e| e.to_string())?;
+    let response = Response::from_value(body, Some(format)).map_err(|e| e.to_string())?;
+    Ok(outcome(&Case::from_catalog(catalog), &response))
+}
+
+/// The verdict on each judged turn `text` holds, read as a trace (without naming its source).
+pub fn through(text: &str) -> Result<Vec<Outcome>, String> {
+    let (_, found) = toolcall_traces::read(text, "probe.json", None).map_err(|e| e.to_string())?;
+    if let Some(bad) = found.bad.first() {
+        return Err(format!("{}: {}", bad.at, bad.why));
+    }
+    Ok(found
+        .turns
+        .iter()
+        .filter(|turn| turn.catalog.is_recorded())
+        .map(|turn| {
+            let case = Case::from_value(&turn.chat_request()).unwrap();
+            let response =
+                Response::from_value(&turn.chat_response(), Some(Format::OpenaiChat)).unwrap();
+            outcome(&case, &response)
+        })
+        .collect())
+}
+
+const TOOLS: &str = r#"[{"type": "function", "function": {"name": "get_weather",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]"#;
+
+/// A Chat Completions response whose one call's arguments are not JSON (a model that stopped
+/// mid-object).
+fn broken_arguments() -> Value {
+    json!({
+        "id": "chatcmpl-AHUbdmGE0Bv6kGT9j2lW2ekYzqwbJ",
+        "object": "chat.completion",
+        "created": 1728680303,
+        "model": "gpt-4o-mini-2024-07-18",
+        "choices": [{
+            "index": 0,
+            "message": {
+                "role": "assistant",
+                "content": null,
+                "tool_calls": [{
+                    "id": "call_8xJ1mJqQ0b3QmZ1sX6cV2nLk",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": "{\"city\": \"Tok"}
+                }],
+                "refusal": null
+            },
+            "logprobs": null,
+            "finish_reason": "tool_calls"
+        }],
+        "usage": {"prompt_tokens": 82, "completion_tokens": 17, "total_tokens": 99}
+    })
+}
+
+/// A LangSmith ingest body (as `wrap_openai` posts it) whose run's outputs are `body`.
+pub fn langsmith(tools: &Value, body: &Value) -> String {
+    json!({"post": [{
+        "id": "d0d84d31-923d-4cb5-94a8-40a0a0087578",
+        "trace_id": "d0d84d31-923d-4cb5-94a8-40a0a0087578",
+        "dotted_order": "20241011T205823298773Zd0d84d31-923d-4cb5-94a8-40a0a0087578",
+        "name": "ChatOpenAI",
+        "run_type": "llm",
+        "start_time": "2024-10-11T20:58:23.298773+00:00",
+        "extra": {
+            "metadata": {"ls_provider": "openai", "ls_model_type": "chat", "ls_model_name": "gpt-4o-mini"},
+            "invocation_params": {"tools": tools}
+        },
+        "inputs": {"messages": [{"role": "user", "content": "Weather in Tokyo?"}], "model": "gpt-4o-mini"},
+        "outputs": body
+    }]})
+    .to_string()
+}
+
+/// A Langfuse trace export whose one generation's output is `body` (as a JSON string, as the
+/// OpenAI integration stores it) and whose input is the request with `tools`.
+pub fn langfuse(tools: &Value, body: &Value) -> String {
+    let input =
+        json!({"messages": [{"role": "user", "content": "Weather in Tokyo?"}], "tools": tools});
+    json!({
+        "trace": {"id": "fee618f96dc31e0ca38b2f7b26eb8b29", "name": "weather"},
+        "observations": [{
+            "id": "90d94774e8e3724d",
+            "traceId": "fee618f96dc31e0ca38b2f7b26eb8b29",
+            "type": "GENERATION",
+            "name": "OpenAI-generation",
+            "startTime": "2025-09-30T09:04:01.001Z",
+            "model": "gpt-4o-mini",
+            "input": input.to_string(),
+            "output": body.to_string()
+        }]
+    })
+    .to_string()
+}
+
+fn probe(wrap: fn(&Value, &Value) -> String) {
+    let tools: Value = serde_json::from_str(TOOLS).unwrap();
+    let body = broken_arguments();
+    let want = alone(&tools, &body, Format::OpenaiChat).unwrap();
+    assert_eq!(
+        (want.0, &want.1),
+        (false, &vec!["arguments_not_json".to_owned()]),
+        "the body alone"
+    );
+    assert!(matches!(&want.2[..], [Arguments::Invalid { raw, .. }] if raw == "{\"city\": \"Tok"));
+    assert_eq!(through(&wrap(&tools, &body)).unwrap(), vec![want]);
+}
+
+/// Through LangSmith such a call passed: its arguments became `{}`.
+#[test]
+fn langsmith_arguments_that_are_not_json_fail_as_they_do_alone() {
+    probe(langsmith);
+}
+
+/// Through Langfuse its arguments became Rust's `Debug` text of them.
+#[test]
+fn langfuse_arguments_that_are_not_json_fail_as_they_do_alone() {
+    probe(langfuse);
+}
