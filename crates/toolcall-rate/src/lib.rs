@@ -43,6 +43,7 @@ mod fast;
 pub mod import;
 #[cfg(any(feature = "openai", feature = "anthropic"))]
 pub mod live;
+mod names;
 mod report;
 pub mod scan;
 mod tally;

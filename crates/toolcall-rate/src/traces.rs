@@ -364,7 +364,7 @@ pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promot
                 turn.at
             )));
         };
-        if let Some(why) = crate::import::safe_component(&turn.id) {
+        if let Some(why) = crate::names::safe_component(&turn.id) {
             return Err(refuse(format!(
                 "{}: its id `{}` cannot name a file: {why}",
                 turn.at,
