@@ -484,7 +484,7 @@ fn trace_turns(
     mut each: impl FnMut(&str, &Turn),
 ) -> Result<usize, RateError> {
     let supplied = tools_override
-        .map(toolcall_traces::ToolDef::from_tools_json)
+        .map(toolcall_score::Catalog::from_json)
         .transpose()
         .map_err(|e| RateError::Import {
             path: file.to_path_buf(),
@@ -497,10 +497,10 @@ fn trace_turns(
                 traces.push(id);
             }
         }
-        if turn.calls.is_empty() {
+        if turn.calls().is_empty() {
             continue;
         }
-        let Some(judged) = crate::traces::judged(turn, supplied.as_deref()) else {
+        let Some(judged) = crate::traces::judged(turn, supplied.as_ref()) else {
             continue;
         };
         let agent = agent_dir(
@@ -517,7 +517,7 @@ fn trace_turns(
                 id: format!("{prefix}/{}", turn.id),
                 case: judged.chat_request(),
                 response: judged.chat_response(),
-                calls: judged.calls.len(),
+                calls: judged.calls().len(),
             },
         );
     }
@@ -532,7 +532,7 @@ fn trace_counts(input: &Input, supplied: bool, summary: &mut ImportSummary) {
             .found
             .turns
             .iter()
-            .filter(|t| !t.calls.is_empty() && !t.catalog.is_recorded())
+            .filter(|t| !t.calls().is_empty() && !t.catalog.is_recorded())
             .count();
     }
     summary.folded += trace.found.folded;

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use serde_json::Value;
-use toolcall_score::{escape_path, Case, Format, Response};
-use toolcall_traces::{Catalog, Source, ToolDef, Turn};
+use toolcall_score::escape_path;
+use toolcall_traces::{Catalog, Source, Turn};
 
 use crate::scan::{parallel_pull, ScanOptions};
 use crate::tally::{Origin, Tally};
@@ -78,15 +78,14 @@ pub fn is_trace(path: &Path) -> bool {
     )
 }
 
-/// A catalog given with `--tools`: a tools array of any format the scorer reads, as tool
-/// definitions.
-pub fn tools_from(path: &Path) -> Result<Vec<ToolDef>, RateError> {
+/// A catalog given with `--tools`: a tools array of any format the scorer reads.
+pub fn tools_from(path: &Path) -> Result<toolcall_score::Catalog, RateError> {
     let text = toolcall_score::read_text(path)?;
     let value: Value = serde_json::from_str(&text).map_err(|e| RateError::Import {
         path: path.to_path_buf(),
         why: format!("not JSON: {e}"),
     })?;
-    ToolDef::from_tools_json(&value).map_err(|e| RateError::Import {
+    toolcall_score::Catalog::from_json(&value).map_err(|e| RateError::Import {
         path: path.to_path_buf(),
         why: format!("not a tools array: {e}"),
     })
@@ -97,7 +96,7 @@ pub fn tools_from(path: &Path) -> Result<Vec<ToolDef>, RateError> {
 /// name, or its model, gives the catalog; a rule without a pattern matches every turn.
 #[derive(Clone, Debug, Default)]
 pub struct Supplied {
-    rules: Vec<(Option<String>, Vec<ToolDef>)>,
+    rules: Vec<(Option<String>, toolcall_score::Catalog)>,
 }
 
 impl Supplied {
@@ -118,7 +117,7 @@ impl Supplied {
     }
 
     /// The catalog for `turn`, when a rule gives one.
-    pub fn for_turn(&self, turn: &Turn) -> Option<&[ToolDef]> {
+    pub fn for_turn(&self, turn: &Turn) -> Option<&toolcall_score::Catalog> {
         self.rules
             .iter()
             .find(|(pattern, _)| match pattern {
@@ -128,7 +127,7 @@ impl Supplied {
                     .flatten()
                     .any(|text| glob(p, text)),
             })
-            .map(|(_, tools)| tools.as_slice())
+            .map(|(_, tools)| tools)
     }
 }
 
@@ -152,13 +151,12 @@ fn glob(pattern: &str, text: &str) -> bool {
     rest.ends_with(last)
 }
 
-/// `turn` as a case and its response, the catalog supplied when the trace had none; `None`
-/// when it has neither.
-pub fn judged(turn: &Turn, supplied: Option<&[ToolDef]>) -> Option<Turn> {
+/// `turn` with the catalog supplied when the trace had none; `None` when it has neither.
+pub fn judged(turn: &Turn, supplied: Option<&toolcall_score::Catalog>) -> Option<Turn> {
     match (&turn.catalog, supplied) {
         (Catalog::Recorded(_), _) => Some(turn.clone()),
         (Catalog::NotRecorded, Some(tools)) => Some(Turn {
-            catalog: Catalog::Recorded(tools.to_vec()),
+            catalog: Catalog::Recorded(tools.clone()),
             ..turn.clone()
         }),
         (Catalog::NotRecorded, None) => None,
@@ -243,26 +241,20 @@ pub fn add_found(
             *order += 1;
             *order - 1
         };
-        let Some(turn) = judged(turn, supplied.for_turn(turn)) else {
+        // The turn is scored as the source read it: the core's transcript and response.
+        let Some(case) = turn.case(supplied.for_turn(turn)) else {
             tally.traces.not_judged_turns += 1;
-            tally.traces.not_judged_calls += turn.calls.len() as u64;
+            tally.traces.not_judged_calls += turn.calls().len() as u64;
             continue;
         };
-        if turn.catalog.is_names_only() {
+        if Catalog::Recorded(case.catalog.clone()).is_names_only() {
             tally.traces.names_only_turns += 1;
         }
-        let at = origin(index, path, order, Some(&turn.at));
-        let case = match Case::from_value(&turn.chat_request()) {
-            Ok(case) => case,
-            Err(e) => {
-                tally.bad_input(at, format!("{}: the turn's request: {e}", turn.at));
-                continue;
-            }
-        };
-        match Response::from_value(&turn.chat_response(), Some(Format::OpenaiChat)) {
-            Ok(response) => tally.add(&case, &response, &at),
-            Err(e) => tally.bad_input(at, format!("{}: the turn's response: {e}", turn.at)),
-        }
+        tally.add(
+            &case,
+            &turn.response,
+            &origin(index, path, order, Some(&turn.at)),
+        );
     }
 }
 
@@ -313,7 +305,7 @@ pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promot
     let selected: Vec<&Turn> = if by_turn.is_empty() {
         turns
             .iter()
-            .filter(|t| t.trace.as_deref() == Some(id) && !t.calls.is_empty())
+            .filter(|t| t.trace.as_deref() == Some(id) && !t.calls().is_empty())
             .collect()
     } else {
         by_turn
@@ -321,7 +313,7 @@ pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promot
     if selected.is_empty() {
         let mut ids: Vec<String> = turns
             .iter()
-            .filter(|t| !t.calls.is_empty())
+            .filter(|t| !t.calls().is_empty())
             .map(|t| t.id.clone())
             .collect();
         let more = ids.len().saturating_sub(8);
@@ -343,7 +335,7 @@ pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promot
     }
     let mut planned = Vec::new();
     for turn in &selected {
-        if turn.calls.is_empty() && turn.text.is_none() {
+        if turn.calls().is_empty() && turn.response.text.is_empty() {
             return Err(refuse(format!(
                 "{}: the trace holds this turn's request but not its response: nothing to promote",
                 turn.at
@@ -411,18 +403,15 @@ pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promot
     Ok(promoted)
 }
 
-/// The name of a call in the conversation before `turn` that no later tool message answers.
+/// The name of a call in the conversation before `turn` that no later tool result answers.
 fn unanswered(turn: &Turn) -> Option<String> {
-    use toolcall_traces::Message;
-    for (i, message) in turn.messages.iter().enumerate() {
-        let Message::Assistant { calls, .. } = message else {
-            continue;
-        };
-        for call in calls {
-            let answered = turn.messages[i + 1..].iter().any(|m| match m {
-                Message::Tool { call_id, .. } => call.id.is_none() || *call_id == call.id,
-                _ => false,
-            });
+    let messages = &turn.transcript.messages;
+    for (i, message) in messages.iter().enumerate() {
+        for call in &message.calls {
+            let answered = messages[i + 1..]
+                .iter()
+                .flat_map(|m| &m.results)
+                .any(|r| call.id.is_none() || r.call_id == call.id);
             if !answered {
                 return Some(call.name.clone());
             }
@@ -536,7 +525,7 @@ mod tests {
                 let mut promoted_calls = 0;
                 for (i, turn) in found.turns.iter().enumerate() {
                     let once = found.turns.iter().filter(|t| t.id == turn.id).count() == 1;
-                    if turn.calls.is_empty() || !turn.catalog.is_recorded() || !once {
+                    if turn.calls().is_empty() || !turn.catalog.is_recorded() || !once {
                         continue;
                     }
                     let options = PromoteOptions {
@@ -548,7 +537,7 @@ mod tests {
                     match promote(&path, &turn.id, &options) {
                         Ok(done) => {
                             assert_eq!(done.cases.len(), 1, "{shown}: {}", turn.id);
-                            promoted_calls += turn.calls.len() as u64;
+                            promoted_calls += turn.calls().len() as u64;
                         }
                         Err(e) => assert!(
                             e.to_string().contains("without its result")

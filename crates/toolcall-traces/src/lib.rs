@@ -33,7 +33,7 @@ pub mod spans;
 mod stream;
 
 pub use errors::TraceError;
-pub use model::{Call, Catalog, Message, ToolDef, Turn};
+pub use model::{Catalog, Turn};
 #[cfg(feature = "parquet")]
 pub use records::RowsWriter;
 pub use records::{in_caught_parquet_read, is_parquet, Records};

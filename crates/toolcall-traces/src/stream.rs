@@ -778,7 +778,7 @@ mod tests {
                         let mut calls: Vec<String> = found
                             .turns
                             .iter()
-                            .flat_map(|t| &t.calls)
+                            .flat_map(|t| t.calls())
                             .map(|c| format!("{} {:?}", c.name, c.id))
                             .collect();
                         calls.sort();
@@ -953,7 +953,7 @@ mod tests {
             let (source, all) = read_as(&path, from, BUDGET_BYTES);
             assert_eq!(source.name, "otel-genai");
             assert_eq!(all.turns.len(), 1, "{:?}", all.turns);
-            assert_eq!(all.turns[0].calls[0].name, "get_wether");
+            assert_eq!(all.turns[0].calls()[0].name, "get_wether");
             assert!(all.bad.is_empty(), "{:?}", all.bad);
         }
         // A file no record of which a source claims is still not a trace.

@@ -35,13 +35,7 @@ pub fn through(text: &str) -> Result<Vec<Outcome>, String> {
     Ok(found
         .turns
         .iter()
-        .filter(|turn| turn.catalog.is_recorded())
-        .map(|turn| {
-            let case = Case::from_value(&turn.chat_request()).unwrap();
-            let response =
-                Response::from_value(&turn.chat_response(), Some(Format::OpenaiChat)).unwrap();
-            outcome(&case, &response)
-        })
+        .filter_map(|turn| Some(outcome(&turn.case(None)?, &turn.response)))
         .collect())
 }
 
