@@ -413,12 +413,10 @@ fn answer_parts(
             }
         }
     }
-    // A provider's response body.
+    // A provider's response body, as the core reads it: its calls, text and anomalies.
     if output.is_object() {
         if let Ok(response) = Response::from_value(output, None) {
-            if !response.calls.is_empty() {
-                return (None, Ok(response));
-            }
+            return (None, Ok(response));
         }
     }
     // Gemini's Python SDK: `content.parts[].function_call`.

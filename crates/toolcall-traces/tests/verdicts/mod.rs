@@ -133,3 +133,85 @@ fn langsmith_arguments_that_are_not_json_fail_as_they_do_alone() {
 fn langfuse_arguments_that_are_not_json_fail_as_they_do_alone() {
     probe(langfuse);
 }
+
+/// The core's response fixtures (`crates/toolcall-score/tests/fixtures/<format>/`), each with
+/// its format: every `X.json` whose `X.expect.json` is a response's.
+fn core_responses() -> Vec<(String, Format, Value)> {
+    let root =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../toolcall-score/tests/fixtures");
+    let mut out = Vec::new();
+    for format in Format::ALL {
+        let dir = root.join(format.as_str().replace('-', "_"));
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut paths: Vec<_> = entries.map(|e| e.unwrap().path()).collect();
+        paths.sort();
+        for path in paths {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let Some(stem) = name.strip_suffix(".expect.json") else {
+                continue;
+            };
+            let expect: Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            if expect["kind"] != "response" {
+                continue;
+            }
+            let body = dir.join(format!("{stem}.json"));
+            let body: Value =
+                serde_json::from_str(&std::fs::read_to_string(&body).unwrap()).unwrap();
+            out.push((format!("{}/{stem}", format.as_str()), format, body));
+        }
+    }
+    out
+}
+
+/// Chat-shaped tools of these names, without schemas.
+fn named(names: &[&str]) -> Value {
+    names
+        .iter()
+        .map(|n| json!({"type": "function", "function": {"name": n}}))
+        .collect()
+}
+
+/// Every response fixture of the core that a source carries as a provider's body (a LangSmith
+/// run's `outputs`, a Langfuse generation's `output`) gets, through the trace, the verdict it
+/// gets alone: pass or fail, the findings' kinds in order, the calls' arguments. Each is judged
+/// twice, against a catalog of every name it calls and against one without its first call's.
+/// A body is carried when the core tells its format from its shape, as a trace's reader must
+/// (a body whose format only a name tells, or a call list, which is no provider's body, no
+/// trace source carries).
+#[test]
+fn every_core_response_fixture_a_source_carries_gets_the_same_verdict() {
+    let (mut problems, mut compared) = (Vec::new(), 0);
+    for (name, format, body) in core_responses() {
+        // A run's outputs and a generation's output are a provider's body: an object.
+        if !body.is_object() || toolcall_score::provider::detect(&body).ok() != Some(format) {
+            continue;
+        }
+        let Ok(response) = Response::from_value(&body, Some(format)) else {
+            continue;
+        };
+        let calls: Vec<&str> = response.calls.iter().map(|c| c.name.as_str()).collect();
+        let catalogs = [named(&calls), named(calls.get(1..).unwrap_or_default())];
+        for tools in &catalogs {
+            let want = alone(tools, &body, format).unwrap();
+            for (source, text) in [
+                ("langsmith", langsmith(tools, &body)),
+                ("langfuse", langfuse(tools, &body)),
+            ] {
+                compared += 1;
+                match through(&text) {
+                    Ok(got) if got == [want.clone()] => {}
+                    Ok(got) => problems.push(format!(
+                        "{name} through {source} ({} tools): {got:?}, alone {want:?}",
+                        tools.as_array().map_or(0, Vec::len)
+                    )),
+                    Err(e) => problems.push(format!("{name} through {source}: {e}")),
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(compared >= 100, "only {compared} comparisons");
+}
