@@ -362,3 +362,35 @@ pub(crate) fn system_message(text: String) -> Message {
 pub(crate) fn user_message(text: String) -> Message {
     said(Role::User, Some(text))
 }
+
+/// A provider's message (Chat's `{"role", "content", "tool_calls", "tool_call_id"}`, an
+/// Anthropic message of content blocks, a Gemini content of `parts`), read by the core's reader
+/// for its shape; a message without a role is the model's. `None` when the core reads it as no
+/// message (its shape is none the core knows).
+pub(crate) fn read_message(m: &Value) -> Option<Message> {
+    let mut m = m.clone();
+    if let Some(object) = m.as_object_mut() {
+        object
+            .entry("role")
+            .or_insert_with(|| Value::from("assistant"));
+    }
+    let body = serde_json::json!({ "messages": [m] });
+    let request = toolcall_score::provider::parse_request(&body, None).ok()?;
+    request.transcript.messages.into_iter().next()
+}
+
+/// Chat's `tool_calls` (a list, or the list as JSON text), as the core's Chat reader reads
+/// them in an assistant message.
+pub(crate) fn chat_calls(v: Option<&Value>) -> Vec<ToolCall> {
+    let Some(calls) =
+        v.map(|v| crate::sources::otel_genai::structured(v).unwrap_or_else(|_| v.clone()))
+    else {
+        return Vec::new();
+    };
+    if !calls.is_array() {
+        return Vec::new();
+    }
+    read_message(&serde_json::json!({"role": "assistant", "tool_calls": calls}))
+        .map(|m| m.calls)
+        .unwrap_or_default()
+}

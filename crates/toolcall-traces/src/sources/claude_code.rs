@@ -18,9 +18,9 @@
 //!   a [`crate::Bad`] entry naming the type and the Claude Code version that wrote it.
 
 use serde_json::Value;
-use toolcall_score::{Message, ToolCall};
+use toolcall_score::{Message};
 
-use crate::model::{arguments_of, assistant, call, result, text_of, tool, user_message};
+use crate::model::{assistant, joined, read_message, result, tool, user_message};
 
 use crate::{Catalog, Found, Records, Turn};
 
@@ -180,7 +180,16 @@ fn turns(records: &Records, found: &mut Found) {
             }
         };
         let conversation = &mut conversations[index];
-        let parts = content_parts(message.get("content"));
+        // The message is an Anthropic one: the core's reader reads its blocks (text,
+        // `tool_use`, `tool_result`). One it refuses is named, and the rest still counts.
+        let body = serde_json::json!({"role": kind, "content": content(message.get("content"))});
+        let Some(read) = read_message(&body) else {
+            found.bad(
+                at,
+                format!("a `{kind}` message that is not an Anthropic message{version}"),
+            );
+            continue;
+        };
         if kind == "assistant" {
             let id = message
                 .get("id")
@@ -194,8 +203,8 @@ fn turns(records: &Records, found: &mut Found) {
                 && conversation.last.as_ref().is_some_and(|(last, ..)| *last == id);
             if reopened {
                 if let Some((_, turn_at, message_at)) = conversation.last.clone() {
-                    let parts_calls = calls_of(&parts);
-                    let parts_text = text_in(&parts);
+                    let parts_calls = read.calls.clone();
+                    let parts_text = joined(&read.text);
                     if let Some(turn) = found.turns.get_mut(turn_at) {
                         turn.response.calls.extend(parts_calls.iter().cloned());
                         turn.response.text.extend(parts_text.clone());
@@ -225,24 +234,17 @@ fn turns(records: &Records, found: &mut Found) {
                 conversation.open = Some(turn);
             }
             if let Some(turn) = conversation.open.as_mut() {
-                turn.response.calls.extend(calls_of(&parts));
-                turn.response.text.extend(text_in(&parts));
+                turn.response.calls.extend(read.calls);
+                turn.response.text.extend(joined(&read.text));
             }
         } else {
             close(conversation, found);
-            let mut text = Vec::new();
-            for part in &parts {
-                match part.get("type").and_then(Value::as_str) {
-                    Some("tool_result") => conversation.messages.push(result(part
-                            .get("tool_use_id")
-                            .and_then(Value::as_str)
-                            .map(str::to_owned), tool_result_text(part.get("content")))),
-                    Some("text") => text.push(part.get("text").map(text_of).unwrap_or_default()),
-                    _ => {}
-                }
+            // Its results first, each a message of its own, then what the user wrote.
+            for done in read.results {
+                conversation.messages.push(result(done.call_id, done.content));
             }
-            if !text.is_empty() {
-                conversation.messages.push(user_message(text.join("\n\n")));
+            if let Some(text) = joined(&read.text) {
+                conversation.messages.push(user_message(text));
             }
         }
     }
@@ -266,33 +268,10 @@ fn close(conversation: &mut Conversation, found: &mut Found) {
     }
 }
 
-/// The `tool_use` parts as calls.
-fn calls_of(parts: &[Value]) -> Vec<ToolCall> {
-    parts
-        .iter()
-        .filter(|p| p.get("type").and_then(Value::as_str) == Some("tool_use"))
-        .map(|part| call(part.get("id").and_then(Value::as_str).map(str::to_owned), part
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(), arguments_of(part.get("input"))))
-        .collect()
-}
-
-/// The `text` parts, joined; `None` when there is none.
-fn text_in(parts: &[Value]) -> Option<String> {
-    let texts: Vec<String> = parts
-        .iter()
-        .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
-        .map(|p| p.get("text").map(text_of).unwrap_or_default())
-        .collect();
-    (!texts.is_empty()).then(|| texts.join("\n\n"))
-}
-
-/// A message's content as parts: a string is one text part.
-fn content_parts(content: Option<&Value>) -> Vec<Value> {
+/// A message's content as the Anthropic API takes it: a transcript may hold a bare string among
+/// its blocks, which is a text block.
+fn content(content: Option<&Value>) -> Value {
     match content {
-        Some(Value::String(s)) => vec![serde_json::json!({"type": "text", "text": s})],
         Some(Value::Array(parts)) => parts
             .iter()
             .map(|p| match p {
@@ -300,18 +279,7 @@ fn content_parts(content: Option<&Value>) -> Vec<Value> {
                 other => other.clone(),
             })
             .collect(),
-        _ => Vec::new(),
-    }
-}
-
-fn tool_result_text(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").map(text_of))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        Some(other) => text_of(other),
-        None => String::new(),
+        Some(other) => other.clone(),
+        None => Value::Null,
     }
 }

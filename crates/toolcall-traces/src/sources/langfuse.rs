@@ -19,7 +19,7 @@
 use serde_json::Value;
 use toolcall_score::{Message, Response, Role, ToolCall};
 
-use crate::model::{arguments_of, reply, call, joined, text_of, tool};
+use crate::model::{arguments_of, call, chat_calls, joined, read_message, reply, text_of, tool};
 
 use crate::spans::Span;
 use crate::{Catalog, Found, Records, Turn};
@@ -379,7 +379,7 @@ fn history(input: &Value) -> Vec<Message> {
     messages
         .iter()
         .filter(|m| m.is_object())
-        .filter_map(otel_genai::chat_message)
+        .filter_map(read_message)
         .collect()
 }
 
@@ -456,7 +456,7 @@ fn answer_parts(
             return (None, Err(calls));
         }
     }
-    let chat = otel_genai::chat_calls(output.pointer("/additional_kwargs/tool_calls"));
+    let chat = chat_calls(output.pointer("/additional_kwargs/tool_calls"));
     if !chat.is_empty() {
         return (None, Err(chat));
     }

@@ -12,11 +12,11 @@
 use serde_json::Value;
 use toolcall_score::{Message, Response, Role};
 
-use crate::model::{reply, joined, text_of};
+use crate::model::{joined, read_message, reply, text_of};
 
 use crate::{Catalog, Found, Records, Turn};
 
-use super::{Groups, otel_genai, Reads, Source};
+use super::{Groups, Reads, Source};
 
 /// The source.
 pub static SOURCE: Source = Source {
@@ -160,7 +160,7 @@ fn messages(v: Option<&Value>) -> Vec<Message> {
     }
     list.iter()
         .map(langchain)
-        .filter_map(|m| otel_genai::chat_message(&m))
+        .filter_map(|m| read_message(&m))
         .collect()
 }
 
@@ -168,7 +168,7 @@ fn messages(v: Option<&Value>) -> Vec<Message> {
 /// it (its format, stop reason and anomalies kept).
 fn answer(outputs: &Value) -> Response {
     if let Some(message) = outputs.pointer("/generations/0/0/message") {
-        if let Some(message) = otel_genai::chat_message(&langchain(message))
+        if let Some(message) = read_message(&langchain(message))
             .filter(|m| m.role == Role::Assistant)
         {
             return reply(joined(&message.text), message.calls);

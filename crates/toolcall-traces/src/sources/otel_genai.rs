@@ -29,10 +29,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 use toolcall_score::{Message, Role, ToolCall};
 
-use crate::model::{
-    arguments_of, reply, assistant, call, indexed_calls, joined, result, system_message,
-    text_of, tool, user_message,
-};
+use crate::model::{arguments_of, assistant, call, chat_calls, indexed_calls, joined, read_message, reply, result, system_message, text_of, tool, user_message};
 
 use crate::spans::Span;
 use crate::{Catalog, Found, Turn};
@@ -386,24 +383,18 @@ pub(crate) fn parts_messages(v: &Value, what: &str) -> Result<Vec<Message>, Stri
             .unwrap_or(if output { "assistant" } else { "" });
         let Some(parts) = item.get("parts").and_then(Value::as_array) else {
             // A message in the older, Chat-like shape.
-            out.extend(chat_message(item));
+            out.extend(read_message(item));
             continue;
         };
+        // Parts without a `type` are Gemini's (`{"text"}`, `{"functionCall"}`,
+        // `{"functionResponse"}`): the message is a Gemini content, which the core reads.
+        if parts.iter().all(|p| p.get("type").is_none()) {
+            out.extend(read_message(item));
+            continue;
+        }
         let mut text = Vec::new();
         let mut calls = Vec::new();
         for part in parts {
-            // Gemini-shaped parts carry no `type`: `{"text"}`, `{"functionCall"}`,
-            // `{"functionResponse"}`.
-            if part.get("type").is_none() {
-                if let Some(t) = part.get("text") {
-                    text.push(text_of(t));
-                } else if let Some(f) = part.get("functionCall") {
-                    calls.push(call(f.get("id").and_then(Value::as_str).map(str::to_owned), f.get("name").map(text_of).unwrap_or_default(), arguments_of(f.get("args"))));
-                } else if let Some(f) = part.get("functionResponse") {
-                    out.push(result(f.get("id").and_then(Value::as_str).map(str::to_owned), f.get("response").map(text_of).unwrap_or_default()));
-                }
-                continue;
-            }
             match part.get("type").and_then(Value::as_str) {
                 Some("text") => text.push(part.get("content").map(text_of).unwrap_or_default()),
                 Some("tool_call") => calls.push(call(part.get("id").and_then(Value::as_str).map(str::to_owned), part
@@ -429,51 +420,6 @@ pub(crate) fn parts_messages(v: &Value, what: &str) -> Result<Vec<Message>, Stri
         }
     }
     Ok(out)
-}
-
-/// A Chat-like message: `{"role", "content", "tool_calls": [...], "tool_call_id"}`.
-pub(crate) fn chat_message(m: &Value) -> Option<Message> {
-    let role = m.get("role").and_then(Value::as_str).unwrap_or("assistant");
-    let content = m
-        .get("content")
-        .filter(|c| !c.is_null())
-        .map(|c| match c {
-            Value::Array(_) => parts_text(c),
-            other => text_of(other),
-        });
-    Some(match role {
-        "system" => system_message(content.unwrap_or_default()),
-        "user" => user_message(content.unwrap_or_default()),
-        "tool" => result(
-            m.get("tool_call_id")
-                .or_else(|| m.get("id"))
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            content.unwrap_or_default(),
-        ),
-        _ => assistant(
-            content.filter(|c| !c.is_empty()),
-            chat_calls(m.get("tool_calls")),
-        ),
-    })
-}
-
-/// Chat's `tool_calls` (with `function`) or the flat `{id, name, arguments}`.
-pub(crate) fn chat_calls(v: Option<&Value>) -> Vec<ToolCall> {
-    let v = v.map(|v| structured(v).unwrap_or_else(|_| v.clone()));
-    v.as_ref()
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|c| {
-            let f = c.get("function").unwrap_or(c);
-            call(c.get("id").and_then(Value::as_str).map(str::to_owned), f
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned(), arguments_of(f.get("arguments")))
-        })
-        .collect()
 }
 
 /// The legacy flattened messages under `prefix` (`gen_ai.prompt`, `gen_ai.completion`).
@@ -561,7 +507,7 @@ fn events(span: &Span) -> Result<(Vec<Message>, Vec<Message>), String> {
                     .as_array()
                     .into_iter()
                     .flatten()
-                    .filter_map(chat_message)
+                    .filter_map(read_message)
                     .collect();
                 if key == "gen_ai.prompt" {
                     input.extend(messages);
@@ -583,7 +529,7 @@ fn events(span: &Span) -> Result<(Vec<Message>, Vec<Message>), String> {
                 if message.get("role").is_none() {
                     message["role"] = Value::from("assistant");
                 }
-                output.extend(chat_message(&message));
+                output.extend(read_message(&message));
             }
             name if name.starts_with("gen_ai.") && name.ends_with(".message") => {
                 let role = name
@@ -594,7 +540,7 @@ fn events(span: &Span) -> Result<(Vec<Message>, Vec<Message>), String> {
                     m.insert(k.clone(), v.clone());
                 }
                 m.insert("role".into(), Value::from(role));
-                input.extend(chat_message(&Value::Object(m)));
+                input.extend(read_message(&Value::Object(m)));
             }
             _ => {}
         }
@@ -760,5 +706,33 @@ mod tests {
         assert!(by_id("m1").catalog.is_names_only());
         assert_eq!(by_id("inner").text().as_deref(), Some("hi"));
         assert_eq!(found.folded, 0);
+    }
+
+    /// Gemini contents in the GenAI attributes (untyped `functionCall` / `functionResponse`
+    /// parts) are read by the core's Gemini reader: the call, its arguments, its answer.
+    #[test]
+    fn gemini_contents_are_read_as_the_core_reads_them() {
+        let s = span(
+            serde_json::json!({
+                "gen_ai.input.messages": r#"[{"role": "user", "parts": [{"text": "weather?"}]},
+                    {"role": "model", "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}}]},
+                    {"role": "user", "parts": [{"functionResponse": {"name": "get_weather", "response": {"t": 3}}}]}]"#,
+                "gen_ai.output.messages": r#"[{"role": "model", "parts": [{"functionCall": {"name": "get_wether", "args": {"city": "Bergen"}}}]}]"#,
+                "gen_ai.tool.definitions": r#"[{"type": "function", "name": "get_weather"}]"#
+            }),
+            Vec::new(),
+        );
+        let turn = model_turn(&s).unwrap().unwrap();
+        assert_eq!(turn.calls()[0].name, "get_wether");
+        assert_eq!(
+            turn.calls()[0].arguments,
+            toolcall_score::Arguments::Parsed(serde_json::json!({"city": "Bergen"}))
+        );
+        let results: Vec<_> = turn.transcript.results().collect();
+        assert_eq!(results.len(), 1, "{:?}", turn.transcript);
+        assert_eq!(results[0].name.as_deref(), Some("get_weather"));
+        let verdict = toolcall_score::score(&turn.case(None).unwrap(), &turn.response);
+        let kinds: Vec<_> = verdict.findings().iter().map(|f| f.kind.as_str()).collect();
+        assert_eq!(kinds, ["unknown_tool"], "the transcript's call is answered");
     }
 }
