@@ -41,11 +41,13 @@ pub fn read_trace(
 /// Whether the first non-blank line of `path` is a `{"request", "response"}` log line (what
 /// `rate` read before it read traces, and still reads first).
 pub fn is_log(path: &Path) -> bool {
+    std::fs::File::open(path)
+        .is_ok_and(|file| starts_with_log_line(&mut std::io::BufReader::new(file)))
+}
+
+/// Whether the first non-blank line `reader` gives is a `{"request", "response"}` log line.
+fn starts_with_log_line(reader: &mut impl std::io::BufRead) -> bool {
     use std::io::{BufRead, Read};
-    let Ok(file) = std::fs::File::open(path) else {
-        return false;
-    };
-    let mut reader = std::io::BufReader::new(file);
     let mut line = String::new();
     // One line, bounded: a huge line is not looked at whole here.
     while reader
@@ -170,7 +172,72 @@ pub fn rate_traces(
     supplied: &Supplied,
     options: &ScanOptions,
 ) -> Result<Tally, RateError> {
+    let supplied = std::sync::OnceLock::from(Ok(supplied.clone()));
+    rate_each(paths, from, &supplied, &[], false, options).map(|(tally, _)| tally)
+}
+
+/// Which of `paths` are traces, each opened once: those are rated as [`rate_traces`] rates
+/// them, and the others (`-`, what is not a regular file, a file whose first line is a
+/// `{"request", "response"}` pair, a file no source claims) are handed back, in order, for
+/// the log reader. With `from`, every file is read as that source's trace. `tools` are the
+/// `--tools [PATTERN=]FILE` arguments, read when the first trace is found.
+pub fn rate_traces_or_logs(
+    paths: &[PathBuf],
+    from: Option<&'static Source>,
+    tools: &[String],
+    options: &ScanOptions,
+) -> Result<(Tally, Vec<PathBuf>), RateError> {
+    let supplied = std::sync::OnceLock::new();
+    rate_each(paths, from, &supplied, tools, true, options)
+}
+
+/// A file that is a trace, open at its start, or `None` when it is a log for the log reader.
+fn open_trace(path: &Path, from: Option<&'static Source>) -> Result<Option<std::fs::File>, String> {
+    if path.as_os_str() == "-" || (from.is_none() && !path.is_file()) {
+        return Ok(None);
+    }
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(_) if from.is_none() => return Ok(None),
+        Err(e) => return Err(format!("{}: cannot open: {e}", path.display())),
+    };
+    if from.is_some() {
+        return Ok(Some(file));
+    }
+    let mut reader = std::io::BufReader::new(file);
+    if starts_with_log_line(&mut reader) {
+        return Ok(None);
+    }
+    let mut file = reader.into_inner();
+    match std::io::Seek::rewind(&mut file) {
+        Ok(()) => Ok(Some(file)),
+        Err(_) => Ok(None),
+    }
+}
+
+/// The files of `paths` rated as traces; with `tell_logs`, those that are not traces handed
+/// back (else each is a bad input). `supplied` is the `--tools` catalogs, read from `tools`
+/// the first time a trace needs them.
+fn rate_each(
+    paths: &[PathBuf],
+    from: Option<&'static Source>,
+    supplied: &std::sync::OnceLock<Result<Supplied, String>>,
+    tools: &[String],
+    tell_logs: bool,
+    options: &ScanOptions,
+) -> Result<(Tally, Vec<PathBuf>), RateError> {
     let failure: std::sync::Mutex<Option<RateError>> = std::sync::Mutex::new(None);
+    let logs: std::sync::Mutex<Vec<(usize, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+    let fail = |e: RateError| {
+        if let Ok(mut slot) = failure.lock() {
+            slot.get_or_insert(e);
+        }
+    };
+    let log = |index: usize, path: PathBuf| {
+        if let Ok(mut logs) = logs.lock() {
+            logs.push((index, path));
+        }
+    };
     let mut files = paths.iter().enumerate();
     let tally = parallel_pull(
         options,
@@ -182,30 +249,58 @@ pub fn rate_traces(
                 .map(|(i, path)| (i, path.clone())))
         },
         |tally, (index, path): (usize, PathBuf)| {
+            let file = if tell_logs {
+                match open_trace(&path, from) {
+                    Ok(Some(file)) => Ok(file),
+                    Ok(None) => return log(index, path),
+                    Err(e) => return fail(RateError::Config(e)),
+                }
+            } else {
+                std::fs::File::open(&path)
+                    .map_err(|e| format!("{}: cannot open: {e}", path.display()))
+            };
+            let file = match file {
+                Ok(file) => file,
+                Err(e) => return fail(RateError::Config(e)),
+            };
             // Each group of the file (a trace) is scored as soon as it is read.
             let mut order = 0u64;
-            let read = toolcall_traces::read_path_each(&path, from, &mut |found| {
-                add_found(tally, index, &path, &found, supplied, &mut order);
+            let mut refused = None;
+            let read = toolcall_traces::read_file_each(file, &path, from, &mut |found| {
+                let supplied =
+                    supplied.get_or_init(|| Supplied::parse(tools).map_err(|e| e.to_string()));
+                match supplied {
+                    Ok(supplied) => add_found(tally, index, &path, &found, supplied, &mut order),
+                    Err(e) => {
+                        refused.get_or_insert_with(|| e.clone());
+                    }
+                }
             });
+            if let Some(e) = refused {
+                return fail(RateError::Config(e));
+            }
             match read {
                 Ok(_) => {}
+                Err(toolcall_traces::TraceError::NotATrace { .. })
+                    if from.is_none() && tell_logs =>
+                {
+                    log(index, path);
+                }
                 Err(toolcall_traces::TraceError::NotATrace { .. }) if from.is_none() => {
                     let shown = escape_path(&path).to_string();
                     let e = toolcall_traces::TraceError::NotATrace { path: shown };
                     tally.bad_input(origin(index, &path, order, None), e.to_string());
                 }
-                Err(e) => {
-                    if let Ok(mut slot) = failure.lock() {
-                        slot.get_or_insert(RateError::Config(e.to_string()));
-                    }
-                }
+                Err(e) => fail(RateError::Config(e.to_string())),
             }
         },
     )?;
     if let Some(e) = failure.into_inner().ok().flatten() {
         return Err(e);
     }
-    Ok(tally)
+    let mut logs = logs.into_inner().unwrap_or_default();
+    logs.sort();
+    Ok((tally, logs.into_iter().map(|(_, path)| path).collect()))
 }
 
 fn origin(index: usize, path: &Path, order: u64, at: Option<&str>) -> Origin {

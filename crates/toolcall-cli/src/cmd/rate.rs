@@ -120,8 +120,7 @@ pub struct Args {
 /// traces; the tallies of all of them added up.
 fn rate_inputs(args: &Args, scan: &ScanOptions) -> Result<toolcall_rate::Tally, String> {
     let mut tally = toolcall_rate::Tally::default();
-    let mut logs = Vec::new();
-    let mut traces = Vec::new();
+    let mut files = Vec::new();
     for path in &args.logs {
         if path.is_dir() {
             let (cases, recorded) = (path.join("cases"), path.join("recorded"));
@@ -142,22 +141,19 @@ fn rate_inputs(args: &Args, scan: &ScanOptions) -> Result<toolcall_rate::Tally, 
                 let tree = rate_tree(&cases, &agent, scan).map_err(|e| e.to_string())?;
                 tally.merge(tree.tally);
             }
-        } else if args.from.is_some() || toolcall_rate::traces::is_trace(path) {
-            traces.push(path.clone());
         } else {
-            logs.push(path.clone());
+            files.push(path.clone());
         }
     }
+    // Each file is opened once: a trace is rated as it is told from its first records, and
+    // what is not one comes back for the log reader.
+    let (traced, logs) =
+        toolcall_rate::traces::rate_traces_or_logs(&files, args.from, &args.tools, scan)
+            .map_err(|e| e.to_string())?;
     if !logs.is_empty() {
         tally.merge(rate_jsonl(&logs, scan).map_err(|e| e.to_string())?);
     }
-    if !traces.is_empty() {
-        let supplied =
-            toolcall_rate::traces::Supplied::parse(&args.tools).map_err(|e| e.to_string())?;
-        let traced = toolcall_rate::rate_traces(&traces, args.from, &supplied, scan)
-            .map_err(|e| e.to_string())?;
-        tally.merge(traced);
-    }
+    tally.merge(traced);
     Ok(tally)
 }
 
