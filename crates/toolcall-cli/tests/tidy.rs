@@ -707,11 +707,6 @@ const UPWARD: &[(&str, &str, &str)] = &[
         "errors -> sources",
         "\"not a trace\" lists the sources by name",
     ),
-    (
-        "toolcall-rate",
-        "traces -> import",
-        "a turn's id is checked as a path component by the importer's rule",
-    ),
 ];
 
 /// No crate's modules import one another in a circle: each module can be read knowing only

@@ -59,7 +59,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use toolcall_score::provider::Logged;
-use toolcall_score::{is_invisible, InputError};
+use toolcall_score::InputError;
+
+pub use crate::names::safe_component;
+use crate::names::{agent_dir, check_name};
 
 use crate::RateError;
 
@@ -115,47 +118,6 @@ pub struct ImportSummary {
     pub folded: usize,
     /// Trace records that could not be read (`place: why`); the others were imported.
     pub bad: Vec<String>,
-}
-
-/// Why `name` cannot be one path component of an import's output, or `None` when it can.
-///
-/// A safe component is not empty; is not `.` or `..` and does not start with `.` (the harness
-/// and `toolcall check` skip hidden files and directories, so such a case would never run);
-/// and holds no `/`, `\`, NUL, control character or invisible format character (which would
-/// split the path, leave the output tree, or hide the name on a terminal).
-pub fn safe_component(name: &str) -> Option<&'static str> {
-    if name.is_empty() {
-        Some("it is empty")
-    } else if name == "." || name == ".." {
-        Some("it would leave its directory")
-    } else if name.starts_with('.') {
-        Some("it starts with `.`, and a hidden file or directory is never run by check")
-    } else if name.contains(['/', '\\']) {
-        Some("it holds a path separator")
-    } else if name.chars().any(is_invisible) {
-        Some("it holds a control or invisible character")
-    } else {
-        None
-    }
-}
-
-/// `name` as an [`RateError::UnsafeName`] when it is not a [`safe_component`].
-fn check_name(
-    path: Option<&Path>,
-    whose: String,
-    what: &'static str,
-    name: &str,
-) -> Result<(), RateError> {
-    match safe_component(name) {
-        None => Ok(()),
-        Some(why) => Err(RateError::UnsafeName {
-            path: path.map(Path::to_path_buf),
-            whose,
-            what,
-            value: name.to_owned(),
-            why,
-        }),
-    }
 }
 
 /// One conversation, found in an input file.
@@ -522,7 +484,7 @@ fn trace_turns(
     mut each: impl FnMut(&str, &Turn),
 ) -> Result<usize, RateError> {
     let supplied = tools_override
-        .map(toolcall_traces::ToolDef::from_tools_json)
+        .map(toolcall_score::Catalog::from_json)
         .transpose()
         .map_err(|e| RateError::Import {
             path: file.to_path_buf(),
@@ -535,26 +497,18 @@ fn trace_turns(
                 traces.push(id);
             }
         }
-        if turn.calls.is_empty() {
+        if turn.calls().is_empty() {
             continue;
         }
-        let Some(judged) = crate::traces::judged(turn, supplied.as_deref()) else {
+        let Some(judged) = crate::traces::judged(turn, supplied.as_ref()) else {
             continue;
         };
-        let agent = match (&options.agent, &turn.model) {
-            (Some(agent), _) => agent.clone(),
-            (None, Some(model)) => {
-                let agent = model.replace(['/', '\\', ':'], "_");
-                check_name(
-                    Some(file),
-                    turn.at.clone(),
-                    "model (as an agent directory; pass --agent NAME)",
-                    &agent,
-                )?;
-                agent
-            }
-            (None, None) => "imported".to_owned(),
-        };
+        let agent = agent_dir(
+            options.agent.as_deref(),
+            turn.model.as_deref(),
+            file,
+            &turn.at,
+        )?;
         check_name(Some(file), turn.at.clone(), "id", &turn.id)?;
         each(
             &agent,
@@ -563,7 +517,7 @@ fn trace_turns(
                 id: format!("{prefix}/{}", turn.id),
                 case: judged.chat_request(),
                 response: judged.chat_response(),
-                calls: judged.calls.len(),
+                calls: judged.calls().len(),
             },
         );
     }
@@ -578,7 +532,7 @@ fn trace_counts(input: &Input, supplied: bool, summary: &mut ImportSummary) {
             .found
             .turns
             .iter()
-            .filter(|t| !t.calls.is_empty() && !t.catalog.is_recorded())
+            .filter(|t| !t.calls().is_empty() && !t.catalog.is_recorded())
             .count();
     }
     summary.folded += trace.found.folded;
@@ -701,22 +655,12 @@ fn for_each_turn(
                     conversation.name
                 ),
             })?;
-        // A model name like `meta-llama/Llama-3` is one directory, not two; what is still not
-        // a safe name after that (`..`, `.hidden`, an escape sequence) is refused, not guessed.
-        let agent = match (&options.agent, conversation.model) {
-            (Some(agent), _) => agent.clone(),
-            (None, Some(model)) => {
-                let agent = model.replace(['/', '\\', ':'], "_");
-                check_name(
-                    Some(file),
-                    conversation.label.clone(),
-                    "model (as an agent directory; pass --agent NAME)",
-                    &agent,
-                )?;
-                agent
-            }
-            (None, None) => "imported".to_owned(),
-        };
+        let agent = agent_dir(
+            options.agent.as_deref(),
+            conversation.model,
+            file,
+            &conversation.label,
+        )?;
         for turn in turns(&source, prefix, conversation, &logged, tools, &agent) {
             each(&agent, &turn.map_err(|why| bad(conversation, why))?);
         }

@@ -92,10 +92,13 @@ fn is_trace(path: &Path) -> bool {
 
 /// Whether the first non-blank line of `path` is a `{"request", "response"}` log line (rule 4).
 fn is_log(path: &Path) -> bool {
-    let Ok(file) = std::fs::File::open(path) else {
-        return false;
-    };
-    let mut reader = std::io::BufReader::new(file);
+    std::fs::File::open(path)
+        .is_ok_and(|file| starts_with_log_line(&mut std::io::BufReader::new(file)))
+}
+
+/// Whether the first non-blank line `reader` gives is a `{"request", "response"}` log line (read
+/// from a file already open, so that a trace file is opened once).
+pub(crate) fn starts_with_log_line(reader: &mut impl BufRead) -> bool {
     let mut line = String::new();
     // One line, bounded: a huge line is not looked at whole here.
     while reader

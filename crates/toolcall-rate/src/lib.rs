@@ -46,6 +46,7 @@ pub mod import;
 pub mod inputs;
 #[cfg(any(feature = "openai", feature = "anthropic"))]
 pub mod live;
+mod names;
 mod report;
 pub mod scan;
 mod tally;

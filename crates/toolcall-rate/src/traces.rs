@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use serde_json::Value;
-use toolcall_score::{escape_path, Case, Format, Response};
-use toolcall_traces::{Catalog, Source, ToolDef, Turn};
+use toolcall_score::escape_path;
+use toolcall_traces::{Catalog, Source, Turn};
 
 use crate::scan::{parallel_pull, ScanOptions};
 use crate::tally::{Origin, Tally};
@@ -38,15 +38,14 @@ pub fn read_trace(
     }
 }
 
-/// A catalog given with `--tools`: a tools array of any format the scorer reads, as tool
-/// definitions.
-pub fn tools_from(path: &Path) -> Result<Vec<ToolDef>, RateError> {
+/// A catalog given with `--tools`: a tools array of any format the scorer reads.
+pub fn tools_from(path: &Path) -> Result<toolcall_score::Catalog, RateError> {
     let text = toolcall_score::read_text(path)?;
     let value: Value = serde_json::from_str(&text).map_err(|e| RateError::Import {
         path: path.to_path_buf(),
         why: format!("not JSON: {e}"),
     })?;
-    ToolDef::from_tools_json(&value).map_err(|e| RateError::Import {
+    toolcall_score::Catalog::from_json(&value).map_err(|e| RateError::Import {
         path: path.to_path_buf(),
         why: format!("not a tools array: {e}"),
     })
@@ -57,7 +56,7 @@ pub fn tools_from(path: &Path) -> Result<Vec<ToolDef>, RateError> {
 /// name, or its model, gives the catalog; a rule without a pattern matches every turn.
 #[derive(Clone, Debug, Default)]
 pub struct Supplied {
-    rules: Vec<(Option<String>, Vec<ToolDef>)>,
+    rules: Vec<(Option<String>, toolcall_score::Catalog)>,
 }
 
 impl Supplied {
@@ -78,7 +77,7 @@ impl Supplied {
     }
 
     /// The catalog for `turn`, when a rule gives one.
-    pub fn for_turn(&self, turn: &Turn) -> Option<&[ToolDef]> {
+    pub fn for_turn(&self, turn: &Turn) -> Option<&toolcall_score::Catalog> {
         self.rules
             .iter()
             .find(|(pattern, _)| match pattern {
@@ -88,7 +87,7 @@ impl Supplied {
                     .flatten()
                     .any(|text| glob(p, text)),
             })
-            .map(|(_, tools)| tools.as_slice())
+            .map(|(_, tools)| tools)
     }
 }
 
@@ -112,13 +111,12 @@ fn glob(pattern: &str, text: &str) -> bool {
     rest.ends_with(last)
 }
 
-/// `turn` as a case and its response, the catalog supplied when the trace had none; `None`
-/// when it has neither.
-pub fn judged(turn: &Turn, supplied: Option<&[ToolDef]>) -> Option<Turn> {
+/// `turn` with the catalog supplied when the trace had none; `None` when it has neither.
+pub fn judged(turn: &Turn, supplied: Option<&toolcall_score::Catalog>) -> Option<Turn> {
     match (&turn.catalog, supplied) {
         (Catalog::Recorded(_), _) => Some(turn.clone()),
         (Catalog::NotRecorded, Some(tools)) => Some(Turn {
-            catalog: Catalog::Recorded(tools.to_vec()),
+            catalog: Catalog::Recorded(tools.clone()),
             ..turn.clone()
         }),
         (Catalog::NotRecorded, None) => None,
@@ -132,7 +130,72 @@ pub fn rate_traces(
     supplied: &Supplied,
     options: &ScanOptions,
 ) -> Result<Tally, RateError> {
+    let supplied = std::sync::OnceLock::from(Ok(supplied.clone()));
+    rate_each(paths, from, &supplied, &[], false, options).map(|(tally, _)| tally)
+}
+
+/// Which of `paths` are traces, each opened once: those are rated as [`rate_traces`] rates
+/// them, and the others (`-`, what is not a regular file, a file whose first line is a
+/// `{"request", "response"}` pair, a file no source claims) are handed back, in order, for
+/// the log reader. With `from`, every file is read as that source's trace. `tools` are the
+/// `--tools [PATTERN=]FILE` arguments, read when the first trace is found.
+pub fn rate_traces_or_logs(
+    paths: &[PathBuf],
+    from: Option<&'static Source>,
+    tools: &[String],
+    options: &ScanOptions,
+) -> Result<(Tally, Vec<PathBuf>), RateError> {
+    let supplied = std::sync::OnceLock::new();
+    rate_each(paths, from, &supplied, tools, true, options)
+}
+
+/// A file that is a trace, open at its start, or `None` when it is a log for the log reader.
+fn open_trace(path: &Path, from: Option<&'static Source>) -> Result<Option<std::fs::File>, String> {
+    if path.as_os_str() == "-" || (from.is_none() && !path.is_file()) {
+        return Ok(None);
+    }
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(_) if from.is_none() => return Ok(None),
+        Err(e) => return Err(format!("{}: cannot open: {e}", path.display())),
+    };
+    if from.is_some() {
+        return Ok(Some(file));
+    }
+    let mut reader = std::io::BufReader::new(file);
+    if crate::inputs::starts_with_log_line(&mut reader) {
+        return Ok(None);
+    }
+    let mut file = reader.into_inner();
+    match std::io::Seek::rewind(&mut file) {
+        Ok(()) => Ok(Some(file)),
+        Err(_) => Ok(None),
+    }
+}
+
+/// The files of `paths` rated as traces; with `tell_logs`, those that are not traces handed
+/// back (else each is a bad input). `supplied` is the `--tools` catalogs, read from `tools`
+/// the first time a trace needs them.
+fn rate_each(
+    paths: &[PathBuf],
+    from: Option<&'static Source>,
+    supplied: &std::sync::OnceLock<Result<Supplied, String>>,
+    tools: &[String],
+    tell_logs: bool,
+    options: &ScanOptions,
+) -> Result<(Tally, Vec<PathBuf>), RateError> {
     let failure: std::sync::Mutex<Option<RateError>> = std::sync::Mutex::new(None);
+    let logs: std::sync::Mutex<Vec<(usize, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+    let fail = |e: RateError| {
+        if let Ok(mut slot) = failure.lock() {
+            slot.get_or_insert(e);
+        }
+    };
+    let log = |index: usize, path: PathBuf| {
+        if let Ok(mut logs) = logs.lock() {
+            logs.push((index, path));
+        }
+    };
     let mut files = paths.iter().enumerate();
     let tally = parallel_pull(
         options,
@@ -144,30 +207,58 @@ pub fn rate_traces(
                 .map(|(i, path)| (i, path.clone())))
         },
         |tally, (index, path): (usize, PathBuf)| {
+            let file = if tell_logs {
+                match open_trace(&path, from) {
+                    Ok(Some(file)) => Ok(file),
+                    Ok(None) => return log(index, path),
+                    Err(e) => return fail(RateError::Config(e)),
+                }
+            } else {
+                std::fs::File::open(&path)
+                    .map_err(|e| format!("{}: cannot open: {e}", path.display()))
+            };
+            let file = match file {
+                Ok(file) => file,
+                Err(e) => return fail(RateError::Config(e)),
+            };
             // Each group of the file (a trace) is scored as soon as it is read.
             let mut order = 0u64;
-            let read = toolcall_traces::read_path_each(&path, from, &mut |found| {
-                add_found(tally, index, &path, &found, supplied, &mut order);
+            let mut refused = None;
+            let read = toolcall_traces::read_file_each(file, &path, from, &mut |found| {
+                let supplied =
+                    supplied.get_or_init(|| Supplied::parse(tools).map_err(|e| e.to_string()));
+                match supplied {
+                    Ok(supplied) => add_found(tally, index, &path, &found, supplied, &mut order),
+                    Err(e) => {
+                        refused.get_or_insert_with(|| e.clone());
+                    }
+                }
             });
+            if let Some(e) = refused {
+                return fail(RateError::Config(e));
+            }
             match read {
                 Ok(_) => {}
+                Err(toolcall_traces::TraceError::NotATrace { .. })
+                    if from.is_none() && tell_logs =>
+                {
+                    log(index, path);
+                }
                 Err(toolcall_traces::TraceError::NotATrace { .. }) if from.is_none() => {
                     let shown = escape_path(&path).to_string();
                     let e = toolcall_traces::TraceError::NotATrace { path: shown };
                     tally.bad_input(origin(index, &path, order, None), e.to_string());
                 }
-                Err(e) => {
-                    if let Ok(mut slot) = failure.lock() {
-                        slot.get_or_insert(RateError::Trace(e));
-                    }
-                }
+                Err(e) => fail(RateError::Trace(e)),
             }
         },
     )?;
     if let Some(e) = failure.into_inner().ok().flatten() {
         return Err(e);
     }
-    Ok(tally)
+    let mut logs = logs.into_inner().unwrap_or_default();
+    logs.sort();
+    Ok((tally, logs.into_iter().map(|(_, path)| path).collect()))
 }
 
 fn origin(index: usize, path: &Path, order: u64, at: Option<&str>) -> Origin {
@@ -203,26 +294,20 @@ pub fn add_found(
             *order += 1;
             *order - 1
         };
-        let Some(turn) = judged(turn, supplied.for_turn(turn)) else {
+        // The turn is scored as the source read it: the core's transcript and response.
+        let Some(case) = turn.case(supplied.for_turn(turn)) else {
             tally.traces.not_judged_turns += 1;
-            tally.traces.not_judged_calls += turn.calls.len() as u64;
+            tally.traces.not_judged_calls += turn.calls().len() as u64;
             continue;
         };
-        if turn.catalog.is_names_only() {
+        if Catalog::Recorded(case.catalog.clone()).is_names_only() {
             tally.traces.names_only_turns += 1;
         }
-        let at = origin(index, path, order, Some(&turn.at));
-        let case = match Case::from_value(&turn.chat_request()) {
-            Ok(case) => case,
-            Err(e) => {
-                tally.bad_input(at, format!("{}: the turn's request: {e}", turn.at));
-                continue;
-            }
-        };
-        match Response::from_value(&turn.chat_response(), Some(Format::OpenaiChat)) {
-            Ok(response) => tally.add(&case, &response, &at),
-            Err(e) => tally.bad_input(at, format!("{}: the turn's response: {e}", turn.at)),
-        }
+        tally.add(
+            &case,
+            &turn.response,
+            &origin(index, path, order, Some(&turn.at)),
+        );
     }
 }
 
@@ -273,7 +358,7 @@ pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promot
     let selected: Vec<&Turn> = if by_turn.is_empty() {
         turns
             .iter()
-            .filter(|t| t.trace.as_deref() == Some(id) && !t.calls.is_empty())
+            .filter(|t| t.trace.as_deref() == Some(id) && !t.calls().is_empty())
             .collect()
     } else {
         by_turn
@@ -281,7 +366,7 @@ pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promot
     if selected.is_empty() {
         let mut ids: Vec<String> = turns
             .iter()
-            .filter(|t| !t.calls.is_empty())
+            .filter(|t| !t.calls().is_empty())
             .map(|t| t.id.clone())
             .collect();
         let more = ids.len().saturating_sub(8);
@@ -303,7 +388,7 @@ pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promot
     }
     let mut planned = Vec::new();
     for turn in &selected {
-        if turn.calls.is_empty() && turn.text.is_none() {
+        if turn.calls().is_empty() && turn.response.text.is_empty() {
             return Err(refuse(format!(
                 "{}: the trace holds this turn's request but not its response: nothing to promote",
                 turn.at
@@ -324,7 +409,7 @@ pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promot
                 turn.at
             )));
         };
-        if let Some(why) = crate::import::safe_component(&turn.id) {
+        if let Some(why) = crate::names::safe_component(&turn.id) {
             return Err(refuse(format!(
                 "{}: its id `{}` cannot name a file: {why}",
                 turn.at,
@@ -371,18 +456,15 @@ pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promot
     Ok(promoted)
 }
 
-/// The name of a call in the conversation before `turn` that no later tool message answers.
+/// The name of a call in the conversation before `turn` that no later tool result answers.
 fn unanswered(turn: &Turn) -> Option<String> {
-    use toolcall_traces::Message;
-    for (i, message) in turn.messages.iter().enumerate() {
-        let Message::Assistant { calls, .. } = message else {
-            continue;
-        };
-        for call in calls {
-            let answered = turn.messages[i + 1..].iter().any(|m| match m {
-                Message::Tool { call_id, .. } => call.id.is_none() || *call_id == call.id,
-                _ => false,
-            });
+    let messages = &turn.transcript.messages;
+    for (i, message) in messages.iter().enumerate() {
+        for call in &message.calls {
+            let answered = messages[i + 1..]
+                .iter()
+                .flat_map(|m| &m.results)
+                .any(|r| call.id.is_none() || r.call_id == call.id);
             if !answered {
                 return Some(call.name.clone());
             }
@@ -496,7 +578,7 @@ mod tests {
                 let mut promoted_calls = 0;
                 for (i, turn) in found.turns.iter().enumerate() {
                     let once = found.turns.iter().filter(|t| t.id == turn.id).count() == 1;
-                    if turn.calls.is_empty() || !turn.catalog.is_recorded() || !once {
+                    if turn.calls().is_empty() || !turn.catalog.is_recorded() || !once {
                         continue;
                     }
                     let options = PromoteOptions {
@@ -508,7 +590,7 @@ mod tests {
                     match promote(&path, &turn.id, &options) {
                         Ok(done) => {
                             assert_eq!(done.cases.len(), 1, "{shown}: {}", turn.id);
-                            promoted_calls += turn.calls.len() as u64;
+                            promoted_calls += turn.calls().len() as u64;
                         }
                         Err(e) => assert!(
                             e.to_string().contains("without its result")

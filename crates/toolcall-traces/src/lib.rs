@@ -2,10 +2,34 @@
 //!
 //! Teams keep their production traffic where their observability puts it: OpenTelemetry spans,
 //! OpenInference spans, agent transcripts. Each **source** here reads one such kind of record
-//! into [`Turn`]s — the catalog the model was offered (or that none was recorded), the system
-//! prompt, the conversation so far and the calls it made — and keeps each turn's place in the
-//! file for messages. `toolcall import`, `rate` and `promote` take turns from here and never
-//! know a source's shape.
+//! into [`Turn`]s in the core's own values — the catalog the model was offered (a
+//! `toolcall_score::Catalog`, or that none was recorded), the system prompt, the conversation so
+//! far (a `toolcall_score::Transcript`) and the model's answer (a `toolcall_score::Response`) —
+//! with the trace's metadata: each turn's place in the file, its id, trace, model and agent.
+//! `toolcall import`, `rate` and `promote` take turns from here and never know a source's
+//! shape: `rate` scores [`Turn::case`] against [`Turn::response`] as they are.
+//!
+//! ```
+//! let text = r#"{"resourceSpans": [{"scopeSpans": [{"spans": [{
+//!     "traceId": "t1", "spanId": "s1", "name": "chat gpt-4o",
+//!     "attributes": [
+//!         {"key": "gen_ai.tool.definitions",
+//!          "value": {"stringValue": "[{\"type\": \"function\", \"name\": \"get_weather\"}]"}},
+//!         {"key": "gen_ai.output.messages",
+//!          "value": {"stringValue": "[{\"role\": \"assistant\", \"parts\": [{\"type\": \"tool_call\", \"id\": \"c1\", \"name\": \"get_wether\", \"arguments\": {}}]}]"}}
+//!     ]}]}]}]}"#;
+//! let (source, found) = toolcall_traces::read(text, "trace.json", None)?;
+//! assert_eq!(source.name, "otel-genai");
+//! let turn = &found.turns[0];
+//! let case = turn.case(None).expect("the span recorded its tools");
+//! let verdict = toolcall_score::score(&case, &turn.response);
+//! assert_eq!(verdict.unknown().count(), 1);
+//! # Ok::<(), toolcall_traces::TraceError>(())
+//! ```
+//!
+//! A provider's shape inside a trace (a kept response body, a tools array, a Chat, Anthropic or
+//! Gemini message) is read by the core's reader for it, so a body scores the same inside a
+//! trace as alone: a call's arguments keep the text the model wrote.
 //!
 //! A source is one module in `sources/` behind one interface ([`Source`]), registered by one
 //! line in `sources/mod.rs`. Span-based sources share the container decoding of [`spans`]
@@ -33,7 +57,7 @@ pub mod spans;
 mod stream;
 
 pub use errors::TraceError;
-pub use model::{Call, Catalog, Message, ToolDef, Turn};
+pub use model::{Catalog, Turn};
 #[cfg(feature = "parquet")]
 pub use records::RowsWriter;
 pub use records::{in_caught_parquet_read, is_parquet, Records};
@@ -105,6 +129,18 @@ pub fn read_path_each(
     each: &mut dyn FnMut(Found),
 ) -> Result<&'static Source, TraceError> {
     stream::read_path_grouped(path, from, stream::BUDGET_BYTES, Some(each))
+}
+
+/// [`read_path_each`] on `file`, already open at `path` and read from its start (a caller
+/// that looked at its first line hands the same file on): the file is not opened again,
+/// but to read one JSON document whole, which the core's text reader opens itself.
+pub fn read_file_each(
+    file: std::fs::File,
+    path: &std::path::Path,
+    from: Option<&'static Source>,
+    each: &mut dyn FnMut(Found),
+) -> Result<&'static Source, TraceError> {
+    stream::read_file_grouped(file, path, from, stream::BUDGET_BYTES, Some(each))
 }
 
 /// The source that reads the file at `path` (`from`, when it claims the file), told as

@@ -55,11 +55,24 @@ impl Records {
 
 /// Whether the file at `path` is Parquet (it starts with the magic `PAR1`).
 pub fn is_parquet(path: &std::path::Path) -> bool {
-    use std::io::Read;
-    let mut magic = [0u8; 4];
     std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut magic))
-        .is_ok_and(|()| &magic == b"PAR1")
+        .and_then(|mut f| starts_parquet(&mut f))
+        .unwrap_or(false)
+}
+
+/// Whether `file` starts with Parquet's magic `PAR1`; it is read from its start again after.
+pub(crate) fn starts_parquet(file: &mut std::fs::File) -> std::io::Result<bool> {
+    use std::io::{Read, Seek};
+    let mut magic = [0u8; 4];
+    let mut read = 0;
+    while read < magic.len() {
+        match file.read(&mut magic[read..])? {
+            0 => break,
+            n => read += n,
+        }
+    }
+    file.rewind()?;
+    Ok(read == magic.len() && &magic == b"PAR1")
 }
 
 /// A file's rows, each with where it is, or why it cannot be read.
@@ -73,14 +86,16 @@ pub(crate) type Rows = Box<dyn Iterator<Item = Result<(String, Value), Bad>>>;
 /// other, and the rows after a row that cannot be read are not read (the reader does not move
 /// past it).
 #[cfg(feature = "parquet")]
-pub(crate) fn parquet_rows(path: &std::path::Path) -> Result<Rows, crate::TraceError> {
+pub(crate) fn parquet_rows(
+    file: std::fs::File,
+    path: &std::path::Path,
+) -> Result<Rows, crate::TraceError> {
     use parquet::file::reader::SerializedFileReader;
     let shown = path.display().to_string();
     let fail = |why: String| crate::TraceError::Parquet {
         path: shown.clone(),
         why,
     };
-    let file = std::fs::File::open(path).map_err(|e| fail(format!("cannot open: {e}")))?;
     let reader = caught(move || SerializedFileReader::new(file))
         .map_err(|panic| fail(format!("not Parquet: its reader failed: {panic}")))?
         .map_err(|e| fail(format!("not Parquet: {e}")))?;
@@ -225,7 +240,10 @@ impl RowsWriter {
 
 /// Without the `parquet` feature, a Parquet file is refused saying how to read it.
 #[cfg(not(feature = "parquet"))]
-pub(crate) fn parquet_rows(path: &std::path::Path) -> Result<Rows, crate::TraceError> {
+pub(crate) fn parquet_rows(
+    _file: std::fs::File,
+    path: &std::path::Path,
+) -> Result<Rows, crate::TraceError> {
     Err(crate::TraceError::Parquet {
         path: path.display().to_string(),
         why: "a Parquet file, and this build has no Parquet reader: install a release binary, \
@@ -245,7 +263,7 @@ mod tests {
     fn a_parquet_file_the_reader_panics_on_is_an_error() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/fuzz-garbled-footer.parquet");
-        match super::parquet_rows(&path) {
+        match super::parquet_rows(std::fs::File::open(&path).unwrap(), &path) {
             Err(e) => assert!(e.to_string().contains("not Parquet"), "{e}"),
             Ok(rows) => {
                 let rows: Vec<_> = rows.collect();
@@ -261,7 +279,7 @@ mod tests {
         let path = std::env::temp_dir().join(format!("atp-not-{}.parquet", std::process::id()));
         std::fs::write(&path, b"PAR1 and nothing a reader could use").unwrap();
         assert!(super::is_parquet(&path));
-        let error = super::parquet_rows(&path)
+        let error = super::parquet_rows(std::fs::File::open(&path).unwrap(), &path)
             .err()
             .expect("refused")
             .to_string();

@@ -70,11 +70,28 @@ pub(crate) fn read_path_grouped(
     budget: usize,
     each: Option<&mut dyn FnMut(Found)>,
 ) -> Result<&'static Source, TraceError> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| TraceError::Input(format!("{}: cannot open: {e}", path.display())))?;
+    read_file_grouped(file, path, from, budget, each)
+}
+
+/// [`read_path_grouped`] from `file`, opened at `path`: the file is not opened again, but to
+/// read one JSON document whole (the core's reader of a text opens it) and in the rare read
+/// again that [`read_input`] describes.
+pub(crate) fn read_file_grouped(
+    mut file: std::fs::File,
+    path: &Path,
+    from: Option<&'static Source>,
+    budget: usize,
+    each: Option<&mut dyn FnMut(Found)>,
+) -> Result<&'static Source, TraceError> {
     let shown = path.display().to_string();
-    let input = if crate::is_parquet(path) {
-        Input::Rows(crate::records::parquet_rows(path)?)
+    let input = if crate::records::starts_parquet(&mut file)
+        .map_err(|e| TraceError::Input(format!("{shown}: cannot be read: {e}")))?
+    {
+        Input::Rows(crate::records::parquet_rows(file, path)?)
     } else {
-        match LineReader::open(path)? {
+        match LineReader::probe(file, path)? {
             Some(lines) => Input::Lines(lines),
             None => {
                 // One document: read whole (only decoded, when only its source is asked).
@@ -556,9 +573,15 @@ impl LineReader<BufReader<std::fs::File>> {
     /// and another non-blank line follows. `None` for one document (pretty-printed, or on one
     /// line).
     fn open(path: &Path) -> Result<Option<Self>, TraceError> {
-        let shown = path.display().to_string();
         let file = std::fs::File::open(path)
-            .map_err(|e| TraceError::Input(format!("{shown}: cannot open: {e}")))?;
+            .map_err(|e| TraceError::Input(format!("{}: cannot open: {e}", path.display())))?;
+        LineReader::probe(file, path)
+    }
+
+    /// [`LineReader::open`] on `file`, opened at `path` and read from its start.
+    fn probe(file: std::fs::File, path: &Path) -> Result<Option<Self>, TraceError> {
+        let shown = path.display().to_string();
+        let size = file.metadata().map(|m| m.len());
         let mut probe = LineReader {
             input: BufReader::with_capacity(256 * 1024, file),
             path: shown,
@@ -567,7 +590,7 @@ impl LineReader<BufReader<std::fs::File>> {
             buffer: Vec::new(),
             failed: false,
         };
-        let within_limit = std::fs::metadata(path).is_ok_and(|m| m.len() <= probe.limit);
+        let within_limit = size.is_ok_and(|len| len <= probe.limit);
         let mut whole_values = 0;
         while whole_values < 2 {
             match probe.next_line() {
@@ -778,7 +801,7 @@ mod tests {
                         let mut calls: Vec<String> = found
                             .turns
                             .iter()
-                            .flat_map(|t| &t.calls)
+                            .flat_map(|t| t.calls())
                             .map(|c| format!("{} {:?}", c.name, c.id))
                             .collect();
                         calls.sort();
@@ -953,7 +976,7 @@ mod tests {
             let (source, all) = read_as(&path, from, BUDGET_BYTES);
             assert_eq!(source.name, "otel-genai");
             assert_eq!(all.turns.len(), 1, "{:?}", all.turns);
-            assert_eq!(all.turns[0].calls[0].name, "get_wether");
+            assert_eq!(all.turns[0].calls()[0].name, "get_wether");
             assert!(all.bad.is_empty(), "{:?}", all.bad);
         }
         // A file no record of which a source claims is still not a trace.

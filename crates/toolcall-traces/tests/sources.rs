@@ -13,6 +13,8 @@ use serde_json::Value;
 use toolcall_score::{Case, FindingKind, Format, Response, Scorer};
 use toolcall_traces::{Catalog, SOURCES};
 
+mod verdicts;
+
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
@@ -121,7 +123,7 @@ fn each_fixture_reads_as_its_ground_truth_says() {
             let mut calls: Vec<String> = found
                 .turns
                 .iter()
-                .flat_map(|t| t.calls.iter())
+                .flat_map(|t| t.calls().iter())
                 .map(|c| format!("{} {}", c.name, c.id.as_deref().unwrap_or("-")))
                 .collect();
             calls.sort();
@@ -142,12 +144,12 @@ fn each_fixture_reads_as_its_ground_truth_says() {
                         Some(w) => w,
                         None => continue,
                     },
-                    None if turn.calls.is_empty() => continue,
+                    None if turn.calls().is_empty() => continue,
                     None => &want["catalog"],
                 };
                 let got = match &turn.catalog {
                     Catalog::NotRecorded => Value::from("not recorded"),
-                    Catalog::Recorded(tools) => tools.iter().map(|t| t.name.clone()).collect(),
+                    Catalog::Recorded(tools) => tools.names().map(Value::from).collect(),
                 };
                 if got != *wanted {
                     fail(format!("{}: catalog {got}, expected {wanted}", turn.at));
@@ -186,25 +188,39 @@ fn each_fixture_reads_as_its_ground_truth_says() {
             // The turns as the scorer reads them: judged ones score as the ground truth says.
             let mut unknown = 0;
             let mut other: Vec<String> = Vec::new();
-            for turn in found.turns.iter().filter(|t| t.catalog.is_recorded()) {
-                let case = Case::from_value(&turn.chat_request());
-                let response =
-                    Response::from_value(&turn.chat_response(), Some(Format::OpenaiChat));
-                match (case, response) {
-                    (Ok(case), Ok(response)) => {
-                        let verdict = Scorer::new(&case).score(&response);
-                        unknown += verdict
-                            .findings()
-                            .iter()
-                            .filter(|f| f.kind == FindingKind::UnknownTool)
-                            .count();
-                        other.extend(
-                            verdict
-                                .findings()
-                                .iter()
-                                .filter(|f| f.kind != FindingKind::UnknownTool)
-                                .map(|f| f.kind.as_str().to_owned()),
-                        );
+            for turn in &found.turns {
+                let Some(case) = turn.case(None) else {
+                    continue;
+                };
+                let verdict = Scorer::new(&case).score(&turn.response);
+                unknown += verdict
+                    .findings()
+                    .iter()
+                    .filter(|f| f.kind == FindingKind::UnknownTool)
+                    .count();
+                other.extend(
+                    verdict
+                        .findings()
+                        .iter()
+                        .filter(|f| f.kind != FindingKind::UnknownTool)
+                        .map(|f| f.kind.as_str().to_owned()),
+                );
+                // What import and promote write reads back to the same verdict.
+                let written = Case::from_value(&turn.chat_request()).map_err(|e| e.to_string());
+                let recorded =
+                    Response::from_value(&turn.chat_response(), Some(Format::OpenaiChat))
+                        .map_err(|e| e.to_string());
+                match (written, recorded) {
+                    (Ok(written), Ok(recorded)) => {
+                        let again = Scorer::new(&written).score(&recorded);
+                        if again.fingerprint() != verdict.fingerprint() {
+                            fail(format!(
+                                "{}: written as Chat it scores {:?}, as read {:?}",
+                                turn.at,
+                                again.fingerprint(),
+                                verdict.fingerprint()
+                            ));
+                        }
                     }
                     (case, response) => fail(format!(
                         "{}: the turn does not read back: {:?} {:?}",

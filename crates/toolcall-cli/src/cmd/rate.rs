@@ -120,29 +120,28 @@ pub struct Args {
 fn rate_inputs(args: &Args, scan: &ScanOptions) -> Result<toolcall_rate::Tally> {
     use toolcall_rate::inputs::{classify, Input};
     let mut tally = toolcall_rate::Tally::default();
-    let mut logs = Vec::new();
-    let mut traces = Vec::new();
+    let mut files = Vec::new();
     for path in &args.logs {
-        match classify(path, args.from.is_some())? {
-            Input::Imported(tree) => {
+        // A folder is told by `classify`'s rules; a file is told while it is read, by
+        // `rate_traces_or_logs`, which opens it once.
+        if path.is_dir() {
+            if let Input::Imported(tree) = classify(path, args.from.is_some())? {
                 for agent in &tree.agents {
                     tally.merge(rate_tree(&tree.cases, agent, scan)?.tally);
                 }
+                continue;
             }
-            Input::Trace => traces.push(path.clone()),
-            // `Input::Log`, and what is neither a folder nor a trace.
-            _ => logs.push(path.clone()),
         }
+        files.push(path.clone());
     }
+    // Each file is opened once: a trace is rated as it is told from its first records, and
+    // what is not one comes back for the log reader.
+    let (traced, logs) =
+        toolcall_rate::traces::rate_traces_or_logs(&files, args.from, &args.tools, scan)?;
     if !logs.is_empty() {
         tally.merge(rate_jsonl(&logs, scan)?);
     }
-    if !traces.is_empty() {
-        let supplied = toolcall_rate::traces::Supplied::parse(&args.tools)?;
-        tally.merge(toolcall_rate::rate_traces(
-            &traces, args.from, &supplied, scan,
-        )?);
-    }
+    tally.merge(traced);
     Ok(tally)
 }
 

@@ -65,13 +65,17 @@ pub(crate) struct RequestHalf {
     /// Reads a tools-array item of this format's own shape into the collector, or says it is
     /// not one (`None`). The shared tools reader asks every format in registry order, then
     /// reads what none claimed as a bare `{name, description, …}` definition.
-    pub(crate) tool:
-        Option<fn(&Object, &At<'_>, &mut ToolItems<'_>) -> Option<Result<(), ParseError>>>,
+    pub(crate) tool: Option<ToolClaim>,
     /// How an input schema in this format's own language (not JSON Schema) is turned into
     /// JSON Schema before it is compiled (Gemini's OpenAPI subset); `None` when every schema it
     /// takes is JSON Schema. A tool read in it has [`crate::SchemaDialect::Native`].
+    #[cfg_attr(not(any(feature = "schema", feature = "serde")), allow(dead_code))]
     pub(crate) native_schema: Option<NativeSchema>,
 }
+
+/// A format's reader of the tools-array items of its own shape: `None` when `item` is not one.
+pub(crate) type ToolClaim =
+    fn(&Object, &At<'_>, &mut ToolItems<'_>) -> Option<Result<(), ParseError>>;
 
 /// One request member a format reads.
 pub(crate) struct Member {
@@ -166,6 +170,7 @@ impl ToolItems<'_> {
 #[derive(Clone, Copy)]
 pub(crate) struct NativeSchema {
     /// Its name in serialized tools (`gemini_open_api`).
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
     pub(crate) name: &'static str,
     /// The schema as JSON Schema.
     #[cfg_attr(not(feature = "schema"), allow(dead_code))]

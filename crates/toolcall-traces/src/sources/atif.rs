@@ -13,9 +13,11 @@
 //! - A major version other than 1 is a bad record naming it.
 
 use serde_json::Value;
+use toolcall_score::{ToolCall};
 
-use crate::model::{arguments_of, text_of};
-use crate::{Call, Catalog, Found, Message, Records, ToolDef, Turn};
+use crate::model::{arguments_of, reply, assistant, call, result, system_message, text_of, tool, user_message};
+
+use crate::{Catalog, Found, Records, Turn};
 
 use super::{Groups, Reads, Source};
 
@@ -68,21 +70,14 @@ fn trajectory(at: &str, doc: &Value, root: bool, found: &mut Found) {
         .and_then(|a| a.get("tool_definitions"))
         .and_then(Value::as_array)
     {
-        Some(defs) => Catalog::Recorded(
-            defs.iter()
-                .filter_map(|d| {
-                    let f = d.get("function").unwrap_or(d);
-                    Some(ToolDef {
-                        name: f.get("name")?.as_str()?.to_owned(),
-                        description: f
-                            .get("description")
-                            .and_then(Value::as_str)
-                            .map(str::to_owned),
-                        parameters: f.get("parameters").filter(|p| !p.is_null()).cloned(),
-                    })
-                })
-                .collect(),
-        ),
+        Some(defs) => Catalog::of(defs.iter().filter_map(|d| {
+            let f = d.get("function").unwrap_or(d);
+            Some(tool(
+                f.get("name")?.as_str()?,
+                f.get("description").and_then(Value::as_str),
+                f.get("parameters").cloned(),
+            ))
+        })),
         None => Catalog::NotRecorded,
     };
     let session = doc
@@ -104,27 +99,23 @@ fn trajectory(at: &str, doc: &Value, root: bool, found: &mut Found) {
         match step.get("source").and_then(Value::as_str) {
             Some("system") => match (&system, messages.is_empty()) {
                 (None, true) => system = text,
-                _ => messages.extend(text.map(Message::System)),
+                _ => messages.extend(text.map(system_message)),
             },
-            Some("user") => messages.push(Message::User(text.unwrap_or_default())),
+            Some("user") => messages.push(user_message(text.unwrap_or_default())),
             Some("agent") => {
-                let calls: Vec<Call> = step
+                let calls: Vec<ToolCall> = step
                     .get("tool_calls")
                     .and_then(Value::as_array)
                     .into_iter()
                     .flatten()
-                    .map(|c| Call {
-                        id: c
+                    .map(|c| call(c
                             .get("tool_call_id")
                             .and_then(Value::as_str)
-                            .map(str::to_owned),
-                        name: c
+                            .map(str::to_owned), c
                             .get("function_name")
                             .and_then(Value::as_str)
                             .unwrap_or_default()
-                            .to_owned(),
-                        arguments: arguments_of(c.get("arguments")),
-                    })
+                            .to_owned(), arguments_of(c.get("arguments"))))
                     .collect();
                 let copied = step
                     .get("is_copied_context")
@@ -136,25 +127,22 @@ fn trajectory(at: &str, doc: &Value, root: bool, found: &mut Found) {
                         Some(Value::String(s)) => format!("{prefix}step-{s}"),
                         _ => format!("{prefix}step-{}", i + 1),
                     };
-                    found.turns.push(Turn {
-                        at: step_at.clone(),
-                        id,
-                        trace: session.clone(),
-                        model: step
-                            .get("model_name")
-                            .and_then(Value::as_str)
-                            .or(model)
-                            .map(str::to_owned),
-                        name: agent
-                            .and_then(|a| a.get("name"))
-                            .and_then(Value::as_str)
-                            .map(str::to_owned),
-                        catalog: catalog.clone(),
-                        system: system.clone(),
-                        messages: messages.clone(),
-                        text: text.clone(),
-                        calls: calls.clone(),
-                    });
+                    let mut turn = Turn::at(step_at.clone(), id);
+                    turn.trace = session.clone();
+                    turn.model = step
+                        .get("model_name")
+                        .and_then(Value::as_str)
+                        .or(model)
+                        .map(str::to_owned);
+                    turn.name = agent
+                        .and_then(|a| a.get("name"))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
+                    turn.catalog = catalog.clone();
+                    turn.system = system.clone();
+                    turn.transcript.messages = messages.clone();
+                    turn.response = reply(text.clone(), calls.clone());
+                    found.turns.push(turn);
                 }
                 let results: Vec<&Value> = step
                     .pointer("/observation/results")
@@ -162,18 +150,18 @@ fn trajectory(at: &str, doc: &Value, root: bool, found: &mut Found) {
                     .into_iter()
                     .flatten()
                     .collect();
-                messages.push(Message::Assistant { text, calls: calls.clone() });
-                for (n, result) in results.iter().enumerate() {
-                    let call_id = result
+                messages.push(assistant(text, calls.clone()));
+                for (n, done) in results.iter().enumerate() {
+                    let call_id = done
                         .get("source_call_id")
                         .and_then(Value::as_str)
                         .map(str::to_owned)
                         // No id: the result answers the call in its place, when there is one.
                         .or_else(|| calls.get(n).and_then(|c| c.id.clone()));
-                    messages.push(Message::Tool {
+                    messages.push(result(
                         call_id,
-                        content: result.get("content").map(text_of).unwrap_or_default(),
-                    });
+                        done.get("content").map(text_of).unwrap_or_default(),
+                    ));
                 }
             }
             other => found.bad(

@@ -18,9 +18,11 @@
 //!   a [`crate::Bad`] entry naming the type and the Claude Code version that wrote it.
 
 use serde_json::Value;
+use toolcall_score::{Message};
 
-use crate::model::{arguments_of, text_of};
-use crate::{Call, Catalog, Found, Message, Records, ToolDef, Turn};
+use crate::model::{assistant, joined, read_message, result, tool, user_message};
+
+use crate::{Catalog, Found, Records, Turn};
 
 use super::{Groups, Reads, Source};
 
@@ -109,12 +111,11 @@ fn turns(records: &Records, found: &mut Found) {
         };
         if kind == "system" && object.get("subtype").and_then(Value::as_str) == Some("init") {
             if let Some(tools) = object.get("tools").and_then(Value::as_array) {
-                catalog = Catalog::Recorded(
+                catalog = Catalog::of(
                     tools
                         .iter()
                         .filter_map(Value::as_str)
-                        .map(ToolDef::named)
-                        .collect(),
+                        .map(|name| tool(name, None, None)),
                 );
             }
             continue;
@@ -179,7 +180,16 @@ fn turns(records: &Records, found: &mut Found) {
             }
         };
         let conversation = &mut conversations[index];
-        let parts = content_parts(message.get("content"));
+        // The message is an Anthropic one: the core's reader reads its blocks (text,
+        // `tool_use`, `tool_result`). One it refuses is named, and the rest still counts.
+        let body = serde_json::json!({"role": kind, "content": content(message.get("content"))});
+        let Some(read) = read_message(&body) else {
+            found.bad(
+                at,
+                format!("a `{kind}` message that is not an Anthropic message{version}"),
+            );
+            continue;
+        };
         if kind == "assistant" {
             let id = message
                 .get("id")
@@ -193,65 +203,48 @@ fn turns(records: &Records, found: &mut Found) {
                 && conversation.last.as_ref().is_some_and(|(last, ..)| *last == id);
             if reopened {
                 if let Some((_, turn_at, message_at)) = conversation.last.clone() {
-                    let parts_calls = calls_of(&parts);
-                    let parts_text = text_in(&parts);
+                    let parts_calls = read.calls.clone();
+                    let parts_text = joined(&read.text);
                     if let Some(turn) = found.turns.get_mut(turn_at) {
-                        turn.calls.extend(parts_calls.iter().cloned());
-                        turn.text = join(turn.text.take(), parts_text.clone());
+                        turn.response.calls.extend(parts_calls.iter().cloned());
+                        turn.response.text.extend(parts_text.clone());
                     }
-                    if let Some(Message::Assistant { text, calls }) =
-                        conversation.messages.get_mut(message_at)
-                    {
-                        calls.extend(parts_calls);
-                        *text = join(text.take(), parts_text);
+                    if let Some(message) = conversation.messages.get_mut(message_at) {
+                        message.calls.extend(parts_calls);
+                        message.text.extend(parts_text);
                     }
                 }
                 continue;
             }
             if !same {
                 close(conversation, found);
-                conversation.open = Some(Turn {
-                    at: at.clone(),
-                    id,
-                    trace: (!session.is_empty()).then(|| session.clone()),
-                    model: message
-                        .get("model")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned),
-                    name: object
-                        .get("agentId")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned)
-                        .or_else(|| side.then(|| "sidechain".to_owned())),
-                    catalog: catalog.clone(),
-                    system: None,
-                    messages: conversation.messages.clone(),
-                    text: None,
-                    calls: Vec::new(),
-                });
+                let mut turn = Turn::at(at.clone(), id);
+                turn.trace = (!session.is_empty()).then(|| session.clone());
+                turn.model = message
+                    .get("model")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                turn.name = object
+                    .get("agentId")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .or_else(|| side.then(|| "sidechain".to_owned()));
+                turn.catalog = catalog.clone();
+                turn.transcript.messages = conversation.messages.clone();
+                conversation.open = Some(turn);
             }
             if let Some(turn) = conversation.open.as_mut() {
-                turn.calls.extend(calls_of(&parts));
-                turn.text = join(turn.text.take(), text_in(&parts));
+                turn.response.calls.extend(read.calls);
+                turn.response.text.extend(joined(&read.text));
             }
         } else {
             close(conversation, found);
-            let mut text = Vec::new();
-            for part in &parts {
-                match part.get("type").and_then(Value::as_str) {
-                    Some("tool_result") => conversation.messages.push(Message::Tool {
-                        call_id: part
-                            .get("tool_use_id")
-                            .and_then(Value::as_str)
-                            .map(str::to_owned),
-                        content: tool_result_text(part.get("content")),
-                    }),
-                    Some("text") => text.push(part.get("text").map(text_of).unwrap_or_default()),
-                    _ => {}
-                }
+            // Its results first, each a message of its own, then what the user wrote.
+            for done in read.results {
+                conversation.messages.push(result(done.call_id, done.content));
             }
-            if !text.is_empty() {
-                conversation.messages.push(Message::User(text.join("\n\n")));
+            if let Some(text) = joined(&read.text) {
+                conversation.messages.push(user_message(text));
             }
         }
     }
@@ -263,10 +256,9 @@ fn turns(records: &Records, found: &mut Found) {
 /// Ends the turn being assembled: it joins the transcript and the found turns.
 fn close(conversation: &mut Conversation, found: &mut Found) {
     if let Some(turn) = conversation.open.take() {
-        conversation.messages.push(Message::Assistant {
-            text: turn.text.clone(),
-            calls: turn.calls.clone(),
-        });
+        let mut message = assistant(None, turn.response.calls.clone());
+        message.text = turn.response.text.clone();
+        conversation.messages.push(message);
         conversation.last = Some((
             turn.id.clone(),
             found.turns.len(),
@@ -276,44 +268,10 @@ fn close(conversation: &mut Conversation, found: &mut Found) {
     }
 }
 
-/// The `tool_use` parts as calls.
-fn calls_of(parts: &[Value]) -> Vec<Call> {
-    parts
-        .iter()
-        .filter(|p| p.get("type").and_then(Value::as_str) == Some("tool_use"))
-        .map(|part| Call {
-            id: part.get("id").and_then(Value::as_str).map(str::to_owned),
-            name: part
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            arguments: arguments_of(part.get("input")),
-        })
-        .collect()
-}
-
-/// The `text` parts, joined; `None` when there is none.
-fn text_in(parts: &[Value]) -> Option<String> {
-    let texts: Vec<String> = parts
-        .iter()
-        .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
-        .map(|p| p.get("text").map(text_of).unwrap_or_default())
-        .collect();
-    (!texts.is_empty()).then(|| texts.join("\n\n"))
-}
-
-fn join(a: Option<String>, b: Option<String>) -> Option<String> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(format!("{a}\n\n{b}")),
-        (a, b) => a.or(b),
-    }
-}
-
-/// A message's content as parts: a string is one text part.
-fn content_parts(content: Option<&Value>) -> Vec<Value> {
+/// A message's content as the Anthropic API takes it: a transcript may hold a bare string among
+/// its blocks, which is a text block.
+fn content(content: Option<&Value>) -> Value {
     match content {
-        Some(Value::String(s)) => vec![serde_json::json!({"type": "text", "text": s})],
         Some(Value::Array(parts)) => parts
             .iter()
             .map(|p| match p {
@@ -321,18 +279,7 @@ fn content_parts(content: Option<&Value>) -> Vec<Value> {
                 other => other.clone(),
             })
             .collect(),
-        _ => Vec::new(),
-    }
-}
-
-fn tool_result_text(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").map(text_of))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        Some(other) => text_of(other),
-        None => String::new(),
+        Some(other) => other.clone(),
+        None => Value::Null,
     }
 }

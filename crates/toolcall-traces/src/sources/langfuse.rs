@@ -17,10 +17,12 @@
 //! `input`, `output` and `metadata` may each be JSON, or JSON in a string (twice, sometimes).
 
 use serde_json::Value;
+use toolcall_score::{Message, Response, Role, ToolCall};
 
-use crate::model::{arguments_of, text_of};
+use crate::model::{arguments_of, call, chat_calls, joined, read_message, reply, text_of, tool};
+
 use crate::spans::Span;
-use crate::{Call, Catalog, Found, Message, Records, ToolDef, Turn};
+use crate::{Catalog, Found, Records, Turn};
 
 use super::otel_genai;
 use super::{Groups, Reads, Source};
@@ -210,23 +212,17 @@ fn generation(at: &str, o: &Value) -> Turn {
     for (k, v) in &attrs {
         span.attributes.insert(k.clone(), decoded(Some(v)));
     }
-    let catalog = catalog(o, &input, &output, &span);
-    let (text, calls) = answer(o, &output, &span);
-    Turn {
-        at: span.at.clone(),
-        id,
-        trace: o.get("traceId").and_then(Value::as_str).map(str::to_owned),
-        model: o.get("model").and_then(Value::as_str).map(str::to_owned),
-        name: o.get("name").and_then(Value::as_str).map(str::to_owned),
-        catalog,
-        system: None,
-        messages: history(&input),
-        text,
-        calls,
-    }
+    let mut turn = Turn::at(span.at.clone(), id);
+    turn.trace = o.get("traceId").and_then(Value::as_str).map(str::to_owned);
+    turn.model = o.get("model").and_then(Value::as_str).map(str::to_owned);
+    turn.name = o.get("name").and_then(Value::as_str).map(str::to_owned);
+    turn.catalog = catalog(o, &input, &output, &span);
+    turn.transcript.messages = history(&input);
+    turn.response = answer(o, &output, &span);
+    turn
 }
 
-fn tool_defs(tools: &Value) -> Option<Vec<ToolDef>> {
+fn tool_defs(tools: &Value) -> Option<Catalog> {
     let mut tools = tools.clone();
     // The Python Gemini SDK's snake_case declarations, as the core reads the camelCase ones.
     if let Some(items) = tools.as_array_mut() {
@@ -244,7 +240,7 @@ fn tool_defs(tools: &Value) -> Option<Vec<ToolDef>> {
             }
         }
     }
-    ToolDef::from_tools_json(&tools).ok()
+    Catalog::from_json(&tools).ok()
 }
 
 fn catalog(o: &Value, input: &Value, output: &Value, span: &Span) -> Catalog {
@@ -252,7 +248,7 @@ fn catalog(o: &Value, input: &Value, output: &Value, span: &Span) -> Catalog {
     match &defs {
         Value::Array(items) if !items.is_empty() => {
             if let Some(tools) = tool_defs(&defs) {
-                return Catalog::Recorded(tools);
+                return tools;
             }
         }
         Value::Object(map) if !map.is_empty() => {
@@ -267,13 +263,13 @@ fn catalog(o: &Value, input: &Value, output: &Value, span: &Span) -> Catalog {
                 })
                 .collect();
             if let Some(tools) = tool_defs(&Value::Array(items)) {
-                return Catalog::Recorded(tools);
+                return tools;
             }
         }
         _ => {}
     }
-    if let Ok(Catalog::Recorded(tools)) = otel_genai::catalog(span) {
-        return Catalog::Recorded(tools);
+    if let Ok(tools @ Catalog::Recorded(_)) = otel_genai::catalog(span) {
+        return tools;
     }
     // OpenInference: `llm.tools.N.tool.json_schema`, each a tool definition (a `"{}"` names
     // nothing and is left out).
@@ -287,15 +283,15 @@ fn catalog(o: &Value, input: &Value, output: &Value, span: &Span) -> Catalog {
         let schema = decoded(Some(schema));
         let def = schema.get("function").unwrap_or(&schema);
         if let Some(name) = def.get("name").and_then(Value::as_str) {
-            openinference.push(ToolDef {
-                name: name.to_owned(),
-                description: def.get("description").and_then(Value::as_str).map(str::to_owned),
-                parameters: def.get("parameters").cloned(),
-            });
+            openinference.push(tool(
+                name,
+                def.get("description").and_then(Value::as_str),
+                def.get("parameters").cloned(),
+            ));
         }
     }
     if any && !openinference.is_empty() {
-        return Catalog::Recorded(openinference);
+        return Catalog::of(openinference);
     }
     if let Some(params) = span.attr("model_request_parameters") {
         let params = decoded(Some(params));
@@ -306,17 +302,17 @@ fn catalog(o: &Value, input: &Value, output: &Value, span: &Span) -> Catalog {
                 seen = true;
                 for t in items {
                     if let Some(name) = t.get("name").and_then(Value::as_str) {
-                        tools.push(ToolDef {
-                            name: name.to_owned(),
-                            description: t.get("description").and_then(Value::as_str).map(str::to_owned),
-                            parameters: t.get("parameters_json_schema").cloned(),
-                        });
+                        tools.push(tool(
+                            name,
+                            t.get("description").and_then(Value::as_str),
+                            t.get("parameters_json_schema").cloned(),
+                        ));
                     }
                 }
             }
         }
         if seen {
-            return Catalog::Recorded(tools);
+            return Catalog::of(tools);
         }
     }
     if let Some(tools) = span.attr("ai.prompt.tools") {
@@ -325,7 +321,7 @@ fn catalog(o: &Value, input: &Value, output: &Value, span: &Span) -> Catalog {
             _ => Vec::new(),
         };
         if let Some(tools) = tool_defs(&Value::Array(items)) {
-            return Catalog::Recorded(tools);
+            return tools;
         }
     }
     for tools in [
@@ -338,7 +334,7 @@ fn catalog(o: &Value, input: &Value, output: &Value, span: &Span) -> Catalog {
     .chain(std::iter::once(&decoded(o.pointer("/modelParameters/tools"))).filter(|v| !v.is_null()))
     {
         if let Some(defs) = tool_defs(&decoded(Some(tools))) {
-            return Catalog::Recorded(defs);
+            return defs;
         }
     }
     // LangChain's callback: tools passed as `role: "tool"` messages holding a definition.
@@ -349,7 +345,7 @@ fn catalog(o: &Value, input: &Value, output: &Value, span: &Span) -> Catalog {
         .collect();
     if !pseudo.is_empty() {
         if let Some(tools) = tool_defs(&Value::Array(pseudo)) {
-            return Catalog::Recorded(tools);
+            return tools;
         }
     }
     Catalog::NotRecorded
@@ -383,11 +379,27 @@ fn history(input: &Value) -> Vec<Message> {
     messages
         .iter()
         .filter(|m| m.is_object())
-        .filter_map(otel_genai::chat_message)
+        .filter_map(read_message)
         .collect()
 }
 
-fn answer(o: &Value, output: &Value, span: &Span) -> (Option<String>, Vec<Call>) {
+/// The generation's answer: a provider's response body as the core reads it, else the calls
+/// found in the other shapes.
+fn answer(o: &Value, output: &Value, span: &Span) -> Response {
+    let (text, calls) = answer_parts(o, output, span);
+    match calls {
+        Ok(response) => response,
+        Err(calls) => reply(text, calls),
+    }
+}
+
+/// The answer as the core's response, when the output is a provider's body with calls; else
+/// its text and the calls found.
+fn answer_parts(
+    o: &Value,
+    output: &Value,
+    span: &Span,
+) -> (Option<String>, Result<Response, Vec<ToolCall>>) {
     // GenAI parts: `[{"role": "assistant", "parts": [...]}]`.
     let parts_list = match output {
         Value::Array(items) if items.iter().any(|m| m.get("parts").is_some()) => Some(output.clone()),
@@ -396,87 +408,57 @@ fn answer(o: &Value, output: &Value, span: &Span) -> (Option<String>, Vec<Call>)
     };
     if let Some(list) = parts_list {
         if let Ok(messages) = otel_genai::parts_messages(&list, "output") {
-            if let Some(Message::Assistant { text, calls }) = messages
-                .into_iter()
-                .find(|m| matches!(m, Message::Assistant { .. }))
-            {
-                return (text, calls);
+            if let Some(m) = messages.into_iter().find(|m| m.role == Role::Assistant) {
+                return (joined(&m.text), Err(m.calls));
             }
         }
     }
-    // A provider's response body.
+    // A provider's response body, as the core reads it: its calls, text and anomalies.
     if output.is_object() {
-        if let Ok(response) = toolcall_score::Response::from_value(output, None) {
-            if !response.calls.is_empty() {
-                let calls = response
-                    .calls
-                    .iter()
-                    .map(|c| Call {
-                        id: c.id.clone(),
-                        name: c.name.clone(),
-                        arguments: match &c.arguments {
-                            toolcall_score::Arguments::Parsed(v) => v.clone(),
-                            other => Value::String(format!("{other:?}")),
-                        },
-                    })
-                    .collect();
-                let text = (!response.text.is_empty()).then(|| response.text.join("\n\n"));
-                return (text, calls);
-            }
+        if let Ok(response) = Response::from_value(output, None) {
+            return (None, Ok(response));
         }
     }
     // Gemini's Python SDK: `content.parts[].function_call`.
     if let Some(parts) = output.pointer("/content/parts").and_then(Value::as_array) {
-        let calls: Vec<Call> = parts
+        let calls: Vec<ToolCall> = parts
             .iter()
             .filter_map(|p| p.get("function_call").or_else(|| p.get("functionCall")))
-            .map(|f| Call {
-                id: f.get("id").and_then(Value::as_str).map(str::to_owned),
-                name: f.get("name").map(text_of).unwrap_or_default(),
-                arguments: arguments_of(f.get("args")),
-            })
+            .map(|f| call(f.get("id").and_then(Value::as_str).map(str::to_owned), f.get("name").map(text_of).unwrap_or_default(), arguments_of(f.get("args"))))
             .collect();
         if !calls.is_empty() {
-            return (None, calls);
+            return (None, Err(calls));
         }
     }
     // The Vercel AI SDK's `ai.response.toolCalls`: `[{"toolCallId", "toolName", "input"}]`.
     if let Some(items) = output.as_array() {
-        let calls: Vec<Call> = items
+        let calls: Vec<ToolCall> = items
             .iter()
             .filter_map(|c| {
-                Some(Call {
-                    id: c.get("toolCallId").and_then(Value::as_str).map(str::to_owned),
-                    name: c.get("toolName")?.as_str()?.to_owned(),
-                    arguments: arguments_of(c.get("input").or_else(|| c.get("args"))),
-                })
+                Some(call(c.get("toolCallId").and_then(Value::as_str).map(str::to_owned), c.get("toolName")?.as_str()?.to_owned(), arguments_of(c.get("input").or_else(|| c.get("args")))))
             })
             .collect();
         if !calls.is_empty() {
-            return (None, calls);
+            return (None, Err(calls));
         }
     }
     // A LangChain message: `tool_calls` of `{name, args, id}`, or Chat's in `additional_kwargs`.
     if let Some(items) = output.get("tool_calls").and_then(Value::as_array) {
-        let calls: Vec<Call> = items
+        let calls: Vec<ToolCall> = items
             .iter()
-            .map(|c| Call {
-                id: c.get("id").and_then(Value::as_str).map(str::to_owned),
-                name: c
+            .map(|c| call(c.get("id").and_then(Value::as_str).map(str::to_owned), c
                     .get("name")
                     .or_else(|| c.pointer("/function/name"))
                     .map(text_of)
-                    .unwrap_or_default(),
-                arguments: arguments_of(c.get("args").or_else(|| c.pointer("/function/arguments"))),
-            })
+                    .unwrap_or_default(), arguments_of(c.get("args").or_else(|| c.pointer("/function/arguments")))))
             .collect();
         if !calls.is_empty() {
-            return (None, calls);
+            return (None, Err(calls));
         }
     }
-    let chat = otel_genai::chat_calls(output.pointer("/additional_kwargs/tool_calls"));
+    let chat = chat_calls(output.pointer("/additional_kwargs/tool_calls"));
     if !chat.is_empty() {
-        return (None, chat);
+        return (None, Err(chat));
     }
     // Langfuse's own fields: calls as JSON strings, their names beside them.
     let names: Vec<String> = o
@@ -486,7 +468,7 @@ fn answer(o: &Value, output: &Value, span: &Span) -> (Option<String>, Vec<Call>)
         .flatten()
         .map(text_of)
         .collect();
-    let calls: Vec<Call> = o
+    let calls: Vec<ToolCall> = o
         .get("toolCalls")
         .and_then(Value::as_array)
         .into_iter()
@@ -494,25 +476,21 @@ fn answer(o: &Value, output: &Value, span: &Span) -> (Option<String>, Vec<Call>)
         .enumerate()
         .map(|(i, c)| {
             let c = decoded(Some(c));
-            Call {
-                id: c.get("id").and_then(Value::as_str).map(str::to_owned),
-                name: c
+            call(c.get("id").and_then(Value::as_str).map(str::to_owned), c
                     .get("name")
                     .map(text_of)
                     .or_else(|| names.get(i).cloned())
-                    .unwrap_or_default(),
-                arguments: arguments_of(c.get("arguments").or_else(|| c.get("input"))),
-            }
+                    .unwrap_or_default(), arguments_of(c.get("arguments").or_else(|| c.get("input"))))
         })
         .collect();
     if !calls.is_empty() {
-        return (None, calls);
+        return (None, Err(calls));
     }
     // The legacy completion attributes, kept in the metadata.
     if let Ok(Some(turn)) = otel_genai::model_turn(span) {
-        if !turn.calls.is_empty() {
-            return (turn.text, turn.calls);
+        if !turn.calls().is_empty() {
+            return (turn.text(), Err(turn.response.calls));
         }
     }
-    (output.as_str().map(str::to_owned), Vec::new())
+    (output.as_str().map(str::to_owned), Err(Vec::new()))
 }

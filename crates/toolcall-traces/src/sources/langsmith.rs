@@ -10,11 +10,13 @@
 //! `generations[0][0].message` with `tool_calls`.
 
 use serde_json::Value;
+use toolcall_score::{Message, Response, Role};
 
-use crate::model::{arguments_of, text_of};
-use crate::{Call, Catalog, Found, Message, Records, ToolDef, Turn};
+use crate::model::{joined, read_message, reply, text_of};
 
-use super::{Groups, otel_genai, Reads, Source};
+use crate::{Catalog, Found, Records, Turn};
+
+use super::{Groups, Reads, Source};
 
 /// The source.
 pub static SOURCE: Source = Source {
@@ -66,8 +68,8 @@ fn claims(first: &Value) -> bool {
     runs_of(first).is_some_and(|r| !r.is_empty())
 }
 
-fn tool_defs(tools: &Value) -> Option<Vec<ToolDef>> {
-    ToolDef::from_tools_json(tools).ok()
+fn tool_defs(tools: &Value) -> Option<Catalog> {
+    Catalog::from_json(tools).ok()
 }
 
 fn turns(records: &Records, found: &mut Found) {
@@ -85,24 +87,19 @@ fn turns(records: &Records, found: &mut Found) {
             .into_iter()
             .flatten()
             .find_map(tool_defs)
-            .map_or(Catalog::NotRecorded, Catalog::Recorded);
-            let (text, calls) = answer(run.get("outputs").unwrap_or(&Value::Null));
-            found.turns.push(Turn {
-                at: format!("{at} (run {id})"),
-                id,
-                trace: run.get("trace_id").and_then(Value::as_str).map(str::to_owned),
-                model: run
-                    .pointer("/extra/metadata/ls_model_name")
-                    .or_else(|| run.pointer("/inputs/model"))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                name: run.get("name").and_then(Value::as_str).map(str::to_owned),
-                catalog,
-                system: None,
-                messages: messages(run.pointer("/inputs/messages")),
-                text,
-                calls,
-            });
+            .unwrap_or(Catalog::NotRecorded);
+            let mut turn = Turn::at(format!("{at} (run {id})"), id);
+            turn.trace = run.get("trace_id").and_then(Value::as_str).map(str::to_owned);
+            turn.model = run
+                .pointer("/extra/metadata/ls_model_name")
+                .or_else(|| run.pointer("/inputs/model"))
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            turn.name = run.get("name").and_then(Value::as_str).map(str::to_owned);
+            turn.catalog = catalog;
+            turn.transcript.messages = messages(run.pointer("/inputs/messages"));
+            turn.response = answer(run.get("outputs").unwrap_or(&Value::Null));
+            found.turns.push(turn);
         }
     }
 }
@@ -163,35 +160,24 @@ fn messages(v: Option<&Value>) -> Vec<Message> {
     }
     list.iter()
         .map(langchain)
-        .filter_map(|m| otel_genai::chat_message(&m))
+        .filter_map(|m| read_message(&m))
         .collect()
 }
 
-fn answer(outputs: &Value) -> (Option<String>, Vec<Call>) {
+/// The run's answer: LangChain's generation, or a provider's response body as the core reads
+/// it (its format, stop reason and anomalies kept).
+fn answer(outputs: &Value) -> Response {
     if let Some(message) = outputs.pointer("/generations/0/0/message") {
-        if let Some(Message::Assistant { text, calls }) =
-            otel_genai::chat_message(&langchain(message))
+        if let Some(message) = read_message(&langchain(message))
+            .filter(|m| m.role == Role::Assistant)
         {
-            return (text, calls);
+            return reply(joined(&message.text), message.calls);
         }
     }
     if outputs.is_object() && !outputs.as_object().is_some_and(|o| o.is_empty()) {
-        if let Ok(response) = toolcall_score::Response::from_value(outputs, None) {
-            let calls = response
-                .calls
-                .iter()
-                .map(|c| Call {
-                    id: c.id.clone(),
-                    name: c.name.clone(),
-                    arguments: match &c.arguments {
-                        toolcall_score::Arguments::Parsed(v) => v.clone(),
-                        _ => arguments_of(None),
-                    },
-                })
-                .collect();
-            let text = (!response.text.is_empty()).then(|| response.text.join("\n\n"));
-            return (text, calls);
+        if let Ok(response) = Response::from_value(outputs, None) {
+            return response;
         }
     }
-    (None, Vec::new())
+    reply(None, Vec::new())
 }

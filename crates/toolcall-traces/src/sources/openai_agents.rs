@@ -11,8 +11,10 @@
 
 use serde_json::Value;
 
-use crate::model::arguments_of;
-use crate::{Call, Catalog, Found, Records, ToolDef, Turn};
+
+use crate::model::{arguments_of, reply, call, tool};
+
+use crate::{Catalog, Found, Records, Turn};
 
 use super::{Groups, Reads, Source};
 
@@ -150,12 +152,11 @@ fn walk(at: &str, node: &Node, agent: Option<&Node>, trace: Option<&str>, found:
         }
         "function" => {
             let catalog = match agent.and_then(|a| a.data.get("tools")).and_then(Value::as_array) {
-                Some(tools) => Catalog::Recorded(
+                Some(tools) => Catalog::of(
                     tools
                         .iter()
                         .filter_map(Value::as_str)
-                        .map(ToolDef::named)
-                        .collect(),
+                        .map(|name| tool(name, None, None)),
                 ),
                 None => Catalog::NotRecorded,
             };
@@ -165,25 +166,18 @@ fn walk(at: &str, node: &Node, agent: Option<&Node>, trace: Option<&str>, found:
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_owned();
-            found.turns.push(Turn {
-                at: format!("{at} (function span {})", node.id),
-                id: node.id.clone(),
-                trace: trace.map(str::to_owned),
-                model: None,
-                name: agent
-                    .and_then(|a| a.data.get("name"))
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                catalog,
-                system: None,
-                messages: Vec::new(),
-                text: None,
-                calls: vec![Call {
-                    id: None,
-                    name,
-                    arguments: arguments_of(node.data.get("input")),
-                }],
-            });
+            let mut turn = Turn::at(format!("{at} (function span {})", node.id), node.id.clone());
+            turn.trace = trace.map(str::to_owned);
+            turn.name = agent
+                .and_then(|a| a.data.get("name"))
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            turn.catalog = catalog;
+            turn.response = reply(
+                None,
+                vec![call(None, name, arguments_of(node.data.get("input")))],
+            );
+            found.turns.push(turn);
         }
         _ => {}
     }
@@ -213,7 +207,7 @@ mod tests {
         assert_eq!(found.turns.len(), 1);
         let turn = &found.turns[0];
         assert_eq!((turn.id.as_str(), turn.trace.as_deref()), ("span_f", Some("trace_1")));
-        assert_eq!(turn.calls[0].name, "lookpu");
-        assert_eq!(turn.catalog, Catalog::Recorded(vec![ToolDef::named("lookup")]));
+        assert_eq!(turn.calls()[0].name, "lookpu");
+        assert_eq!(turn.catalog, Catalog::of([tool("lookup", None, None)]));
     }
 }

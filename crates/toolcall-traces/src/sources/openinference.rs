@@ -11,9 +11,13 @@
 
 use serde_json::Value;
 
-use crate::model::{indexed_calls, text_of};
+use toolcall_score::{Message, Role};
+
+use crate::model::{
+    assistant, indexed_calls, reply, joined, result, system_message, text_of, tool, user_message,
+};
 use crate::spans::Span;
-use crate::{Catalog, Found, Message, ToolDef, Turn};
+use crate::{Catalog, Found, Turn};
 
 use super::{otel_genai, Reads, Source};
 
@@ -41,30 +45,25 @@ fn turns(spans: &[Span], found: &mut Found) {
         } else {
             format!("{} (span {})", span.at, span.span_id)
         };
-        let output = messages(span, "llm.output_messages");
-        let (text, calls) = output
+        let (text, calls) = messages(span, "llm.output_messages")
             .into_iter()
-            .find_map(|m| match m {
-                Message::Assistant { text, calls } => Some((text, calls)),
-                _ => None,
-            })
-            .unwrap_or((None, Vec::new()));
-        turns.push(Turn {
-            at: place.clone(),
-            id: if span.span_id.is_empty() {
+            .find(|m| m.role == Role::Assistant)
+            .map_or((None, Vec::new()), |m| (joined(&m.text), m.calls));
+        let mut turn = Turn::at(
+            place.clone(),
+            if span.span_id.is_empty() {
                 place
             } else {
                 span.span_id.clone()
             },
-            trace: (!span.trace_id.is_empty()).then(|| span.trace_id.clone()),
-            model: span.str_attr("llm.model_name"),
-            name: (!span.name.is_empty()).then(|| span.name.clone()),
-            catalog: catalog(span),
-            system: None,
-            messages: messages(span, "llm.input_messages"),
-            text,
-            calls,
-        });
+        );
+        turn.trace = (!span.trace_id.is_empty()).then(|| span.trace_id.clone());
+        turn.model = span.str_attr("llm.model_name");
+        turn.name = (!span.name.is_empty()).then(|| span.name.clone());
+        turn.catalog = catalog(span);
+        turn.transcript.messages = messages(span, "llm.input_messages");
+        turn.response = reply(text, calls);
+        turns.push(turn);
     }
     let turns = otel_genai::fold_duplicates(turns, found);
     for span in spans.iter().filter(|s| kind(s).as_deref() == Some("TOOL")) {
@@ -84,23 +83,20 @@ fn catalog(span: &Span) -> Catalog {
         let Some(schema) = span.attr(&format!("llm.tools.{i}.tool.json_schema")) else {
             break;
         };
-        let schema = otel_genai::structured(schema).unwrap_or_else(|_| schema.clone());
+        let schema = crate::model::structured(schema).unwrap_or_else(|_| schema.clone());
         let def = schema.get("function").unwrap_or(&schema);
         if let Some(name) = def.get("name").and_then(Value::as_str) {
-            tools.push(ToolDef {
-                name: name.to_owned(),
-                description: def
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                parameters: def.get("parameters").filter(|p| !p.is_null()).cloned(),
-            });
+            tools.push(tool(
+                name,
+                def.get("description").and_then(Value::as_str),
+                def.get("parameters").cloned(),
+            ));
         }
     }
     if tools.is_empty() {
         Catalog::NotRecorded
     } else {
-        Catalog::Recorded(tools)
+        Catalog::of(tools)
     }
 }
 
@@ -125,16 +121,10 @@ fn messages(span: &Span, prefix: &str) -> Vec<Message> {
             "function.arguments",
         );
         out.push(match role.as_str() {
-            "system" => Message::System(content.unwrap_or_default()),
-            "user" => Message::User(content.unwrap_or_default()),
-            "tool" => Message::Tool {
-                call_id: get("tool_call_id"),
-                content: content.unwrap_or_default(),
-            },
-            _ => Message::Assistant {
-                text: content.filter(|c| !c.is_empty()),
-                calls,
-            },
+            "system" => system_message(content.unwrap_or_default()),
+            "user" => user_message(content.unwrap_or_default()),
+            "tool" => result(get("tool_call_id"), content.unwrap_or_default()),
+            _ => assistant(content.filter(|c| !c.is_empty()), calls),
         });
     }
     out
@@ -158,6 +148,6 @@ mod tests {
             "llm.tools.1.tool.json_schema".into(),
             Value::from(r#"{"type": "function", "function": {"name": "get_weather"}}"#),
         );
-        assert_eq!(catalog(&span), Catalog::Recorded(vec![ToolDef::named("get_weather")]));
+        assert_eq!(catalog(&span), Catalog::of([tool("get_weather", None, None)]));
     }
 }

@@ -27,10 +27,12 @@
 use std::collections::HashSet;
 
 use serde_json::Value;
+use toolcall_score::{Message, Role, ToolCall};
 
-use crate::model::{arguments_of, indexed_calls, text_of};
+use crate::model::{structured, arguments_of, assistant, call, chat_calls, indexed_calls, joined, read_message, reply, result, system_message, text_of, tool, user_message};
+
 use crate::spans::Span;
-use crate::{Call, Catalog, Found, Message, ToolDef, Turn};
+use crate::{Catalog, Found, Turn};
 
 use super::{Reads, Source};
 
@@ -112,7 +114,7 @@ fn turns(spans: &[Span], found: &mut Found) {
         .iter()
         .flat_map(|t| {
             let trace = t.trace.clone().unwrap_or_default();
-            t.calls
+            t.calls()
                 .iter()
                 .filter_map(move |c| Some((trace.clone(), c.id.clone()?)))
         })
@@ -126,33 +128,29 @@ fn turns(spans: &[Span], found: &mut Found) {
                 continue;
             }
         }
-        let call = Call {
-            id: id.clone(),
-            name: span.str_attr("gen_ai.tool.name").unwrap_or_default(),
-            arguments: arguments_of(span.attr("gen_ai.tool.call.arguments")),
-        };
+        let call = call(
+            id.clone(),
+            span.str_attr("gen_ai.tool.name").unwrap_or_default(),
+            arguments_of(span.attr("gen_ai.tool.call.arguments")),
+        );
         // An execution of a turn whose output was not recorded: that turn's call.
         if let Some(turn) = blind_turn(&blind, span).and_then(|model| {
             all.iter_mut().find(|t| {
                 t.id == model.span_id && t.trace.as_deref() == Some(model.trace_id.as_str())
             })
         }) {
-            turn.calls.push(call);
+            turn.response.calls.push(call);
             continue;
         }
         // An execution whose model turn was not recorded: a call with no catalog.
-        all.push(Turn {
-            at: format!("{} (span {})", span.at, span.span_id),
-            id: span.span_id.clone(),
-            trace: Some(span.trace_id.clone()),
-            model: None,
-            name: (!span.name.is_empty()).then(|| span.name.clone()),
-            catalog: Catalog::NotRecorded,
-            system: None,
-            messages: Vec::new(),
-            text: None,
-            calls: vec![call],
-        });
+        let mut turn = Turn::at(
+            format!("{} (span {})", span.at, span.span_id),
+            span.span_id.clone(),
+        );
+        turn.trace = Some(span.trace_id.clone());
+        turn.name = (!span.name.is_empty()).then(|| span.name.clone());
+        turn.response = reply(None, vec![call]);
+        all.push(turn);
     }
     found.turns.extend(all);
 }
@@ -180,14 +178,14 @@ fn blind_turn<'a>(blind: &[&'a Span], tool: &Span) -> Option<&'a Span> {
 pub(crate) fn held(turns: &[Turn], id: &str) -> bool {
     turns
         .iter()
-        .any(|t| t.calls.iter().any(|c| c.id.as_deref() == Some(id)))
+        .any(|t| t.calls().iter().any(|c| c.id.as_deref() == Some(id)))
 }
 
 /// Two model spans of one trace that hold the same calls (by id) are one turn recorded twice:
 /// the one that says more (a catalog, then more of the conversation) is kept.
 pub(crate) fn fold_duplicates(turns: Vec<Turn>, found: &mut Found) -> Vec<Turn> {
     let key = |t: &Turn| -> Option<(Option<String>, Vec<String>)> {
-        let ids: Option<Vec<String>> = t.calls.iter().map(|c| c.id.clone()).collect();
+        let ids: Option<Vec<String>> = t.calls().iter().map(|c| c.id.clone()).collect();
         ids.filter(|ids| !ids.is_empty())
             .map(|ids| (t.trace.clone(), ids))
     };
@@ -203,9 +201,12 @@ pub(crate) fn fold_duplicates(turns: Vec<Turn>, found: &mut Found) -> Vec<Turn> 
         match by_key.get(&k) {
             Some(&i) => {
                 let existing = &mut kept[i];
-                found.folded += turn.calls.len();
-                let better = (turn.catalog.is_recorded(), turn.messages.len())
-                    > (existing.catalog.is_recorded(), existing.messages.len());
+                found.folded += turn.calls().len();
+                let better = (turn.catalog.is_recorded(), turn.transcript.messages.len())
+                    > (
+                        existing.catalog.is_recorded(),
+                        existing.transcript.messages.len(),
+                    );
                 if better {
                     *existing = turn;
                 }
@@ -217,16 +218,6 @@ pub(crate) fn fold_duplicates(turns: Vec<Turn>, found: &mut Found) -> Vec<Turn> 
         }
     }
     kept
-}
-
-/// A JSON-string attribute parsed, a structured one as it is.
-pub(crate) fn structured(v: &Value) -> Result<Value, String> {
-    match v {
-        Value::String(s) => {
-            serde_json::from_str(s).map_err(|e| format!("holds a string that is not JSON: {e}"))
-        }
-        other => Ok(other.clone()),
-    }
 }
 
 pub(crate) fn model_turn(span: &Span) -> Result<Option<Turn>, String> {
@@ -261,18 +252,16 @@ pub(crate) fn model_turn(span: &Span) -> Result<Option<Turn>, String> {
         events(span)?
     };
     // The model's answer: its last assistant message (a choice; the first when there are several).
-    let answer = output
+    let (text, calls) = output
         .into_iter()
-        .find(|m| matches!(m, Message::Assistant { .. }));
-    let (text, calls) = match answer {
-        Some(Message::Assistant { text, calls }) => (text, calls),
-        _ => (None, Vec::new()),
-    };
-    let system = system.or_else(|| match messages.first() {
-        Some(Message::System(s)) => Some(s.clone()),
-        _ => None,
-    });
-    if system.is_some() && matches!(messages.first(), Some(Message::System(_))) {
+        .find(|m| m.role == Role::Assistant)
+        .map_or((None, Vec::new()), |m| (joined(&m.text), m.calls));
+    let leading_system = messages
+        .first()
+        .filter(|m| m.role == Role::System)
+        .map(|m| m.text.join("\n\n"));
+    let system = system.or(leading_system.clone());
+    if system.is_some() && leading_system.is_some() {
         messages.remove(0);
     }
     let at = if span.span_id.is_empty() {
@@ -280,24 +269,22 @@ pub(crate) fn model_turn(span: &Span) -> Result<Option<Turn>, String> {
     } else {
         format!("{} (span {})", span.at, span.span_id)
     };
-    Ok(Some(Turn {
-        id: if span.span_id.is_empty() {
-            at.clone()
-        } else {
-            span.span_id.clone()
-        },
-        at,
-        trace: (!span.trace_id.is_empty()).then(|| span.trace_id.clone()),
-        model: span
-            .str_attr("gen_ai.response.model")
-            .or_else(|| span.str_attr("gen_ai.request.model")),
-        name: (!span.name.is_empty()).then(|| span.name.clone()),
-        catalog,
-        system,
-        messages,
-        text,
-        calls,
-    }))
+    let id = if span.span_id.is_empty() {
+        at.clone()
+    } else {
+        span.span_id.clone()
+    };
+    let mut turn = Turn::at(at, id);
+    turn.trace = (!span.trace_id.is_empty()).then(|| span.trace_id.clone());
+    turn.model = span
+        .str_attr("gen_ai.response.model")
+        .or_else(|| span.str_attr("gen_ai.request.model"));
+    turn.name = (!span.name.is_empty()).then(|| span.name.clone());
+    turn.catalog = catalog;
+    turn.system = system;
+    turn.transcript.messages = messages;
+    turn.response = reply(text, calls);
+    Ok(Some(turn))
 }
 
 /// `gen_ai.tool.definitions`, else OpenLLMetry's `llm.request.functions.N.*`, else not recorded.
@@ -316,20 +303,15 @@ pub(crate) fn catalog(span: &Span) -> Result<Catalog, String> {
                     "gen_ai.tool.definitions: a definition without a name: {item}"
                 ));
             };
-            tools.push(ToolDef {
-                name: name.to_owned(),
-                description: def
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                parameters: def
-                    .get("parameters")
+            tools.push(tool(
+                name,
+                def.get("description").and_then(Value::as_str),
+                def.get("parameters")
                     .or_else(|| def.get("input_schema"))
-                    .filter(|p| !p.is_null())
                     .map(|p| structured(p).unwrap_or_else(|_| p.clone())),
-            });
+            ));
         }
-        return Ok(Catalog::Recorded(tools));
+        return Ok(Catalog::of(tools));
     }
     let mut tools = Vec::new();
     for i in 0.. {
@@ -337,18 +319,17 @@ pub(crate) fn catalog(span: &Span) -> Result<Catalog, String> {
         let Some(name) = span.str_attr(&format!("{prefix}name")) else {
             break;
         };
-        tools.push(ToolDef {
-            name,
-            description: span.str_attr(&format!("{prefix}description")),
-            parameters: span
-                .attr(&format!("{prefix}parameters"))
+        tools.push(tool(
+            &name,
+            span.str_attr(&format!("{prefix}description")).as_deref(),
+            span.attr(&format!("{prefix}parameters"))
                 .map(|p| structured(p).unwrap_or_else(|_| p.clone())),
-        });
+        ));
     }
     Ok(if tools.is_empty() {
         Catalog::NotRecorded
     } else {
-        Catalog::Recorded(tools)
+        Catalog::of(tools)
     })
 }
 
@@ -392,113 +373,43 @@ pub(crate) fn parts_messages(v: &Value, what: &str) -> Result<Vec<Message>, Stri
             .unwrap_or(if output { "assistant" } else { "" });
         let Some(parts) = item.get("parts").and_then(Value::as_array) else {
             // A message in the older, Chat-like shape.
-            out.extend(chat_message(item));
+            out.extend(read_message(item));
             continue;
         };
+        // Parts without a `type` are Gemini's (`{"text"}`, `{"functionCall"}`,
+        // `{"functionResponse"}`): the message is a Gemini content, which the core reads.
+        if parts.iter().all(|p| p.get("type").is_none()) {
+            out.extend(read_message(item));
+            continue;
+        }
         let mut text = Vec::new();
         let mut calls = Vec::new();
         for part in parts {
-            // Gemini-shaped parts carry no `type`: `{"text"}`, `{"functionCall"}`,
-            // `{"functionResponse"}`.
-            if part.get("type").is_none() {
-                if let Some(t) = part.get("text") {
-                    text.push(text_of(t));
-                } else if let Some(f) = part.get("functionCall") {
-                    calls.push(Call {
-                        id: f.get("id").and_then(Value::as_str).map(str::to_owned),
-                        name: f.get("name").map(text_of).unwrap_or_default(),
-                        arguments: arguments_of(f.get("args")),
-                    });
-                } else if let Some(f) = part.get("functionResponse") {
-                    out.push(Message::Tool {
-                        call_id: f.get("id").and_then(Value::as_str).map(str::to_owned),
-                        content: f.get("response").map(text_of).unwrap_or_default(),
-                    });
-                }
-                continue;
-            }
             match part.get("type").and_then(Value::as_str) {
                 Some("text") => text.push(part.get("content").map(text_of).unwrap_or_default()),
-                Some("tool_call") => calls.push(Call {
-                    id: part.get("id").and_then(Value::as_str).map(str::to_owned),
-                    name: part
+                Some("tool_call") => calls.push(call(part.get("id").and_then(Value::as_str).map(str::to_owned), part
                         .get("name")
                         .and_then(Value::as_str)
                         .unwrap_or_default()
-                        .to_owned(),
-                    arguments: arguments_of(part.get("arguments")),
-                }),
-                Some("tool_call_response") => out.push(Message::Tool {
-                    call_id: part.get("id").and_then(Value::as_str).map(str::to_owned),
-                    content: part
+                        .to_owned(), arguments_of(part.get("arguments")))),
+                Some("tool_call_response") => out.push(result(part.get("id").and_then(Value::as_str).map(str::to_owned), part
                         .get("response")
                         .or_else(|| part.get("result"))
                         .map(text_of)
-                        .unwrap_or_default(),
-                }),
+                        .unwrap_or_default())),
                 _ => {}
             }
         }
         let text = (!text.is_empty()).then(|| text.join("\n\n"));
         match role {
-            "system" => out.push(Message::System(text.unwrap_or_default())),
-            "user" => out.push(Message::User(text.unwrap_or_default())),
-            "assistant" => out.push(Message::Assistant { text, calls }),
+            "system" => out.push(system_message(text.unwrap_or_default())),
+            "user" => out.push(user_message(text.unwrap_or_default())),
+            "assistant" => out.push(assistant(text, calls)),
             // `tool` messages came out as their responses above.
             _ => {}
         }
     }
     Ok(out)
-}
-
-/// A Chat-like message: `{"role", "content", "tool_calls": [...], "tool_call_id"}`.
-pub(crate) fn chat_message(m: &Value) -> Option<Message> {
-    let role = m.get("role").and_then(Value::as_str).unwrap_or("assistant");
-    let content = m
-        .get("content")
-        .filter(|c| !c.is_null())
-        .map(|c| match c {
-            Value::Array(_) => parts_text(c),
-            other => text_of(other),
-        });
-    Some(match role {
-        "system" => Message::System(content.unwrap_or_default()),
-        "user" => Message::User(content.unwrap_or_default()),
-        "tool" => Message::Tool {
-            call_id: m
-                .get("tool_call_id")
-                .or_else(|| m.get("id"))
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            content: content.unwrap_or_default(),
-        },
-        _ => Message::Assistant {
-            text: content.filter(|c| !c.is_empty()),
-            calls: chat_calls(m.get("tool_calls")),
-        },
-    })
-}
-
-/// Chat's `tool_calls` (with `function`) or the flat `{id, name, arguments}`.
-pub(crate) fn chat_calls(v: Option<&Value>) -> Vec<Call> {
-    let v = v.map(|v| structured(v).unwrap_or_else(|_| v.clone()));
-    v.as_ref()
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|c| {
-            let f = c.get("function").unwrap_or(c);
-            Call {
-                id: c.get("id").and_then(Value::as_str).map(str::to_owned),
-                name: f
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned(),
-                arguments: arguments_of(f.get("arguments")),
-            }
-        })
-        .collect()
 }
 
 /// The legacy flattened messages under `prefix` (`gen_ai.prompt`, `gen_ai.completion`).
@@ -531,35 +442,23 @@ fn flattened(span: &Span, prefix: &str) -> Vec<Message> {
             content
         };
         if let Some(name) = get("function_call.name") {
-            calls.push(Call {
-                id: None,
+            calls.push(call(
+                None,
                 name,
-                arguments: arguments_of(fields.get("function_call.arguments")),
-            });
+                arguments_of(fields.get("function_call.arguments")),
+            ));
         }
         out.push(match role.as_str() {
-            "system" => Message::System(content.unwrap_or_default()),
-            "user" => Message::User(content.unwrap_or_default()),
-            "tool" => Message::Tool {
-                call_id: get("tool_call_id"),
-                content: content.unwrap_or_default(),
-            },
-            _ => Message::Assistant {
-                text: content.filter(|c| !c.is_empty()),
-                calls,
-            },
+            "system" => system_message(content.unwrap_or_default()),
+            "user" => user_message(content.unwrap_or_default()),
+            "tool" => result(get("tool_call_id"), content.unwrap_or_default()),
+            _ => assistant(content.filter(|c| !c.is_empty()), calls),
         });
     }
     // Those instrumentations write one index per call of a single answer: one message again.
     if from_content > 1 && from_content == out.len() {
-        let calls = out
-            .drain(..)
-            .flat_map(|m| match m {
-                Message::Assistant { calls, .. } => calls,
-                _ => Vec::new(),
-            })
-            .collect();
-        out.push(Message::Assistant { text: None, calls });
+        let calls = out.drain(..).flat_map(|m| m.calls).collect();
+        out.push(assistant(None, calls));
     }
     out
 }
@@ -567,7 +466,7 @@ fn flattened(span: &Span, prefix: &str) -> Vec<Message> {
 /// A content string that is exactly Chat's `tool_calls` array (`[{"id", "type": "function",
 /// "function": {"name", "arguments"}}]`): an instrumentation's record of the calls, not text the
 /// model wrote.
-fn calls_in_content(content: &str) -> Option<Vec<Call>> {
+fn calls_in_content(content: &str) -> Option<Vec<ToolCall>> {
     let value: Value = serde_json::from_str(content.trim()).ok()?;
     let items = value.as_array()?;
     let structured = !items.is_empty()
@@ -598,7 +497,7 @@ fn events(span: &Span) -> Result<(Vec<Message>, Vec<Message>), String> {
                     .as_array()
                     .into_iter()
                     .flatten()
-                    .filter_map(chat_message)
+                    .filter_map(read_message)
                     .collect();
                 if key == "gen_ai.prompt" {
                     input.extend(messages);
@@ -620,7 +519,7 @@ fn events(span: &Span) -> Result<(Vec<Message>, Vec<Message>), String> {
                 if message.get("role").is_none() {
                     message["role"] = Value::from("assistant");
                 }
-                output.extend(chat_message(&message));
+                output.extend(read_message(&message));
             }
             name if name.starts_with("gen_ai.") && name.ends_with(".message") => {
                 let role = name
@@ -631,7 +530,7 @@ fn events(span: &Span) -> Result<(Vec<Message>, Vec<Message>), String> {
                     m.insert(k.clone(), v.clone());
                 }
                 m.insert("role".into(), Value::from(role));
-                input.extend(chat_message(&Value::Object(m)));
+                input.extend(read_message(&Value::Object(m)));
             }
             _ => {}
         }
@@ -686,8 +585,8 @@ mod tests {
         );
         assert!(claims(std::slice::from_ref(&s)));
         let turn = model_turn(&s).unwrap().unwrap();
-        assert_eq!(turn.messages, vec![Message::User("weather?".into())]);
-        assert_eq!(turn.calls[0].name, "get_wether");
+        assert_eq!(turn.transcript.messages, vec![user_message("weather?".into())]);
+        assert_eq!(turn.calls()[0].name, "get_wether");
         assert!(turn.catalog.is_names_only(), "{:?}", turn.catalog);
     }
 
@@ -708,7 +607,7 @@ mod tests {
         );
         let turn = model_turn(&s).unwrap().unwrap();
         assert_eq!(turn.system.as_deref(), Some("be brief"));
-        assert_eq!(turn.text.as_deref(), Some("hello"));
+        assert_eq!(turn.text().as_deref(), Some("hello"));
         assert_eq!(turn.catalog, Catalog::NotRecorded, "no definitions: not an empty catalog");
     }
 
@@ -722,7 +621,7 @@ mod tests {
             }
             model_turn(&span(attrs, Vec::new())).unwrap().unwrap().catalog
         };
-        assert_eq!(with(Some("[]")), Catalog::Recorded(Vec::new()));
+        assert_eq!(with(Some("[]")), Catalog::of([]));
         assert_eq!(with(None), Catalog::NotRecorded);
         assert!(catalog(&span(
             serde_json::json!({"gen_ai.tool.definitions": "[{\"type\": \"function\"}]"}),
@@ -789,13 +688,41 @@ mod tests {
         let by_id = |id: &str| found.turns.iter().find(|t| t.id == id).expect(id);
         assert_eq!(found.turns.len(), 4, "{:?}", found.turns);
         let ids = |id: &str| -> Vec<Option<String>> {
-            by_id(id).calls.iter().map(|c| c.id.clone()).collect()
+            by_id(id).calls().iter().map(|c| c.id.clone()).collect()
         };
         assert_eq!(ids("m1"), vec![Some("c1".to_owned())]);
         assert_eq!(ids("m2"), vec![Some("c2".to_owned())]);
         assert!(ids("m3").is_empty());
         assert!(by_id("m1").catalog.is_names_only());
-        assert_eq!(by_id("inner").text.as_deref(), Some("hi"));
+        assert_eq!(by_id("inner").text().as_deref(), Some("hi"));
         assert_eq!(found.folded, 0);
+    }
+
+    /// Gemini contents in the GenAI attributes (untyped `functionCall` / `functionResponse`
+    /// parts) are read by the core's Gemini reader: the call, its arguments, its answer.
+    #[test]
+    fn gemini_contents_are_read_as_the_core_reads_them() {
+        let s = span(
+            serde_json::json!({
+                "gen_ai.input.messages": r#"[{"role": "user", "parts": [{"text": "weather?"}]},
+                    {"role": "model", "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}}]},
+                    {"role": "user", "parts": [{"functionResponse": {"name": "get_weather", "response": {"t": 3}}}]}]"#,
+                "gen_ai.output.messages": r#"[{"role": "model", "parts": [{"functionCall": {"name": "get_wether", "args": {"city": "Bergen"}}}]}]"#,
+                "gen_ai.tool.definitions": r#"[{"type": "function", "name": "get_weather"}]"#
+            }),
+            Vec::new(),
+        );
+        let turn = model_turn(&s).unwrap().unwrap();
+        assert_eq!(turn.calls()[0].name, "get_wether");
+        assert_eq!(
+            turn.calls()[0].arguments,
+            toolcall_score::Arguments::Parsed(serde_json::json!({"city": "Bergen"}))
+        );
+        let results: Vec<_> = turn.transcript.results().collect();
+        assert_eq!(results.len(), 1, "{:?}", turn.transcript);
+        assert_eq!(results[0].name.as_deref(), Some("get_weather"));
+        let verdict = toolcall_score::score(&turn.case(None).unwrap(), &turn.response);
+        let kinds: Vec<_> = verdict.findings().iter().map(|f| f.kind.as_str()).collect();
+        assert_eq!(kinds, ["unknown_tool"], "the transcript's call is answered");
     }
 }

@@ -10,10 +10,12 @@
 //! `ai.toolCall` span whose `ai.toolCall.id` a turn holds is folded into it.
 
 use serde_json::Value;
+use toolcall_score::{Message};
 
-use crate::model::{arguments_of, text_of};
+use crate::model::{arguments_of, reply, assistant, call, result, system_message, text_of, tool, user_message};
+
 use crate::spans::Span;
-use crate::{Call, Catalog, Found, Message, ToolDef, Turn};
+use crate::{Catalog, Found, Turn};
 
 use super::{otel_genai, Reads, Source};
 
@@ -46,7 +48,7 @@ fn claims(spans: &[Span]) -> bool {
 /// An attribute value: JSON in a string parsed, OTLP's `{"values": [...]}` wrapper (left in
 /// some exports) unwrapped.
 fn value(v: &Value) -> Value {
-    let v = otel_genai::structured(v).unwrap_or_else(|_| v.clone());
+    let v = crate::model::structured(v).unwrap_or_else(|_| v.clone());
     match v.get("values").and_then(Value::as_array) {
         Some(items) if v.as_object().is_some_and(|m| m.len() == 1) => Value::Array(
             items
@@ -67,24 +69,17 @@ fn turns(spans: &[Span], found: &mut Found) {
             format!("{} (span {})", span.at, span.span_id)
         };
         let catalog = match span.attr("ai.prompt.tools").map(value) {
-            Some(Value::Array(items)) => Catalog::Recorded(
+            Some(Value::Array(items)) => Catalog::of(
                 items
                     .iter()
-                    .map(|t| otel_genai::structured(t).unwrap_or_else(|_| t.clone()))
+                    .map(|t| crate::model::structured(t).unwrap_or_else(|_| t.clone()))
                     .filter_map(|t| {
-                        Some(ToolDef {
-                            name: t.get("name")?.as_str()?.to_owned(),
-                            description: t
-                                .get("description")
-                                .and_then(Value::as_str)
-                                .map(str::to_owned),
-                            parameters: t
-                                .get("inputSchema")
-                                .or_else(|| t.get("parameters"))
-                                .cloned(),
-                        })
-                    })
-                    .collect(),
+                        Some(tool(
+                            t.get("name")?.as_str()?,
+                            t.get("description").and_then(Value::as_str),
+                            t.get("inputSchema").or_else(|| t.get("parameters")).cloned(),
+                        ))
+                    }),
             ),
             _ => Catalog::NotRecorded,
         };
@@ -92,36 +87,32 @@ fn turns(spans: &[Span], found: &mut Found) {
             Some(Value::Array(items)) => items
                 .iter()
                 .filter_map(|c| {
-                    Some(Call {
-                        id: c.get("toolCallId").and_then(Value::as_str).map(str::to_owned),
-                        name: c.get("toolName")?.as_str()?.to_owned(),
-                        arguments: arguments_of(c.get("input").or_else(|| c.get("args"))),
-                    })
+                    Some(call(c.get("toolCallId").and_then(Value::as_str).map(str::to_owned), c.get("toolName")?.as_str()?.to_owned(), arguments_of(c.get("input").or_else(|| c.get("args")))))
                 })
                 .collect(),
             _ => Vec::new(),
         };
         let (system, messages) = prompt(span);
-        turns.push(Turn {
-            at: place.clone(),
-            id: if span.span_id.is_empty() {
+        let mut turn = Turn::at(
+            place.clone(),
+            if span.span_id.is_empty() {
                 place
             } else {
                 span.span_id.clone()
             },
-            trace: (!span.trace_id.is_empty()).then(|| span.trace_id.clone()),
-            model: span
-                .str_attr("ai.response.model")
-                .or_else(|| span.str_attr("ai.model.id")),
-            name: span
-                .str_attr("ai.telemetry.functionId")
-                .or_else(|| (!span.name.is_empty()).then(|| span.name.clone())),
-            catalog,
-            system,
-            messages,
-            text: span.str_attr("ai.response.text").filter(|t| !t.is_empty()),
-            calls,
-        });
+        );
+        turn.trace = (!span.trace_id.is_empty()).then(|| span.trace_id.clone());
+        turn.model = span
+            .str_attr("ai.response.model")
+            .or_else(|| span.str_attr("ai.model.id"));
+        turn.name = span
+            .str_attr("ai.telemetry.functionId")
+            .or_else(|| (!span.name.is_empty()).then(|| span.name.clone()));
+        turn.catalog = catalog;
+        turn.system = system;
+        turn.transcript.messages = messages;
+        turn.response = reply(span.str_attr("ai.response.text"), calls);
+        turns.push(turn);
     }
     let turns = otel_genai::fold_duplicates(turns, found);
     for span in spans {
@@ -157,30 +148,23 @@ fn prompt(span: &Span) -> (Option<String>, Vec<Message>) {
         let text = (!texts.is_empty()).then(|| texts.join("\n\n"));
         match role {
             "system" if system.is_none() && out.is_empty() => system = text,
-            "system" => out.push(Message::System(text.unwrap_or_default())),
-            "user" => out.push(Message::User(text.unwrap_or_default())),
-            "assistant" => out.push(Message::Assistant {
+            "system" => out.push(system_message(text.unwrap_or_default())),
+            "user" => out.push(user_message(text.unwrap_or_default())),
+            "assistant" => out.push(assistant(
                 text,
-                calls: parts
+                parts
                     .iter()
                     .filter(|p| p.get("type").and_then(Value::as_str) == Some("tool-call"))
-                    .map(|p| Call {
-                        id: p.get("toolCallId").and_then(Value::as_str).map(str::to_owned),
-                        name: p.get("toolName").map(text_of).unwrap_or_default(),
-                        arguments: arguments_of(p.get("input").or_else(|| p.get("args"))),
-                    })
+                    .map(|p| call(p.get("toolCallId").and_then(Value::as_str).map(str::to_owned), p.get("toolName").map(text_of).unwrap_or_default(), arguments_of(p.get("input").or_else(|| p.get("args")))))
                     .collect(),
-            }),
+            )),
             "tool" => {
                 for p in &parts {
-                    out.push(Message::Tool {
-                        call_id: p.get("toolCallId").and_then(Value::as_str).map(str::to_owned),
-                        content: p
+                    out.push(result(p.get("toolCallId").and_then(Value::as_str).map(str::to_owned), p
                             .get("output")
                             .or_else(|| p.get("result"))
                             .map(text_of)
-                            .unwrap_or_default(),
-                    });
+                            .unwrap_or_default()));
                 }
             }
             _ => {}
