@@ -125,6 +125,12 @@ fn readme_has_the_two_set_up_commands_and_they_exist() {
         help.status.success(),
         "`toolcall {subcommand}` does not exist"
     );
+    // A cold release build of the tree is many times the dev one the README's figures are for.
+    assert!(
+        !commands[0].contains("--release"),
+        "the main job builds in the dev profile, as README's figures say: {}",
+        commands[0]
+    );
 }
 
 /// Workspace packages and their normal (non-dev) dependencies, the optional ones (behind a
