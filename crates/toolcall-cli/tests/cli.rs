@@ -1,6 +1,12 @@
 //! The `toolcall` binary as users run it: exit codes, human and JSON output, input errors.
+//!
+//! The default tier's one integration binary: `check` and `rate` are modules of it rather than
+//! binaries of their own, so a change to the CLI links one test binary, not three (the tidy,
+//! fuzz, newcomer and browser tiers stay separate).
 
+mod check;
 mod exit_codes;
+mod rate;
 mod record_serve;
 mod support;
 
@@ -42,6 +48,19 @@ fn chat_response(name: &str, arguments: &str) -> String {
                             "function": {"name": name, "arguments": arguments}}]}}]
     })
     .to_string()
+}
+
+/// The top-level `--help`: every command with its one line, as a user first meets them. Without
+/// `COLUMNS`, which clap wraps to, the text is wrapped at clap's default of 100 columns.
+#[test]
+fn help_lists_every_command() {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .arg("--help")
+        .env_remove("COLUMNS")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    insta::assert_snapshot!(stdout(&out));
 }
 
 /// `--format` lists every format name in `--help`, and a misspelt one is refused with them.
@@ -190,12 +209,7 @@ fn score_fails_an_unknown_name_with_cause_and_suggestion() {
     ];
     let out = toolcall(&args);
     assert_eq!(out.status.code(), Some(1));
-    let text = stdout(&out);
-    assert!(
-        text.contains("unknown_tool `get_invoices` (invented)"),
-        "{text}"
-    );
-    assert!(text.contains("did you mean `get_invoice`?"), "{text}");
+    insta::assert_snapshot!(support::normalised(&stdout(&out)));
 
     let json = toolcall_json(&[&args[..], &["--json"]].concat(), 1);
     assert_eq!(json["verdict"], "fail");
@@ -377,12 +391,7 @@ fn lint_names_the_drifted_tool() {
     let clean = write(&dir, "clean.json", CASE);
     let out = toolcall(&["lint", drifted.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
-    let text = stdout(&out);
-    assert!(
-        text.contains("`lookup_customer` is not defined, but the system prompt says"),
-        "{text}"
-    );
-    assert!(text.contains("did you mean `find_customer`?"), "{text}");
+    insta::assert_snapshot!(support::normalised(&stdout(&out)));
     assert_eq!(
         toolcall(&["lint", clean.to_str().unwrap()]).status.code(),
         Some(0)

@@ -1,5 +1,6 @@
-//! What the CLI's integration tests share: a scratch directory per test, and running the
-//! `toolcall` binary the way a user's shell does (outside GitHub Actions).
+//! What the CLI's integration tests share: a scratch directory per test, running the
+//! `toolcall` binary the way a user's shell does (outside GitHub Actions), and the text of its
+//! output made the same on every machine for a snapshot.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -34,6 +35,25 @@ pub fn stdout(output: &Output) -> String {
 #[allow(dead_code)] // not every suite reads stderr
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// `text` as a snapshot holds it: what differs between machines and runs replaced by a
+/// placeholder. The scratch directories' root (cargo's per-target temporary directory) becomes
+/// `[tmp]`, this crate's directory `[crate]`, and the workspace's `[workspace]`, so a report
+/// that names its files reads the same in every checkout.
+#[allow(dead_code)] // not every suite snapshots text
+pub fn normalised(text: &str) -> String {
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let places = [
+        (PathBuf::from(env!("CARGO_TARGET_TMPDIR")), "[tmp]"),
+        (crate_dir.to_path_buf(), "[crate]"),
+        (crate_dir.join("../.."), "[workspace]"),
+    ];
+    let mut text = text.to_owned();
+    for (place, placeholder) in &places {
+        text = text.replace(&place.display().to_string(), placeholder);
+    }
+    text
 }
 
 /// Runs `toolcall` with `args` as [`toolcall`] does, asserts that it exits with `code` (showing

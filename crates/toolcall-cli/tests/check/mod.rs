@@ -1,13 +1,11 @@
 //! `toolcall check` and `toolcall baseline` over the harness's fixture trees: the report, its exit
 //! code, annotations, and accepting baseline changes one case at a time.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::support::{stderr, stdout, toolcall, well_formed};
 use serde_json::{json, Value};
-use support::{stderr, stdout, toolcall, well_formed};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -51,19 +49,8 @@ fn check_output(root: &Path, github: bool) -> Output {
 fn a_green_tree_reports_counts_and_names_and_exits_zero() {
     let (code, out) = check(&fixture("green"), false);
     assert_eq!(code, Some(0), "{out}");
-    assert!(out.contains("4 case(s) under"), "{out}");
-    assert!(
-        out.contains(
-            "agent   responses  pass  expected failure  failure\n\
-             claude  recorded      1                 3        0\n\
-             gpt     example       1                 3        0\n\
-             (example: responses written by hand"
-        ),
-        "{out}"
-    );
-    assert!(out.contains("      1  search_invoices  retired"), "{out}");
-    assert!(out.ends_with("ok: every result is expected\n"), "{out}");
-    assert!(!out.contains("::error"), "{out}");
+    // The whole report: counts per agent, the names, the verdict; no annotations, no colour.
+    insta::assert_snapshot!(crate::support::normalised(&out));
     assert!(!out.contains('\u{1b}'), "no colour codes: {out}");
 }
 
@@ -71,41 +58,16 @@ fn a_green_tree_reports_counts_and_names_and_exits_zero() {
 fn a_red_tree_lists_every_unexpected_result_and_exits_one() {
     let (code, out) = check(&fixture("red"), false);
     assert_eq!(code, Some(1), "{out}");
-    assert!(
-        out.contains("claude  recorded      1                 1        4\n"),
-        "{out}"
-    );
-    assert!(out.contains("      3  get_invoices  invented"), "{out}");
-    for needle in [
-        "claude: 7 unexpected result(s)",
-        "billing/new-failure (failure)",
-        "billing/changed (changed)",
-        "-get_invoice_list (invented)",
-        "billing/now-passes (now passes)",
-        "now passes: remove it from",
-        "bad-syntax.json:4:1: not valid JSON",
-        "has no recorded response for case `billing/uncovered`",
-        "record each missing response",
-        "- billing/orphan",
-        "- billing/gone",
-    ] {
-        assert!(out.contains(needle), "missing {needle:?} in:\n{out}");
-    }
-    assert!(
-        out.ends_with(
-            "FAILED: unexpected results above (to accept the case results as known: \
-             toolcall check --write-baselines, or ATP_BASELINE_WRITE=1 cargo test; record each \
-             missing response where its [coverage] entry says)\n"
-        ),
-        "{out}"
-    );
+    // Every unexpected result with its diff, the bad case, the coverage gap, the stale baseline
+    // entries, and the verdict line naming both ways to accept.
+    insta::assert_snapshot!(crate::support::normalised(&out));
 }
 
 /// A case with no recording is named with the file to record, and the verdict line does not
 /// offer `--write-baselines`, which cannot accept it (it used to).
 #[test]
 fn a_missing_recording_says_which_file_to_record() {
-    let root = support::scratch("check", "missing-recording");
+    let root = crate::support::scratch("check", "missing-recording");
     copy_dir(&fixture("green"), &root);
     std::fs::remove_file(root.join("recorded/gpt/billing/clean.json")).unwrap();
     let (code, out) = check(&root, false);
@@ -143,7 +105,7 @@ fn copy_dir(from: &Path, to: &Path) {
 /// A tree with no test target can accept its failures from the command line.
 #[test]
 fn write_baselines_accepts_the_current_failures() {
-    let root = support::scratch("check", "write-baselines");
+    let root = crate::support::scratch("check", "write-baselines");
     copy_dir(&fixture("green"), &root);
     let baseline = root.join("baselines/claude.json");
     std::fs::remove_file(&baseline).unwrap();
@@ -172,7 +134,7 @@ fn write_baselines_accepts_the_current_failures() {
 /// failure.
 #[test]
 fn a_schema_that_does_not_compile_is_a_bad_case_not_a_known_failure() {
-    let root = support::scratch("check", "uncompilable-schema");
+    let root = crate::support::scratch("check", "uncompilable-schema");
     copy_dir(&fixture("green"), &root);
     let clean = std::fs::read_to_string(root.join("cases/billing/clean.json")).unwrap();
     // The balance tool's schema, with a type JSON Schema does not have.
@@ -214,14 +176,7 @@ fn github_actions_gets_annotations_on_the_case_files() {
     let report = String::from_utf8(output.stdout).unwrap();
     assert!(!report.contains("::error"), "{report}");
     let out = String::from_utf8(output.stderr).unwrap();
-    assert!(
-        out.contains("::error file=cases/billing/new-failure.json,title=claude%3A%3Abilling/new-failure (failure)::"),
-        "{out}"
-    );
-    assert!(
-        out.contains("::error file=cases/broken/bad-syntax.json,line=4,"),
-        "{out}"
-    );
+    insta::assert_snapshot!(crate::support::normalised(&out));
 }
 
 #[test]
@@ -241,7 +196,7 @@ fn an_empty_root_is_a_failure() {
 #[test]
 fn links_that_loop_and_a_fifo_are_named_not_followed_or_read() {
     use std::os::unix::fs::symlink;
-    let root = support::scratch("cli-check", "links-and-fifo");
+    let root = crate::support::scratch("cli-check", "links-and-fifo");
     copy_dir(&fixture("green"), &root);
     let claude = root.join("recorded/claude");
     symlink(".", claude.join("a")).unwrap();
@@ -250,11 +205,11 @@ fn links_that_loop_and_a_fifo_are_named_not_followed_or_read() {
     let fifo = root.join("recorded/gpt/billing/stuck.json");
     let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
     assert!(made.success());
-    let output = support::toolcall_within(
+    let output = crate::support::toolcall_within(
         &["check", "--root", &root.display().to_string()],
         std::time::Duration::from_secs(60),
     );
-    let out = format!("{}{}", stdout(&output), support::stderr(&output));
+    let out = format!("{}{}", stdout(&output), crate::support::stderr(&output));
     assert_ne!(output.status.code(), Some(0), "{out}");
     assert!(out.contains("4 case(s) under"), "no phantom cases: {out}");
     assert!(out.contains("a link to a folder already walked"), "{out}");
@@ -266,7 +221,7 @@ fn links_that_loop_and_a_fifo_are_named_not_followed_or_read() {
 /// hidden, so it never runs: the report says it was skipped instead of leaving it out silently.
 #[test]
 fn a_hidden_agent_directory_is_said_to_be_skipped() {
-    let root = support::scratch("check", "hidden-agent");
+    let root = crate::support::scratch("check", "hidden-agent");
     copy_dir(&fixture("green"), &root);
     copy_dir(
         &root.join("recorded/claude"),
@@ -285,7 +240,7 @@ fn a_hidden_agent_directory_is_said_to_be_skipped() {
 /// into a path): the coverage message, the failure message and the table print it escaped.
 #[test]
 fn control_characters_in_an_agent_name_are_printed_escaped() {
-    let root = support::scratch("check", "control-agent");
+    let root = crate::support::scratch("check", "control-agent");
     copy_dir(&fixture("green"), &root);
     let evil = root.join("recorded/evil\u{1b}[31m\nname/billing");
     std::fs::create_dir_all(&evil).unwrap();
@@ -343,7 +298,7 @@ fn toolcall_in(root: &Path, args: &[&str], stdin: &str) -> (Option<i32>, String,
 /// pending change as it was; a name that matches nothing is refused and nothing is written.
 #[test]
 fn baseline_accept_takes_the_named_cases_only() {
-    let root = support::scratch("check", "baseline-accept");
+    let root = crate::support::scratch("check", "baseline-accept");
     copy_dir(&fixture("red"), &root);
     let before = baseline(&root);
     for (name, why) in [
@@ -397,7 +352,7 @@ fn baseline_accept_takes_the_named_cases_only() {
 /// and skip leave it, and the end of input stops the review, keeping what was accepted.
 #[test]
 fn baseline_review_asks_about_each_change() {
-    let root = support::scratch("check", "baseline-review");
+    let root = crate::support::scratch("check", "baseline-review");
     copy_dir(&fixture("red"), &root);
     let before = baseline(&root);
     let (code, out, err) = toolcall_in(&root, &["baseline", "review"], "r\nhuh\na\n");
@@ -433,7 +388,7 @@ fn baseline_review_asks_about_each_change() {
 #[test]
 fn init_scaffolds_a_green_gate_and_never_overwrites() {
     for format in toolcall_score::Format::ALL {
-        let root = support::scratch("check", &format!("init-{format}"));
+        let root = crate::support::scratch("check", &format!("init-{format}"));
         let out = toolcall(&["init", root.to_str().unwrap(), "--format", format.as_str()]);
         assert_eq!(out.status.code(), Some(0), "{format}: {}", stdout(&out));
         assert!(
@@ -491,7 +446,7 @@ fn init_scaffolds_a_green_gate_and_never_overwrites() {
 /// keeping its comments, writes the five-line tests/toolcall.rs, and adds nothing twice.
 #[test]
 fn init_in_a_cargo_package_adds_the_test_target_once() {
-    let root = support::scratch("check", "init-cargo");
+    let root = crate::support::scratch("check", "init-cargo");
     let manifest = root.join("Cargo.toml");
     std::fs::write(
         &manifest,
@@ -569,7 +524,7 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 /// (first, in the rewritten file's stable form) and every entry.
 #[test]
 fn schema_keys_change_no_result_and_survive_a_baseline_rewrite() {
-    let root = support::scratch("check", "schema-keys");
+    let root = crate::support::scratch("check", "schema-keys");
     copy_dir(&fixture("green"), &root);
     let (code, plain) = check(&root, false);
     assert_eq!(code, Some(0), "{plain}");
@@ -615,7 +570,7 @@ fn schema_keys_change_no_result_and_survive_a_baseline_rewrite() {
 /// A tree whose model wrote everything a page must not run or be restyled by: a tool name that
 /// closes the script, an agent folder that is an image with an onerror, a bidi override.
 fn hostile_tree(test: &str) -> PathBuf {
-    let root = support::scratch("check", test);
+    let root = crate::support::scratch("check", test);
     copy_dir(&fixture("green"), &root);
     let evil =
         "</script><img src=x onerror=\"document.documentElement.setAttribute('data-pwned','1')\">";
@@ -731,7 +686,7 @@ fn the_html_report_is_self_contained_escaped_and_says_what_json_says() {
 /// xfail), a new failure a failure, a pass a bare testcase.
 #[test]
 fn the_junit_report_counts_as_the_json_does() {
-    let root = support::scratch("check", "junit");
+    let root = crate::support::scratch("check", "junit");
     copy_dir(&fixture("red"), &root);
     let junit = root.join("junit.xml");
     let (code, _) = check_with(&root, &["--junit", junit.to_str().unwrap()]);
@@ -753,9 +708,7 @@ fn the_junit_report_counts_as_the_json_does() {
         .filter(|r| r["outcome"] == "expected_failure")
         .count();
     assert_eq!(xml.matches("<skipped type=\"xfail\"").count(), xfail);
-    assert!(xml.contains(
-        "<testcase name=\"claude::billing/new-failure\" classname=\"claude\">\n      <failure type=\"failure\""
-    ), "{xml}");
     // suite + [baseline] + [coverage] + one per result.
     assert_eq!(xml.matches("<testcase ").count(), 3 + results.len());
+    insta::assert_snapshot!(crate::support::normalised(&xml));
 }
