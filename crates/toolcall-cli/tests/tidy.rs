@@ -212,6 +212,72 @@ fn dependencies_point_one_way() {
     }
 }
 
+/// Each workspace package and the workspace packages it may depend on (normal dependencies,
+/// optional ones included): the layers of ARCHITECTURE.md's bird's-eye view. A package not listed
+/// here fails, so a new crate is placed in the layers when it is added.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("toolcall-fs", &[]),
+    ("toolcall-score", &[]),
+    ("toolcall-traces", &["toolcall-score", "toolcall-fs"]),
+    ("toolcall-mcp", &["toolcall-score"]),
+    (
+        "toolcall-mcp-record",
+        &["toolcall-mcp", "toolcall-score", "toolcall-fs"],
+    ),
+    (
+        "toolcall-harness",
+        &["toolcall-score", "toolcall-fs", "toolcall-mcp"],
+    ),
+    (
+        "toolcall-rate",
+        &["toolcall-score", "toolcall-traces", "toolcall-fs"],
+    ),
+    ("toolcall-mcp-servers", &[]),
+    (
+        "toolcall-cli",
+        &[
+            "toolcall-score",
+            "toolcall-fs",
+            "toolcall-traces",
+            "toolcall-mcp",
+            "toolcall-mcp-record",
+            "toolcall-harness",
+            "toolcall-rate",
+        ],
+    ),
+    (
+        "toolcall-bench",
+        &[
+            "toolcall-score",
+            "toolcall-harness",
+            "toolcall-rate",
+            "toolcall-traces",
+        ],
+    ),
+    ("toolcall-embedding-example", &["toolcall-score"]),
+];
+
+/// Every crate depends only on the crates below it: no workspace dependency outside its row of
+/// [`LAYERS`].
+#[test]
+fn every_crate_depends_only_on_the_layers_below_it() {
+    let packages = dependencies(true);
+    let workspace: Vec<&str> = packages.iter().map(|(n, _)| n.as_str()).collect();
+    let mut problems = Vec::new();
+    for (name, deps) in &packages {
+        let Some((_, allowed)) = LAYERS.iter().find(|(n, _)| n == name) else {
+            problems.push(format!("{name} is not in LAYERS: place it in the layers"));
+            continue;
+        };
+        for dep in deps.iter().filter(|d| workspace.contains(&d.as_str())) {
+            if !allowed.contains(&dep.as_str()) {
+                problems.push(format!("{name} depends on {dep}, which is not below it"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+}
+
 /// The lines of library and binary code (not tests, benches, examples or the example MCP
 /// servers) that hold one of `patterns`, outside the files `allowed`, as `path:line: text`.
 fn library_lines_holding(patterns: &[&str], allowed: &[&str]) -> Vec<String> {
