@@ -15,6 +15,17 @@ use crate::errors::{InputError, Location, MAX_INPUT_BYTES_VAR};
 ///
 /// A file over [`max_input_bytes`] is [`InputError::TooLarge`], told before it is read.
 pub fn read_text(path: &Path) -> Result<String, InputError> {
+    let file = std::fs::File::open(path).map_err(|source| InputError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    read_text_from(file, path)
+}
+
+/// [`read_text`] of `file`, already open at `path`, from where it is (rewind a file that was
+/// probed first): for a caller that looked at a file's first bytes to tell what it is, so that
+/// the file is opened once.
+pub fn read_text_from(file: std::fs::File, path: &Path) -> Result<String, InputError> {
     use std::io::Read as _;
     let read_error = |source| InputError::Read {
         path: path.to_path_buf(),
@@ -26,7 +37,6 @@ pub fn read_text(path: &Path) -> Result<String, InputError> {
         bytes,
         limit,
     };
-    let file = std::fs::File::open(path).map_err(read_error)?;
     let size = file.metadata().map_err(read_error)?.len();
     if size > limit {
         return Err(too_large(size));

@@ -75,9 +75,9 @@ pub(crate) fn read_path_grouped(
     read_file_grouped(file, path, from, budget, each)
 }
 
-/// [`read_path_grouped`] from `file`, opened at `path`: the file is not opened again, but to
-/// read one JSON document whole (the core's reader of a text opens it) and in the rare read
-/// again that [`read_input`] describes.
+/// [`read_path_grouped`] from `file`, opened at `path`: the file is not opened again (a JSON
+/// document is read whole from it, rewound), but in the rare read again that [`read_input`]
+/// describes.
 pub(crate) fn read_file_grouped(
     mut file: std::fs::File,
     path: &Path,
@@ -92,10 +92,10 @@ pub(crate) fn read_file_grouped(
         Input::Rows(crate::records::parquet_rows(file, path)?)
     } else {
         match LineReader::probe(file, path)? {
-            Some(lines) => Input::Lines(lines),
-            None => {
+            Ok(lines) => Input::Lines(lines),
+            Err(file) => {
                 // One document: read whole (only decoded, when only its source is asked).
-                let text = toolcall_score::read_text(path)
+                let text = toolcall_score::read_text_from(file, path)
                     .map_err(|e| TraceError::Input(e.to_string()))?;
                 let Some(each) = each else {
                     return crate::decode(&text, &shown, from).map(|(source, _)| source);
@@ -575,11 +575,13 @@ impl LineReader<BufReader<std::fs::File>> {
     fn open(path: &Path) -> Result<Option<Self>, TraceError> {
         let file = std::fs::File::open(path)
             .map_err(|e| TraceError::Input(format!("{}: cannot open: {e}", path.display())))?;
-        LineReader::probe(file, path)
+        LineReader::probe(file, path).map(Result::ok)
     }
 
     /// [`LineReader::open`] on `file`, opened at `path` and read from its start.
-    fn probe(file: std::fs::File, path: &Path) -> Result<Option<Self>, TraceError> {
+    /// JSON Lines read from the top, or, when the file holds one document, the file itself
+    /// given back at its start, to be read whole.
+    fn probe(file: std::fs::File, path: &Path) -> Result<Result<Self, std::fs::File>, TraceError> {
         let shown = path.display().to_string();
         let size = file.metadata().map(|m| m.len());
         let mut probe = LineReader {
@@ -595,14 +597,14 @@ impl LineReader<BufReader<std::fs::File>> {
         while whole_values < 2 {
             match probe.next_line() {
                 Err(e) => return Err(TraceError::Input(e)),
-                Ok(None) => return Ok(None),
+                Ok(None) => return probe.give_back(),
                 Ok(Some(Line::Blank)) => {}
                 Ok(Some(Line::Text(text))) if whole_values == 0 => {
                     // A pretty-printed document, unless the file is too long to be one (read
                     // whole, a document must fit the input limit): then JSON Lines whose first
                     // line is bad.
                     if serde_json::from_str::<Value>(text).is_err() && within_limit {
-                        return Ok(None);
+                        return probe.give_back();
                     }
                     whole_values += 1;
                 }
@@ -613,7 +615,15 @@ impl LineReader<BufReader<std::fs::File>> {
         std::io::Seek::rewind(&mut probe.input)
             .map_err(|e| TraceError::Input(format!("{}: cannot be read: {e}", probe.path)))?;
         probe.number = 0;
-        Ok(Some(probe))
+        Ok(Ok(probe))
+    }
+
+    /// The file, rewound: it holds one document, not lines.
+    fn give_back(self) -> Result<Result<Self, std::fs::File>, TraceError> {
+        let mut file = self.input.into_inner();
+        std::io::Seek::rewind(&mut file)
+            .map_err(|e| TraceError::Input(format!("{}: cannot be read: {e}", self.path)))?;
+        Ok(Err(file))
     }
 }
 
