@@ -3,7 +3,7 @@
 //! names, text mentions and transcripts meet in every combination), one `Scorer` per case reused
 //! across all of them.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

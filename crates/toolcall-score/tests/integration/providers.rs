@@ -331,7 +331,7 @@ fn every_fixture_directory_is_run() {
         })
         .collect();
     dirs.sort();
-    // One per format, `detect`, `stream` (run by `tests/stream.rs`: streams beside the bodies
+    // One per format, `detect`, `stream` (run by `stream.rs`: streams beside the bodies
     // they assemble into) and `answers` (the loop guard's answers in each format, pinned by
     // `tool_loop/encode.rs`).
     let mut expected: Vec<String> = Format::ALL.into_iter().map(dir_of).collect();

@@ -7,9 +7,7 @@
 //! here to each provider's documented event shapes; the real recordings they follow (the Vercel
 //! AI SDK's) are read by the external-data suite `tests/vercel_ai.rs`.
 
-mod support;
-
-use support::{calls, read_lines};
+use crate::support::{calls, read_lines};
 
 use std::fs;
 use std::path::{Path, PathBuf};

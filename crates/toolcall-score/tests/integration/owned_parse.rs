@@ -3,7 +3,7 @@
 //! document, over every case under `cases/`, every fixture, and a request mixing every tools
 //! shape.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::Path;
