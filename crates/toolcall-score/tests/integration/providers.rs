@@ -1,22 +1,23 @@
 //! The provider parsers, driven by the fixture files under `tests/fixtures/<format>/`.
 //!
-//! Every `NAME.json` fixture has a `NAME.expect.json` beside it saying what parsing it must give:
+//! What a fixture is, is an input: each directory's `index.txt` has one line per `NAME.json`,
+//! `NAME KIND [FORMAT]`. What it reads to is the output, an insta snapshot beside it,
+//! `NAME.snap` (a change of reading is a snapshot diff, reviewed with `cargo insta review`):
 //!
-//! - `"kind": "response"`: the fixture is a response body, parsed by `Response::from_json_str`
-//!   (with `given_format`, or detected). Expected: `format`, the serialized `calls`, `text`,
-//!   `stop_reason`, `anomalies` (`kind` and a `detail_contains` substring); or an `error` with
-//!   its JSON `pointer`, `line`, `column` and a substring of its message; or `unknown_shape` (a
-//!   substring of the reason) or `ambiguous` (the candidate formats).
-//! - `"kind": "request"`: a case file, parsed by `Case::from_json_str`. Expected: `format` (the
-//!   named one, else the one told from the shapes), `system`, the tool names, and the transcript summarized one line per message (see
-//!   [`summarize`]); or an `error`.
-//! - `"kind": "tools"`: a tools array for `Catalog::from_json`: the names, and how many carry a
-//!   schema.
+//! - `response`: the fixture is a response body, parsed by `Response::from_json_str` (with
+//!   `FORMAT` named, else detected): its `format`, serialized `calls`, `text`, `stop_reason` and
+//!   `anomalies`; or its `error` (the loader's message, line and column, and the value parser's
+//!   JSON pointer); or `unknown_shape` (detection's reason) or `ambiguous` (the candidates).
+//! - `request`: a case file, parsed by `Case::from_json_str`: its `format` (the named one, else
+//!   the one told from the shapes), `system`, the tool names, and the transcript summarized one
+//!   line per message (see [`summarize`]); or its `error`.
+//! - `tools`: a tools array for `Catalog::from_json`: the names, and how many carry a schema.
 //!
 //! Then the never-panic property tests.
 
 use std::collections::BTreeSet;
 use std::fs;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -29,81 +30,134 @@ fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
-/// Runs every fixture of one directory; returns the kinds of fixture it holds. Panics listing
-/// every failure.
-fn run_dir(dir: &str) -> BTreeSet<String> {
-    let path = fixtures_dir().join(dir);
-    let mut fixtures: Vec<PathBuf> = fs::read_dir(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .map(|entry| entry.expect("a directory entry").path())
-        .filter(|p| {
-            p.extension().is_some_and(|e| e == "json")
-                && !p.to_string_lossy().ends_with(".expect.json")
+/// One line of a directory's `index.txt`: how its fixture is read.
+struct Indexed {
+    name: String,
+    kind: String,
+    /// The format named to a response's reader; `None`: detected.
+    given: Option<Format>,
+}
+
+/// The fixtures a directory's `index.txt` lists, in its order. Panics on a malformed line.
+fn index(dir: &Path) -> Vec<Indexed> {
+    let path = dir.join("index.txt");
+    let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .filter(|line| !line.trim().is_empty() && !line.starts_with('#'))
+        .map(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let given = words.get(2).map(|f| {
+                f.parse::<Format>()
+                    .unwrap_or_else(|e| panic!("{}: {line}: {e}", path.display()))
+            });
+            match words[..] {
+                [name, kind] | [name, kind, _] => Indexed {
+                    name: name.to_owned(),
+                    kind: kind.to_owned(),
+                    given,
+                },
+                _ => panic!("{}: {line}: expected NAME KIND [FORMAT]", path.display()),
+            }
         })
+        .collect()
+}
+
+/// The `NAME.json` fixtures of a directory, sorted.
+fn fixture_files(dir: &Path) -> Vec<PathBuf> {
+    let mut fixtures: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     fixtures.sort();
+    fixtures
+}
+
+/// Runs every fixture of one directory against its snapshot; returns the kinds of fixture it
+/// holds. Panics listing every failure: a fixture the index does not list, an index line with no
+/// fixture, a fixture that does not read, a reading that differs from its snapshot.
+fn run_dir(dir: &str) -> BTreeSet<String> {
+    let path = fixtures_dir().join(dir);
+    let indexed = index(&path);
     let mut failures = Vec::new();
+    for fixture in fixture_files(&path) {
+        let name = fixture.file_stem().unwrap_or_default().to_string_lossy();
+        if !indexed.iter().any(|i| i.name == name) {
+            failures.push(format!("{}: not listed in index.txt", fixture.display()));
+        }
+    }
     let mut kinds = BTreeSet::new();
-    for fixture in &fixtures {
-        let expect_path = fixture.with_extension("expect.json");
-        let expect: Value = match fs::read_to_string(&expect_path) {
-            Ok(text) => serde_json::from_str(&text)
-                .unwrap_or_else(|e| panic!("{}: {e}", expect_path.display())),
-            Err(e) => {
-                failures.push(format!("{}: no expectation ({e})", fixture.display()));
-                continue;
-            }
+    for Indexed { name, kind, given } in &indexed {
+        let fixture = path.join(format!("{name}.json"));
+        let Ok(text) = fs::read_to_string(&fixture) else {
+            failures.push(format!(
+                "{}: listed in index.txt, not found",
+                fixture.display()
+            ));
+            continue;
         };
-        let text = fs::read_to_string(fixture).expect("a readable fixture");
-        kinds.insert(expect["kind"].as_str().unwrap_or_default().to_owned());
-        let outcome = match expect["kind"].as_str() {
-            Some("response") => check_response(&text, &expect),
-            Some("request") => check_request(&text, &expect),
-            Some("tools") => check_tools(&text, &expect),
+        kinds.insert(kind.clone());
+        let reading = match kind.as_str() {
+            "response" => read_response(&text, *given),
+            "request" => read_request(&text),
+            "tools" => read_tools(&text),
             other => Err(format!("unknown kind {other:?}")),
         };
-        if let Err(why) = outcome {
-            failures.push(format!("{}: {why}", fixture.display()));
+        match reading {
+            Ok(reading) => {
+                if let Err(why) = assert_snapshot(&path, name, &reading) {
+                    failures.push(format!("{}: {why}", fixture.display()));
+                }
+            }
+            Err(why) => failures.push(format!("{}: {why}", fixture.display())),
         }
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
     kinds
 }
 
-fn check_response(text: &str, expect: &Value) -> Result<(), String> {
-    let given = expect
-        .get("given_format")
-        .and_then(Value::as_str)
-        .map(|f| f.parse::<Format>().expect("a format name"));
+/// `reading` against `dir/NAME.snap`; a mismatch is returned, not raised, so one run shows
+/// (and `cargo insta review` offers) every changed fixture.
+fn assert_snapshot(dir: &Path, name: &str, reading: &Value) -> Result<(), String> {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(dir);
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.set_input_file(dir.join(format!("{name}.json")));
+    settings
+        .bind(|| {
+            catch_unwind(AssertUnwindSafe(|| {
+                insta::assert_json_snapshot!(name, reading);
+            }))
+        })
+        .map_err(|_| format!("reads other than {name}.snap (see above; `cargo insta review`)"))
+}
+
+fn read_response(text: &str, given: Option<Format>) -> Result<Value, String> {
     let value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    let parsed = Response::from_json_str(text, given);
-    if let Some(error) = expect.get("error") {
-        let from_value = parse_response(&value, given);
-        return check_error(parsed.err(), from_value.err(), error);
-    }
-    if let Some(why) = expect.get("unknown_shape").and_then(Value::as_str) {
-        return match detect(&value) {
-            Err(ParseError::UnknownShape { why: got }) if got.contains(why) => {
-                // The same error comes through the loader, and nothing parses.
-                match parsed {
-                    Err(InputError::Invalid {
-                        error: ParseError::UnknownShape { .. },
-                        ..
-                    }) => Ok(()),
-                    other => Err(format!("loader gave {other:?}")),
+    let response = match Response::from_json_str(text, given) {
+        Ok(response) => response,
+        Err(InputError::Invalid {
+            error: ParseError::UnknownShape { .. },
+            ..
+        }) => {
+            // The loader's error is detection's, which says why.
+            return match detect(&value) {
+                Err(ParseError::UnknownShape { why }) => Ok(json!({ "unknown_shape": why })),
+                other => Err(format!(
+                    "the loader found an unknown shape, detect {other:?}"
+                )),
+            };
+        }
+        Err(loaded) => {
+            if given.is_none() {
+                if let Err(ParseError::Ambiguous { candidates }) = detect(&value) {
+                    return Ok(json!({ "ambiguous": candidates }));
                 }
             }
-            other => Err(format!("expected an unknown shape ({why}), got {other:?}")),
-        };
-    }
-    if let Some(candidates) = expect.get("ambiguous") {
-        let want: Vec<Format> = serde_json::from_value(candidates.clone()).expect("formats");
-        return match detect(&value) {
-            Err(ParseError::Ambiguous { candidates }) if candidates == want => Ok(()),
-            other => Err(format!("expected ambiguous {want:?}, got {other:?}")),
-        };
-    }
-    let response = parsed.map_err(|e| format!("did not parse: {e}"))?;
+            return error_reading(loaded, parse_response(&value, given).err());
+        }
+    };
     if given.is_none() {
         let detected = detect(&value).map_err(|e| e.to_string())?;
         if detected != response.format {
@@ -113,32 +167,18 @@ fn check_response(text: &str, expect: &Value) -> Result<(), String> {
             ));
         }
     }
-    let got = json!({
+    let anomalies: Vec<Value> = response
+        .anomalies
+        .iter()
+        .map(|a| json!({"kind": a.kind, "detail": a.detail}))
+        .collect();
+    Ok(json!({
         "format": response.format,
         "calls": response.calls,
         "text": response.text,
         "stop_reason": response.stop_reason,
-    });
-    for key in ["format", "calls", "text", "stop_reason"] {
-        if got[key] != expect[key] {
-            return Err(format!("{key}: expected {}, got {}", expect[key], got[key]));
-        }
-    }
-    let want = expect["anomalies"].as_array().cloned().unwrap_or_default();
-    if want.len() != response.anomalies.len() {
-        return Err(format!(
-            "anomalies: expected {want:?}, got {:?}",
-            response.anomalies
-        ));
-    }
-    for (want, got) in want.iter().zip(&response.anomalies) {
-        let kind = serde_json::to_value(got.kind).expect("serializable");
-        let detail = want["detail_contains"].as_str().unwrap_or_default();
-        if kind != want["kind"] || !got.detail.contains(detail) {
-            return Err(format!("anomaly: expected {want}, got {got:?}"));
-        }
-    }
-    Ok(())
+        "anomalies": anomalies,
+    }))
 }
 
 /// One line per message: role, `text=N`, `call=[namespace/]name#id[[text]|[builtin]]` (`[text]`:
@@ -183,75 +223,56 @@ fn summarize(message: &Message) -> String {
     line
 }
 
-fn check_request(text: &str, expect: &Value) -> Result<(), String> {
-    let parsed = Case::from_json_str(text);
-    if let Some(error) = expect.get("error") {
-        let value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
-        return check_error(parsed.err(), Case::from_value(&value).err(), error);
-    }
-    let case = parsed.map_err(|e| format!("did not parse: {e}"))?;
-    let got = json!({
+fn read_request(text: &str) -> Result<Value, String> {
+    let case = match Case::from_json_str(text) {
+        Ok(case) => case,
+        Err(loaded) => {
+            let value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+            return error_reading(loaded, Case::from_value(&value).err());
+        }
+    };
+    Ok(json!({
         "format": case.format.or(case.request_format),
         "system": case.system,
         "tools": case.catalog.names().collect::<Vec<_>>(),
         "transcript": case.transcript.messages.iter().map(summarize).collect::<Vec<_>>(),
-    });
-    for key in ["format", "system", "tools", "transcript"] {
-        if got[key] != expect[key] {
-            return Err(format!("{key}: expected {}, got {}", expect[key], got[key]));
-        }
-    }
-    Ok(())
+    }))
 }
 
-fn check_tools(text: &str, expect: &Value) -> Result<(), String> {
+fn read_tools(text: &str) -> Result<Value, String> {
     let value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let catalog = Catalog::from_json(&value).map_err(|e| e.to_string())?;
-    let names: Vec<&str> = catalog.names().collect();
     let with_schema = catalog
         .tools()
         .iter()
         .filter(|t| t.input_schema.is_some())
         .count();
-    if json!(names) != expect["tools"] || json!(with_schema) != expect["with_schema"] {
-        return Err(format!(
-            "expected {} with {} schema(s), got {names:?} with {with_schema}",
-            expect["tools"], expect["with_schema"]
-        ));
-    }
-    Ok(())
+    Ok(json!({
+        "tools": catalog.names().collect::<Vec<_>>(),
+        "with_schema": with_schema,
+    }))
 }
 
-/// The loader's error must name the line and column, the value parser's the pointer.
-fn check_error(
-    loaded: Option<InputError>,
-    from_value: Option<ParseError>,
-    want: &Value,
-) -> Result<(), String> {
-    let loaded = loaded.ok_or("expected an error from the loader, it parsed")?;
-    let from_value = from_value.ok_or("expected an error from the value, it parsed")?;
-    if from_value.pointer() != want["pointer"].as_str() {
-        return Err(format!(
-            "pointer: expected {}, got {:?} ({from_value})",
-            want["pointer"],
-            from_value.pointer()
-        ));
-    }
+/// An error must come from the value parser too; the loader's names the line and column, the
+/// value parser's the pointer.
+fn error_reading(loaded: InputError, from_value: Option<ParseError>) -> Result<Value, String> {
+    let from_value = from_value.ok_or(format!(
+        "the loader failed ({loaded}), the value parser did not"
+    ))?;
     let location = loaded
         .location()
         .ok_or_else(|| format!("no location in {loaded}"))?;
-    if json!([location.line, location.column]) != json!([want["line"], want["column"]]) {
-        return Err(format!(
-            "expected line {} column {}, got {location} ({loaded})",
-            want["line"], want["column"]
-        ));
-    }
-    let message = loaded.to_string();
-    let contains = want["contains"].as_str().unwrap_or_default();
-    if !message.contains(contains) {
-        return Err(format!("message {message:?} lacks {contains:?}"));
-    }
-    Ok(())
+    Ok(json!({"error": {
+        "message": loaded.to_string(),
+        "line": location.line,
+        "column": location.column,
+        "pointer": from_value.pointer(),
+    }}))
+}
+
+/// A fixture's JSON; `None` when it is missing or not JSON (`run_dir` reports those).
+fn read_json(path: &Path) -> Option<Value> {
+    serde_json::from_str(&fs::read_to_string(path).ok()?).ok()
 }
 
 /// A format's fixture directory under `tests/fixtures/`: its name, `_` for `-`.
@@ -260,7 +281,7 @@ fn dir_of(format: Format) -> String {
 }
 
 /// Completeness: every registered format has its fixture directory, holding at least a response
-/// and a tools or request fixture, and every fixture reads as its expectation says. A new format
+/// and a tools or request fixture, and every fixture reads as its snapshot says. A new format
 /// fails here until it has them.
 #[test]
 fn every_format_reads_its_fixtures() {
@@ -290,15 +311,10 @@ fn every_format_reads_a_whole_request_of_its_own() {
             continue;
         }
         let dir = fixtures_dir().join(dir_of(format));
-        let whole = fs::read_dir(&dir)
-            .expect("the format's fixtures")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                let expect =
-                    fs::read_to_string(p.with_extension("expect.json")).unwrap_or_default();
-                serde_json::from_str::<Value>(&expect).is_ok_and(|e| e["kind"] == "request")
-            })
-            .filter_map(|p| serde_json::from_str::<Value>(&fs::read_to_string(p).ok()?).ok())
+        let whole = index(&dir)
+            .into_iter()
+            .filter(|fixture| fixture.kind == "request")
+            .filter_map(|fixture| read_json(&dir.join(format!("{}.json", fixture.name))))
             .filter_map(|value| parse_request(&value, Some(format)).ok())
             .any(|request| {
                 !request.tools.is_empty()
@@ -346,20 +362,10 @@ fn every_fixture_directory_is_run() {
 fn every_format_is_detected_from_its_fixture() {
     for format in Format::ALL {
         let dir = fixtures_dir().join(dir_of(format));
-        let detected = fs::read_dir(&dir)
-            .expect("the format's fixtures")
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.extension().is_some_and(|e| e == "json")
-                    && !p.to_string_lossy().ends_with(".expect.json")
-            })
-            .filter(|p| {
-                let expect =
-                    fs::read_to_string(p.with_extension("expect.json")).unwrap_or_default();
-                let expect: Value = serde_json::from_str(&expect).unwrap_or(Value::Null);
-                expect["kind"] == "response" && expect.get("given_format").is_none()
-            })
-            .filter_map(|p| serde_json::from_str::<Value>(&fs::read_to_string(p).ok()?).ok())
+        let detected = index(&dir)
+            .into_iter()
+            .filter(|fixture| fixture.kind == "response" && fixture.given.is_none())
+            .filter_map(|fixture| read_json(&dir.join(format!("{}.json", fixture.name))))
             .any(|value| detect(&value).ok() == Some(format));
         assert!(
             detected,
