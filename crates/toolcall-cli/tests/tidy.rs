@@ -520,14 +520,22 @@ fn committed(kind: &str) -> Vec<(PathBuf, String)> {
                     .into_iter()
                     .filter(|f| f.ends_with("request.json")),
             );
-            // The provider fixtures that are case files read without an error.
+            // The provider fixtures that are case files (`request` in their directory's
+            // `index.txt`) read without an error (none in their `NAME.snap`).
             for fixture in json_files(&root.join("crates/toolcall-score/tests/fixtures")) {
-                let Ok(expect) = std::fs::read_to_string(fixture.with_extension("expect.json"))
-                else {
-                    continue;
-                };
-                let expect: Value = serde_json::from_str(&expect).unwrap();
-                if expect["kind"] == "request" && expect.get("error").is_none() {
+                let dir = fixture.parent().unwrap();
+                let name = fixture.file_stem().unwrap().to_string_lossy();
+                let index = std::fs::read_to_string(dir.join("index.txt")).unwrap_or_default();
+                let is_request = index.lines().any(|line| {
+                    line.split_whitespace()
+                        .take(2)
+                        .eq([name.as_ref(), "request"])
+                });
+                let snapshot =
+                    std::fs::read_to_string(dir.join(format!("{name}.snap"))).unwrap_or_default();
+                let reading = snapshot.splitn(3, "---\n").nth(2).unwrap_or_default();
+                let reading: Value = serde_json::from_str(reading).unwrap_or(Value::Null);
+                if is_request && reading.get("error").is_none() {
                     files.push(fixture);
                 }
             }
