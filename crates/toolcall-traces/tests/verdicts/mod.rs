@@ -135,28 +135,24 @@ fn langfuse_arguments_that_are_not_json_fail_as_they_do_alone() {
 }
 
 /// The core's response fixtures (`crates/toolcall-score/tests/fixtures/<format>/`), each with
-/// its format: every `X.json` whose `X.expect.json` is a response's.
+/// its format: every `NAME.json` its directory's `index.txt` lists as a response.
 fn core_responses() -> Vec<(String, Format, Value)> {
     let root =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../toolcall-score/tests/fixtures");
     let mut out = Vec::new();
     for format in Format::ALL {
         let dir = root.join(format.as_str().replace('-', "_"));
-        let Ok(entries) = std::fs::read_dir(&dir) else {
+        let Ok(index) = std::fs::read_to_string(dir.join("index.txt")) else {
             continue;
         };
-        let mut paths: Vec<_> = entries.map(|e| e.unwrap().path()).collect();
-        paths.sort();
-        for path in paths {
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            let Some(stem) = name.strip_suffix(".expect.json") else {
-                continue;
-            };
-            let expect: Value =
-                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-            if expect["kind"] != "response" {
+        for line in index.lines().map(str::trim) {
+            if line.is_empty() || line.starts_with('#') {
                 continue;
             }
+            let mut fields = line.split_whitespace();
+            let (Some(stem), Some("response")) = (fields.next(), fields.next()) else {
+                continue;
+            };
             let body = dir.join(format!("{stem}.json"));
             let body: Value =
                 serde_json::from_str(&std::fs::read_to_string(&body).unwrap()).unwrap();
