@@ -30,9 +30,30 @@ fn declared() -> impl Iterator<Item = (Format, &'static Member)> {
     })
 }
 
+/// Each member some format's request holds, once per key, in reading order (part, then
+/// registry order), with the first format that declares it: worked out once, since every
+/// request of a log asks.
+fn distinct() -> &'static [(Format, &'static Member)] {
+    static DISTINCT: std::sync::OnceLock<Vec<(Format, &'static Member)>> =
+        std::sync::OnceLock::new();
+    DISTINCT.get_or_init(|| {
+        let mut distinct: Vec<(Format, &'static Member)> = Vec::new();
+        for part in [Part::System, Part::Tools, Part::Transcript] {
+            for (format, member) in declared().filter(|(_, m)| m.part == part) {
+                if !distinct.iter().any(|(_, d)| d.keys[0] == member.keys[0]) {
+                    distinct.push((format, member));
+                }
+            }
+        }
+        distinct
+    })
+}
+
 /// Whether `key` is a member some format's request is read from.
 pub(super) fn is_request_key(key: &str) -> bool {
-    declared().any(|(_, member)| member.keys.contains(&key))
+    distinct()
+        .iter()
+        .any(|(_, member)| member.keys.contains(&key))
 }
 
 /// The reader of the member `member` declares, as `named` reads it when it declares a member of
@@ -56,7 +77,7 @@ fn reader_for(member: &'static Member, named: Option<Format>) -> &'static Member
 ///   `systemInstruction` / `system_instruction` (Gemini), `instructions` (Responses), and the
 ///   text of `system` / `developer` role messages (which also stay in the transcript); parts are
 ///   joined by blank lines;
-/// - tools: `tools`, `toolConfig.tools` (see [`parse_tools`]) and OpenAI Chat's deprecated
+/// - tools: `tools`, `toolConfig.tools` (see [`crate::provider::parse_tools`]) and OpenAI Chat's deprecated
 ///   `functions` (bare `{name, description, parameters}` definitions, still accepted by the API);
 /// - transcript: `messages` (Anthropic, OpenAI Chat, Bedrock, Ollama), `contents` (Gemini) or
 ///   `input` (Responses) — at most one of them.
@@ -130,13 +151,11 @@ pub(crate) fn read_request_with(
     if let Some(seen) = &pre.tools {
         reading.evidence.merge(seen);
     }
-    for part in [Part::System, Part::Tools] {
-        let mut seen: Vec<&str> = Vec::new();
-        for (_, member) in declared().filter(|(_, m)| m.part == part) {
-            if seen.contains(&member.keys[0]) {
-                continue;
-            }
-            seen.push(member.keys[0]);
+    for (_, member) in distinct()
+        .iter()
+        .filter(|(_, m)| m.part != Part::Transcript)
+    {
+        {
             let Some((key, value)) = get_any(body, member.keys) else {
                 continue;
             };
@@ -159,7 +178,8 @@ pub(crate) fn read_request_with(
                 "a named format",
             ));
         }
-        if let Some((_, member)) = declared()
+        if let Some((_, member)) = distinct()
+            .iter()
             .filter(|(_, m)| m.part == Part::Transcript)
             .find(|(_, m)| get_any(body, m.keys).is_some())
         {
@@ -193,11 +213,12 @@ fn transcript_into(
     reading: &mut Reading<'_>,
 ) -> Result<(), ParseError> {
     let mut present: Vec<&str> = Vec::new();
-    for (_, member) in declared().filter(|(_, m)| m.part == Part::Transcript) {
+    for (_, member) in distinct()
+        .iter()
+        .filter(|(_, m)| m.part == Part::Transcript)
+    {
         if let Some((key, _)) = get_any(body, member.keys) {
-            if !present.contains(&key) {
-                present.push(key);
-            }
+            present.push(key);
         }
     }
     let Some(first) = present.first().copied() else {
