@@ -10,7 +10,7 @@ use crate::{Format, Response};
 
 /// Parses a provider's response body. With `format` `None` the format is detected.
 ///
-/// A JSON array of stream chunks (see [`detect`]) is assembled into its format's body first;
+/// A JSON array of stream chunks (see [`crate::provider::detect`]) is assembled into its format's body first;
 /// an error inside a chunk has the chunk's pointer (`/3/delta/…`).
 ///
 /// Each format's module says which parts are read; a value of the wrong type where a call, its

@@ -21,7 +21,7 @@ use crate::{Catalog, Tool};
 /// "local_shell" | "apply_patch" | "computer_use_preview" | "computer"}`, named after their calls,
 /// without a schema); or an object holding such an array under `tools` (an MCP `tools/list`
 /// result, a Bedrock `toolConfig`) or `result.tools` (a whole JSON-RPC `tools/list` response);
-/// or a whole request body, whose tools are read as [`parse_request`] reads them. Non-function
+/// or a whole request body, whose tools are read as [`crate::provider::parse_request`] reads them. Non-function
 /// tools: see the module docs.
 pub fn parse_tools(value: &Value) -> Result<Vec<Tool>, ParseError> {
     let mut tools = Tools::cloning();

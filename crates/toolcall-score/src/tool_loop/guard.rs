@@ -175,7 +175,7 @@ impl From<Response> for Reply {
 const MAX_LISTED: usize = 50;
 
 /// The loop guard: handed each model response of a turn, it answers with the tool results to send
-/// or with the end of the turn. See the [module docs](self) for the why.
+/// or with the end of the turn. See the [module docs](crate::tool_loop) for the why.
 ///
 /// ```
 /// use serde_json::json;
