@@ -1,6 +1,6 @@
 //! What one wire format knows, as one value: a [`Wire`].
 //!
-//! Each format's module defines a `WIRE` and the registry in `provider/mod.rs` lists the
+//! Each format's module defines a `WIRE` and the registry in `format.rs` lists the
 //! modules, one line each. The shared layers — detection, the single-pass reader's kept members, stream
 //! assembly, the loop guard's answers, the names users type, every message that lists formats
 //! and the import of logged conversations (`logged.rs`) — ask a format's `Wire` for what they

@@ -29,8 +29,10 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::{encode, text_of, Answer};
-    const EMPTY: crate::Arguments = crate::Arguments::Parsed(serde_json::Value::Null);
     use crate::{Builtin, Format};
+
+    /// The arguments of a call whose answer does not depend on them.
+    const EMPTY: crate::Arguments = crate::Arguments::Parsed(serde_json::Value::Null);
 
     fn two_answers(format: Format) -> Vec<Value> {
         let ok = Ok(json!({"balance": 12}));

@@ -1,5 +1,5 @@
 //! Unit tests of the state machine on hand-built responses (the wire-format round trips are in
-//! `tests/tool_loop.rs`).
+//! `tests/integration/tool_loop.rs`).
 
 use serde_json::json;
 
