@@ -398,6 +398,42 @@ fn lint_names_the_drifted_tool() {
     );
 }
 
+/// `toolcall lint DIR` lints every case under the folder, as `check --cases DIR` walks it (it
+/// used to fail with "Is a directory"); an empty folder is bad input naming it.
+#[test]
+fn lint_walks_a_folder_of_cases() {
+    let dir = scratch("lint-folder");
+    let cases = dir.join("cases");
+    std::fs::create_dir_all(cases.join("support")).unwrap();
+    write(
+        &cases.join("support"),
+        "drift.json",
+        r#"{"system": "Use lookup_customer first.", "tools": [{"name": "find_customer"}]}"#,
+    );
+    write(&cases, "clean.json", CASE);
+    write(&cases, "notes.md", "not a case");
+    let out = toolcall_json(&["lint", "--json", cases.to_str().unwrap()], 1);
+    let rows = out.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{out}");
+    assert_eq!(rows[0]["name"], "lookup_customer");
+    assert!(
+        rows[0]["case"].as_str().unwrap().ends_with("drift.json"),
+        "{out}"
+    );
+    let out = toolcall(&["lint", cases.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = toolcall(&["lint", empty.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("holds no case (*.json)"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn github_actions_get_annotations() {
     let dir = scratch("gha");

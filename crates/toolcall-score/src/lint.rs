@@ -40,6 +40,22 @@ pub struct Drift {
     pub suggestions: Vec<String>,
 }
 
+impl Drift {
+    /// The 1-based line of `text` (the case file as written) where this drift is: the first line
+    /// holding both the name and the start of the sentence it was found in, else the first
+    /// holding the name; `None` when the name is not written there.
+    pub fn line_in(&self, text: &str) -> Option<usize> {
+        // The sentence as it appears inside a JSON string (quotes and newlines escaped).
+        let quoted = serde_json::to_string(&self.context).ok()?;
+        let snippet: String = quoted.trim_matches('"').chars().take(30).collect();
+        let lines = || text.lines().enumerate();
+        lines()
+            .find(|(_, l)| l.contains(&self.name) && l.contains(&snippet))
+            .or_else(|| lines().find(|(_, l)| l.contains(&self.name)))
+            .map(|(i, _)| i + 1)
+    }
+}
+
 impl fmt::Display for DriftSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -11,7 +11,8 @@ use crate::output;
 /// Arguments of `toolcall lint`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The case files to lint.
+    /// The case files to lint, or folders of them (every `*.json` under a folder, as `check`
+    /// walks `--cases`).
     #[arg(required = true)]
     pub cases: Vec<PathBuf>,
     /// Print the drifts as JSON: [{"case", "name", "source", "context", "suggestions"}].
@@ -21,9 +22,10 @@ pub struct Args {
 
 /// Runs `toolcall lint`: exit 0 clean, 1 drift found, 2 a case could not be read.
 pub fn run(args: &Args) -> Result {
+    let cases = super::json_files(&args.cases, "case")?;
     let mut unreadable = Vec::new();
     let mut found = Vec::new();
-    for path in &args.cases {
+    for path in &cases {
         match Case::load(path) {
             Ok(case) => {
                 for drift in lint(&case) {
@@ -53,12 +55,14 @@ pub fn run(args: &Args) -> Result {
             output::outln!("{}: {drift}", escape_path(case));
         }
         if found.is_empty() && unreadable.is_empty() {
-            output::outln!("no drift in {} case(s)", args.cases.len());
+            output::outln!("no drift in {} case(s)", cases.len());
         }
     }
     if output::in_github_actions() {
         for (case, drift) in &found {
-            let line = line_of(case, drift);
+            let line = toolcall_score::read_text(case)
+                .ok()
+                .and_then(|text| drift.line_in(&text));
             let file = output::repo_relative(case);
             let message = drift.to_string();
             output::annotate(&output::annotation(&file, line, "prompt drift", &message));
@@ -69,18 +73,4 @@ pub fn run(args: &Args) -> Result {
         1 => Err(unreadable.remove(0)),
         _ => Err(CliError::Each(unreadable)),
     }
-}
-
-/// The line of the case file where the drift is written: the first line holding both the name
-/// and the start of the sentence it was found in, else the first holding the name.
-fn line_of(case: &std::path::Path, drift: &toolcall_score::Drift) -> Option<usize> {
-    let text = toolcall_score::read_text(case).ok()?;
-    // The sentence as it appears inside a JSON string (quotes and newlines escaped).
-    let quoted = serde_json::to_string(&drift.context).ok()?;
-    let snippet: String = quoted.trim_matches('"').chars().take(30).collect();
-    let lines = || text.lines().enumerate();
-    lines()
-        .find(|(_, l)| l.contains(&drift.name) && l.contains(&snippet))
-        .or_else(|| lines().find(|(_, l)| l.contains(&drift.name)))
-        .map(|(i, _)| i + 1)
 }

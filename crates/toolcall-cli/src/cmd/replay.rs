@@ -59,32 +59,7 @@ pub fn run(args: &Args) -> Result {
         ..Options::default()
     };
     // Read every flow first: a typo in the third file should not cost two server start-ups.
-    let mut files = Vec::with_capacity(args.flows.len());
-    for path in &args.flows {
-        if !path.is_dir() {
-            files.push(path.clone());
-            continue;
-        }
-        let json = |p: &std::path::Path| p.extension().is_some_and(|e| e == "json");
-        let hidden = |p: &std::path::Path| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-        };
-        let walk = toolcall_fs::walk(path, &hidden, &json).map_err(|source| CliError::Read {
-            path: path.clone(),
-            source,
-        })?;
-        if walk.files.is_empty() {
-            return Err(CliError::File {
-                path: path.clone(),
-                why: "holds no flow (*.json)".to_owned(),
-            });
-        }
-        for skipped in &walk.skipped {
-            eprintln!("note: {}: {}", escape_path(&skipped.path), skipped.why);
-        }
-        files.extend(walk.files);
-    }
+    let files = super::json_files(&args.flows, "flow")?;
     let mut flows = Vec::with_capacity(files.len());
     for path in &files {
         flows.push(Flow::load(path)?);
