@@ -352,6 +352,56 @@ fn every_input_is_read_through_read_text() {
     );
 }
 
+/// The files the `toolcall` binary embeds live in its own crate (`assets/`), so the crate that
+/// `cargo package` packs builds on its own; the repository keeps its copies where users and
+/// their editors find them (`schemas/`, `examples/workflows/`). Each pair must be the same
+/// bytes, or `toolcall schema` and `toolcall init` would hand out other text than the documented
+/// files.
+#[test]
+fn the_clis_embedded_files_are_the_repositorys_copies() {
+    let root = root();
+    let assets = Path::new("crates/toolcall-cli/assets");
+    let mut pairs: Vec<(PathBuf, PathBuf)> = ["case", "flow", "baseline"]
+        .iter()
+        .map(|kind| {
+            let name = format!("{kind}.schema.json");
+            (
+                assets.join("schemas").join(&name),
+                Path::new("schemas").join(name),
+            )
+        })
+        .collect();
+    for name in ["toolcall-gate.yml", "toolcall-gate-cargo.yml"] {
+        pairs.push((
+            assets.join("workflows").join(name),
+            Path::new("examples/workflows").join(name),
+        ));
+    }
+    let embedded = std::fs::read_dir(root.join(assets.join("schemas")))
+        .unwrap()
+        .chain(std::fs::read_dir(root.join(assets.join("workflows"))).unwrap())
+        .count();
+    assert_eq!(
+        embedded,
+        pairs.len(),
+        "crates/toolcall-cli/assets/ holds a file this test does not pair with a repository copy"
+    );
+    let differ: Vec<String> = pairs
+        .iter()
+        .filter(|(ours, theirs)| {
+            std::fs::read(root.join(ours)).unwrap() != std::fs::read(root.join(theirs)).unwrap()
+        })
+        .map(|(ours, theirs)| {
+            format!(
+                "{} differs from {} (edit both, or `cp` the edited one over the other)",
+                ours.display(),
+                theirs.display()
+            )
+        })
+        .collect();
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
 /// `bench/run` without the tau-bench data says what is missing and where to get it, before it
 /// spends minutes building (it used to build for three and exit 1 without a word).
 #[cfg(unix)]

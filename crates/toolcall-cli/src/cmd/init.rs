@@ -60,9 +60,10 @@ junit.store-success-output = true
 path = \"junit.xml\"
 ";
 
-// The workflows are the templates of examples/workflows/, as README documents them.
-const WORKFLOW_CARGO: &str = include_str!("../../../../examples/workflows/toolcall-gate-cargo.yml");
-const WORKFLOW_ACTION: &str = include_str!("../../../../examples/workflows/toolcall-gate.yml");
+// The workflows are the templates of examples/workflows/, as README documents them (the crate's
+// copies under assets/, so the packaged crate builds; tidy holds the two equal).
+const WORKFLOW_CARGO: &str = include_str!("../../assets/workflows/toolcall-gate-cargo.yml");
+const WORKFLOW_ACTION: &str = include_str!("../../assets/workflows/toolcall-gate.yml");
 
 /// One file `init` makes, and what it is for.
 struct Planned {

@@ -1,8 +1,10 @@
 //! `toolcall schema KIND`: the JSON Schema of a case, flow or baseline file, for editors.
 //!
-//! The text is the committed `schemas/<kind>.schema.json`, embedded when the binary is built, so
-//! what it prints is that file byte for byte (a test holds them equal). A file names its schema
-//! with a top-level `"$schema"`, which every reader accepts.
+//! The text is the crate's `assets/schemas/<kind>.schema.json`, embedded when the binary is built
+//! (inside the crate, so the packaged crate builds on its own). The repository's
+//! `schemas/<kind>.schema.json` is the same bytes (tidy holds them equal), so what it prints is
+//! the committed file byte for byte. A file names its schema with a top-level `"$schema"`, which
+//! every reader accepts.
 
 use crate::errors::{Outcome, Result};
 use crate::output::write_stdout;
@@ -19,12 +21,12 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The schema's text, as committed under `schemas/`.
+    /// The schema's text, as committed under `schemas/` (and `assets/schemas/`).
     pub fn schema(self) -> &'static str {
         match self {
-            Kind::Case => include_str!("../../../../schemas/case.schema.json"),
-            Kind::Flow => include_str!("../../../../schemas/flow.schema.json"),
-            Kind::Baseline => include_str!("../../../../schemas/baseline.schema.json"),
+            Kind::Case => include_str!("../../assets/schemas/case.schema.json"),
+            Kind::Flow => include_str!("../../assets/schemas/flow.schema.json"),
+            Kind::Baseline => include_str!("../../assets/schemas/baseline.schema.json"),
         }
     }
 }
