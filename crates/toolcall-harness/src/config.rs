@@ -32,6 +32,38 @@ pub struct Config {
     pub baseline_write: bool,
     /// Print GitHub Actions `::error` annotations for failures (`GITHUB_ACTIONS=true`).
     pub annotations: bool,
+    /// Who runs the suite: what a message tells the user to run is a command they have.
+    pub front: Front,
+}
+
+/// Who runs a suite. Its messages name commands (accept a result, rewrite every baseline, point
+/// at another case tree), and a repository gated by `toolcall check` may have no Cargo at all.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Front {
+    /// A `cargo test` target built on [`crate::Harness`].
+    #[default]
+    CargoTest,
+    /// The `toolcall check` command.
+    Cli,
+}
+
+impl Front {
+    /// The command that rewrites every baseline from a whole run.
+    pub fn rewrite_baselines(self) -> &'static str {
+        match self {
+            Front::CargoTest => "ATP_BASELINE_WRITE=1 cargo test",
+            Front::Cli => "toolcall check --write-baselines",
+        }
+    }
+
+    /// What sets the case tree's path.
+    pub fn cases_setting(self) -> &'static str {
+        match self {
+            Front::CargoTest => "Harness::cases or ATP_CASES",
+            Front::Cli => "--cases or --root",
+        }
+    }
 }
 
 impl Default for Config {
@@ -69,6 +101,7 @@ impl Config {
             mcp_contracts: None,
             baseline_write: false,
             annotations: false,
+            front: Front::CargoTest,
         }
     }
 

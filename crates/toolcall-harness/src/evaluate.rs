@@ -14,6 +14,7 @@ use toolcall_score::{
 };
 
 use crate::baseline::Entry;
+use crate::config::{Config, Front};
 
 /// How one test came out against the baseline.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -97,6 +98,8 @@ pub struct CaseReport {
     pub fingerprint: Vec<String>,
     /// The file and line a GitHub annotation should point at.
     pub(crate) annotate: (PathBuf, Option<usize>),
+    /// Who runs the suite, for the commands its messages name.
+    pub(crate) front: Front,
 }
 
 impl CaseReport {
@@ -108,10 +111,40 @@ impl CaseReport {
     /// The commands that accept this result into the baseline: this case alone, or the suite.
     fn accept_command(&self) -> String {
         format!(
-            "toolcall baseline accept {}::{} (or the whole suite: ATP_BASELINE_WRITE=1 cargo test)",
+            "toolcall baseline accept {}::{} (or the whole suite: {})",
             escape(&self.agent),
-            escape(&self.case_id)
+            escape(&self.case_id),
+            self.front.rewrite_baselines()
         )
+    }
+
+    /// Where an annotation of this result points, given the recording's text: the recording at
+    /// the first failing call (its line in a `.jsonl`, else the line that writes the call), the
+    /// case file at the first name its prompt drifted to, the baseline's entry of a case that
+    /// now passes, and otherwise the case file.
+    fn place(&self, recording_text: &str) -> (PathBuf, Option<usize>) {
+        let failing = self
+            .samples
+            .iter()
+            .find_map(|s| s.verdict.findings().first().map(|f| (s, f)));
+        if let Some((sample, finding)) = failing {
+            let line = sample.line.or_else(|| finding.line_in(recording_text));
+            return (self.recording.clone(), line);
+        }
+        if let Some(drift) = self.drift.first() {
+            let text = toolcall_score::read_text(&self.case_path).ok();
+            let line = text.and_then(|text| drift.line_in(&text));
+            return (self.case_path.clone(), line);
+        }
+        if matches!(self.outcome, Outcome::NowPasses { .. }) {
+            let key = serde_json::to_string(&self.case_id).ok();
+            let text = toolcall_score::read_text(&self.baseline_file).ok();
+            let line = key
+                .zip(text)
+                .and_then(|(key, text)| text.lines().position(|l| l.contains(&key)).map(|i| i + 1));
+            return (self.baseline_file.clone(), line);
+        }
+        (self.case_path.clone(), None)
     }
 
     /// Every note of every sample (see [`toolcall_score::Verdict::notes`]): said, never failed.
@@ -220,13 +253,14 @@ fn lines(entries: &[String]) -> String {
     entries.iter().map(|e| format!("{}\n", shown(e))).collect()
 }
 
-/// Scores `recording` against the case at `case_path` and judges the result against `entry`.
+/// Scores `recording` against the case at `case_path` and judges the result against `entry`
+/// (the case's entry in `agent`'s baseline under `config`).
 pub(crate) fn evaluate(
+    config: &Config,
     agent: &str,
     case_id: &str,
     case_path: &Path,
     recording: &Path,
-    baseline_file: &Path,
     entry: Option<&Entry>,
 ) -> CaseReport {
     let mut report = CaseReport {
@@ -234,12 +268,13 @@ pub(crate) fn evaluate(
         case_id: case_id.to_owned(),
         case_path: case_path.to_path_buf(),
         recording: recording.to_path_buf(),
-        baseline_file: baseline_file.to_path_buf(),
+        baseline_file: config.baseline_file(agent),
         outcome: Outcome::Pass,
         samples: Vec::new(),
         drift: Vec::new(),
         fingerprint: Vec::new(),
         annotate: (case_path.to_path_buf(), None),
+        front: config.front,
     };
     let case = match Case::load(case_path) {
         Ok(case) => case,
@@ -249,8 +284,8 @@ pub(crate) fn evaluate(
             return report;
         }
     };
-    let responses = match load_responses(recording, case.format) {
-        Ok(responses) => responses,
+    let (text, responses) = match load_responses(recording, case.format) {
+        Ok(loaded) => loaded,
         Err((message, line)) => {
             report.annotate = (recording.to_path_buf(), line);
             report.outcome = Outcome::Error(message);
@@ -283,6 +318,7 @@ pub(crate) fn evaluate(
     fingerprint.dedup();
     report.fingerprint = fingerprint;
     report.outcome = judge(report.has_findings(), &report.fingerprint, entry);
+    report.annotate = report.place(&text);
     report
 }
 
@@ -301,14 +337,14 @@ fn judge(failing: bool, fingerprint: &[String], entry: Option<&Entry>) -> Outcom
     }
 }
 
-/// The responses of a recording: one per non-blank line for `.jsonl`, else one (a body, or a
-/// stream that [`Response`] assembles; see [`Recording`]). An error is a message naming the
-/// file, line and column, and the line for an annotation.
+/// The text of a recording and its responses: one per non-blank line for `.jsonl` (with its
+/// line), else one (a body, or a stream that [`Response`] assembles; see [`Recording`]). An error
+/// is a message naming the file, line and column, and the line for an annotation.
 #[allow(clippy::type_complexity)]
 pub(crate) fn load_responses(
     path: &Path,
     case_format: Option<Format>,
-) -> Result<Vec<(Option<usize>, Response)>, (String, Option<usize>)> {
+) -> Result<(String, Vec<(Option<usize>, Response)>), (String, Option<usize>)> {
     let text = toolcall_score::read_text(path).map_err(|e| match e {
         // It names the file itself.
         InputError::Read { .. } => (e.to_string(), None),
@@ -334,11 +370,11 @@ pub(crate) fn load_responses(
                 None,
             ));
         }
-        Ok(responses)
+        Ok((text, responses))
     } else {
         let response = parse_response(&text, case_format)
             .map_err(|e| (located(path, None, &e), e.location().map(|l| l.line)))?;
-        Ok(vec![(None, response)])
+        Ok((text, vec![(None, response)]))
     }
 }
 

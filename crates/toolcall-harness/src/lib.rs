@@ -134,7 +134,7 @@ mod snapshot;
 
 pub use baseline::{Baseline, Entry};
 pub use config::{
-    Config, ENV_BASELINES, ENV_BASELINE_WRITE, ENV_CASES, ENV_FLOWS, ENV_MCP_CONTRACTS,
+    Config, Front, ENV_BASELINES, ENV_BASELINE_WRITE, ENV_CASES, ENV_FLOWS, ENV_MCP_CONTRACTS,
     ENV_RECORDED, ENV_SNAPSHOTS,
 };
 pub use errors::{BaselineError, ConfigError};

@@ -79,11 +79,11 @@ impl Report {
                 for (id, recording) in &files.recordings {
                     if let Some(case_path) = suite.cases.get(id) {
                         cases.push(evaluate(
+                            config,
                             name,
                             id,
                             case_path,
                             recording,
-                            &config.baseline_file(name),
                             baseline.entries.get(id),
                         ));
                     }
@@ -206,8 +206,9 @@ pub(crate) fn suite_problems(config: &Config, suite: &Suite) -> Vec<String> {
     if suite.cases.is_empty() {
         problems.push(format!(
             "found no case files (*.json) under {}: finding zero cases is a failure \
-             (is the path right? it is set by Harness::cases or ATP_CASES)",
-            escape_path(&config.cases)
+             (is the path right? it is set by {})",
+            escape_path(&config.cases),
+            config.front.cases_setting()
         ));
     }
     if suite.agents.is_empty() {
@@ -292,10 +293,11 @@ pub(crate) fn baseline_problems(
     if !suite.agents.contains_key(agent) && !baseline.entries.is_empty() {
         problems.push(format!(
             "{} lists {} known failure(s) of `{agent}`, which has no recordings under {}: \
-             every entry is stale (ATP_BASELINE_WRITE=1 cargo test empties it)",
+             every entry is stale ({} empties it)",
             escape_path(&file),
             baseline.entries.len(),
             escape_path(&config.recorded),
+            config.front.rewrite_baselines(),
             agent = escape(agent),
         ));
         return problems;
@@ -308,10 +310,11 @@ pub(crate) fn baseline_problems(
         .collect();
     if !stale.is_empty() {
         problems.push(format!(
-            "{} lists {} case(s) that no longer exist under {} (stale entries: remove them with ATP_BASELINE_WRITE=1 cargo test):\n{}",
+            "{} lists {} case(s) that no longer exist under {} (stale entries: remove them with {}):\n{}",
             escape_path(&file),
             stale.len(),
             escape_path(&config.cases),
+            config.front.rewrite_baselines(),
             bullets(stale.iter().map(|id| escape(id).to_string()))
         ));
     }

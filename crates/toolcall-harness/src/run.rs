@@ -301,11 +301,11 @@ struct CaseFiles<'a> {
 /// A case test: its failure message, or `Ok` (an expected failure counted in `expected`).
 fn run_case(config: &Config, case: &CaseFiles<'_>, expected: &AtomicUsize) -> Result<(), String> {
     let report = evaluate(
+        config,
         case.agent,
         case.id,
         case.case_path,
         case.recording,
-        &config.baseline_file(case.agent),
         case.entry,
     );
     if report.outcome == Outcome::ExpectedFailure {

@@ -660,9 +660,9 @@ fn github_annotations() -> Result<(), Failed> {
         .lines()
         .find(|l| l.starts_with("::error "))
         .ok_or_else(|| format!("no annotation:\n{stdout}"))?;
-    // The whole annotation, on one line: the case file relative to the workspace, the test's
-    // name as its title, the message with its newlines escaped. Kept apart from tests/snapshots,
-    // the bundled suite's.
+    // The whole annotation, on one line: the recording relative to the workspace at the line of
+    // the failing call, the test's name as its title, the message with its newlines escaped.
+    // Kept apart from tests/snapshots, the bundled suite's.
     insta::with_settings!({ snapshot_path => "harness-snapshots" }, {
         insta::assert_snapshot!(line);
     });

@@ -154,6 +154,24 @@ impl Finding {
         self.suggestions.as_deref().unwrap_or(&[])
     }
 
+    /// The 1-based line of `text` (the response as recorded: a body, a stream, one line of a
+    /// `.jsonl`) where this finding's call is written, for an annotation or an editor: the first
+    /// line holding its call id as a JSON string, else the first holding its name as one; `None`
+    /// when neither is written there (a finding about the transcript, say).
+    pub fn line_in(&self, text: &str) -> Option<usize> {
+        let quoted = |s: &str| serde_json::to_string(s).ok();
+        let needles = [self.call_id.as_deref(), self.name.as_deref()];
+        needles
+            .into_iter()
+            .flatten()
+            .filter_map(quoted)
+            .find_map(|needle| {
+                text.lines()
+                    .position(|line| line.contains(&needle))
+                    .map(|i| i + 1)
+            })
+    }
+
     /// The fingerprint entry of this finding: `name (cause)` for unknown names, `kind: name` or
     /// `kind` otherwise. Names are escaped.
     pub fn fingerprint(&self) -> String {

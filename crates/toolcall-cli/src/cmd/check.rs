@@ -35,6 +35,7 @@ impl Tree {
     /// The harness configuration these paths describe.
     pub fn config(&self) -> Config {
         let mut config = Config::for_root(&self.root);
+        config.front = toolcall_harness::Front::Cli;
         if let Some(cases) = &self.cases {
             config.cases = cases.clone();
         }
@@ -237,10 +238,7 @@ fn verdict_line(run: &CheckRun, ok: bool) -> String {
         .iter()
         .any(|a| a.results.iter().any(|c| c.accept.is_some()))
     {
-        fixes.push(
-            "to accept the case results as known: toolcall check --write-baselines, or \
-             ATP_BASELINE_WRITE=1 cargo test",
-        );
+        fixes.push("to accept the case results as known: toolcall check --write-baselines");
     }
     if run.agents.iter().any(|a| !a.coverage.is_empty()) {
         fixes.push("record each missing response where its [coverage] entry says");

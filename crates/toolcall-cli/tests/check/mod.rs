@@ -61,6 +61,13 @@ fn a_red_tree_lists_every_unexpected_result_and_exits_one() {
     // Every unexpected result with its diff, the bad case, the coverage gap, the stale baseline
     // entries, and the verdict line naming both ways to accept.
     insta::assert_snapshot!(crate::support::normalised(&out));
+    // In words for a repository without Cargo: `toolcall` commands and flags, never the harness's
+    // environment variables or `cargo test` (they used to be all it offered).
+    for cargo_only in ["cargo test", "ATP_", "Harness::"] {
+        assert!(!out.contains(cargo_only), "`{cargo_only}` in:\n{out}");
+    }
+    let (_, empty) = check(&crate::support::scratch("check", "no-cases"), false);
+    assert!(empty.contains("it is set by --cases or --root"), "{empty}");
 }
 
 /// A case with no recording is named with the file to record, and the verdict line does not
@@ -168,15 +175,30 @@ fn a_schema_that_does_not_compile_is_a_bad_case_not_a_known_failure() {
 }
 
 /// On standard error, as every command prints them: `check` printed them on standard output,
-/// while `score`, `lint` and `rate` used standard error.
+/// while `score`, `lint` and `rate` used standard error. Each points where the fix is: a failing
+/// call at its line in the recording (they all pointed at the case file, with no line), a drifted
+/// prompt at its line in the case file, a case that now passes at its baseline entry.
 #[test]
-fn github_actions_gets_annotations_on_the_case_files() {
+fn github_actions_gets_annotations_at_the_failing_line() {
     let output = check_output(&fixture("red"), true);
     assert_eq!(output.status.code(), Some(1));
     let report = String::from_utf8(output.stdout).unwrap();
     assert!(!report.contains("::error"), "{report}");
     let out = String::from_utf8(output.stderr).unwrap();
     insta::assert_snapshot!(crate::support::normalised(&out));
+    let errors: Vec<&str> = out.lines().filter(|l| l.starts_with("::error")).collect();
+    assert!(!errors.is_empty(), "{out}");
+    let at_recordings = errors
+        .iter()
+        .filter(|l| l.starts_with("::error file=recorded/"))
+        .count();
+    assert!(at_recordings > 0, "no annotation at a recording:\n{out}");
+    for line in errors
+        .iter()
+        .filter(|l| l.contains("::") && l.contains("file=recorded/"))
+    {
+        assert!(line.contains(",line="), "no line: {line}");
+    }
 }
 
 #[test]
