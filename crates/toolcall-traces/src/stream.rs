@@ -86,8 +86,13 @@ pub(crate) fn read_file_grouped(
     each: Option<&mut dyn FnMut(Found)>,
 ) -> Result<&'static Source, TraceError> {
     let shown = path.display().to_string();
+    // What the file is, told by its first bytes, whatever its name says: Parquet, or UTF-16
+    // text (refused as every input is, rather than read as lines that are none of them JSON).
     let head = crate::records::head(&mut file)
         .map_err(|e| TraceError::Input(format!("{shown}: cannot be read: {e}")))?;
+    if let Some(e) = toolcall_score::utf16_error(Some(path), &head) {
+        return Err(TraceError::Input(e.to_string()));
+    }
     let input = if head == *crate::records::PARQUET_MAGIC {
         Input::Rows(crate::records::parquet_rows(file, path)?)
     } else {
@@ -225,10 +230,25 @@ fn read_input(
             (_, Err(e)) => return Err(e),
         }
     } else {
-        crate::pick(shown, from, |source| match &source.reads {
+        let picked = crate::pick(shown, from, |source| match &source.reads {
             Reads::Records { claims, .. } => first.is_some_and(|(_, value)| claims(value)),
             _ => false,
-        })?
+        });
+        match picked {
+            // A Parquet file no source claims because its rows cannot be read: the reason is
+            // the Parquet reader's, not that it is no trace.
+            Err(TraceError::NotATrace { .. }) if parquet && first.is_none() => {
+                if let Some(Err(bad)) = prefix.first() {
+                    let at = bad.at.strip_prefix(&format!("{shown}:")).unwrap_or(&bad.at);
+                    return Err(TraceError::Parquet {
+                        path: shown.to_owned(),
+                        why: format!("{at}: {}", bad.why),
+                    });
+                }
+                picked?
+            }
+            picked => picked?,
+        }
     };
     let Some(each) = each else {
         return Ok(source);

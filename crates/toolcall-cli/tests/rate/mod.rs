@@ -1127,6 +1127,17 @@ fn a_parquet_page_declaring_more_than_the_input_limit_is_refused_unread() {
         ),
         "{error}"
     );
+    // The file alone: that row group is all there is, and the refusal is the file's error.
+    let alone = dir.join("alone.parquet");
+    parquet_claiming_a_huge_first_page(&alone, &[]);
+    let out = toolcall(&["rate", "-q", alone.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("alone.parquet: row 1: column `id`: page 1 declares 134217727 bytes"),
+        "{text}"
+    );
+    assert!(!text.contains("not a log line"), "{text}");
 }
 
 /// The input limit is a record's, by its decoded size, in Parquet as in JSON Lines: a row over
@@ -1200,6 +1211,126 @@ fn a_parquet_row_over_the_input_limit_is_a_bad_record_as_its_line_is() {
             .contains("observations.parquet:row 3: column `input`: page 1 declares 2000"),
         "{errors}"
     );
+}
+
+/// What a file is, is told by its first bytes: a damaged Parquet file, whatever its name, is
+/// reported with the Parquet reader's error, and a UTF-16 JSON Lines file (with a byte order
+/// mark or without) as UTF-16 to save as UTF-8, as every other input is — before, each was
+/// "N unreadable log lines", its binary lines read as JSON.
+#[cfg(feature = "parquet")]
+#[test]
+fn a_file_is_told_by_its_magic_bytes_not_read_as_log_lines() {
+    let dir = scratch("magic-bytes");
+    let valid = dir.join("valid.parquet");
+    write_parquet_groups(&valid, &[langfuse_rows()]);
+    // A row whose `id` is 1.1 MB of one letter: its first page is some 50 KB of Snappy data,
+    // garbled here in its middle (its header and the file's footer intact): its rows cannot
+    // be read.
+    let huge = json!({"id": "x".repeat(1_100_000), "trace_id": "t0", "type": "SPAN"});
+    write_parquet_groups(&valid, &[vec![huge]]);
+    let mut bytes = std::fs::read(&valid).unwrap();
+    for b in &mut bytes[10_000..10_016] {
+        *b = 0xEE;
+    }
+    for name in ["damaged.parquet", "damaged.jsonl", "damaged"] {
+        let damaged = dir.join(name);
+        std::fs::write(&damaged, &bytes).unwrap();
+        let out = toolcall(&["rate", "-q", damaged.to_str().unwrap()]);
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{name}: {text}");
+        assert!(text.contains(&format!("{name}: row 1: ")), "{name}: {text}");
+        assert!(!text.contains("not a log line"), "{name}: {text}");
+        // `import` and `promote` say the same (before, "not UTF-8 text" or "no assistant
+        // turn").
+        let out_dir = dir.join(format!("out-{name}"));
+        for args in [
+            vec![
+                "import",
+                damaged.to_str().unwrap(),
+                "--out",
+                out_dir.to_str().unwrap(),
+            ],
+            vec![
+                "promote",
+                damaged.to_str().unwrap(),
+                "--id",
+                "obs-1",
+                "--out",
+                out_dir.to_str().unwrap(),
+            ],
+        ] {
+            let out = toolcall(&args);
+            let text = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
+            assert!(
+                text.contains(&format!("{name}: row 1: ")),
+                "{args:?}: {text}"
+            );
+        }
+        assert!(!out_dir.exists(), "nothing written");
+    }
+    // Valid Parquet that no source reads: that, not log lines.
+    let other = dir.join("other.parquet");
+    let mut writer = toolcall_traces::RowsWriter::create(&other, &["a", "b"]).unwrap();
+    writer.group(&[json!({"a": "1", "b": "2"})]).unwrap();
+    writer.close().unwrap();
+    let out = toolcall(&["rate", other.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&[out.stdout, out.stderr].concat()).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("other.parquet: not a trace any source reads"),
+        "{text}"
+    );
+    assert!(!text.contains("not a log line"), "{text}");
+
+    // UTF-16 JSON Lines: a log, and a trace.
+    let log_line = r#"{"request": {"tools": []}, "response": {"choices": []}}"#;
+    let rows = langfuse_rows();
+    let trace = format!("{}\n{}\n", rows[0], rows[1]);
+    for (name, text) in [
+        ("log.jsonl", log_line.to_owned() + "\n"),
+        ("trace.jsonl", trace),
+    ] {
+        for (order, bom) in [("LE", true), ("BE", false)] {
+            let units = text.encode_utf16().flat_map(|u| match order {
+                "LE" => u.to_le_bytes(),
+                _ => u.to_be_bytes(),
+            });
+            let mark: &[u8] = match (bom, order) {
+                (true, "LE") => &[0xFF, 0xFE],
+                (true, _) => &[0xFE, 0xFF],
+                _ => &[],
+            };
+            let path = dir.join(format!("{order}-{name}"));
+            std::fs::write(&path, [mark.to_vec(), units.collect()].concat()).unwrap();
+            let out = toolcall(&["rate", "-q", path.to_str().unwrap()]);
+            let said = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert_eq!(out.status.code(), Some(2), "{said}");
+            assert!(
+                said.contains(&format!("the file is UTF-16{order}"))
+                    && said.contains("save it as UTF-8"),
+                "{name} ({order}): {said}"
+            );
+            assert!(!said.contains("not a log line"), "{said}");
+        }
+    }
+    // Standard input too.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .args(["rate", "-q", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let utf16: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain(log_line.encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &utf16).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("the file is UTF-16LE"), "{said}");
 }
 
 /// `--strict` makes a trace's first unreadable record fatal, naming it.
