@@ -1,7 +1,9 @@
 //! The bounded fuzz tier: every parser — response bodies and recorded streams, cases, tool
-//! arrays, requests, MCP flows, JSONL logs, baselines — fed mutants of the repository's own
-//! inputs for a time budget. None may panic, none may take longer than a bound on one input (a
-//! hang), and the process's peak memory stays under a bound. It prints how many inputs it tried,
+//! arrays, requests, MCP flows, JSONL logs, traces, baselines — fed mutants of the repository's
+//! own inputs for a time budget, and Parquet exports mutated where the reader trusts them (page
+//! headers' declared sizes, the footer). None may panic, none may take longer than a bound on
+//! one input (a hang), the process's peak memory stays under a bound, and no Parquet mutant
+//! adds more than a bound set by the input limit to it. It prints how many inputs it tried,
 //! per parser.
 //!
 //! Feature `fuzz-tier`; `.ci/run` runs it with `ATP_FUZZ_SECONDS` (default 30). Deterministic
@@ -107,46 +109,191 @@ fn seeds(root: &Path, dirs: &[&str], suffixes: &[&str]) -> Vec<Vec<u8>> {
     seeds
 }
 
-/// The trace fixtures, and (with Parquet in the build) one Parquet export of the Langfuse rows:
-/// mutants of it exercise the Parquet reader, whose row loop once spun on a row it could not
-/// read.
+/// The trace fixtures, and (with Parquet in the build) the Parquet seeds: mutants of them
+/// exercise the Parquet reader, whose row loop once spun on a row it could not read.
 fn traces_seeds(root: &Path, fixtures: &str) -> Vec<Vec<u8>> {
     #[allow(unused_mut)]
     let mut seeds = seeds(root, &[fixtures], &[".json", ".jsonl"]);
     #[cfg(feature = "parquet")]
-    {
-        let rows: Vec<serde_json::Value> = std::fs::read_to_string(
-            root.join(fixtures)
-                .join("langfuse/handwritten_blob_export_rows.jsonl"),
-        )
-        .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .filter(serde_json::Value::is_object)
-        .collect();
-        let path = std::env::temp_dir().join(format!("atp-fuzz-{}.parquet", std::process::id()));
-        let mut writer = toolcall_traces::RowsWriter::create(
-            &path,
-            &toolcall_traces::RowsWriter::LANGFUSE_COLUMNS,
-        )
-        .unwrap();
-        writer.group(&rows).unwrap();
-        writer.group(&rows).unwrap();
-        writer.close().unwrap();
-        seeds.push(std::fs::read(&path).unwrap());
-        let _ = std::fs::remove_file(&path);
-    }
+    seeds.extend(parquet_seeds(root, fixtures));
     seeds
 }
 
-/// Peak resident memory of this process, in KB (`VmHWM`), where the platform says.
+/// Parquet exports written here with the reader's own writer: the Langfuse rows in two row
+/// groups; one row whose value is 1.1 MB of one letter (a page of four-byte sizes, in a file
+/// of some 50 KB); 300 rows of a few repeated values (dictionary pages).
+#[cfg(feature = "parquet")]
+fn parquet_seeds(root: &Path, fixtures: &str) -> Vec<Vec<u8>> {
+    let rows: Vec<serde_json::Value> = std::fs::read_to_string(
+        root.join(fixtures)
+            .join("langfuse/handwritten_blob_export_rows.jsonl"),
+    )
+    .unwrap()
+    .lines()
+    .filter_map(|l| serde_json::from_str(l).ok())
+    .filter(serde_json::Value::is_object)
+    .collect();
+    let huge = serde_json::json!({"id": "x".repeat(1_100_000), "trace_id": "t0", "type": "SPAN"});
+    let repeated: Vec<serde_json::Value> = (0..300).map(|i| rows[i % rows.len()].clone()).collect();
+    let files: [&[Vec<serde_json::Value>]; 3] = [&[rows.clone(), rows], &[vec![huge]], &[repeated]];
+    let path = std::env::temp_dir().join(format!("atp-fuzz-{}.parquet", std::process::id()));
+    files
+        .iter()
+        .map(|groups| {
+            let mut writer = toolcall_traces::RowsWriter::create(
+                &path,
+                &toolcall_traces::RowsWriter::LANGFUSE_COLUMNS,
+            )
+            .unwrap();
+            for rows in *groups {
+                writer.group(rows).unwrap();
+            }
+            writer.close().unwrap();
+            let bytes = std::fs::read(&path).unwrap();
+            let _ = std::fs::remove_file(&path);
+            bytes
+        })
+        .collect()
+}
+
+/// A mutant of a Parquet file aimed at what the reader trusts: a page header's declared sizes
+/// (a Thrift compact `PageHeader` starts `0x15 TYPE 0x15 UNCOMPRESSED 0x15 COMPRESSED`, each a
+/// zigzag varint) rewritten to a size near or past any limit, at the same width or another;
+/// bytes of a header garbled; or the footer's bytes and its length rewritten; then, at times,
+/// the byte-level damage of [`mutate`] too.
+fn mutate_parquet(seed: &[u8], rng: &mut Rng) -> Vec<u8> {
+    fn varint(mut n: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        loop {
+            let byte = (n & 0x7f) as u8;
+            n >>= 7;
+            if n == 0 {
+                out.push(byte);
+                return out;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+    fn varint_end(bytes: &[u8], at: usize) -> usize {
+        let mut end = at;
+        while end < bytes.len() && bytes[end] & 0x80 != 0 {
+            end += 1;
+        }
+        (end + 1).min(bytes.len())
+    }
+    let mut bytes = seed.to_vec();
+    let headers: Vec<usize> = bytes
+        .windows(3)
+        .enumerate()
+        .filter(|(_, w)| w[0] == 0x15 && matches!(w[1], 0 | 4 | 6) && w[2] == 0x15)
+        .map(|(i, _)| i)
+        .collect();
+    let sizes: [u64; 6] = [
+        (1 << 31) - 1,
+        (1 << 30) + 1,
+        (64 << 20) + 1,
+        (1 << 28) - 2,
+        rng.next() % (1 << 32),
+        u64::MAX,
+    ];
+    match rng.below(4) {
+        0 | 1 if !headers.is_empty() => {
+            let start = headers[rng.below(headers.len())];
+            // Field 2 (uncompressed) or field 3 (compressed).
+            let field2 = start + 2;
+            let (at, end) = if rng.below(2) == 0 {
+                (field2 + 1, varint_end(&bytes, field2 + 1))
+            } else {
+                let field3 = varint_end(&bytes, field2 + 1);
+                (field3 + 1, varint_end(&bytes, field3 + 1))
+            };
+            if at < end {
+                let size = sizes[rng.below(sizes.len())];
+                let mut new = varint(size << 1);
+                if rng.below(2) == 0 {
+                    // The same width, so the file's layout holds: the largest value it takes.
+                    new = vec![0xff; end - at];
+                    if let Some(last) = new.last_mut() {
+                        *last = 0x7e;
+                    }
+                }
+                drop(bytes.splice(at..end, new));
+            }
+        }
+        2 if !headers.is_empty() => {
+            let start = headers[rng.below(headers.len())];
+            for _ in 0..=rng.below(4) {
+                let i = (start + rng.below(24)).min(bytes.len() - 1);
+                bytes[i] = rng.next() as u8;
+            }
+        }
+        _ if bytes.len() > 8 => {
+            let n = bytes.len();
+            let meta = u32::from_le_bytes([bytes[n - 8], bytes[n - 7], bytes[n - 6], bytes[n - 5]])
+                as usize;
+            let footer = n.saturating_sub(8 + meta);
+            match rng.below(3) {
+                0 => {
+                    let length = (sizes[rng.below(sizes.len())] as u32).to_le_bytes();
+                    bytes[n - 8..n - 4].copy_from_slice(&length);
+                }
+                1 => {
+                    let at = footer + rng.below(n - 8 - footer);
+                    let new = varint(sizes[rng.below(sizes.len())]);
+                    let end = (at + new.len()).min(n - 8);
+                    drop(bytes.splice(at..end, new));
+                }
+                _ => {
+                    for _ in 0..=rng.below(8) {
+                        let i = footer + rng.below(n - 8 - footer);
+                        bytes[i] = rng.next() as u8;
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    if rng.below(4) == 0 {
+        bytes = mutate(&bytes, rng);
+    }
+    bytes
+}
+
+/// The highest peak resident memory seen before a [`reset_peak`], in KB.
+static PEAK_BEFORE_RESETS_KB: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Resets this process's peak resident memory (`VmHWM`) to what it holds now, where the
+/// platform can (Linux: `/proc/self/clear_refs`); the peak so far is kept for [`peak_kb`].
+fn reset_peak() -> bool {
+    if let Some(kb) = status_kb("VmHWM:") {
+        PEAK_BEFORE_RESETS_KB.fetch_max(kb, std::sync::atomic::Ordering::Relaxed);
+    }
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// Peak resident memory of this process, in KB (`VmHWM`, and the peaks before each
+/// [`reset_peak`]), where the platform says.
 fn peak_kb() -> Option<u64> {
+    let before = PEAK_BEFORE_RESETS_KB.load(std::sync::atomic::Ordering::Relaxed);
+    status_kb("VmHWM:").map(|kb| kb.max(before))
+}
+
+/// A `/proc/self/status` figure in KB (`VmHWM:`, `VmRSS:`), where the platform has it.
+fn status_kb(key: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
 type Parser = Box<dyn Fn(&[u8])>;
+type Mutator = fn(&[u8], &mut Rng) -> Vec<u8>;
+
+/// The input limit the fuzz tier runs under (`toolcall_score::set_max_input_bytes`): below the
+/// default, so that what a Parquet mutant declares past it is cheap to tell from what it holds.
+const LIMIT: u64 = 8 << 20;
+/// The most one Parquet mutant may add to the process's peak memory: a page per column within
+/// the limit, a row's values within it, and room for the allocator.
+const PARQUET_GROWTH_KB: u64 = (16 * LIMIT + (32 << 20)) / 1024;
 
 #[test]
 fn no_parser_panics_hangs_or_balloons_on_mutants_of_real_inputs() {
@@ -163,6 +310,7 @@ fn no_parser_panics_hangs_or_balloons_on_mutants_of_real_inputs() {
             .unwrap_or_else(|_| panic!("ATP_FUZZ_SEED={s}: expected a number")),
         Err(_) => 1,
     };
+    toolcall_score::set_max_input_bytes(LIMIT);
     let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fuzz");
     std::fs::create_dir_all(&scratch).unwrap();
     let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
@@ -171,7 +319,10 @@ fn no_parser_panics_hangs_or_balloons_on_mutants_of_real_inputs() {
     let log_path = scratch.join("log.jsonl");
     let trace_path = scratch.join("trace.jsonl");
     let trace_fixtures = "crates/toolcall-traces/tests/fixtures";
-    let parsers: Vec<(&str, Vec<Vec<u8>>, Parser)> = vec![
+    #[cfg(feature = "parquet")]
+    let parquet_path = scratch.join("export.parquet");
+    #[allow(unused_mut)]
+    let mut parsers: Vec<(&str, Vec<Vec<u8>>, Parser)> = vec![
         (
             "responses and streams",
             seeds(
@@ -258,6 +409,40 @@ fn no_parser_panics_hangs_or_balloons_on_mutants_of_real_inputs() {
             }),
         ),
     ];
+    let mut mutators: Vec<Mutator> = vec![mutate; parsers.len()];
+    #[cfg(feature = "parquet")]
+    {
+        // Parquet files mutated where the reader trusts them (page headers' declared sizes,
+        // the footer), read as `rate` reads them: each must be an error, never an abort or an
+        // allocation of what it declares.
+        let measured = cfg!(target_os = "linux");
+        assert!(
+            !measured || reset_peak(),
+            "/proc/self/clear_refs cannot reset the peak"
+        );
+        parsers.push((
+            "parquet page headers",
+            parquet_seeds(&root, trace_fixtures),
+            Box::new(move |b| {
+                if std::fs::write(&parquet_path, b).is_ok() {
+                    let before = measured.then(|| (reset_peak(), status_kb("VmRSS:")));
+                    let _ = toolcall_traces::read_path(&parquet_path, None);
+                    let _ = toolcall_traces::read_path(
+                        &parquet_path,
+                        toolcall_traces::source("langfuse"),
+                    );
+                    if let (Some((true, Some(rss))), Some(peak)) = (before, status_kb("VmHWM:")) {
+                        assert!(
+                            peak.saturating_sub(rss) <= PARQUET_GROWTH_KB,
+                            "a Parquet mutant took {} KB (at most {PARQUET_GROWTH_KB})",
+                            peak.saturating_sub(rss)
+                        );
+                    }
+                }
+            }),
+        ));
+        mutators.push(mutate_parquet);
+    }
 
     let mut rng = Rng(seed.max(1));
     let deadline = Instant::now() + Duration::from_secs(seconds);
@@ -269,7 +454,7 @@ fn no_parser_panics_hangs_or_balloons_on_mutants_of_real_inputs() {
             let input = if rng.below(8) == 0 {
                 base.clone()
             } else {
-                mutate(base, &mut rng)
+                mutators[i](base, &mut rng)
             };
             let started = Instant::now();
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse(&input)));

@@ -10,12 +10,15 @@
 //!    not walked: name its files).
 //! 2. **With a source named** (`--from`), every other input is a trace of that source.
 //! 3. **Standard input** (`-`) is a log; it is not read ahead.
-//! 4. **A file whose first non-blank line is a `{"request", "response"}` pair** is a log, as it
+//! 4. **A file that starts with Parquet's magic `PAR1`** is a trace, whatever its name: a
+//!    damaged one is reported with the Parquet reader's error, never read as lines.
+//! 5. **A file whose first non-blank line is a `{"request", "response"}` pair** is a log, as it
 //!    was before traces were read (such a line is never taken for a span).
-//! 5. **A file some trace source claims** ([`toolcall_traces::source_of`], from its first
+//! 6. **A file some trace source claims** ([`toolcall_traces::source_of`], from its first
 //!    records) is a trace; a file two sources claim is a trace too, and reading it says which
-//!    two.
-//! 6. **Anything else** is a log, whose reader reports what it cannot read line by line (or that
+//!    two. A UTF-16 file is a trace too, which its reader refuses as every input is refused
+//!    (`toolcall_score::utf16_error`: save it as UTF-8).
+//! 7. **Anything else** is a log, whose reader reports what it cannot read line by line (or that
 //!    the path is missing).
 
 use std::io::{BufRead, Read};
@@ -79,9 +82,15 @@ fn imported_tree(dir: &Path) -> Result<ImportedTree, RateError> {
     Ok(ImportedTree { cases, agents })
 }
 
-/// Whether `path` is a trace some source claims, rather than a log (rules 3 to 6).
+/// Whether `path` is a trace some source claims, rather than a log (rules 3 to 7).
 fn is_trace(path: &Path) -> bool {
-    if path.as_os_str() == "-" || is_log(path) || !path.is_file() {
+    if path.as_os_str() == "-" || !path.is_file() {
+        return false;
+    }
+    if toolcall_traces::is_parquet(path) {
+        return true;
+    }
+    if is_log(path) {
         return false;
     }
     !matches!(
@@ -90,10 +99,17 @@ fn is_trace(path: &Path) -> bool {
     )
 }
 
-/// Whether the first non-blank line of `path` is a `{"request", "response"}` log line (rule 4).
+/// Whether the first non-blank line of `path` is a `{"request", "response"}` log line (rule 5).
 fn is_log(path: &Path) -> bool {
     std::fs::File::open(path)
         .is_ok_and(|file| starts_with_log_line(&mut std::io::BufReader::new(file)))
+}
+
+/// Whether `reader`, at a file's start, gives Parquet's magic `PAR1` first (it is not consumed).
+pub(crate) fn starts_parquet(reader: &mut impl BufRead) -> bool {
+    reader
+        .fill_buf()
+        .is_ok_and(|head| head.starts_with(b"PAR1"))
 }
 
 /// Whether the first non-blank line `reader` gives is a `{"request", "response"}` log line (read
@@ -214,6 +230,22 @@ mod tests {
         let dir = Scratch::new("trace");
         let trace = dir.file("spans.json", OTLP_TRACE);
         assert_eq!(classify(&trace, false).unwrap(), Input::Trace);
+    }
+
+    /// Told by its first bytes: a UTF-16 file is a trace whose reader refuses it as UTF-16, and a file starting with
+    /// `PAR1` is a trace whatever its name.
+    #[test]
+    fn a_utf16_or_parquet_file_is_a_trace_for_its_reader_to_refuse() {
+        let dir = Scratch::new("magic");
+        // Two lines, without a byte order mark: before, every line was a bad log line.
+        let utf16 = dir.0.join("log.jsonl");
+        let text = format!("{LOG_LINE}\n{LOG_LINE}\n");
+        let units: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        std::fs::write(&utf16, units).unwrap();
+        let parquet = dir.file("export.jsonl", "PAR1 and nothing a reader could use");
+        for path in [utf16, parquet] {
+            assert_eq!(classify(&path, false).unwrap(), Input::Trace, "{path:?}");
+        }
     }
 
     #[test]

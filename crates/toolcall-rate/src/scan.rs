@@ -502,6 +502,12 @@ pub fn rate_jsonl(paths: &[PathBuf], options: &ScanOptions) -> Result<Tally, Rat
                     source,
                 })?;
                 if let Some(chunk) = chunk {
+                    // A UTF-16 log is refused as every input is, not read as so many bad lines.
+                    if chunk.first_line == 1 {
+                        if let Some(e) = toolcall_score::utf16_error(Some(path), &chunk.data) {
+                            return Err(RateError::Input(e));
+                        }
+                    }
                     if let Some(p) = progress {
                         p.done.fetch_add(chunk.data.len() as u64, Ordering::Relaxed);
                     }

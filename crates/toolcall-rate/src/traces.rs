@@ -150,6 +150,7 @@ pub fn rate_traces_or_logs(
 }
 
 /// A file that is a trace, open at its start, or `None` when it is a log for the log reader.
+/// A Parquet file (told by its magic, whatever its name) is always a trace.
 fn open_trace(path: &Path, from: Option<&'static Source>) -> Result<Option<std::fs::File>, String> {
     if path.as_os_str() == "-" || (from.is_none() && !path.is_file()) {
         return Ok(None);
@@ -163,7 +164,8 @@ fn open_trace(path: &Path, from: Option<&'static Source>) -> Result<Option<std::
         return Ok(Some(file));
     }
     let mut reader = std::io::BufReader::new(file);
-    if crate::inputs::starts_with_log_line(&mut reader) {
+    let parquet = crate::inputs::starts_parquet(&mut reader);
+    if !parquet && crate::inputs::starts_with_log_line(&mut reader) {
         return Ok(None);
     }
     let mut file = reader.into_inner();
@@ -239,8 +241,9 @@ fn rate_each(
             }
             match read {
                 Ok(_) => {}
+                // A Parquet file is never read as a log: no source claiming it is its error.
                 Err(toolcall_traces::TraceError::NotATrace { .. })
-                    if from.is_none() && tell_logs =>
+                    if from.is_none() && tell_logs && !toolcall_traces::is_parquet(&path) =>
                 {
                     log(index, path);
                 }

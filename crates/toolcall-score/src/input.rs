@@ -103,19 +103,8 @@ pub fn parse_bytes(text: &str) -> Option<u64> {
 
 /// [`read_text`] over bytes already read.
 pub(crate) fn text_of(path: Option<&Path>, bytes: Vec<u8>) -> Result<String, InputError> {
-    let start = Location {
-        path: path.map(Path::to_path_buf),
-        line: 1,
-        column: 1,
-    };
-    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
-        let order = if bytes[0] == 0xFF { "LE" } else { "BE" };
-        return Err(InputError::Encoding {
-            location: start,
-            why: format!(
-                "the file is UTF-16{order} (its byte order mark says so); save it as UTF-8"
-            ),
-        });
+    if let Some(error) = utf16_error(path, &bytes) {
+        return Err(error);
     }
     let bytes = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
         Some(rest) => rest.to_vec(),
@@ -129,6 +118,32 @@ pub(crate) fn text_of(path: Option<&Path>, bytes: Vec<u8>) -> Result<String, Inp
             location: Location::at(path, &valid, offset),
             why: format!("byte {offset} is 0x{bad:02X}, which does not start a UTF-8 character"),
         }
+    })
+}
+
+/// [`InputError::Encoding`] when `head`, the first bytes of the input at `path`, is UTF-16
+/// text: by its byte order mark, or, without one, by its shape (its first two characters are
+/// ASCII, each with a NUL byte after it, or before it) — what no UTF-8 JSON text or line can
+/// start with. For a reader that looks at a file's first bytes before it reads on (JSON Lines,
+/// a trace), so that such a file is named once rather than as so many unreadable lines.
+pub fn utf16_error(path: Option<&Path>, head: &[u8]) -> Option<InputError> {
+    let ascii = |b: u8| b != 0 && b.is_ascii();
+    let (order, told) = match head {
+        [0xFF, 0xFE, ..] => ("LE", "its byte order mark says so"),
+        [0xFE, 0xFF, ..] => ("BE", "its byte order mark says so"),
+        [a, 0, b, 0, ..] if ascii(*a) && ascii(*b) => ("LE", "a NUL byte follows each character"),
+        [0, a, 0, b, ..] if ascii(*a) && ascii(*b) => {
+            ("BE", "a NUL byte comes before each character")
+        }
+        _ => return None,
+    };
+    Some(InputError::Encoding {
+        location: Location {
+            path: path.map(Path::to_path_buf),
+            line: 1,
+            column: 1,
+        },
+        why: format!("the file is UTF-16{order} ({told}); save it as UTF-8"),
     })
 }
 
@@ -167,6 +182,17 @@ mod tests {
             utf16.to_string().contains("the file is UTF-16LE"),
             "{utf16}"
         );
+        // Without a byte order mark, told by its NUL bytes (else "not valid JSON" at 1:2).
+        for (bytes, order) in [(b"{\0}\0".to_vec(), "LE"), (b"\0{\0}".to_vec(), "BE")] {
+            let utf16 = text_of(None, bytes).expect_err("UTF-16 without a mark");
+            let message = utf16.to_string();
+            assert!(
+                message.contains(&format!("UTF-16{order} (a NUL")),
+                "{message}"
+            );
+        }
+        assert!(utf16_error(None, b"{\"a\": 1}").is_none());
+        assert!(utf16_error(None, b"{").is_none());
 
         let bad = text_of(None, b"{\n  \"name\": \"caf\xE9\"\n}".to_vec()).expect_err("Latin-1");
         let message = bad.to_string();

@@ -77,7 +77,7 @@ pub use errors::{InputError, Location, ParseError, MAX_INPUT_BYTES_VAR};
 pub use escape::{escape, escape_path, is_invisible, to_json_pretty, Escaped, EscapedPath};
 pub use format::{Example, Format, UnknownFormat};
 pub use input::{
-    max_input_bytes, parse_bytes, read_text, read_text_from, set_max_input_bytes,
+    max_input_bytes, parse_bytes, read_text, read_text_from, set_max_input_bytes, utf16_error,
     DEFAULT_MAX_INPUT_BYTES,
 };
 pub use lint::{lint, Drift, DriftSource};

@@ -51,6 +51,8 @@
 
 mod errors;
 mod model;
+#[cfg(feature = "parquet")]
+mod pages;
 mod records;
 pub mod sources;
 pub mod spans;

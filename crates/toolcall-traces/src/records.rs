@@ -56,23 +56,21 @@ impl Records {
 /// Whether the file at `path` is Parquet (it starts with the magic `PAR1`).
 pub fn is_parquet(path: &std::path::Path) -> bool {
     std::fs::File::open(path)
-        .and_then(|mut f| starts_parquet(&mut f))
-        .unwrap_or(false)
+        .and_then(|mut f| head(&mut f))
+        .is_ok_and(|head| head == *PARQUET_MAGIC)
 }
 
-/// Whether `file` starts with Parquet's magic `PAR1`; it is read from its start again after.
-pub(crate) fn starts_parquet(file: &mut std::fs::File) -> std::io::Result<bool> {
+/// Parquet's magic, the first (and last) bytes of every Parquet file.
+pub(crate) const PARQUET_MAGIC: &[u8; 4] = b"PAR1";
+
+/// The first four bytes of `file` (fewer when it is shorter), which tell what it is: Parquet
+/// (`PAR1`), UTF-16 text, or else; it is read from its start again after.
+pub(crate) fn head(file: &mut std::fs::File) -> std::io::Result<Vec<u8>> {
     use std::io::{Read, Seek};
-    let mut magic = [0u8; 4];
-    let mut read = 0;
-    while read < magic.len() {
-        match file.read(&mut magic[read..])? {
-            0 => break,
-            n => read += n,
-        }
-    }
+    let mut head = Vec::with_capacity(4);
+    file.by_ref().take(4).read_to_end(&mut head)?;
     file.rewind()?;
-    Ok(read == magic.len() && &magic == b"PAR1")
+    Ok(head)
 }
 
 /// A file's rows, each with where it is, or why it cannot be read.
@@ -80,6 +78,12 @@ pub(crate) type Rows = Box<dyn Iterator<Item = Result<(String, Value), Bad>>>;
 
 /// A Parquet file's rows, each as a JSON object (`file:row N`), read row group by row group as
 /// they are asked for.
+///
+/// A row is held to the input limit by its decoded size, as a line of JSON Lines is by its
+/// length: a longer row is a bad entry and the rows after it are read. Before a row group is
+/// read, its page headers are (`pages.rs`): a row group with a page that declares more than
+/// the limit, or a column chunk past the end of the file, is one bad entry naming its rows,
+/// never an allocation of what the file declares.
 ///
 /// The `parquet` crate panics on some malformed files (the fuzz tier found one in its footer
 /// decoding); a panic is caught and reported as the file's error, or the row's, like any
@@ -91,35 +95,141 @@ pub(crate) fn parquet_rows(
     path: &std::path::Path,
 ) -> Result<Rows, crate::TraceError> {
     use parquet::file::reader::SerializedFileReader;
+    use parquet::file::serialized_reader::ReadOptionsBuilder;
+    use std::cell::RefCell;
+    use std::rc::Rc;
     let shown = path.display().to_string();
     let fail = |why: String| crate::TraceError::Parquet {
         path: shown.clone(),
         why,
     };
-    let reader = caught(move || SerializedFileReader::new(file))
+    let limit = toolcall_score::max_input_bytes();
+    let unreadable = |e: std::io::Error| fail(format!("cannot be read: {e}"));
+    let file_len = file.metadata().map_err(unreadable)?.len();
+    let pages = file.try_clone().map_err(unreadable)?;
+    let planned: Rc<RefCell<Vec<Planned>>> = Rc::default();
+    let plan = Rc::clone(&planned);
+    let options = ReadOptionsBuilder::new()
+        .with_predicate(Box::new(move |group, _| {
+            let refused = crate::pages::refusal(&pages, file_len, group, limit);
+            let keep = refused.is_none();
+            let rows = u64::try_from(group.num_rows()).unwrap_or(0);
+            plan.borrow_mut().push((rows, refused));
+            keep
+        }))
+        .build();
+    let reader = caught(move || SerializedFileReader::new_with_options(file, options))
         .map_err(|panic| fail(format!("not Parquet: its reader failed: {panic}")))?
         .map_err(|e| fail(format!("not Parquet: {e}")))?;
+    let mut groups: std::collections::VecDeque<Planned> =
+        std::mem::take(&mut *planned.borrow_mut()).into();
     let mut rows = reader.into_iter();
-    let (mut number, mut failed) = (0u64, false);
-    Ok(Box::new(std::iter::from_fn(move || {
+    // The rows of the current row group not read yet; the rows read or passed over.
+    let (mut left, mut number, mut failed, mut ended) = (0u64, 0u64, false, false);
+    Ok(Box::new(std::iter::from_fn(move || loop {
         if failed {
             return None;
         }
+        if left == 0 {
+            let (count, refused) = groups.pop_front()?;
+            let Some(why) = refused else {
+                left = if ended { 0 } else { count };
+                continue;
+            };
+            let first = number + 1;
+            number += count;
+            let at = if count <= 1 {
+                format!("{shown}:row {first}")
+            } else {
+                format!("{shown}:rows {first}-{number}")
+            };
+            return Some(Err(Bad {
+                at,
+                why: format!(
+                    "{why}; its row group ({count} row{}) is not read",
+                    if count == 1 { "" } else { "s" }
+                ),
+            }));
+        }
+        left -= 1;
         number += 1;
         let at = format!("{shown}:row {number}");
-        let next = caught(|| rows.next().map(|row| row.map(|row| row.to_json_value())));
+        let next = caught(|| {
+            rows.next().map(|row| {
+                row.map(|row| match row_bytes(&row) {
+                    bytes if bytes > limit => Err(bytes),
+                    _ => Ok(row.to_json_value()),
+                })
+            })
+        });
         let why = match next {
-            Ok(None) => return None,
-            Ok(Some(Ok(value))) => return Some(Ok((at, value))),
+            Ok(None) => {
+                // Fewer rows than the row groups declare: what is left is their refusals.
+                (left, ended) = (0, true);
+                continue;
+            }
+            Ok(Some(Ok(Ok(value)))) => return Some(Ok((at, value))),
+            Ok(Some(Ok(Err(bytes)))) => {
+                return Some(Err(Bad {
+                    at,
+                    why: format!(
+                        "a row of {bytes} bytes, over the input limit of {limit} bytes \
+                         (--max-input-bytes or ATP_MAX_INPUT_BYTES raises it)"
+                    ),
+                }))
+            }
             Ok(Some(Err(e))) => format!("an unreadable row: {e}"),
             Err(panic) => format!("the Parquet reader failed on it: {panic}"),
         };
         failed = true;
-        Some(Err(Bad {
+        return Some(Err(Bad {
             at,
             why: format!("{why}; the rows after it are not read"),
-        }))
+        }));
     })))
+}
+
+/// A row group in the file's order: its rows, and why it is not read, when it is not.
+#[cfg(feature = "parquet")]
+type Planned = (u64, Option<String>);
+
+/// A row's decoded size: its column names, the bytes of its strings and byte arrays, and 8
+/// bytes for any other value (walked without recursion: a schema can nest deep).
+#[cfg(feature = "parquet")]
+fn row_bytes(row: &parquet::record::Row) -> u64 {
+    use parquet::record::Field;
+    let mut bytes = 0u64;
+    let mut fields: Vec<&Field> = Vec::new();
+    for (name, field) in row.get_column_iter() {
+        bytes += name.len() as u64;
+        fields.push(field);
+    }
+    while let Some(field) = fields.pop() {
+        bytes += match field {
+            Field::Str(s) => s.len() as u64,
+            Field::Bytes(b) => b.len() as u64,
+            Field::Group(row) => {
+                for (name, field) in row.get_column_iter() {
+                    bytes += name.len() as u64;
+                    fields.push(field);
+                }
+                0
+            }
+            Field::ListInternal(list) => {
+                fields.extend(list.elements());
+                0
+            }
+            Field::MapInternal(map) => {
+                for (key, value) in map.entries() {
+                    fields.push(key);
+                    fields.push(value);
+                }
+                0
+            }
+            _ => 8,
+        };
+    }
+    bytes
 }
 
 std::thread_local! {

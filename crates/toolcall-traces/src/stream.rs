@@ -86,9 +86,14 @@ pub(crate) fn read_file_grouped(
     each: Option<&mut dyn FnMut(Found)>,
 ) -> Result<&'static Source, TraceError> {
     let shown = path.display().to_string();
-    let input = if crate::records::starts_parquet(&mut file)
-        .map_err(|e| TraceError::Input(format!("{shown}: cannot be read: {e}")))?
-    {
+    // What the file is, told by its first bytes, whatever its name says: Parquet, or UTF-16
+    // text (refused as every input is, rather than read as lines that are none of them JSON).
+    let head = crate::records::head(&mut file)
+        .map_err(|e| TraceError::Input(format!("{shown}: cannot be read: {e}")))?;
+    if let Some(e) = toolcall_score::utf16_error(Some(path), &head) {
+        return Err(TraceError::Input(e.to_string()));
+    }
+    let input = if head == *crate::records::PARQUET_MAGIC {
         Input::Rows(crate::records::parquet_rows(file, path)?)
     } else {
         match LineReader::probe(file, path)? {
@@ -225,10 +230,25 @@ fn read_input(
             (_, Err(e)) => return Err(e),
         }
     } else {
-        crate::pick(shown, from, |source| match &source.reads {
+        let picked = crate::pick(shown, from, |source| match &source.reads {
             Reads::Records { claims, .. } => first.is_some_and(|(_, value)| claims(value)),
             _ => false,
-        })?
+        });
+        match picked {
+            // A Parquet file no source claims because its rows cannot be read: the reason is
+            // the Parquet reader's, not that it is no trace.
+            Err(TraceError::NotATrace { .. }) if parquet && first.is_none() => {
+                if let Some(Err(bad)) = prefix.first() {
+                    let at = bad.at.strip_prefix(&format!("{shown}:")).unwrap_or(&bad.at);
+                    return Err(TraceError::Parquet {
+                        path: shown.to_owned(),
+                        why: format!("{at}: {}", bad.why),
+                    });
+                }
+                picked?
+            }
+            picked => picked?,
+        }
     };
     let Some(each) = each else {
         return Ok(source);
@@ -1137,17 +1157,18 @@ mod tests {
         assert_eq!(all.turns.len(), PREFIX_RECORDS + 1);
     }
 
-    /// A Parquet file whose second row group cannot be read: the first group's rows count, the
-    /// unreadable row is named, and the reading ends (the reader does not move past it).
+    /// A Parquet file whose second row group's page header is garbled: the page walk refuses
+    /// that row group before the reader sees it, as one bad entry naming its rows, and the rows
+    /// of the groups before and after it count. (Before, the reading ended at its first row.)
     #[cfg(feature = "parquet")]
     #[test]
-    fn a_parquet_row_group_that_cannot_be_read_ends_the_rows() {
+    fn a_parquet_row_group_that_cannot_be_read_is_one_bad_entry_naming_its_rows() {
         use parquet::file::reader::{FileReader, SerializedFileReader};
 
-        let path = scratch("two-groups.parquet", "");
+        let path = scratch("three-groups.parquet", "");
         let mut writer =
             crate::RowsWriter::create(&path, &crate::RowsWriter::LANGFUSE_COLUMNS).unwrap();
-        for group in 0..2 {
+        for group in 0..3 {
             let rows: Vec<Value> = (0..50)
                 .map(|i| row(group * 100 + i, "GENERATION", 1, "get_weather"))
                 .collect();
@@ -1167,14 +1188,14 @@ mod tests {
 
         let (source, found) = read_grouped(&path, BUDGET_BYTES);
         assert_eq!(source.name, "langfuse");
-        assert_eq!(found.turns.len(), 50, "the first group's rows");
+        assert_eq!(found.turns.len(), 100, "the first and third groups' rows");
         assert_eq!(found.bad.len(), 1, "{:?}", found.bad);
         assert!(
-            found.bad[0].why.contains("an unreadable row"),
+            found.bad[0].why.contains("column `id`: page 1: its header"),
             "{:?}",
             found.bad
         );
-        assert!(found.bad[0].at.ends_with(":row 51"), "{:?}", found.bad);
+        assert!(found.bad[0].at.ends_with(":rows 51-100"), "{:?}", found.bad);
     }
 
     /// OTLP documents one a line (the collector's file exporter) are spans: the source is told

@@ -959,8 +959,11 @@ fn an_export_longer_than_the_input_limit_rates_row_by_row() {
     }
     let jsonl = dir.join("observations.jsonl");
     std::fs::write(&jsonl, &lines).unwrap();
+    // A page is read whole, so it is held to the limit too: row groups of 40 rows keep each
+    // page within 20 KB.
     let parquet = dir.join("observations.parquet");
-    write_parquet(&parquet, &rows);
+    let groups: Vec<Vec<Value>> = rows.chunks(40).map(<[Value]>::to_vec).collect();
+    write_parquet_groups(&parquet, &groups);
     assert!(lines.len() > 100_000);
     for file in [&jsonl, &parquet] {
         let out = toolcall(&[
@@ -988,6 +991,346 @@ fn an_export_longer_than_the_input_limit_rates_row_by_row() {
         assert_eq!(report["traces"]["folded_calls"], 200);
         assert_eq!(report["traces"]["split_traces"], 0);
     }
+}
+
+/// The rows of Langfuse's blob export fixture: a generation calling `refund_order` (not
+/// defined) and its tool span.
+#[cfg(feature = "parquet")]
+fn langfuse_rows() -> Vec<Value> {
+    let jsonl = trace_fixture("langfuse/handwritten_blob_export_rows.jsonl");
+    let rows: Vec<Value> = std::fs::read_to_string(jsonl)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(Value::is_object)
+        .collect();
+    assert_eq!(rows.len(), 2);
+    rows
+}
+
+/// Writes each of `groups` as a row group of a Parquet file with Langfuse's columns.
+#[cfg(feature = "parquet")]
+fn write_parquet_groups(path: &Path, groups: &[Vec<Value>]) {
+    let mut writer =
+        toolcall_traces::RowsWriter::create(path, &toolcall_traces::RowsWriter::LANGFUSE_COLUMNS)
+            .unwrap();
+    for rows in groups {
+        writer.group(rows).unwrap();
+    }
+    writer.close().unwrap();
+}
+
+/// A Parquet file whose first page header (at byte 4, after `PAR1`) claims 134,217,727 bytes
+/// uncompressed, twice the default input limit, in a file of a few KB: a first row group of
+/// one row whose `id` is 1.1 MB of one letter (its page's size takes four bytes of the header),
+/// that size then rewritten to the largest four bytes hold; then `rest` as a second row group.
+#[cfg(feature = "parquet")]
+fn parquet_claiming_a_huge_first_page(path: &Path, rest: &[Value]) {
+    let huge = json!({"id": "x".repeat(1_100_000), "trace_id": "t0", "type": "SPAN"});
+    let mut groups = vec![vec![huge]];
+    if !rest.is_empty() {
+        groups.push(rest.to_vec());
+    }
+    write_parquet_groups(path, &groups);
+    let mut bytes = std::fs::read(path).unwrap();
+    // The header's fields 1 (`type`) and 2 (`uncompressed_page_size`), Thrift compact: a field
+    // byte 0x15 (field +1, i32), then a zigzag varint each.
+    assert_eq!(bytes[4], 0x15, "a page header at byte 4");
+    let mut at = 5;
+    while bytes[at] & 0x80 != 0 {
+        at += 1;
+    }
+    at += 1;
+    assert_eq!(bytes[at], 0x15, "field 2 of the page header");
+    let size = &mut bytes[at + 1..at + 5];
+    assert!(
+        size[..3].iter().all(|b| b & 0x80 != 0) && size[3] & 0x80 == 0,
+        "a four-byte size"
+    );
+    size.copy_from_slice(&[0xFE, 0xFF, 0xFF, 0x7F]); // zigzag 134,217,727
+    std::fs::write(path, &bytes).unwrap();
+    assert!(bytes.len() < 100 * 1024, "{} bytes", bytes.len());
+}
+
+/// A Parquet page whose header declares more than the input limit is refused before it is read
+/// (it allocated what it declared: 2 GiB from a 14 KB file, and under a memory limit the
+/// process aborted): its row group is one bad entry naming the page, column and limit, and the
+/// file's other row groups are rated. Run under an address-space limit that the declared size
+/// alone would pass (Linux), so reading the page would abort.
+#[cfg(feature = "parquet")]
+#[test]
+fn a_parquet_page_declaring_more_than_the_input_limit_is_refused_unread() {
+    let dir = scratch("parquet-huge-page");
+    let path = dir.join("observations.parquet");
+    parquet_claiming_a_huge_first_page(&path, &langfuse_rows());
+    let limited = |args: &[&str]| {
+        let mut command = if cfg!(target_os = "linux") {
+            // 96 MiB of address space on top of what the same run takes on a valid file.
+            let mut command = std::process::Command::new("sh");
+            command
+                .arg("-c")
+                .arg("ulimit -v $((LIMIT_KB)) && exec \"$0\" \"$@\"")
+                .arg(env!("CARGO_BIN_EXE_toolcall"));
+            command
+        } else {
+            std::process::Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        };
+        command.args(args).env_remove("GITHUB_ACTIONS");
+        command
+    };
+    // The address space of a run over a valid file, measured as the limit it needs.
+    let valid = dir.join("valid.parquet");
+    write_parquet_groups(&valid, &[langfuse_rows()]);
+    let needs_kb = (1..=64u64)
+        .map(|n| n * 16 * 1024)
+        .find(|kb| {
+            limited(&[
+                "rate",
+                "--json",
+                "-q",
+                "--threads",
+                "1",
+                valid.to_str().unwrap(),
+            ])
+            .env("LIMIT_KB", kb.to_string())
+            .output()
+            .unwrap()
+            .status
+            .success()
+        })
+        .expect("a rate run within 1 GiB of address space");
+    let out = limited(&[
+        "rate",
+        "--json",
+        "-q",
+        "--threads",
+        "1",
+        path.to_str().unwrap(),
+    ])
+    .env("LIMIT_KB", (needs_kb + 96 * 1024).to_string())
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (report["calls"].clone(), report["unknown"].clone()),
+        (json!(1), json!(1)),
+        "{report}"
+    );
+    assert_eq!(report["bad_lines"], 1, "{report}");
+    let error = report["errors"][0].as_str().unwrap();
+    assert!(
+        error.contains(
+            "observations.parquet:row 1: column `id`: page 1 declares 134217727 bytes \
+                        uncompressed, over the input limit of 67108864 bytes"
+        ),
+        "{error}"
+    );
+    // The file alone: that row group is all there is, and the refusal is the file's error.
+    let alone = dir.join("alone.parquet");
+    parquet_claiming_a_huge_first_page(&alone, &[]);
+    let out = toolcall(&["rate", "-q", alone.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("alone.parquet: row 1: column `id`: page 1 declares 134217727 bytes"),
+        "{text}"
+    );
+    assert!(!text.contains("not a log line"), "{text}");
+}
+
+/// The input limit is a record's, by its decoded size, in Parquet as in JSON Lines: a row over
+/// it (three values of 400 KB under a 1 MiB limit, each page within it; or one value of 2 MB,
+/// whose page is not) is a bad entry, as its line is, and the other rows are rated (before, the
+/// Parquet rows were read and scored).
+#[cfg(feature = "parquet")]
+#[test]
+fn a_parquet_row_over_the_input_limit_is_a_bad_record_as_its_line_is() {
+    let dir = scratch("parquet-big-row");
+    let rows = langfuse_rows();
+    let wide = "w".repeat(400_000);
+    let spread = json!({"id": "obs-spread", "trace_id": "t-spread", "type": "SPAN",
+                        "input": wide, "output": wide, "metadata": wide});
+    let single = json!({"id": "obs-single", "trace_id": "t-single", "type": "SPAN",
+                        "input": "s".repeat(2_000_000)});
+    let groups = vec![
+        vec![rows[0].clone()],
+        vec![spread.clone()],
+        vec![single.clone()],
+        vec![rows[1].clone()],
+    ];
+    let parquet = dir.join("observations.parquet");
+    write_parquet_groups(&parquet, &groups);
+    let jsonl = dir.join("observations.jsonl");
+    let lines: String = [&rows[0], &spread, &single, &rows[1]]
+        .iter()
+        .map(|row| format!("{row}\n"))
+        .collect();
+    std::fs::write(&jsonl, lines).unwrap();
+    let mut reports = Vec::new();
+    for file in [&jsonl, &parquet] {
+        let args = ["rate", "--json", "-q", "--max-input-bytes", "1MiB"];
+        let out = toolcall(&[&args[..], &[file.to_str().unwrap()]].concat());
+        let report: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        assert_eq!(out.status.code(), Some(0), "{report}");
+        assert_eq!(
+            (
+                report["calls"].clone(),
+                report["unknown"].clone(),
+                report["bad_lines"].clone()
+            ),
+            (json!(1), json!(1), json!(2)),
+            "{}: {report}",
+            file.display()
+        );
+        for error in report["errors"].as_array().unwrap() {
+            assert!(
+                error
+                    .as_str()
+                    .unwrap()
+                    .contains("over the input limit of 1048576 bytes"),
+                "{error}"
+            );
+        }
+        reports.push(report);
+    }
+    let errors = &reports[1]["errors"];
+    assert!(
+        errors[0]
+            .as_str()
+            .unwrap()
+            .contains("observations.parquet:row 2: a row of 1200"),
+        "{errors}"
+    );
+    assert!(
+        errors[1]
+            .as_str()
+            .unwrap()
+            .contains("observations.parquet:row 3: column `input`: page 1 declares 2000"),
+        "{errors}"
+    );
+}
+
+/// What a file is, is told by its first bytes: a damaged Parquet file, whatever its name, is
+/// reported with the Parquet reader's error, and a UTF-16 JSON Lines file (with a byte order
+/// mark or without) as UTF-16 to save as UTF-8, as every other input is — before, each was
+/// "N unreadable log lines", its binary lines read as JSON.
+#[cfg(feature = "parquet")]
+#[test]
+fn a_file_is_told_by_its_magic_bytes_not_read_as_log_lines() {
+    let dir = scratch("magic-bytes");
+    let valid = dir.join("valid.parquet");
+    write_parquet_groups(&valid, &[langfuse_rows()]);
+    // A row whose `id` is 1.1 MB of one letter: its first page is some 50 KB of Snappy data,
+    // garbled here in its middle (its header and the file's footer intact): its rows cannot
+    // be read.
+    let huge = json!({"id": "x".repeat(1_100_000), "trace_id": "t0", "type": "SPAN"});
+    write_parquet_groups(&valid, &[vec![huge]]);
+    let mut bytes = std::fs::read(&valid).unwrap();
+    for b in &mut bytes[10_000..10_016] {
+        *b = 0xEE;
+    }
+    for name in ["damaged.parquet", "damaged.jsonl", "damaged"] {
+        let damaged = dir.join(name);
+        std::fs::write(&damaged, &bytes).unwrap();
+        let out = toolcall(&["rate", "-q", damaged.to_str().unwrap()]);
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{name}: {text}");
+        assert!(text.contains(&format!("{name}: row 1: ")), "{name}: {text}");
+        assert!(!text.contains("not a log line"), "{name}: {text}");
+        // `import` and `promote` say the same (before, "not UTF-8 text" or "no assistant
+        // turn").
+        let out_dir = dir.join(format!("out-{name}"));
+        for args in [
+            vec![
+                "import",
+                damaged.to_str().unwrap(),
+                "--out",
+                out_dir.to_str().unwrap(),
+            ],
+            vec![
+                "promote",
+                damaged.to_str().unwrap(),
+                "--id",
+                "obs-1",
+                "--out",
+                out_dir.to_str().unwrap(),
+            ],
+        ] {
+            let out = toolcall(&args);
+            let text = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
+            assert!(
+                text.contains(&format!("{name}: row 1: ")),
+                "{args:?}: {text}"
+            );
+        }
+        assert!(!out_dir.exists(), "nothing written");
+    }
+    // Valid Parquet that no source reads: that, not log lines.
+    let other = dir.join("other.parquet");
+    let mut writer = toolcall_traces::RowsWriter::create(&other, &["a", "b"]).unwrap();
+    writer.group(&[json!({"a": "1", "b": "2"})]).unwrap();
+    writer.close().unwrap();
+    let out = toolcall(&["rate", other.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&[out.stdout, out.stderr].concat()).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("other.parquet: not a trace any source reads"),
+        "{text}"
+    );
+    assert!(!text.contains("not a log line"), "{text}");
+
+    // UTF-16 JSON Lines: a log, and a trace.
+    let log_line = r#"{"request": {"tools": []}, "response": {"choices": []}}"#;
+    let rows = langfuse_rows();
+    let trace = format!("{}\n{}\n", rows[0], rows[1]);
+    for (name, text) in [
+        ("log.jsonl", log_line.to_owned() + "\n"),
+        ("trace.jsonl", trace),
+    ] {
+        for (order, bom) in [("LE", true), ("BE", false)] {
+            let units = text.encode_utf16().flat_map(|u| match order {
+                "LE" => u.to_le_bytes(),
+                _ => u.to_be_bytes(),
+            });
+            let mark: &[u8] = match (bom, order) {
+                (true, "LE") => &[0xFF, 0xFE],
+                (true, _) => &[0xFE, 0xFF],
+                _ => &[],
+            };
+            let path = dir.join(format!("{order}-{name}"));
+            std::fs::write(&path, [mark.to_vec(), units.collect()].concat()).unwrap();
+            let out = toolcall(&["rate", "-q", path.to_str().unwrap()]);
+            let said = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert_eq!(out.status.code(), Some(2), "{said}");
+            assert!(
+                said.contains(&format!("the file is UTF-16{order}"))
+                    && said.contains("save it as UTF-8"),
+                "{name} ({order}): {said}"
+            );
+            assert!(!said.contains("not a log line"), "{said}");
+        }
+    }
+    // Standard input too.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .args(["rate", "-q", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let utf16: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain(log_line.encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &utf16).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("the file is UTF-16LE"), "{said}");
 }
 
 /// `--strict` makes a trace's first unreadable record fatal, naming it.
