@@ -169,3 +169,50 @@ mod openai_agents {
         assert_eq!(found.turns.len(), 19_999);
     }
 }
+
+mod otlp {
+    use super::*;
+
+    fn chat(trace: &str, id: &str, call: &str) -> Value {
+        let attr = |k: &str, v: &str| json!({"key": k, "value": {"stringValue": v}});
+        json!({"traceId": trace, "spanId": id, "name": "chat", "startTimeUnixNano": "1",
+               "attributes": [
+            attr("gen_ai.operation.name", "chat"),
+            attr("gen_ai.tool.definitions", r#"[{"type": "function", "name": "get_weather"}]"#),
+            attr("gen_ai.output.messages", &format!(
+                r#"[{{"role": "assistant", "parts": [{{"type": "tool_call", "id": "{call}",
+                    "name": "get_weather", "arguments": {{}}}}]}}]"#)),
+        ]})
+    }
+
+    /// One OTLP document of three traces, their spans interleaved (over two resources and the
+    /// older `instrumentationLibrarySpans`): read from its file as `rate`, `import` and
+    /// `promote` read it, each trace's turns are handed on by themselves, in the order the
+    /// traces first appear, and together they are the document's turns read whole. (Before,
+    /// the document was one `Value` with every span and every turn beside it: 26 times its
+    /// size; the bench row `traces: peak RSS of an OTLP JSON document` holds the figure.)
+    #[test]
+    fn an_otlp_document_is_read_a_trace_at_a_time() {
+        let doc = json!({"resourceSpans": [
+            {"resource": {}, "scopeSpans": [{"scope": {}, "spans": [
+                chat("t1", "a1", "c1"), chat("t2", "b1", "c2")]}]},
+            {"resource": {}, "instrumentationLibrarySpans": [{"spans": [
+                chat("t1", "a2", "c3"), chat("t3", "d1", "c4")]}]},
+        ]});
+        let text = doc.to_string();
+        let path = scratch("three-traces.otlp.json", &text);
+        let mut parts: Vec<Vec<String>> = Vec::new();
+        let source = toolcall_traces::read_path_each(&path, None, &mut |found| {
+            assert!(found.bad.is_empty(), "{:?}", found.bad);
+            parts.push(found.turns.iter().map(|t| t.id.clone()).collect());
+        })
+        .expect("read");
+        assert_eq!(source.name, "otel-genai");
+        assert_eq!(parts, [vec!["a1", "a2"], vec!["b1"], vec!["d1"]]);
+        let (_, whole) =
+            toolcall_traces::read(&text, &path.display().to_string(), None).expect("read");
+        let mut ids: Vec<String> = whole.turns.iter().map(|t| t.id.clone()).collect();
+        ids.sort();
+        assert_eq!(ids, ["a1", "a2", "b1", "d1"]);
+    }
+}
