@@ -1,9 +1,11 @@
 //! The bounded fuzz tier: every parser — response bodies and recorded streams, cases, tool
 //! arrays, requests, MCP flows, JSONL logs, traces, baselines — fed mutants of the repository's
-//! own inputs for a time budget, and Parquet exports mutated where the reader trusts them (page
-//! headers' declared sizes, the footer). None may panic, none may take longer than a bound on
-//! one input (a hang), the process's peak memory stays under a bound, and no Parquet mutant
-//! adds more than a bound set by the input limit to it. It prints how many inputs it tried,
+//! own inputs for a time budget (the OpenAI Agents exports and OTLP documents mutants of their
+//! structure too: parent cycles, repeated and missing ids, chains thousands deep, repeated
+//! members), and Parquet exports mutated where the reader trusts them (page headers' declared
+//! sizes, the footer). None may panic, none may take longer than a bound on one input (a hang),
+//! the process's peak memory stays under a bound, and no Parquet mutant adds more than a bound
+//! set by the input limit to it. It prints how many inputs it tried,
 //! per parser.
 //!
 //! Feature `fuzz-tier`; `.ci/run` runs it with `ATP_FUZZ_SECONDS` (default 30). Deterministic
@@ -117,6 +119,270 @@ fn traces_seeds(root: &Path, fixtures: &str) -> Vec<Vec<u8>> {
     #[cfg(feature = "parquet")]
     seeds.extend(parquet_seeds(root, fixtures));
     seeds
+}
+
+/// The OpenAI Agents fixtures (the SDK's normalised trees) flattened into the exporter's
+/// `{"data": [trace.span, …]}` lists with ids and parent ids, and the trees themselves: the
+/// seeds of the export mutants.
+fn agents_seeds(root: &Path, fixtures: &str) -> Vec<serde_json::Value> {
+    use serde_json::{json, Value};
+    let mut out = Vec::new();
+    for bytes in seeds(root, &[&format!("{fixtures}/openai-agents")], &[".json"]) {
+        let Ok(doc) = serde_json::from_slice::<Value>(&bytes) else {
+            continue;
+        };
+        if !doc.is_array() {
+            continue;
+        }
+        let mut spans = Vec::new();
+        // (the node, its parent's id)
+        let mut stack: Vec<(&Value, Value)> = doc
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|t| t["children"].as_array().into_iter().flatten())
+            .map(|c| (c, Value::Null))
+            .collect();
+        while let Some((node, parent)) = stack.pop() {
+            let id = format!("span_{}", spans.len());
+            let mut data = node.get("data").cloned().unwrap_or_else(|| json!({}));
+            if let Some(map) = data.as_object_mut() {
+                map.insert("type".into(), node["type"].clone());
+            }
+            spans.push(
+                json!({"object": "trace.span", "id": id, "trace_id": "trace_1",
+                              "parent_id": parent, "span_data": data}),
+            );
+            for child in node["children"].as_array().into_iter().flatten() {
+                stack.push((child, json!(id)));
+            }
+        }
+        out.push(json!({ "object": "list", "data": spans }));
+        out.push(doc);
+    }
+    assert!(out.len() >= 4, "no OpenAI Agents fixtures under {fixtures}");
+    out
+}
+
+/// A mutant of an exporter's span list: parents rewired into cycles (a span its own parent,
+/// two spans each other's), ids repeated, emptied or taken away, `parent_id` of the wrong type,
+/// and chains of up to 5,000 nested spans; then, sometimes, bytes damaged as [`mutate`] does.
+fn mutate_agents(seed: &serde_json::Value, rng: &mut Rng) -> Vec<u8> {
+    use serde_json::{json, Value};
+    let mut doc = seed.clone();
+    if let Some(spans) = doc.get_mut("data").and_then(Value::as_array_mut) {
+        for _ in 0..=rng.below(3) {
+            let n = spans.len().max(1);
+            let (i, j) = (rng.below(n), rng.below(n));
+            let id =
+                |spans: &[Value], k: usize| spans.get(k).map_or(Value::Null, |s| s["id"].clone());
+            match rng.below(8) {
+                0 => {
+                    let own = id(spans, i);
+                    if let Some(s) = spans.get_mut(i) {
+                        s["parent_id"] = own;
+                    }
+                }
+                1 => {
+                    let (a, b) = (id(spans, i), id(spans, j));
+                    if let Some(s) = spans.get_mut(i) {
+                        s["parent_id"] = b;
+                    }
+                    if let Some(s) = spans.get_mut(j) {
+                        s["parent_id"] = a;
+                    }
+                }
+                2 => {
+                    if let Some(s) = spans.get(i).cloned() {
+                        spans.push(s);
+                    }
+                }
+                3 => {
+                    if let Some(s) = spans.get_mut(i) {
+                        s["id"] = [json!(""), Value::Null, json!(7)][rng.below(3)].clone();
+                        s["parent_id"] = json!("");
+                    }
+                }
+                4 => {
+                    if let Some(s) = spans.get_mut(i) {
+                        s["parent_id"] = [json!(1), json!({}), json!([]), json!("nowhere")]
+                            [rng.below(4)]
+                        .clone();
+                    }
+                }
+                5 => {
+                    let mut parent = id(spans, i);
+                    for k in 0..1 + rng.below(5_000) {
+                        let kind = ["function", "agent", "generation"][rng.below(3)];
+                        let chained = format!("chain_{k}");
+                        spans.push(json!({"object": "trace.span", "id": chained,
+                            "trace_id": "trace_1", "parent_id": parent,
+                            "span_data": {"type": kind, "name": "f", "tools": ["f"]}}));
+                        parent = json!(chained);
+                    }
+                }
+                6 => {
+                    // A cycle through a long chain back to its start.
+                    let start = id(spans, i);
+                    let mut parent = start.clone();
+                    for k in 0..1 + rng.below(2_000) {
+                        let chained = format!("loop_{k}");
+                        spans.push(json!({"object": "trace.span", "id": chained,
+                            "trace_id": "trace_1", "parent_id": parent,
+                            "span_data": {"type": "function", "name": "f"}}));
+                        parent = json!(chained);
+                    }
+                    if let Some(s) = spans.get_mut(i) {
+                        s["parent_id"] = parent;
+                    }
+                }
+                _ => {
+                    if i < spans.len() {
+                        spans.remove(i);
+                    }
+                }
+            }
+        }
+    }
+    let text = doc.to_string().into_bytes();
+    if rng.below(4) == 0 {
+        mutate(&text, rng)
+    } else {
+        text
+    }
+}
+
+/// OTLP documents: the fixtures that are one (`resourceSpans`, Tempo's `batches`), and the
+/// OTLP fixture's spans spread over resources and scopes of both names.
+fn otlp_seeds(root: &Path, fixtures: &str) -> Vec<serde_json::Value> {
+    use serde_json::{json, Value};
+    let mut out: Vec<Value> = seeds(root, &[fixtures], &[".json"])
+        .iter()
+        .filter_map(|b| serde_json::from_slice::<Value>(b).ok())
+        .filter(|v| v.get("resourceSpans").is_some() || v.get("batches").is_some())
+        .collect();
+    assert!(out.len() >= 2, "no OTLP documents under {fixtures}");
+    let spans: Vec<Value> = out[0]["resourceSpans"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|r| r["scopeSpans"].as_array().into_iter().flatten())
+        .flat_map(|s| s["spans"].as_array().into_iter().flatten())
+        .cloned()
+        .collect();
+    out.push(
+        json!({"resourceSpans": spans.iter().enumerate().map(|(i, span)| {
+        let scope = if i % 2 == 0 { "scopeSpans" } else { "instrumentationLibrarySpans" };
+        json!({"resource": {}, scope: [{"scope": {}, "spans": [span]}]})
+    }).collect::<Vec<_>>()}),
+    );
+    out
+}
+
+/// A mutant of an OTLP document: a level's member repeated (spliced in as text, so the
+/// document has two members of one name), renamed to the other name, made a scalar, spans
+/// repeated, an attribute value nested up to 300 deep; then, sometimes, bytes damaged.
+fn mutate_otlp(seed: &serde_json::Value, rng: &mut Rng) -> Vec<u8> {
+    use serde_json::{json, Value};
+    let mut doc = seed.clone();
+    let mut text = None;
+    for _ in 0..=rng.below(2) {
+        let key = if doc.get("batches").is_some() {
+            "batches"
+        } else {
+            "resourceSpans"
+        };
+        match rng.below(6) {
+            0 => {
+                let other = if key == "batches" {
+                    "resourceSpans"
+                } else {
+                    "batches"
+                };
+                let value = doc[key].clone();
+                doc[other] = value;
+            }
+            1 => doc[key] = [json!(1), json!({}), Value::Null][rng.below(3)].clone(),
+            2 => {
+                if let Some(resource) = doc[key].as_array_mut().and_then(|r| r.first_mut()) {
+                    let scopes = resource.as_object_mut().and_then(|m| {
+                        m.remove("scopeSpans")
+                            .or_else(|| m.remove("instrumentationLibrarySpans"))
+                    });
+                    if let Some(scopes) = scopes {
+                        let name = ["scopeSpans", "instrumentationLibrarySpans"][rng.below(2)];
+                        resource[name] = scopes;
+                    }
+                }
+            }
+            3 => {
+                let mut deep = json!({"stringValue": "x"});
+                for _ in 0..1 + rng.below(300) {
+                    deep = json!({"kvlistValue": {"values": [{"key": "k", "value": deep}]}});
+                }
+                let spans = doc.pointer_mut(&format!("/{key}/0/scopeSpans/0/spans"));
+                if let Some(span) = spans
+                    .and_then(Value::as_array_mut)
+                    .and_then(|s| s.first_mut())
+                {
+                    if let Some(attributes) = span["attributes"].as_array_mut() {
+                        attributes.push(json!({"key": "deep", "value": deep}));
+                    }
+                }
+            }
+            4 => {
+                let spans = doc.pointer_mut(&format!("/{key}/0/scopeSpans/0/spans"));
+                if let Some(spans) = spans.and_then(Value::as_array_mut) {
+                    let again: Vec<Value> = spans.clone();
+                    spans.extend(again);
+                }
+            }
+            _ => {
+                // A member of some level again, as text, before the one there (which, the
+                // later, is the one read): `{"spans": [dup], "spans": [...]}`.
+                let whole = text.take().unwrap_or_else(|| doc.to_string());
+                let dup = r#"{"spanId": "dup", "attributes": []}"#;
+                let members = [
+                    ("\"spans\":", dup.to_owned()),
+                    ("\"scopeSpans\":", format!(r#"{{"spans": [{dup}]}}"#)),
+                    (
+                        "\"instrumentationLibrarySpans\":",
+                        format!(r#"{{"spans": [{dup}]}}"#),
+                    ),
+                    (
+                        "\"resourceSpans\":",
+                        format!(r#"{{"scopeSpans": [{{"spans": [{dup}]}}]}}"#),
+                    ),
+                    (
+                        "\"batches\":",
+                        format!(r#"{{"scopeSpans": [{{"spans": [{dup}]}}]}}"#),
+                    ),
+                ];
+                let found: Vec<(usize, &str, &String)> = members
+                    .iter()
+                    .flat_map(|(key, value)| {
+                        whole
+                            .match_indices(key)
+                            .map(move |(at, _)| (at, *key, value))
+                    })
+                    .collect();
+                text = Some(match found.get(rng.below(found.len())) {
+                    Some((at, key, value)) => {
+                        let mut t = whole.clone();
+                        t.insert_str(*at, &format!("{key} [{value}], "));
+                        t
+                    }
+                    None => whole,
+                });
+            }
+        }
+    }
+    let text = text.unwrap_or_else(|| doc.to_string()).into_bytes();
+    if rng.below(4) == 0 {
+        mutate(&text, rng)
+    } else {
+        text
+    }
 }
 
 /// Parquet exports written here with the reader's own writer: the Langfuse rows in two row
@@ -286,7 +552,6 @@ fn status_kb(key: &str) -> Option<u64> {
 }
 
 type Parser = Box<dyn Fn(&[u8])>;
-type Mutator = fn(&[u8], &mut Rng) -> Vec<u8>;
 
 /// The input limit the fuzz tier runs under (`toolcall_score::set_max_input_bytes`): below the
 /// default, so that what a Parquet mutant declares past it is cheap to tell from what it holds.
@@ -294,6 +559,10 @@ const LIMIT: u64 = 8 << 20;
 /// The most one Parquet mutant may add to the process's peak memory: a page per column within
 /// the limit, a row's values within it, and room for the allocator.
 const PARQUET_GROWTH_KB: u64 = (16 * LIMIT + (32 << 20)) / 1024;
+
+/// A mutator of its own for a parser, over its own seeds (JSON values, Parquet files; the parsers
+/// without one take [`mutate`] over their seeds' bytes).
+type Mutator = Box<dyn Fn(&mut Rng) -> Vec<u8>>;
 
 #[test]
 fn no_parser_panics_hangs_or_balloons_on_mutants_of_real_inputs() {
@@ -321,6 +590,34 @@ fn no_parser_panics_hangs_or_balloons_on_mutants_of_real_inputs() {
     let trace_fixtures = "crates/toolcall-traces/tests/fixtures";
     #[cfg(feature = "parquet")]
     let parquet_path = scratch.join("export.parquet");
+    let agents_path = scratch.join("export.json");
+    let otlp_path = scratch.join("otlp.json");
+    let agents = toolcall_traces::source("openai-agents").expect("the OpenAI Agents source");
+    let (agents_seeds, otlp_seeds) = (
+        agents_seeds(&root, trace_fixtures),
+        otlp_seeds(&root, trace_fixtures),
+    );
+    let bytes = |values: &[serde_json::Value]| -> Vec<Vec<u8>> {
+        values.iter().map(|v| v.to_string().into_bytes()).collect()
+    };
+    let (agents_bytes, otlp_bytes) = (bytes(&agents_seeds), bytes(&otlp_seeds));
+    #[allow(unused_mut)]
+    let mut mutators: BTreeMap<&str, Mutator> = BTreeMap::from([
+        (
+            "openai agents exports",
+            Box::new(move |rng: &mut Rng| {
+                let seed = &agents_seeds[rng.below(agents_seeds.len())];
+                mutate_agents(seed, rng)
+            }) as Mutator,
+        ),
+        (
+            "otlp documents",
+            Box::new(move |rng: &mut Rng| {
+                let seed = &otlp_seeds[rng.below(otlp_seeds.len())];
+                mutate_otlp(seed, rng)
+            }) as Mutator,
+        ),
+    ]);
     #[allow(unused_mut)]
     let mut parsers: Vec<(&str, Vec<Vec<u8>>, Parser)> = vec![
         (
@@ -397,6 +694,36 @@ fn no_parser_panics_hangs_or_balloons_on_mutants_of_real_inputs() {
             }),
         ),
         (
+            // Read from its text as the source, and as `rate`, `import` and `promote` read the
+            // file: cycles, repeated and missing ids, deep chains.
+            "openai agents exports",
+            agents_bytes,
+            Box::new(move |b| {
+                let t = text(b);
+                let _ = toolcall_traces::read(&t, "export.json", Some(agents));
+                if std::fs::write(&agents_path, b).is_ok() {
+                    let _ = toolcall_traces::read_path(&agents_path, None);
+                }
+            }),
+        ),
+        (
+            // The document read a span at a time finds what it finds read whole: the same
+            // document without repeated members, written again from its `Value`, read alike.
+            "otlp documents",
+            otlp_bytes,
+            Box::new(move |b| {
+                let t = text(b);
+                let streamed = toolcall_traces::spans::decode(&t, "otlp.json");
+                if let Ok(value) = serde_json::from_str::<serde_json::Value>(&t) {
+                    let whole = toolcall_traces::spans::decode(&value.to_string(), "otlp.json");
+                    assert!(streamed == whole, "read by span differs from read whole");
+                }
+                if std::fs::write(&otlp_path, b).is_ok() {
+                    let _ = toolcall_traces::read_path(&otlp_path, None);
+                }
+            }),
+        ),
+        (
             "baselines",
             seeds(
                 &root,
@@ -409,7 +736,6 @@ fn no_parser_panics_hangs_or_balloons_on_mutants_of_real_inputs() {
             }),
         ),
     ];
-    let mut mutators: Vec<Mutator> = vec![mutate; parsers.len()];
     #[cfg(feature = "parquet")]
     {
         // Parquet files mutated where the reader trusts them (page headers' declared sizes,
@@ -420,9 +746,10 @@ fn no_parser_panics_hangs_or_balloons_on_mutants_of_real_inputs() {
             !measured || reset_peak(),
             "/proc/self/clear_refs cannot reset the peak"
         );
+        let seeds = parquet_seeds(&root, trace_fixtures);
         parsers.push((
             "parquet page headers",
-            parquet_seeds(&root, trace_fixtures),
+            seeds.clone(),
             Box::new(move |b| {
                 if std::fs::write(&parquet_path, b).is_ok() {
                     let before = measured.then(|| (reset_peak(), status_kb("VmRSS:")));
@@ -441,7 +768,10 @@ fn no_parser_panics_hangs_or_balloons_on_mutants_of_real_inputs() {
                 }
             }),
         ));
-        mutators.push(mutate_parquet);
+        mutators.insert(
+            "parquet page headers",
+            Box::new(move |rng: &mut Rng| mutate_parquet(&seeds[rng.below(seeds.len())], rng)),
+        );
     }
 
     let mut rng = Rng(seed.max(1));
@@ -453,8 +783,10 @@ fn no_parser_panics_hangs_or_balloons_on_mutants_of_real_inputs() {
             let base = &seeds[rng.below(seeds.len())];
             let input = if rng.below(8) == 0 {
                 base.clone()
+            } else if let Some(mutator) = mutators.get(name) {
+                mutator(&mut rng)
             } else {
-                mutators[i](base, &mut rng)
+                mutate(base, &mut rng)
             };
             let started = Instant::now();
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse(&input)));

@@ -124,7 +124,8 @@ pub fn read_path(
 /// record by record, each line within the input limit, in groups: spans by trace, records as
 /// their source's [`Groups`] says. Memory stays flat however long the file is. The source is
 /// told from the file's first records. One JSON document is read whole, within the input
-/// limit ([`toolcall_score::read_text`]).
+/// limit ([`toolcall_score::read_text`]); an OTLP document a span at a time, and its spans'
+/// turns handed to `each` a trace at a time.
 pub fn read_path_each(
     path: &std::path::Path,
     from: Option<&'static Source>,
@@ -202,6 +203,53 @@ pub fn read(
         _ => {}
     }
     Ok((source, found))
+}
+
+/// [`read`] of one whole document, handing `each` what every trace in it found: a document of
+/// spans is read a trace at a time (its spans grouped by trace id, the traces in the order
+/// they first appear, as JSON Lines of spans are grouped), so that one trace's turns are held
+/// at once, not the document's. The text is dropped once it is decoded (the spans hold their
+/// own values).
+pub(crate) fn read_document_each(
+    text: String,
+    path: &str,
+    from: Option<&'static Source>,
+    each: &mut dyn FnMut(Found),
+) -> Result<&'static Source, TraceError> {
+    let (source, decoded) = decode(&text, path, from)?;
+    drop(text);
+    match (&source.reads, decoded) {
+        (Reads::Spans { turns, .. }, Decoded::Spans(spans)) => {
+            for trace in by_trace(spans) {
+                let mut found = Found::default();
+                turns(&trace, &mut found);
+                each(found);
+            }
+        }
+        (Reads::Records { turns, .. }, Decoded::Records(records)) => {
+            let mut found = Found::default();
+            found.bad.extend(records.bad.iter().cloned());
+            turns(&records, &mut found);
+            each(found);
+        }
+        _ => {}
+    }
+    Ok(source)
+}
+
+/// `spans` grouped by trace id, the traces in the order they first appear, each trace's spans
+/// in their order.
+fn by_trace(spans: Vec<spans::Span>) -> Vec<Vec<spans::Span>> {
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut traces: Vec<Vec<spans::Span>> = Vec::new();
+    for span in spans {
+        let at = *index.entry(span.trace_id.clone()).or_insert_with(|| {
+            traces.push(Vec::new());
+            traces.len() - 1
+        });
+        traces[at].push(span);
+    }
+    traces
 }
 
 /// A text's spans, or its records when it is not spans.

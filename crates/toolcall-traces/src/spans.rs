@@ -109,6 +109,9 @@ impl Span {
 /// span), `None` when it is not spans at all. `path` is used for `at`.
 pub fn decode(text: &str, path: &str) -> Option<Vec<Span>> {
     let trimmed = text.trim_start_matches('\u{feff}');
+    if let Some(spans) = document::otlp(trimmed, path) {
+        return Some(spans);
+    }
     if let Ok(doc) = serde_json::from_str::<Value>(trimmed) {
         let mut spans = Vec::new();
         return container(&doc, path, &mut spans).then_some(spans);
@@ -132,6 +135,288 @@ pub fn decode(text: &str, path: &str) -> Option<Vec<Span>> {
         any = true;
     }
     any.then_some(spans)
+}
+
+pub(crate) use document::is_json;
+
+/// An OTLP JSON document read a span at a time.
+///
+/// A collector's file export, or an SDK's, can be tens of megabytes in one document, nearly all
+/// of it spans. Read whole as a `Value`, with the spans made from it beside it, it took about
+/// 26 times its size (59 MB → 1.55 GB; the same spans as JSON Lines, 8 times). Here the
+/// document is walked with serde's visitors: `resourceSpans` (or `batches`), each resource's
+/// `scopeSpans` (or `instrumentationLibrarySpans`), each scope's `spans`, and only one span is
+/// a `Value` at a time, made into its [`Span`] and dropped; everything else is skipped
+/// unread. What it finds is what [`container`] finds in the same document read whole (the
+/// tests and the fuzz tier hold the two equal): a member that is not an array holds no spans,
+/// the later of two members with one name wins, as serde_json's `Map` keeps it, and a text
+/// that is not one JSON object with an OTLP member is left to the whole reading.
+mod document {
+    use std::fmt;
+
+    use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    use serde::Deserialize;
+    use serde_json::Value;
+
+    use super::{otlp_span, Span};
+
+    /// The spans of `text` when it is one JSON object whose `resourceSpans` (or, without it,
+    /// `batches`) is an array; `None` otherwise.
+    pub(super) fn otlp(text: &str, at: &str) -> Option<Vec<Span>> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let spans = de.deserialize_map(Document(at)).ok()??;
+        de.end().ok()?;
+        Some(spans)
+    }
+
+    /// A level of the document that holds spans: it adds those it holds to `spans`.
+    trait Level: Copy {
+        fn read<'de, D: Deserializer<'de>>(
+            self,
+            de: D,
+            spans: &mut Vec<Span>,
+        ) -> Result<(), D::Error>;
+    }
+
+    /// Implements a visitor's methods for every kind of value but the ones it reads: each is
+    /// consumed (an array's or object's members skipped unread) and gives `$none`.
+    macro_rules! passed_over {
+        ($none:expr; $($not:ident),*) => {
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> { Ok($none) }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> { Ok($none) }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> { Ok($none) }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> { Ok($none) }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> { Ok($none) }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> { Ok($none) }
+            $(passed_over!(@$not $none);)*
+        };
+        (@seq $none:expr) => {
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok($none)
+            }
+        };
+        (@map $none:expr) => {
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok($none)
+            }
+        };
+    }
+
+    /// Whether `text` is one JSON value, as `serde_json::from_str::<Value>` would read it (the
+    /// same nesting limit, numbers in range), without building it: a one-line document of tens
+    /// of megabytes is looked at before it is read.
+    pub(crate) fn is_json(text: &str) -> bool {
+        serde_json::from_str::<Valid>(text).is_ok()
+    }
+
+    /// Any JSON value, checked as a `Value` is read and dropped as it goes.
+    struct Valid;
+
+    impl<'de> Deserialize<'de> for Valid {
+        fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Valid, D::Error> {
+            de.deserialize_any(Valid)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Valid {
+        type Value = Valid;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a JSON value")
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Valid, A::Error> {
+            while seq.next_element::<Valid>()?.is_some() {}
+            Ok(Valid)
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Valid, A::Error> {
+            while map.next_entry::<Valid, Valid>()?.is_some() {}
+            Ok(Valid)
+        }
+
+        passed_over!(Valid;);
+    }
+
+    /// The document: `{"resourceSpans": [resource, …]}` or `{"batches": [resource, …]}`.
+    #[derive(Clone, Copy)]
+    struct Document<'a>(&'a str);
+
+    impl<'de> Visitor<'de> for Document<'_> {
+        type Value = Option<Vec<Span>>;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an OTLP JSON document")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let (mut resource_spans, mut batches) = (None, None);
+            while let Some(key) = map.next_key::<String>()? {
+                match key.as_str() {
+                    "resourceSpans" => {
+                        resource_spans = Some(map.next_value_seed(List(Resource(self.0)))?);
+                    }
+                    "batches" => batches = Some(map.next_value_seed(List(Resource(self.0)))?),
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            // A `resourceSpans` that is not an array is not OTLP, even beside `batches`.
+            Ok(match resource_spans {
+                Some(listed) => listed,
+                None => batches.flatten(),
+            })
+        }
+    }
+
+    /// An array of `L`s: their spans, or `None` when the value is not an array.
+    #[derive(Clone, Copy)]
+    struct List<L>(L);
+
+    impl<'de, L: Level> DeserializeSeed<'de> for List<L> {
+        type Value = Option<Vec<Span>>;
+
+        fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
+            de.deserialize_any(self)
+        }
+    }
+
+    impl<'de, L: Level> Visitor<'de> for List<L> {
+        type Value = Option<Vec<Span>>;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an array")
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut spans = Vec::new();
+            while seq
+                .next_element_seed(Item {
+                    level: self.0,
+                    spans: &mut spans,
+                })?
+                .is_some()
+            {}
+            Ok(Some(spans))
+        }
+
+        passed_over!(None; map);
+    }
+
+    /// One item of a [`List`], read into `spans`.
+    struct Item<'s, L> {
+        level: L,
+        spans: &'s mut Vec<Span>,
+    }
+
+    impl<'de, L: Level> DeserializeSeed<'de> for Item<'_, L> {
+        type Value = ();
+
+        fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+            self.level.read(de, self.spans)
+        }
+    }
+
+    /// A resource: `{"scopeSpans": [scope, …]}` (older files: `instrumentationLibrarySpans`).
+    #[derive(Clone, Copy)]
+    struct Resource<'a>(&'a str);
+
+    impl Level for Resource<'_> {
+        fn read<'de, D: Deserializer<'de>>(
+            self,
+            de: D,
+            spans: &mut Vec<Span>,
+        ) -> Result<(), D::Error> {
+            spans.extend(de.deserialize_any(self)?);
+            Ok(())
+        }
+    }
+
+    impl<'de> Visitor<'de> for Resource<'_> {
+        type Value = Vec<Span>;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a resource")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let (mut scope_spans, mut library_spans) = (None, None);
+            while let Some(key) = map.next_key::<String>()? {
+                match key.as_str() {
+                    "scopeSpans" => scope_spans = Some(map.next_value_seed(List(Scope(self.0)))?),
+                    "instrumentationLibrarySpans" => {
+                        library_spans = Some(map.next_value_seed(List(Scope(self.0)))?);
+                    }
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            let listed = match scope_spans {
+                Some(listed) => listed,
+                None => library_spans.flatten(),
+            };
+            Ok(listed.unwrap_or_default())
+        }
+
+        passed_over!(Vec::new(); seq);
+    }
+
+    /// A scope: `{"spans": [span, …]}`.
+    #[derive(Clone, Copy)]
+    struct Scope<'a>(&'a str);
+
+    impl Level for Scope<'_> {
+        fn read<'de, D: Deserializer<'de>>(
+            self,
+            de: D,
+            spans: &mut Vec<Span>,
+        ) -> Result<(), D::Error> {
+            spans.extend(de.deserialize_any(self)?);
+            Ok(())
+        }
+    }
+
+    impl<'de> Visitor<'de> for Scope<'_> {
+        type Value = Vec<Span>;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a scope")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut listed = None;
+            while let Some(key) = map.next_key::<String>()? {
+                if key == "spans" {
+                    listed = Some(map.next_value_seed(List(One(self.0)))?);
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(listed.flatten().unwrap_or_default())
+        }
+
+        passed_over!(Vec::new(); seq);
+    }
+
+    /// One span: the only value read whole, and dropped once it is a [`Span`].
+    #[derive(Clone, Copy)]
+    struct One<'a>(&'a str);
+
+    impl Level for One<'_> {
+        fn read<'de, D: Deserializer<'de>>(
+            self,
+            de: D,
+            spans: &mut Vec<Span>,
+        ) -> Result<(), D::Error> {
+            let value = Value::deserialize(de)?;
+            spans.push(otlp_span(&value, self.0));
+            Ok(())
+        }
+    }
 }
 
 /// Reads `doc` into `spans` when it is a container or a single span.
@@ -458,6 +743,98 @@ fn console_span(v: &Value, at: &str) -> Span {
 
 #[cfg(test)]
 mod tests {
+    /// The document read a span at a time finds what [`container`] finds in it read whole:
+    /// on the OTLP and Tempo fixtures, and on the odd shapes a document can take (members that
+    /// are not arrays, repeated members, both names of a level, items that are not objects).
+    #[test]
+    fn an_otlp_document_read_by_span_is_the_document_read_whole() {
+        use serde_json::json;
+        let whole = |text: &str| {
+            let doc: Value = serde_json::from_str(text).ok()?;
+            let mut spans = Vec::new();
+            container(&doc, "f", &mut spans).then_some(spans)
+        };
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut texts: Vec<String> = [
+            "otel-genai/semconv-examples-llm-calls-tool-calls.otlp.json",
+            "otel-genai/agentevals-helm.tempo.json",
+        ]
+        .iter()
+        .map(|f| std::fs::read_to_string(fixtures.join(f)).unwrap())
+        .collect();
+        let span = |id: &str| json!({"traceId": "t", "spanId": id, "attributes": []});
+        for odd in [
+            json!({"resourceSpans": [{"scopeSpans": [{"spans": [span("a")]}]}],
+                   "batches": [{"scopeSpans": [{"spans": [span("b")]}]}]}),
+            json!({"batches": [{"scopeSpans": [{"spans": [span("b")]}]}], "resourceSpans": 3}),
+            json!({"resourceSpans": {"a": 1}, "batches": []}),
+            json!({"batches": [{"scopeSpans": [{"spans": [span("b")]}]}], "data": [1]}),
+            json!({"resourceSpans": [1, null, "x", [span("a")], {"scopeSpans": [{"spans": [
+                span("a"), 1, [], {}]}]}]}),
+            json!({"resourceSpans": [{"instrumentationLibrarySpans": [{"spans": [span("l")]}],
+                   "scopeSpans": [{"spans": [span("s")]}]}]}),
+            json!({"resourceSpans": [{"instrumentationLibrarySpans": [{"spans": [span("l")]}],
+                   "scopeSpans": null}]}),
+            json!({"resourceSpans": [{"instrumentationLibrarySpans": [{"spans": [span("l")]}]}]}),
+            json!({"resourceSpans": [{"scopeSpans": [{"spans": 1}, 2, {"scope": {}}]}]}),
+            json!([{"resourceSpans": []}]),
+            json!({"data": [{"spans": [{"spanID": "j", "tags": []}]}]}),
+        ] {
+            texts.push(odd.to_string());
+        }
+        // Repeated members: the later wins, as serde_json's `Map` keeps it.
+        texts.push(
+            r#"{"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "1"}], "spans": [{"spanId": "2"}]}]}],
+                "resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "3"}]}], "scopeSpans": []}]}"#
+                .to_owned(),
+        );
+        texts.push(r#"{"resourceSpans": []} {"resourceSpans": []}"#.to_owned());
+        for text in &texts {
+            let streamed = decode(text, "f");
+            assert_eq!(streamed, whole(text), "{text}");
+            let direct = document::otlp(text, "f");
+            assert!(direct.is_none() || direct == streamed, "{text}");
+        }
+        assert!(document::otlp(&texts[0], "f").is_some_and(|s| !s.is_empty()));
+    }
+
+    /// `is_json` says what reading a `Value` says, on what tells them apart from a plain
+    /// skip: the nesting limit, numbers out of range, lone surrogates, control characters.
+    #[test]
+    fn is_json_agrees_with_reading_a_value() {
+        let mut texts: Vec<String> = [126, 127, 128, 129, 400]
+            .iter()
+            .map(|&d| format!("{}{}", "[".repeat(d), "]".repeat(d)))
+            .collect();
+        texts.push(format!("{}1{}", "{\"a\":".repeat(128), "}".repeat(128)));
+        for text in [
+            "1e999999",
+            "[1e999999]",
+            "-1e400",
+            "1e-400",
+            "\"\\ud800\"",
+            "{\"\\ud800\": 1}",
+            "\"a\u{1}b\"",
+            "{\"a\": 1} x",
+            "{\"a\": 1}  ",
+            "",
+            "nul",
+            "[1,]",
+            "{\"a\":1,}",
+            "{\"a\": [1, {\"b\": null}], \"c\": \"\\u00e9\"}",
+            "18446744073709551616",
+        ] {
+            texts.push(text.to_owned());
+        }
+        for text in &texts {
+            assert_eq!(
+                is_json(text),
+                serde_json::from_str::<Value>(text).is_ok(),
+                "{text:?}"
+            );
+        }
+    }
+
     #[test]
     fn an_attribute_map_alone_is_one_span() {
         let map = serde_json::json!({"openinference.span.kind": "LLM", "llm.model_name": "m"});

@@ -19,7 +19,8 @@
 //! what needs records of both parts is lost (a call recorded in both is not folded; an
 //! execution span is not joined to a content-less model turn in the other part). Its calls
 //! are all still counted. One JSON document (OTLP, Jaeger, a trace
-//! export) is a single value: it is read whole, within the input limit, by [`crate::read`].
+//! export) is read whole, within the input limit, by [`crate::read_document_each`]: an OTLP
+//! document a span at a time, its turns handed on a trace at a time.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
@@ -105,9 +106,7 @@ pub(crate) fn read_file_grouped(
                 let Some(each) = each else {
                     return crate::decode(&text, &shown, from).map(|(source, _)| source);
                 };
-                let (source, found) = crate::read(&text, &shown, from)?;
-                each(found);
-                return Ok(source);
+                return crate::read_document_each(text, &shown, from, each);
             }
         }
     };
@@ -623,7 +622,7 @@ impl LineReader<BufReader<std::fs::File>> {
                     // A pretty-printed document, unless the file is too long to be one (read
                     // whole, a document must fit the input limit): then JSON Lines whose first
                     // line is bad.
-                    if serde_json::from_str::<Value>(text).is_err() && within_limit {
+                    if !spans::is_json(text) && within_limit {
                         return probe.give_back();
                     }
                     whole_values += 1;

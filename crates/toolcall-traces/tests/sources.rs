@@ -13,6 +13,7 @@ use serde_json::Value;
 use toolcall_score::{Case, FindingKind, Format, Response, Scorer};
 use toolcall_traces::{Catalog, SOURCES};
 
+mod hostile;
 mod verdicts;
 
 fn fixtures() -> PathBuf {

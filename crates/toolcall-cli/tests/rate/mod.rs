@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::{stdout, toolcall, toolcall_json, well_formed};
+use crate::support::{stderr, stdout, toolcall, toolcall_json, well_formed};
 
 use serde_json::{json, Value};
 
@@ -1401,4 +1401,106 @@ fn each_agent_may_get_its_own_catalog() {
     );
     assert_eq!(report["distinct"][0]["name"], "Bash");
     assert_eq!(report["traces"]["not_judged_turns"], 0);
+}
+
+/// An OpenAI Agents export with a span that is its own parent, a repeated id, spans without
+/// ids under `parent_id: ""`, and a chain of 5,000 nested spans: `rate`, `import` and
+/// `promote` each read it (before, each overflowed its stack and aborted, exit 134). The spans
+/// the tree cannot hold are named bad records (fatal under `--strict`); the rest are counted.
+#[test]
+fn a_hostile_openai_agents_export_is_read_by_rate_import_and_promote() {
+    let dir = scratch("openai-agents-hostile");
+    let span = |id: Value, parent: Value, data: Value| {
+        json!({"object": "trace.span", "id": id, "trace_id": "trace_1", "parent_id": parent,
+               "span_data": data})
+    };
+    let function = |id: &str, parent: &str, name: &str| {
+        span(
+            json!(id),
+            json!(parent),
+            json!({"type": "function", "name": name, "input": "{}"}),
+        )
+    };
+    let mut spans = vec![
+        span(
+            json!("a"),
+            Value::Null,
+            json!({"type": "agent", "name": "triage", "tools": ["lookup"]}),
+        ),
+        function("self", "self", "lookup"),
+        function("a", "a", "lookup"),
+        span(Value::Null, json!(""), json!({"type": "agent"})),
+        span(
+            Value::Null,
+            json!(""),
+            json!({"type": "function", "name": "lookup"}),
+        ),
+        function("f0", "a", "lookpu"),
+    ];
+    // A chain of 5,000 nested spans, a call at its end: each span the child of the one before.
+    spans.extend((1..5_000).map(|i| {
+        let parent = if i == 1 {
+            "a".to_owned()
+        } else {
+            format!("c{}", i - 1)
+        };
+        span(
+            json!(format!("c{i}")),
+            json!(parent),
+            json!({"type": "custom"}),
+        )
+    }));
+    spans.push(function("end", "c4999", "lookup"));
+    let export = dir.join("export.json");
+    write(&export, &json!({ "data": spans }));
+    let path = export.to_str().unwrap();
+
+    let report = toolcall_json(&["rate", "--json", "-q", "--max-rate", "1", path], 0);
+    assert_eq!(
+        (report["calls"].clone(), report["unknown"].clone()),
+        (json!(2), json!(1))
+    );
+    assert_eq!(report["bad_lines"], 4, "{report}");
+    let errors = report["errors"].to_string();
+    for said in [
+        "(span self, data[1]): a parent cycle (self → self by `parent_id`)",
+        "(span a, data[2]): a second span with the id `a`",
+        "(data[3]): a span without an `id`",
+        "(data[4]): a span without an `id`",
+    ] {
+        assert!(errors.contains(said), "{said:?} not in {errors}");
+    }
+    let out = toolcall(&["rate", "-q", "--strict", path]);
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("--strict makes any bad input fatal"),
+        "{text}"
+    );
+
+    let out = toolcall(&[
+        "import",
+        path,
+        "--out",
+        dir.join("imported").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("2 case(s) with 2 tool call(s)"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stderr(&out).contains("a parent cycle"), "{}", stderr(&out));
+
+    let out = toolcall(&[
+        "promote",
+        path,
+        "--id",
+        "f0",
+        "--out",
+        dir.join("promoted").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let case = std::fs::read_to_string(dir.join("promoted/recorded/incident/incidents/f0.json"));
+    assert!(case.is_ok_and(|c| c.contains("lookpu")));
 }
