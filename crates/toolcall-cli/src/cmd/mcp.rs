@@ -107,6 +107,10 @@ pub struct RecordArgs {
     /// never its value.
     #[arg(long = "env", value_name = "NAME")]
     env: Vec<String>,
+    /// Record over an existing --out flow and its snapshot (without it, either being there is
+    /// an error). Even so, a session that made no call replaces nothing.
+    #[arg(long)]
+    force: bool,
     /// Finish the recording a killed session left in FILE.partial, instead of recording.
     #[arg(long)]
     recover: bool,
@@ -454,6 +458,7 @@ fn record(args: &RecordArgs) -> Result {
         let options = toolcall_mcp_record::RecordOptions {
             snapshot: args.snapshot.clone(),
             headers,
+            force: args.force,
             ..toolcall_mcp_record::RecordOptions::new(&args.out, "", Vec::new())
         };
         use toolcall_mcp_record::http;
@@ -480,6 +485,7 @@ fn record(args: &RecordArgs) -> Result {
             snapshot: args.snapshot.clone(),
             env: args.env.clone(),
             grace,
+            force: args.force,
             ..toolcall_mcp_record::RecordOptions::new(&args.out, command, rest.to_vec())
         };
         toolcall_mcp_record::record::record(&options, std::io::stdin(), std::io::stdout())

@@ -793,3 +793,77 @@ fn the_mock_serves_streamable_http_in_both_eras() {
         assert_eq!(read_json(&report)["matched"].as_array().unwrap().len(), 8);
     }
 }
+
+/// A reviewed flow is not replaced by the next session: an existing `--out` (or its snapshot)
+/// is refused without `--force`, and even with it a session that made no call (a client that
+/// started and stopped) writes nothing over it; a session with a call does.
+#[test]
+fn an_existing_flow_is_replaced_only_with_force_and_never_by_a_session_without_a_call() {
+    let dir = scratch("record-existing");
+    let out = dir.join("flows/r.json");
+    let reviewed = "{\"reviewed\": true}\n";
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    std::fs::write(&out, reviewed).unwrap();
+    let record = |extra: &[&str], lines: &[Value]| {
+        scripted(
+            Command::new(TOOLCALL)
+                .args(["mcp", "record", "--out"])
+                .arg(&out)
+                .args(extra)
+                .arg("--")
+                .arg(example_server("refund-server"))
+                .current_dir(&dir),
+            lines,
+        )
+    };
+    let (code, _, stderr) = record(&[], &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("already exists") && stderr.contains("--force"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), reviewed);
+    assert!(!dir.join("flows/r.json.partial").exists());
+
+    // The snapshot alone in the way is refused too.
+    let lone = dir.join("flows/s.json");
+    std::fs::create_dir_all(dir.join("catalog")).unwrap();
+    std::fs::write(dir.join("catalog/s.json"), "{}").unwrap();
+    let (code, _, stderr) = scripted(
+        Command::new(TOOLCALL)
+            .args(["mcp", "record", "--out"])
+            .arg(&lone)
+            .arg("--")
+            .arg(example_server("refund-server"))
+            .current_dir(&dir),
+        &[],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("catalog/s.json: already exists"),
+        "{stderr}"
+    );
+    assert!(!lone.exists());
+
+    // --force, and the client lists the tools but calls none: nothing is replaced.
+    let mut listed = initialize().to_vec();
+    listed.push(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    let (code, _, stderr) = record(&["--force"], &listed);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("the session made no call"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), reviewed);
+    assert!(!dir.join("catalog/r.json").exists());
+    assert!(!dir.join("flows/r.json.partial").exists());
+
+    // --force and a call: the recording replaces it.
+    listed.push(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "search_orders", "arguments": {"customer_email": "ada@example.com"}}}));
+    let (code, _, stderr) = record(&["--force"], &listed);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        read_json(&out)["calls"][0]["name"],
+        "search_orders",
+        "{stderr}"
+    );
+    assert!(dir.join("catalog/r.json").exists());
+}
