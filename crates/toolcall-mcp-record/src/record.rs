@@ -175,7 +175,12 @@ fn relative(from: &Path, to: &Path) -> PathBuf {
 fn server_spec(options: &RecordOptions) -> ServerSpec {
     let cwd = std::env::current_dir().unwrap_or_default();
     let command = if options.command.contains('/') && Path::new(&options.command).is_relative() {
-        cwd.join(&options.command).to_string_lossy().into_owned()
+        // The folder is found, not written: its `$`s are not a template's.
+        let dir = toolcall_mcp::escape_template(&cwd.to_string_lossy());
+        Path::new(&dir)
+            .join(&options.command)
+            .to_string_lossy()
+            .into_owned()
     } else {
         options.command.clone()
     };

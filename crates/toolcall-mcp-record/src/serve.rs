@@ -134,9 +134,11 @@ impl Recording {
             };
             for (i, call) in flow.calls.iter().enumerate() {
                 let recorded = raw.pointer(&format!("/calls/{i}/recorded"));
+                // Written with its `$`s escaped, as everything a recorded session said.
+                let unescaped = |v: &Value| toolcall_mcp::unescape_templates(v.clone());
                 let answer = match recorded {
-                    Some(r) if r.get("result").is_some() => Answer::Result(r["result"].clone()),
-                    Some(r) if r.get("error").is_some() => Answer::Error(r["error"].clone()),
+                    Some(r) if r.get("result").is_some() => Answer::Result(unescaped(&r["result"])),
+                    Some(r) if r.get("error").is_some() => Answer::Error(unescaped(&r["error"])),
                     _ => Answer::Nothing,
                 };
                 calls.push(Recorded {
