@@ -36,6 +36,8 @@ pub enum Action {
         out: PathBuf,
         #[command(flatten)]
         timeouts: Timeouts,
+        #[command(flatten)]
+        limit: MessageLimit,
     },
     /// Call each tool with arguments its own inputSchema forbids (a required property missing,
     /// each property of the wrong type, null for required values, numbers past their bounds,
@@ -57,6 +59,8 @@ pub enum Action {
         call_timeout: f64,
         #[command(flatten)]
         timeouts: Timeouts,
+        #[command(flatten)]
+        limit: MessageLimit,
     },
     /// Compare the server's live catalog with a snapshot and classify every change: breaking
     /// (a tool removed, a property newly required or removed, a type narrowed, an enum value
@@ -78,6 +82,8 @@ pub enum Action {
         write: bool,
         #[command(flatten)]
         timeouts: Timeouts,
+        #[command(flatten)]
+        limit: MessageLimit,
     },
     /// Be a stdio MCP server to whatever client starts this, start the real server (`-- CMD
     /// ARGS…`), pass every message through unchanged both ways, and write the session as a flow:
@@ -234,6 +240,16 @@ pub struct Timeouts {
     pub init_timeout: f64,
 }
 
+/// How long a single message may be: one flag for every command that reads a server's (or a
+/// client's) messages, so the advice a too-long message gets works with each of them.
+#[derive(Debug, clap::Args)]
+pub struct MessageLimit {
+    /// The longest single message accepted (from a stdio server; for `mcp serve`, from the
+    /// client), in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 4 * 1024 * 1024)]
+    pub max_message_bytes: usize,
+}
+
 /// Runs `toolcall mcp`.
 pub fn run(args: &Args) -> Result {
     match &args.action {
@@ -243,8 +259,9 @@ pub fn run(args: &Args) -> Result {
             target,
             out,
             timeouts,
+            limit,
         } => {
-            let tools = live(target, timeouts)?;
+            let tools = live(target, timeouts, limit)?;
             let snap = named(catalog::snapshot(&tools), target, out);
             write(out, &snap)?;
             outln!(
@@ -261,13 +278,22 @@ pub fn run(args: &Args) -> Result {
             include_destructive,
             call_timeout,
             timeouts,
-        } => probe(target, tools, *include_destructive, *call_timeout, timeouts),
+            limit,
+        } => probe(
+            target,
+            tools,
+            *include_destructive,
+            *call_timeout,
+            timeouts,
+            limit,
+        ),
         Action::Diff {
             target,
             snapshot,
             fail_on,
             write: accept,
             timeouts,
+            limit,
         } => {
             let text = toolcall_score::read_text(snapshot)?;
             let old: serde_json::Value =
@@ -276,7 +302,7 @@ pub fn run(args: &Args) -> Result {
                     expected: "a snapshot",
                     source,
                 })?;
-            let tools = live(target, timeouts)?;
+            let tools = live(target, timeouts, limit)?;
             let new = named(catalog::snapshot(&tools), target, snapshot);
             let changes = catalog::diff(&old, &new);
             let mut out = String::new();
@@ -334,6 +360,7 @@ fn probe(
     include_destructive: bool,
     call_timeout: f64,
     timeouts: &Timeouts,
+    limit: &MessageLimit,
 ) -> Result {
     let flow = target.flow()?;
     let path = flow.path.as_path();
@@ -346,6 +373,7 @@ fn probe(
     let options = Options {
         initialize_timeout: init,
         call_timeout: call,
+        max_message_bytes: limit.max_message_bytes,
         handle_ctrl_c: true,
         ..Options::default()
     };
@@ -406,7 +434,11 @@ fn named(
 }
 
 /// The live catalog of the target's server, or why not.
-fn live(target: &Target, timeouts: &Timeouts) -> Result<Vec<serde_json::Value>> {
+fn live(
+    target: &Target,
+    timeouts: &Timeouts,
+    limit: &MessageLimit,
+) -> Result<Vec<serde_json::Value>> {
     let flow = target.flow()?;
     let options = Options {
         initialize_timeout: Duration::try_from_secs_f64(timeouts.init_timeout)
@@ -415,6 +447,7 @@ fn live(target: &Target, timeouts: &Timeouts) -> Result<Vec<serde_json::Value>> 
             .ok_or_else(|| {
                 CliError::usage("--init-timeout must be a positive number of seconds")
             })?,
+        max_message_bytes: limit.max_message_bytes,
         handle_ctrl_c: true,
         ..Options::default()
     };
