@@ -53,6 +53,13 @@ pub enum RecordError {
         /// What was given.
         url: String,
     },
+    /// `--listen` names an address it must not listen on (not loopback, without
+    /// `--insecure-listen`), or none.
+    #[error("{why}")]
+    Listen {
+        /// What is wrong with it, naming the rule.
+        why: String,
+    },
     /// The server could not be started.
     #[error("cannot start the server `{command}`: {source}")]
     Spawn {

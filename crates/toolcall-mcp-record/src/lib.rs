@@ -38,6 +38,7 @@
 mod errors;
 pub mod expectation;
 pub mod http;
+pub mod loopback;
 pub mod record;
 pub mod serve;
 pub mod session;

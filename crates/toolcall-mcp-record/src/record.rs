@@ -52,6 +52,8 @@ pub struct RecordOptions {
     /// to start when either is there; with it, a session that made no call still replaces
     /// nothing.
     pub force: bool,
+    /// Over HTTP (`--listen`): how long a connection may send nothing before it is closed.
+    pub idle_timeout: Duration,
 }
 
 impl RecordOptions {
@@ -66,6 +68,7 @@ impl RecordOptions {
             grace: Duration::from_secs(2),
             headers: Vec::new(),
             force: false,
+            idle_timeout: Duration::from_secs(30),
         }
     }
 

@@ -525,9 +525,11 @@ pub fn serve(recording: Recording, matching: Matching) -> Result<ServeReport, Se
     Ok(report)
 }
 
-/// Serves `recording` over streamable HTTP on `listen` (a loopback address: rmcp's server
-/// refuses other `Host`s) until `stop` is set, and returns what the client did. `ready` gets
-/// the address listened on (the port the OS chose for `:0`) once it accepts connections.
+/// Serves `recording` over streamable HTTP on `listen` (a loopback address unless
+/// [`Listen::insecure`](crate::loopback::Listen::insecure); a request whose `Host` or `Origin`
+/// is not loopback is refused, [`crate::loopback`]) until `stop` is set, and returns what the
+/// client did. `ready` gets the address listened on (the port the OS chose for `:0`) once it
+/// accepts connections.
 ///
 /// Each connection carries one request (rmcp's answer, an event stream included, is streamed
 /// back, then the connection is closed). Sessions (legacy era) and stateless requests (modern)
@@ -535,10 +537,12 @@ pub fn serve(recording: Recording, matching: Matching) -> Result<ServeReport, Se
 pub fn serve_http(
     recording: Recording,
     matching: Matching,
-    listen: &str,
+    listen: impl Into<crate::loopback::Listen>,
     stop: Arc<std::sync::atomic::AtomicBool>,
     ready: impl FnOnce(std::net::SocketAddr),
 ) -> Result<ServeReport, ServeError> {
+    let listen = Arc::new(listen.into());
+    let addrs = listen.addresses().map_err(ServeError::Transport)?;
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
     use std::sync::atomic::Ordering;
@@ -549,18 +553,28 @@ pub fn serve_http(
         .enable_all()
         .build()
         .map_err(|e| ServeError::Transport(e.to_string()))?;
-    let listen = listen.to_owned();
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(&listen)
+        let listener = tokio::net::TcpListener::bind(&addrs[..])
             .await
-            .map_err(|e| ServeError::Transport(format!("cannot listen on {listen}: {e}")))?;
+            .map_err(|e| {
+                ServeError::Transport(format!(
+                    "cannot listen on {}: {e}",
+                    toolcall_score::escape(&listen.addr)
+                ))
+            })?;
         let addr = listener
             .local_addr()
             .map_err(|e| ServeError::Transport(e.to_string()))?;
+        // rmcp's own Host check stays as a second line behind ours, and goes with it.
+        let config = if listen.insecure {
+            StreamableHttpServerConfig::default().disable_allowed_hosts()
+        } else {
+            StreamableHttpServerConfig::default()
+        };
         let service = StreamableHttpService::new(
             move || Ok(mock.clone()),
             Arc::new(LocalSessionManager::default()),
-            StreamableHttpServerConfig::default(),
+            config,
         );
         ready(addr);
         while !stop.load(Ordering::SeqCst) {
@@ -568,9 +582,9 @@ pub fn serve_http(
                 tokio::time::timeout(std::time::Duration::from_millis(100), listener.accept())
                     .await;
             if let Ok(Ok((stream, _))) = accepted {
-                let service = service.clone();
+                let (service, listen) = (service.clone(), Arc::clone(&listen));
                 tokio::spawn(async move {
-                    let _ = connection(stream, service).await;
+                    let _ = connection(stream, service, &listen).await;
                 });
             }
         }
@@ -588,63 +602,22 @@ pub fn serve_http(
 async fn connection<M>(
     stream: tokio::net::TcpStream,
     service: rmcp::transport::StreamableHttpService<Mock, M>,
+    listen: &crate::loopback::Listen,
 ) -> std::io::Result<()>
 where
     M: rmcp::transport::streamable_http_server::SessionManager,
 {
     use http_body_util::BodyExt;
-    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
 
-    const MAX_HEAD: usize = 64 * 1024;
     let (read, mut write) = stream.into_split();
-    let mut reader = tokio::io::BufReader::new(read);
-    let mut head = Vec::new();
-    loop {
-        let mut line = Vec::new();
-        let n = (&mut reader)
-            .take(MAX_HEAD as u64)
-            .read_until(b'\n', &mut line)
-            .await?;
-        if n == 0 || head.len() > MAX_HEAD {
-            return write
-                .write_all(
-                    b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
-                )
-                .await;
-        }
-        if line == b"\r\n" || line == b"\n" {
-            break;
-        }
-        head.extend_from_slice(&line);
-    }
-    let head = String::from_utf8_lossy(&head).into_owned();
-    let mut lines = head.lines();
-    let mut request_line = lines.next().unwrap_or_default().split_whitespace();
-    let method = request_line.next().unwrap_or_default().to_owned();
-    let target = request_line.next().unwrap_or("/").to_owned();
-    let mut request = http::Request::builder()
-        .method(method.as_str())
-        .uri(target.as_str());
-    let mut length = 0u64;
-    for (name, value) in lines.filter_map(|l| l.split_once(':')) {
-        let (name, value) = (name.trim(), value.trim());
-        if name.eq_ignore_ascii_case("content-length") {
-            length = value.parse().unwrap_or(0);
-        }
-        request = request.header(name, value);
-    }
-    let limit = toolcall_score::max_input_bytes();
-    let mut body = Vec::new();
-    (&mut reader)
-        .take(length.min(limit))
-        .read_to_end(&mut body)
-        .await?;
-    let Ok(request) = request.body(http_body_util::Full::new(bytes::Bytes::from(body))) else {
-        return write
-            .write_all(
-                b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
-            )
-            .await;
+    // A client that connects and sends nothing is let go after a while, not held.
+    let request = tokio::time::timeout(IDLE, read_request(read, listen)).await;
+    let request = match request {
+        Ok(Ok(Ok(request))) => request,
+        Ok(Ok(Err(refused))) => return write.write_all(&refused).await,
+        Ok(Err(e)) => return Err(e),
+        Err(_) => return Ok(()),
     };
     let response = service.handle(request).await;
     let (parts, mut body) = response.into_parts();
@@ -673,6 +646,87 @@ where
         }
     }
     write.shutdown().await
+}
+
+/// How long a connection may take to send its request.
+const IDLE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The 400 answer, for a request that cannot be read.
+const BAD_REQUEST: &[u8] =
+    b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+
+/// One HTTP/1.1 request, read whole: the request for rmcp, or the bytes that answer it instead
+/// (a 400 for a head cut off or too long, a 403 for a `Host` or `Origin` that is not loopback,
+/// a 413 for a body over the input limit). A body cut off (the client went away) is an error:
+/// nothing is handed on.
+async fn read_request(
+    read: tokio::net::tcp::OwnedReadHalf,
+    listen: &crate::loopback::Listen,
+) -> std::io::Result<Result<http::Request<http_body_util::Full<bytes::Bytes>>, Vec<u8>>> {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+
+    const MAX_HEAD: usize = 64 * 1024;
+    let mut reader = tokio::io::BufReader::new(read);
+    let mut head = Vec::new();
+    loop {
+        let mut line = Vec::new();
+        let n = (&mut reader)
+            .take(MAX_HEAD as u64)
+            .read_until(b'\n', &mut line)
+            .await?;
+        if n == 0 || head.len() > MAX_HEAD {
+            return Ok(Err(BAD_REQUEST.to_vec()));
+        }
+        if line == b"\r\n" || line == b"\n" {
+            break;
+        }
+        head.extend_from_slice(&line);
+    }
+    let head = String::from_utf8_lossy(&head).into_owned();
+    let mut lines = head.lines();
+    let mut request_line = lines.next().unwrap_or_default().split_whitespace();
+    let method = request_line.next().unwrap_or_default().to_owned();
+    let target = request_line.next().unwrap_or("/").to_owned();
+    let mut request = http::Request::builder()
+        .method(method.as_str())
+        .uri(target.as_str());
+    let mut length = 0u64;
+    let (mut host, mut origin) = (None, None);
+    for (name, value) in lines.filter_map(|l| l.split_once(':')) {
+        let (name, value) = (name.trim(), value.trim());
+        if name.eq_ignore_ascii_case("content-length") {
+            match value.parse() {
+                Ok(n) => length = n,
+                Err(_) => return Ok(Err(BAD_REQUEST.to_vec())),
+            }
+        } else if name.eq_ignore_ascii_case("host") {
+            host = Some(value.to_owned());
+        } else if name.eq_ignore_ascii_case("origin") {
+            origin = Some(value.to_owned());
+        }
+        request = request.header(name, value);
+    }
+    if let Some(why) = crate::loopback::refusal(host.as_deref(), origin.as_deref(), listen) {
+        return Ok(Err(crate::loopback::forbidden(&why)));
+    }
+    if length > toolcall_score::max_input_bytes() {
+        return Ok(Err(
+            b"HTTP/1.1 413 Content Too Large\r\ncontent-length: 0\r\n\
+                        connection: close\r\n\r\n"
+                .to_vec(),
+        ));
+    }
+    let mut body = Vec::new();
+    (&mut reader).take(length).read_to_end(&mut body).await?;
+    if (body.len() as u64) < length {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "the request body is cut off",
+        ));
+    }
+    Ok(request
+        .body(http_body_util::Full::new(bytes::Bytes::from(body)))
+        .map_err(|_| BAD_REQUEST.to_vec()))
 }
 
 /// Writes `report` as JSON to `path`, atomically.

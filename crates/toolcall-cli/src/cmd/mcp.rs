@@ -132,6 +132,11 @@ pub struct RecordArgs {
         conflicts_with = "recover"
     )]
     listen: Option<String>,
+    /// Let --listen take an address other than loopback (0.0.0.0:3002), which other machines
+    /// reach: nothing asks their clients for a token. Any Host is then accepted; a browser
+    /// Origin must still be a loopback page.
+    #[arg(long, requires = "listen")]
+    insecure_listen: bool,
     /// The streamable HTTP endpoint --listen forwards to (http://127.0.0.1:3001/mcp).
     #[arg(long, value_name = "URL", requires = "listen")]
     upstream: Option<String>,
@@ -160,9 +165,15 @@ pub struct ServeArgs {
     #[arg(long)]
     strict: bool,
     /// Serve streamable HTTP on this loopback address instead of stdio (127.0.0.1:3001; port 0
-    /// for any); Ctrl-C, SIGTERM or SIGHUP ends it and prints the report.
+    /// for any); Ctrl-C, SIGTERM or SIGHUP ends it and prints the report. A request whose Host
+    /// or Origin is not loopback is refused.
     #[arg(long, value_name = "ADDR")]
     listen: Option<String>,
+    /// Let --listen take an address other than loopback (0.0.0.0:3001), which other machines
+    /// reach: nothing asks their clients for a token. Any Host is then accepted; a browser
+    /// Origin must still be a loopback page.
+    #[arg(long, requires = "listen")]
+    insecure_listen: bool,
 }
 
 /// The server: a flow naming it (its calls are not made), a URL, or a command after `--`.
@@ -495,6 +506,10 @@ fn record(args: &RecordArgs) -> Result {
             ..toolcall_mcp_record::RecordOptions::new(&args.out, "", Vec::new())
         };
         use toolcall_mcp_record::http;
+        let listen = toolcall_mcp_record::loopback::Listen {
+            addr: listen.clone(),
+            insecure: args.insecure_listen,
+        };
         match http::record_http(&options, listen, upstream) {
             Ok(recording) => {
                 http::stop_on_signals(recording.stopper());
@@ -537,6 +552,12 @@ fn serve(args: &ServeArgs) -> Result {
     let served = match &args.listen {
         None => serve::serve(recording, args.matching),
         Some(listen) => {
+            let listen = toolcall_mcp_record::loopback::Listen {
+                addr: listen.clone(),
+                insecure: args.insecure_listen,
+            };
+            // Refused before anything is served: a usage error, not a server that failed.
+            listen.addresses().map_err(CliError::usage)?;
             let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
             toolcall_mcp_record::http::stop_on_signals(std::sync::Arc::clone(&stop));
             serve::serve_http(recording, args.matching, listen, stop, |addr| {

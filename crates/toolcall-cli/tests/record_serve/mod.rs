@@ -629,7 +629,10 @@ impl Drop for Reaped {
 fn listening_url(child: &mut Reaped) -> (String, BufReader<std::process::ChildStderr>) {
     let mut said = BufReader::new(child.0.stderr.take().unwrap());
     let mut line = String::new();
-    said.read_line(&mut line).unwrap();
+    // Notes about the recording come first.
+    while said.read_line(&mut line).unwrap() > 0 && line.starts_with("note: ") {
+        line.clear();
+    }
     let url = line
         .split_whitespace()
         .find(|w| w.starts_with("http://"))
@@ -942,5 +945,122 @@ fn a_recorded_dollar_is_sent_as_it_was_never_as_a_variable() {
     assert_eq!(
         answer["result"]["structuredContent"]["text"], said,
         "{answer}"
+    );
+}
+
+/// Runs `command` (stdin closed) for at most 20 seconds: a server that listens, as the old code
+/// did where it should have refused, is killed and fails the test instead of hanging it.
+fn within(command: &mut Command) -> Output {
+    let child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(Duration::from_secs(20)) {
+        Ok(output) => output.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+            panic!("{command:?} was still running after 20 s")
+        }
+    }
+}
+
+/// Neither `--listen` asks for a token, so neither listens where other machines reach it unless
+/// told to (`--insecure-listen`); and the mock, like the recorder, refuses a request whose
+/// `Host` or `Origin` is not loopback (a DNS-rebound page of another site).
+#[cfg(unix)]
+#[test]
+fn listen_is_loopback_only_unless_insecure_and_refuses_other_origins() {
+    let dir = scratch("listen-loopback");
+    let flow = flows_dir().join("refund.json");
+    let serve = within(
+        Command::new(TOOLCALL)
+            .args(["mcp", "serve", "--listen", "0.0.0.0:0"])
+            .arg(&flow),
+    );
+    assert_eq!(serve.status.code(), Some(2), "{}", text(&serve.stderr));
+    let said = text(&serve.stderr);
+    assert!(
+        said.contains("0.0.0.0 is not a loopback address") && said.contains("--insecure-listen"),
+        "{said}"
+    );
+    let out = dir.join("flows/open.json");
+    let record = within(
+        Command::new(TOOLCALL)
+            .args(["mcp", "record", "--listen", "0.0.0.0:0"])
+            .args(["--upstream", "http://127.0.0.1:9/mcp", "--out"])
+            .arg(&out)
+            .current_dir(&dir),
+    );
+    assert_eq!(record.status.code(), Some(2), "{}", text(&record.stderr));
+    assert!(
+        text(&record.stderr).contains("--insecure-listen"),
+        "{}",
+        text(&record.stderr)
+    );
+    assert!(!dir.join("flows/open.json.partial").exists());
+
+    // Said on purpose, it listens.
+    let mut open = Reaped(
+        Command::new(TOOLCALL)
+            .args(["mcp", "serve", "--insecure-listen", "--listen", "0.0.0.0:0"])
+            .arg(&flow)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let (url, _) = listening_url(&mut open);
+    assert!(url.starts_with("http://0.0.0.0:"), "{url}");
+    drop(open);
+
+    let mut mock = Reaped(
+        Command::new(TOOLCALL)
+            .args(["mcp", "serve", "--listen", "127.0.0.1:0"])
+            .arg(&flow)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let (url, _) = listening_url(&mut mock);
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let status = |host: &str, origin: Option<&str>| {
+        let body = initialize()[0].to_string();
+        let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        let origin = origin.map_or(String::new(), |o| format!("origin: {o}\r\n"));
+        write!(
+            stream,
+            "POST /mcp HTTP/1.1\r\nhost: {host}\r\n{origin}content-type: application/json\r\n\
+             accept: application/json, text/event-stream\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        let _ = BufReader::new(stream).read_line(&mut answer);
+        answer.trim_end().to_owned()
+    };
+    assert_eq!(status(&addr, None), "HTTP/1.1 200 OK");
+    assert_eq!(
+        status(&addr, Some("https://evil.example")),
+        "HTTP/1.1 403 Forbidden"
+    );
+    assert_eq!(
+        status("rebound.evil.example", None),
+        "HTTP/1.1 403 Forbidden"
     );
 }
