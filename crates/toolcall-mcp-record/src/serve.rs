@@ -12,7 +12,9 @@
 //! name, schema violations. rmcp's server speaks both protocol eras (`initialize`, and the
 //! stateless `server/discover` of 2026-07-28), on stdio ([`serve`]) or streamable HTTP
 //! ([`serve_http`]). Recorded calls are used in order over the server's whole life, whichever
-//! HTTP session a call comes in: one client session per serve, as over stdio.
+//! HTTP session a call comes in: one client session per serve, as over stdio. A client message
+//! over the limit, or a `tools/call` without a string name, is answered before rmcp sees it
+//! ([`crate::screen`]), and kept in [`ServeReport::refused`].
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -240,6 +242,10 @@ pub struct ServeReport {
     pub unknown: Vec<UnknownName>,
     /// Calls whose arguments the recorded `inputSchema` refuses.
     pub schema_violations: Vec<Violation>,
+    /// Client messages answered with an error before rmcp saw them: one over the message limit
+    /// (which rmcp would drop without a word, leaving the client waiting), a `tools/call` whose
+    /// `params.name` is not a string.
+    pub refused: Vec<crate::screen::Refused>,
     /// How the session broke, when it did not end with the client closing it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -252,6 +258,7 @@ impl ServeReport {
         !(self.unmatched.is_empty()
             && self.unknown.is_empty()
             && self.schema_violations.is_empty()
+            && self.refused.is_empty()
             && self.error.is_none())
     }
 }
@@ -302,6 +309,15 @@ impl std::fmt::Display for ServeReport {
                 "  schema `{}`: {}",
                 escape(&violation.name),
                 escape(&violation.errors.join("; "))
+            )?;
+        }
+        for refused in &self.refused {
+            writeln!(
+                f,
+                "  refused (id {}, error {}): {}",
+                escape(&refused.id.to_string()),
+                refused.code,
+                escape(&refused.why)
             )?;
         }
         if let Some(error) = &self.error {
@@ -495,10 +511,27 @@ impl ServerHandler for Mock {
     }
 }
 
+/// The longest client message [`serve`] takes (`--max-message-bytes`'s default).
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+
 /// Serves `recording` on this process's stdin and stdout until the client closes them, and
 /// returns what the client did (a session that broke off is in [`ServeReport::error`], with
-/// what the client did until then). Only a runtime that cannot start is an error.
+/// what the client did until then). Only a runtime that cannot start is an error. A client
+/// message over [`DEFAULT_MAX_MESSAGE_BYTES`] is answered with an error.
 pub fn serve(recording: Recording, matching: Matching) -> Result<ServeReport, ServeError> {
+    serve_limited(recording, matching, DEFAULT_MAX_MESSAGE_BYTES)
+}
+
+/// [`serve`], with client messages of up to `max_message_bytes`: a longer one is answered with
+/// JSON-RPC error -32600 (its id, when it comes before the bulk; else `null`) and is in
+/// [`ServeReport::refused`], never dropped in silence nor held whole.
+pub fn serve_limited(
+    recording: Recording,
+    matching: Matching,
+    max_message_bytes: usize,
+) -> Result<ServeReport, ServeError> {
+    use rmcp::transport::async_rw::AsyncRwTransport;
+
     let mock = Mock::new(recording, matching);
     let state = Arc::clone(&mock.state);
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -506,16 +539,40 @@ pub fn serve(recording: Recording, matching: Matching) -> Result<ServeReport, Se
         .build()
         .map_err(|e| ServeError::Transport(e.to_string()))?;
     let ended = runtime.block_on(async move {
-        let service = mock
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| format!("the session did not start: {e}"))?;
-        service
-            .waiting()
-            .await
-            .map_err(|e| format!("the session broke off: {e}"))?;
-        Ok::<(), String>(())
+        // The client's lines pass through `screen_stdin` to rmcp, and rmcp's, with the answers
+        // the screen gives itself, go out through one writer, a whole line at a time.
+        let (ours, theirs) = tokio::io::duplex(256 * 1024);
+        let (from_rmcp, to_rmcp) = tokio::io::split(ours);
+        let out = Arc::new(tokio::sync::Mutex::new(tokio::io::stdout()));
+        let screen = tokio::spawn(screen_stdin(
+            max_message_bytes,
+            to_rmcp,
+            Arc::clone(&out),
+            Arc::clone(&mock.state),
+        ));
+        let copier = tokio::spawn(copy_lines(from_rmcp, out));
+        let (read, write) = tokio::io::split(theirs);
+        let transport = AsyncRwTransport::new_server(read, write)
+            .with_max_line_length(max_message_bytes.saturating_add(2));
+        let served = async {
+            let service = mock
+                .serve(transport)
+                .await
+                .map_err(|e| format!("the session did not start: {e}"))?;
+            service
+                .waiting()
+                .await
+                .map_err(|e| format!("the session broke off: {e}"))?;
+            Ok::<(), String>(())
+        }
+        .await;
+        // rmcp has closed its side: what it wrote is written out before the report.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), copier).await;
+        screen.abort();
+        served
     });
+    // A read of stdin in flight cannot be cancelled: do not wait for it.
+    runtime.shutdown_background();
     let mut report = state
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -523,6 +580,79 @@ pub fn serve(recording: Recording, matching: Matching) -> Result<ServeReport, Se
         .clone();
     report.error = ended.err();
     Ok(report)
+}
+
+/// Reads the client's lines from stdin and hands each to rmcp, except those the screen answers
+/// itself ([`crate::screen`]): written to `out` and kept in the report.
+async fn screen_stdin(
+    limit: usize,
+    mut to_rmcp: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    out: Arc<tokio::sync::Mutex<tokio::io::Stdout>>,
+    state: Arc<Mutex<State>>,
+) {
+    use crate::screen::{next_line, oversized, refusal, Line};
+    use tokio::io::AsyncWriteExt;
+
+    let mut stdin = tokio::io::BufReader::with_capacity(64 * 1024, tokio::io::stdin());
+    loop {
+        let refused = match next_line(&mut stdin, limit).await {
+            Ok(Some(Line::Whole(mut line))) => match refusal(&line) {
+                Some(refused) => {
+                    state.lock().unwrap_or_else(|e| e.into_inner()).report.calls += 1;
+                    refused
+                }
+                None => {
+                    if !line.ends_with(b"\n") {
+                        line.push(b'\n');
+                    }
+                    if to_rmcp.write_all(&line).await.is_err() {
+                        break;
+                    }
+                    continue;
+                }
+            },
+            Ok(Some(Line::Over(kept, bytes))) => {
+                let refused = oversized(&kept, bytes, limit);
+                eprintln!(
+                    "toolcall mcp serve: a client message of {bytes} bytes is over \
+                     --max-message-bytes {limit}: answered with error -32600"
+                );
+                refused
+            }
+            Ok(None) | Err(_) => break,
+        };
+        {
+            let mut out = out.lock().await;
+            if out.write_all(&refused.response()).await.is_err() || out.flush().await.is_err() {
+                break;
+            }
+        }
+        let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+        state.report.refused.push(refused);
+    }
+    let _ = to_rmcp.shutdown().await;
+}
+
+/// Copies rmcp's lines to `out`, each whole under the lock.
+async fn copy_lines(
+    from: tokio::io::ReadHalf<tokio::io::DuplexStream>,
+    out: Arc<tokio::sync::Mutex<tokio::io::Stdout>>,
+) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+
+    let mut from = tokio::io::BufReader::new(from);
+    loop {
+        let mut line = Vec::new();
+        match from.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                let mut out = out.lock().await;
+                if out.write_all(&line).await.is_err() || out.flush().await.is_err() {
+                    break;
+                }
+            }
+        }
+    }
 }
 
 /// Serves `recording` over streamable HTTP on `listen` (a loopback address unless
@@ -549,6 +679,7 @@ pub fn serve_http(
 
     let mock = Mock::new(recording, matching);
     let state = Arc::clone(&mock.state);
+    let state_of_connections = Arc::clone(&mock.state);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -583,8 +714,9 @@ pub fn serve_http(
                     .await;
             if let Ok(Ok((stream, _))) = accepted {
                 let (service, listen) = (service.clone(), Arc::clone(&listen));
+                let state = Arc::clone(&state_of_connections);
                 tokio::spawn(async move {
-                    let _ = connection(stream, service, &listen).await;
+                    let _ = connection(stream, service, &listen, &state).await;
                 });
             }
         }
@@ -603,6 +735,7 @@ async fn connection<M>(
     stream: tokio::net::TcpStream,
     service: rmcp::transport::StreamableHttpService<Mock, M>,
     listen: &crate::loopback::Listen,
+    state: &Mutex<State>,
 ) -> std::io::Result<()>
 where
     M: rmcp::transport::streamable_http_server::SessionManager,
@@ -612,7 +745,7 @@ where
 
     let (read, mut write) = stream.into_split();
     // A client that connects and sends nothing is let go after a while, not held.
-    let request = tokio::time::timeout(IDLE, read_request(read, listen)).await;
+    let request = tokio::time::timeout(IDLE, read_request(read, listen, state)).await;
     let request = match request {
         Ok(Ok(Ok(request))) => request,
         Ok(Ok(Err(refused))) => return write.write_all(&refused).await,
@@ -657,11 +790,13 @@ const BAD_REQUEST: &[u8] =
 
 /// One HTTP/1.1 request, read whole: the request for rmcp, or the bytes that answer it instead
 /// (a 400 for a head cut off or too long, a 403 for a `Host` or `Origin` that is not loopback,
-/// a 413 for a body over the input limit). A body cut off (the client went away) is an error:
+/// a 413 for a body over the input limit, the screen's JSON-RPC error for a `tools/call`
+/// without a string name). A body cut off (the client went away) is an error:
 /// nothing is handed on.
 async fn read_request(
     read: tokio::net::tcp::OwnedReadHalf,
     listen: &crate::loopback::Listen,
+    state: &Mutex<State>,
 ) -> std::io::Result<Result<http::Request<http_body_util::Full<bytes::Bytes>>, Vec<u8>>> {
     use tokio::io::{AsyncBufReadExt, AsyncReadExt};
 
@@ -723,6 +858,20 @@ async fn read_request(
             std::io::ErrorKind::UnexpectedEof,
             "the request body is cut off",
         ));
+    }
+    if let Some(refused) = crate::screen::refusal(&body) {
+        let answer = refused.response();
+        let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+        state.report.calls += 1;
+        state.report.refused.push(refused);
+        let mut out = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+             connection: close\r\n\r\n",
+            answer.len()
+        )
+        .into_bytes();
+        out.extend_from_slice(&answer);
+        return Ok(Err(out));
     }
     Ok(request
         .body(http_body_util::Full::new(bytes::Bytes::from(body)))

@@ -174,6 +174,8 @@ pub struct ServeArgs {
     /// Origin must still be a loopback page.
     #[arg(long, requires = "listen")]
     insecure_listen: bool,
+    #[command(flatten)]
+    limit: MessageLimit,
 }
 
 /// The server: a flow naming it (its calls are not made), a URL, or a command after `--`.
@@ -550,7 +552,7 @@ fn serve(args: &ServeArgs) -> Result {
         eprintln!("note: {}", toolcall_score::escape(note));
     }
     let served = match &args.listen {
-        None => serve::serve(recording, args.matching),
+        None => serve::serve_limited(recording, args.matching, args.limit.max_message_bytes),
         Some(listen) => {
             let listen = toolcall_mcp_record::loopback::Listen {
                 addr: listen.clone(),

@@ -1063,4 +1063,82 @@ fn listen_is_loopback_only_unless_insecure_and_refuses_other_origins() {
         status("rebound.evil.example", None),
         "HTTP/1.1 403 Forbidden"
     );
+
+    // Over HTTP too, a call whose name is null is invalid params.
+    let body = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": null}})
+    .to_string();
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    assert!(answer.contains("\"code\":-32602"), "{answer}");
+}
+
+/// The mock answers what rmcp would have dropped or misnamed: a message over
+/// `--max-message-bytes` gets JSON-RPC error -32600 with its id (rmcp dropped a line of 16 MiB
+/// or more without a word, and the client waited for ever), said on stderr and in the report;
+/// a `tools/call` whose `params.name` is `null` gets -32602, invalid params (rmcp said -32601).
+/// The session goes on after both.
+#[test]
+fn the_mock_answers_an_oversized_message_and_a_call_without_a_name() {
+    let dir = scratch("serve-oversized");
+    let report = dir.join("report.json");
+    let mut lines = initialize().to_vec();
+    // Over rmcp's own 16 MiB cap too, which dropped it without a word.
+    let big = "x".repeat(17 * 1024 * 1024);
+    lines.push(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "search_orders", "arguments": {"customer_email": big}}}));
+    lines.push(json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+        "params": {"name": null, "arguments": {}}}));
+    lines.push(json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}));
+    let flow = flows_dir().join("refund.json");
+    let report_arg = report.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(scripted(
+            Command::new(TOOLCALL)
+                .args(["mcp", "serve", "--report"])
+                .arg(&report_arg)
+                .arg(&flow),
+            &lines,
+        ));
+    });
+    let (code, answers, stderr) = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("no answer within 60 s: a message was dropped and the client left waiting");
+    assert_eq!(code, Some(0), "{stderr}");
+    let by_id = |id: i64| {
+        answers
+            .iter()
+            .find(|a| a["id"] == id)
+            .unwrap_or_else(|| panic!("no answer to {id}: {answers:?}"))
+    };
+    assert_eq!(by_id(7)["error"]["code"], -32600, "{}", by_id(7));
+    assert!(
+        by_id(7)["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--max-message-bytes"),
+        "{}",
+        by_id(7)
+    );
+    assert_eq!(by_id(8)["error"]["code"], -32602, "{}", by_id(8));
+    assert!(by_id(9)["result"]["tools"].is_array(), "{}", by_id(9));
+    assert!(
+        stderr.contains("is over --max-message-bytes 4194304"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("refused (id 7, error -32600)"), "{stderr}");
+    let report = read_json(&report);
+    assert_eq!(report["refused"].as_array().unwrap().len(), 2, "{report:#}");
 }
