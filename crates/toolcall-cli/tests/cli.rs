@@ -1138,3 +1138,32 @@ fn mcp_commands_take_the_message_limit_they_advise() {
         stderr(&out)
     );
 }
+
+/// A server decides how many probes its schema plans (3,000 properties: 9,002, each a copy of
+/// 3,000 arguments; made all at once they took 3.2 GB): the probes are made one at a time and
+/// at most `--max-probes-per-tool` run, the output saying how many more there were.
+#[test]
+fn mcp_probe_of_a_wide_schema_is_capped_and_says_so() {
+    let dir = scratch("mcp-probe-wide");
+    let flow = server_flow(&dir, "wide");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(toolcall(&["mcp", "probe", flow.to_str().unwrap()]));
+    });
+    let out = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the probe of a wide schema did not end within 120 s");
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("cap    `echo`: 100 of its 9002 probes ran")
+            && text.contains("--max-probes-per-tool"),
+        "{}",
+        &text[text.len().saturating_sub(2000)..]
+    );
+    assert!(
+        text.contains("\n100 probe(s) of 1 tool(s)"),
+        "{}",
+        &text[text.len().saturating_sub(2000)..]
+    );
+}

@@ -54,6 +54,10 @@ pub enum Action {
         /// Probe tools annotated destructiveHint: true too.
         #[arg(long)]
         include_destructive: bool,
+        /// The most probes run per tool (the first ones, in their fixed order): a schema of
+        /// thousands of properties plans thousands of probes; the output says how many more.
+        #[arg(long, value_name = "N", default_value_t = toolcall_mcp::probe::DEFAULT_MAX_PER_TOOL)]
+        max_probes_per_tool: usize,
         /// Seconds a probe may take before it is a hang.
         #[arg(long, value_name = "SECS", default_value_t = 5.0)]
         call_timeout: f64,
@@ -289,17 +293,18 @@ pub fn run(args: &Args) -> Result {
             target,
             tools,
             include_destructive,
+            max_probes_per_tool,
             call_timeout,
             timeouts,
             limit,
-        } => probe(
-            target,
-            tools,
-            *include_destructive,
-            *call_timeout,
-            timeouts,
-            limit,
-        ),
+        } => {
+            let what = toolcall_mcp::probe::ProbeOptions {
+                tools: tools.to_vec(),
+                include_destructive: *include_destructive,
+                max_per_tool: *max_probes_per_tool,
+            };
+            probe(target, &what, *call_timeout, timeouts, limit)
+        }
         Action::Diff {
             target,
             snapshot,
@@ -369,8 +374,7 @@ pub fn run(args: &Args) -> Result {
 
 fn probe(
     target: &Target,
-    tools: &[String],
-    include_destructive: bool,
+    what: &toolcall_mcp::probe::ProbeOptions,
     call_timeout: f64,
     timeouts: &Timeouts,
     limit: &MessageLimit,
@@ -390,11 +394,7 @@ fn probe(
         handle_ctrl_c: true,
         ..Options::default()
     };
-    let what = toolcall_mcp::probe::ProbeOptions {
-        tools: tools.to_vec(),
-        include_destructive,
-    };
-    let report = toolcall_mcp::probe::probe_blocking(&flow, &options, &what);
+    let report = toolcall_mcp::probe::probe_blocking(&flow, &options, what);
     if let Some(failure) = report.failure {
         return Err(CliError::Server {
             target: target.shown(),
@@ -407,6 +407,15 @@ fn probe(
     }
     for (tool, why) in &report.skipped {
         outln!("skip   `{}`: {why}", toolcall_score::escape(tool));
+    }
+    for (tool, planned) in &report.capped {
+        outln!(
+            "cap    `{}`: {} of its {planned} probes ran, the first in their order (at most {} \
+             per tool; --max-probes-per-tool N for more)",
+            toolcall_score::escape(tool),
+            what.max_per_tool,
+            what.max_per_tool
+        );
     }
     let findings: Vec<_> = report.findings().collect();
     outln!(
