@@ -40,7 +40,7 @@ pub mod expectation;
 pub mod http;
 pub mod loopback;
 pub mod record;
-mod screen;
+pub mod screen;
 pub mod serve;
 pub mod session;
 

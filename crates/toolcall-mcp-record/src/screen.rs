@@ -4,7 +4,7 @@
 //! - A message over the limit (`--max-message-bytes`): rmcp's stdio transport drops a line over
 //!   its own cap without a word, so the client waits for ever. It is answered with JSON-RPC
 //!   error -32600, the id recovered from the part that was read when it comes before the bulk
-//!   (else `null`), and never held whole ([`next_line`]).
+//!   (else `null`), and never held whole.
 //! - A `tools/call` whose `params.name` is not a string (`null`, a number): rmcp cannot read it
 //!   as a `tools/call`, so it answered -32601 (no such method); it is invalid params, -32602.
 
