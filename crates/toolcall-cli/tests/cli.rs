@@ -1131,3 +1131,75 @@ fn mcp_probe_finds_what_a_server_should_have_refused() {
         stderr(&out)
     );
 }
+
+/// `--max-message-bytes`, which a too-long message's error advises, is taken by every command
+/// that reads a server: a catalog page over the 4 MiB default fails `snapshot`, `diff` and
+/// `probe` with that advice, and passes each of them with the limit raised.
+#[test]
+fn mcp_commands_take_the_message_limit_they_advise() {
+    let dir = scratch("mcp-message-limit");
+    let flow = server_flow(&dir, "big-catalog");
+    let flow = flow.to_str().unwrap();
+    let snapshot = dir.join("catalog/big.json");
+    let snapshot = snapshot.to_str().unwrap();
+    let raised = ["--max-message-bytes", "8000000"];
+    let out = toolcall(&["mcp", "snapshot", flow, "--out", snapshot]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("raise the limit with --max-message-bytes"),
+        "{}",
+        stderr(&out)
+    );
+    let commands: [&[&str]; 3] = [
+        &["mcp", "snapshot", flow, "--out", snapshot],
+        &["mcp", "diff", flow, "--snapshot", snapshot],
+        &["mcp", "probe", flow],
+    ];
+    for command in commands {
+        let out = toolcall(&[command, &raised[..]].concat());
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{command:?}: {}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+    }
+    let snap: Value = serde_json::from_str(&std::fs::read_to_string(snapshot).unwrap()).unwrap();
+    assert_eq!(snap["tools"][0]["name"], "echo");
+    let out = toolcall(&["mcp", "diff", flow, "--snapshot", snapshot]);
+    assert!(
+        stderr(&out).contains("raise the limit with --max-message-bytes"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A server decides how many probes its schema plans (3,000 properties: 9,002, each a copy of
+/// 3,000 arguments; made all at once they took 3.2 GB): the probes are made one at a time and
+/// at most `--max-probes-per-tool` run, the output saying how many more there were.
+#[test]
+fn mcp_probe_of_a_wide_schema_is_capped_and_says_so() {
+    let dir = scratch("mcp-probe-wide");
+    let flow = server_flow(&dir, "wide");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(toolcall(&["mcp", "probe", flow.to_str().unwrap()]));
+    });
+    let out = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the probe of a wide schema did not end within 120 s");
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("cap    `echo`: 100 of its 9002 probes ran")
+            && text.contains("--max-probes-per-tool"),
+        "{}",
+        &text[text.len().saturating_sub(2000)..]
+    );
+    assert!(
+        text.contains("\n100 probe(s) of 1 tool(s)"),
+        "{}",
+        &text[text.len().saturating_sub(2000)..]
+    );
+}

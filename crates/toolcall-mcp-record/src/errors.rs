@@ -22,6 +22,17 @@ pub enum RecordError {
         /// The flow it is the journal of.
         out: PathBuf,
     },
+    /// The flow (or its catalog snapshot) is already there, and `--force` was not given: a
+    /// reviewed flow is not replaced by whatever the next session does.
+    #[error(
+        "{}: already exists; a recording would replace it (give --force to record over it, \
+         or another --out)",
+        path.display()
+    )]
+    Exists {
+        /// The file that is in the way.
+        path: PathBuf,
+    },
     /// There is no journal to recover.
     #[error("{}: no journal to recover (a finished recording leaves none)", journal.display())]
     NoJournal {
@@ -41,6 +52,13 @@ pub enum RecordError {
     Upstream {
         /// What was given.
         url: String,
+    },
+    /// `--listen` names an address it must not listen on (not loopback, without
+    /// `--insecure-listen`), or none.
+    #[error("{why}")]
+    Listen {
+        /// What is wrong with it, naming the rule.
+        why: String,
     },
     /// The server could not be started.
     #[error("cannot start the server `{command}`: {source}")]

@@ -9,6 +9,14 @@
 //! framing. A copy of each message (a request body; a JSON answer, or each event's `data` of an
 //! event stream) is journaled and recorded as over stdio.
 //!
+//! It listens on loopback only, unless told otherwise, and refuses a request whose `Host` or
+//! `Origin` is not this machine's loopback, as `mcp serve --listen` does (one rule for both,
+//! [`crate::loopback`]): a DNS-rebound page must not reach, through the recorder, a local
+//! server that would refuse it directly (the recorder rewrites `Host` for the upstream). A
+//! request whose body is cut off (the client went away mid-body) is dropped, never forwarded
+//! short; a connection that sends nothing for [`RecordOptions::idle_timeout`] is closed, and at
+//! most [`MAX_CONNECTIONS`] are served at once.
+//!
 //! HTTP has no end of session a proxy can see (a modern-era client never says goodbye), so the
 //! recording ends when [`HttpRecording::stop`] is called: on SIGINT, SIGTERM or SIGHUP from the
 //! command. A recorder killed otherwise leaves its journal, which `--recover` finishes.
@@ -23,11 +31,15 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::errors::RecordError;
+use crate::loopback::{forbidden, refusal, Listen};
 use crate::record::{finish, lock, start_journal, Event, Journal, RecordOptions, Recorded};
 use crate::session::{Direction, ServerSpec, Session};
 
 /// The most a request head (request line and headers) may hold.
 const MAX_HEAD: usize = 64 * 1024;
+
+/// The most connections served at once; one more is answered 503 and closed.
+pub const MAX_CONNECTIONS: usize = 64;
 
 /// Headers that belong to one connection, not to the message: never forwarded.
 const HOP_BY_HOP: [&str; 9] = [
@@ -77,13 +89,15 @@ impl HttpRecording {
     }
 }
 
-/// Starts recording: listens on `listen` and forwards to `upstream`. `options.out` and
-/// `options.snapshot` say where the flow goes; its command and arguments are not used.
+/// Starts recording: listens on `listen` (a loopback address, unless [`Listen::insecure`]) and
+/// forwards to `upstream`. `options.out` and `options.snapshot` say where the flow goes; its
+/// command and arguments are not used.
 pub fn record_http(
     options: &RecordOptions,
-    listen: &str,
+    listen: impl Into<Listen>,
     upstream: &str,
 ) -> Result<HttpRecording, RecordError> {
+    let listen: Listen = listen.into();
     let valid = (upstream.starts_with("http://") || upstream.starts_with("https://"))
         && upstream.parse::<ureq::http::Uri>().is_ok();
     if !valid {
@@ -91,12 +105,15 @@ pub fn record_http(
             url: toolcall_score::escape(upstream).to_string(),
         });
     }
-    let listener = TcpListener::bind(listen).map_err(|source| RecordError::Io {
-        path: PathBuf::from(listen),
+    let addrs = listen
+        .addresses()
+        .map_err(|why| RecordError::Listen { why })?;
+    let listener = TcpListener::bind(&addrs[..]).map_err(|source| RecordError::Io {
+        path: PathBuf::from(&listen.addr),
         source,
     })?;
     let addr = listener.local_addr().map_err(|source| RecordError::Io {
-        path: PathBuf::from(listen),
+        path: PathBuf::from(&listen.addr),
         source,
     })?;
     let spec = ServerSpec {
@@ -115,12 +132,31 @@ pub fn record_http(
     {
         let journal = Arc::clone(&journal);
         let upstream = upstream.to_owned();
+        let listen = Arc::new(listen);
+        let idle = options.idle_timeout;
+        let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
+            for mut stream in listener.incoming().flatten() {
+                // A client that connects and says nothing holds a thread until the timeout,
+                // never for ever; and only so many at once.
+                if stream.set_read_timeout(Some(idle)).is_err() {
+                    continue;
+                }
+                if open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+                    open.fetch_sub(1, Ordering::SeqCst);
+                    let _ = reply(
+                        &mut stream,
+                        "503 Service Unavailable",
+                        "too many connections at once",
+                    );
+                    continue;
+                }
                 let (agent, upstream) = (agent.clone(), upstream.clone());
                 let (journal, tx) = (Arc::clone(&journal), tx.clone());
+                let (listen, open) = (Arc::clone(&listen), Arc::clone(&open));
                 std::thread::spawn(move || {
-                    let _ = forward(stream, &agent, &upstream, &journal, &tx);
+                    let _ = forward(stream, &agent, &upstream, &listen, &journal, &tx);
+                    open.fetch_sub(1, Ordering::SeqCst);
                 });
             }
         });
@@ -217,6 +253,7 @@ fn forward(
     stream: TcpStream,
     agent: &ureq::Agent,
     upstream: &str,
+    listen: &Listen,
     journal: &Mutex<Journal>,
     tx: &mpsc::Sender<Event>,
 ) -> std::io::Result<()> {
@@ -263,6 +300,10 @@ fn forward(
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
     };
+    if let Some(why) = refusal(header("host"), header("origin"), listen) {
+        client.write_all(&forbidden(&why))?;
+        return client.flush();
+    }
     let body = if header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
         read_chunked(&mut reader)?
     } else {
@@ -287,6 +328,10 @@ fn forward(
         }
         let mut body = Vec::new();
         reader.by_ref().take(length).read_to_end(&mut body)?;
+        if (body.len() as u64) < length {
+            // The client went away mid-body: what arrived is not the request it meant.
+            return Ok(());
+        }
         body
     };
     note(journal, tx, Direction::Client, &body);
@@ -414,7 +459,11 @@ fn read_chunked(reader: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
         if body.len() as u64 + size > limit {
             return Err(std::io::Error::other("a chunked body over the input limit"));
         }
+        let before = body.len();
         reader.by_ref().take(size).read_to_end(&mut body)?;
+        if ((body.len() - before) as u64) < size {
+            return Err(std::io::Error::other("a chunked body cut off mid-chunk"));
+        }
         let mut crlf = String::new();
         reader.read_line(&mut crlf)?;
     }
@@ -457,6 +506,151 @@ mod tests {
             "{e}"
         );
         assert!(!crate::record::journal_path(&out).exists());
+    }
+
+    /// An upstream that answers every request with an empty JSON-RPC result and keeps each
+    /// body it was sent.
+    fn upstream() -> (String, Arc<Mutex<Vec<Vec<u8>>>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if let Some((k, v)) = line.split_once(':') {
+                        if k.eq_ignore_ascii_case("content-length") {
+                            length = v.trim().parse().unwrap_or(0);
+                        }
+                    }
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                kept.lock().unwrap().push(body);
+                let answer = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
+                let _ = write!(
+                    &stream,
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{answer}",
+                    answer.len()
+                );
+            }
+        });
+        (url, seen)
+    }
+
+    fn recording(test: &str, upstream: &str, idle: Duration) -> (HttpRecording, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("toolcall-http-{test}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let options = RecordOptions {
+            snapshot: Some(dir.join("catalog.json")),
+            idle_timeout: idle,
+            ..RecordOptions::new(dir.join("flow.json"), "", Vec::new())
+        };
+        (record_http(&options, "127.0.0.1:0", upstream).unwrap(), dir)
+    }
+
+    /// Sends `request` (then closes the writing side) and returns the answer's status line.
+    fn send(addr: SocketAddr, request: &str) -> String {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        let _ = stream.shutdown(std::net::Shutdown::Write);
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        answer.lines().next().unwrap_or_default().to_owned()
+    }
+
+    fn post(host: &str, extra: &str, body: &str) -> String {
+        format!(
+            "POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n{extra}\
+             content-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    }
+
+    /// A DNS-rebinding-shaped request (a name that is not loopback in `Host`, or a page of
+    /// another site in `Origin`) does not reach the server behind the recorder.
+    #[test]
+    fn a_request_that_is_not_from_loopback_is_refused_and_never_forwarded() {
+        let (url, seen) = upstream();
+        let (recording, _dir) = recording("origin", &url, Duration::from_secs(30));
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        let addr = recording.addr();
+        assert_eq!(
+            send(addr, &post("rebound.evil.example:3002", "", body)),
+            "HTTP/1.1 403 Forbidden"
+        );
+        assert_eq!(
+            send(
+                addr,
+                &post("127.0.0.1", "origin: https://evil.example\r\n", body)
+            ),
+            "HTTP/1.1 403 Forbidden"
+        );
+        assert!(
+            seen.lock().unwrap().is_empty(),
+            "a refused request was forwarded"
+        );
+        assert_eq!(
+            send(addr, &post("localhost:3002", "", body)),
+            "HTTP/1.1 200 OK"
+        );
+        assert_eq!(seen.lock().unwrap().len(), 1);
+        recording.stop().unwrap();
+    }
+
+    /// A client that goes away mid-body: the part that arrived is not forwarded.
+    #[test]
+    fn a_body_cut_off_is_dropped_not_forwarded_short() {
+        let (url, seen) = upstream();
+        let (recording, _dir) = recording("cut", &url, Duration::from_secs(30));
+        let whole = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#;
+        let request = post("127.0.0.1", "", whole);
+        let cut = &request[..request.len() - 20];
+        send(recording.addr(), cut);
+        let chunked = "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ntransfer-encoding: chunked\r\n\r\n\
+                       40\r\n{\"jsonrpc\":";
+        send(recording.addr(), chunked);
+        let recorded = recording.stop().unwrap();
+        assert!(
+            seen.lock().unwrap().is_empty(),
+            "{:?}",
+            seen.lock().unwrap()
+        );
+        assert_eq!(recorded.calls, 0);
+    }
+
+    /// A connection that says nothing is closed after the idle timeout, not held for ever.
+    #[test]
+    fn an_idle_connection_is_closed_after_the_idle_timeout() {
+        let (url, _) = upstream();
+        let (recording, _dir) = recording("idle", &url, Duration::from_millis(200));
+        let mut stream = TcpStream::connect(recording.addr()).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        let started = std::time::Instant::now();
+        let mut buf = [0u8; 64];
+        // The recorder closes its side: end of file, not our own read timeout.
+        let n = stream.read(&mut buf);
+        assert!(
+            matches!(n, Ok(0))
+                || n.as_ref()
+                    .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset),
+            "{n:?} after {:?}",
+            started.elapsed()
+        );
+        assert!(started.elapsed() < Duration::from_secs(15));
+        recording.stop().unwrap();
     }
 
     #[test]

@@ -38,7 +38,9 @@
 mod errors;
 pub mod expectation;
 pub mod http;
+pub mod loopback;
 pub mod record;
+pub mod screen;
 pub mod serve;
 pub mod session;
 

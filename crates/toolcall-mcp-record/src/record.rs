@@ -48,6 +48,12 @@ pub struct RecordOptions {
     /// For an HTTP server: headers the flow sends, as written (`("Authorization", "Bearer
     /// ${MCP_TOKEN}")`); what the client sent is never written down.
     pub headers: Vec<(String, String)>,
+    /// Record over an existing flow and snapshot (`--force`). Without it a recording refuses
+    /// to start when either is there; with it, a session that made no call still replaces
+    /// nothing.
+    pub force: bool,
+    /// Over HTTP (`--listen`): how long a connection may send nothing before it is closed.
+    pub idle_timeout: Duration,
 }
 
 impl RecordOptions {
@@ -61,7 +67,16 @@ impl RecordOptions {
             env: Vec::new(),
             grace: Duration::from_secs(2),
             headers: Vec::new(),
+            force: false,
+            idle_timeout: Duration::from_secs(30),
         }
+    }
+
+    /// The catalog snapshot's path: [`RecordOptions::snapshot`] or `catalog/NAME.json`.
+    fn snapshot_path(&self) -> PathBuf {
+        self.snapshot
+            .clone()
+            .unwrap_or_else(|| default_snapshot(&self.out))
     }
 }
 
@@ -78,6 +93,8 @@ pub struct Recorded {
     pub lines: (usize, usize),
     /// Lines that were not JSON-RPC (forwarded unchanged).
     pub notes: Vec<String>,
+    /// Nothing was written: the session made no call and the flow already existed.
+    pub kept: bool,
 }
 
 impl std::fmt::Display for Recorded {
@@ -85,10 +102,15 @@ impl std::fmt::Display for Recorded {
         write!(
             f,
             "toolcall mcp record: {} call(s) ({} line(s) from the client, {} from the server) \
-             written to {}",
+             {} {}",
             self.calls,
             self.lines.0,
             self.lines.1,
+            if self.kept {
+                "recorded; nothing written over"
+            } else {
+                "written to"
+            },
             toolcall_score::escape_path(&self.flow)
         )?;
         if let Some(snapshot) = &self.snapshot {
@@ -156,7 +178,12 @@ fn relative(from: &Path, to: &Path) -> PathBuf {
 fn server_spec(options: &RecordOptions) -> ServerSpec {
     let cwd = std::env::current_dir().unwrap_or_default();
     let command = if options.command.contains('/') && Path::new(&options.command).is_relative() {
-        cwd.join(&options.command).to_string_lossy().into_owned()
+        // The folder is found, not written: its `$`s are not a template's.
+        let dir = toolcall_mcp::escape_template(&cwd.to_string_lossy());
+        Path::new(&dir)
+            .join(&options.command)
+            .to_string_lossy()
+            .into_owned()
     } else {
         options.command.clone()
     };
@@ -178,6 +205,20 @@ pub(crate) fn start_journal(
     spec: &ServerSpec,
 ) -> Result<Journal, RecordError> {
     let journal_path = journal_path(&options.out);
+    if std::fs::symlink_metadata(&journal_path).is_ok() {
+        return Err(RecordError::Leftover {
+            journal: journal_path,
+            out: options.out.clone(),
+        });
+    }
+    if !options.force {
+        // `symlink_metadata`: a dangling link in the way is in the way too.
+        for path in [options.out.clone(), options.snapshot_path()] {
+            if std::fs::symlink_metadata(&path).is_ok() {
+                return Err(RecordError::Exists { path });
+            }
+        }
+    }
     let file = match toolcall_fs::create_journal(&journal_path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -202,10 +243,7 @@ pub(crate) fn start_journal(
         "journal": "toolcall mcp record",
         "version": 1,
         "server": spec,
-        "snapshot": options
-            .snapshot
-            .clone()
-            .unwrap_or_else(|| default_snapshot(&options.out)),
+        "snapshot": options.snapshot_path(),
     }));
     Ok(journal)
 }
@@ -477,13 +515,27 @@ pub(crate) fn finish(
     spec: &ServerSpec,
     options: &RecordOptions,
 ) -> Result<Recorded, RecordError> {
+    if session.calls().is_empty() && std::fs::symlink_metadata(&options.out).is_ok() {
+        // A client that started and stopped (every start of an MCP client configured to run
+        // the recorder) must not wipe the flow a person reviewed.
+        let mut notes = session.notes().to_vec();
+        notes.push(format!(
+            "the session made no call: {} and its snapshot are kept as they were",
+            options.out.display()
+        ));
+        return Ok(Recorded {
+            flow: options.out.clone(),
+            snapshot: None,
+            calls: 0,
+            lines: session.lines(),
+            notes,
+            kept: true,
+        });
+    }
     // The snapshot first: the flow names it, and reading the flow reads it.
     let snapshot = match session.snapshot() {
         Some(snapshot) => {
-            let path = options
-                .snapshot
-                .clone()
-                .unwrap_or_else(|| default_snapshot(&options.out));
+            let path = options.snapshot_path();
             let named = toolcall_mcp::catalog::naming_flow(snapshot, &options.out, &path);
             write_json(&path, &named)?;
             Some(path)
@@ -503,6 +555,7 @@ pub(crate) fn finish(
         calls: session.calls().len(),
         lines: session.lines(),
         notes: session.notes().to_vec(),
+        kept: false,
     })
 }
 

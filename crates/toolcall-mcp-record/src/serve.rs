@@ -12,7 +12,9 @@
 //! name, schema violations. rmcp's server speaks both protocol eras (`initialize`, and the
 //! stateless `server/discover` of 2026-07-28), on stdio ([`serve`]) or streamable HTTP
 //! ([`serve_http`]). Recorded calls are used in order over the server's whole life, whichever
-//! HTTP session a call comes in: one client session per serve, as over stdio.
+//! HTTP session a call comes in: one client session per serve, as over stdio. A client message
+//! over the limit, or a `tools/call` without a string name, is answered before rmcp sees it
+//! ([`crate::screen`]), and kept in [`ServeReport::refused`].
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -134,9 +136,11 @@ impl Recording {
             };
             for (i, call) in flow.calls.iter().enumerate() {
                 let recorded = raw.pointer(&format!("/calls/{i}/recorded"));
+                // Written with its `$`s escaped, as everything a recorded session said.
+                let unescaped = |v: &Value| toolcall_mcp::unescape_templates(v.clone());
                 let answer = match recorded {
-                    Some(r) if r.get("result").is_some() => Answer::Result(r["result"].clone()),
-                    Some(r) if r.get("error").is_some() => Answer::Error(r["error"].clone()),
+                    Some(r) if r.get("result").is_some() => Answer::Result(unescaped(&r["result"])),
+                    Some(r) if r.get("error").is_some() => Answer::Error(unescaped(&r["error"])),
                     _ => Answer::Nothing,
                 };
                 calls.push(Recorded {
@@ -238,6 +242,10 @@ pub struct ServeReport {
     pub unknown: Vec<UnknownName>,
     /// Calls whose arguments the recorded `inputSchema` refuses.
     pub schema_violations: Vec<Violation>,
+    /// Client messages answered with an error before rmcp saw them: one over the message limit
+    /// (which rmcp would drop without a word, leaving the client waiting), a `tools/call` whose
+    /// `params.name` is not a string.
+    pub refused: Vec<crate::screen::Refused>,
     /// How the session broke, when it did not end with the client closing it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -250,6 +258,7 @@ impl ServeReport {
         !(self.unmatched.is_empty()
             && self.unknown.is_empty()
             && self.schema_violations.is_empty()
+            && self.refused.is_empty()
             && self.error.is_none())
     }
 }
@@ -300,6 +309,15 @@ impl std::fmt::Display for ServeReport {
                 "  schema `{}`: {}",
                 escape(&violation.name),
                 escape(&violation.errors.join("; "))
+            )?;
+        }
+        for refused in &self.refused {
+            writeln!(
+                f,
+                "  refused (id {}, error {}): {}",
+                escape(&refused.id.to_string()),
+                refused.code,
+                escape(&refused.why)
             )?;
         }
         if let Some(error) = &self.error {
@@ -493,10 +511,27 @@ impl ServerHandler for Mock {
     }
 }
 
+/// The longest client message [`serve`] takes (`--max-message-bytes`'s default).
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+
 /// Serves `recording` on this process's stdin and stdout until the client closes them, and
 /// returns what the client did (a session that broke off is in [`ServeReport::error`], with
-/// what the client did until then). Only a runtime that cannot start is an error.
+/// what the client did until then). Only a runtime that cannot start is an error. A client
+/// message over [`DEFAULT_MAX_MESSAGE_BYTES`] is answered with an error.
 pub fn serve(recording: Recording, matching: Matching) -> Result<ServeReport, ServeError> {
+    serve_limited(recording, matching, DEFAULT_MAX_MESSAGE_BYTES)
+}
+
+/// [`serve`], with client messages of up to `max_message_bytes`: a longer one is answered with
+/// JSON-RPC error -32600 (its id, when it comes before the bulk; else `null`) and is in
+/// [`ServeReport::refused`], never dropped in silence nor held whole.
+pub fn serve_limited(
+    recording: Recording,
+    matching: Matching,
+    max_message_bytes: usize,
+) -> Result<ServeReport, ServeError> {
+    use rmcp::transport::async_rw::AsyncRwTransport;
+
     let mock = Mock::new(recording, matching);
     let state = Arc::clone(&mock.state);
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -504,16 +539,40 @@ pub fn serve(recording: Recording, matching: Matching) -> Result<ServeReport, Se
         .build()
         .map_err(|e| ServeError::Transport(e.to_string()))?;
     let ended = runtime.block_on(async move {
-        let service = mock
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| format!("the session did not start: {e}"))?;
-        service
-            .waiting()
-            .await
-            .map_err(|e| format!("the session broke off: {e}"))?;
-        Ok::<(), String>(())
+        // The client's lines pass through `screen_stdin` to rmcp, and rmcp's, with the answers
+        // the screen gives itself, go out through one writer, a whole line at a time.
+        let (ours, theirs) = tokio::io::duplex(256 * 1024);
+        let (from_rmcp, to_rmcp) = tokio::io::split(ours);
+        let out = Arc::new(tokio::sync::Mutex::new(tokio::io::stdout()));
+        let screen = tokio::spawn(screen_stdin(
+            max_message_bytes,
+            to_rmcp,
+            Arc::clone(&out),
+            Arc::clone(&mock.state),
+        ));
+        let copier = tokio::spawn(copy_lines(from_rmcp, out));
+        let (read, write) = tokio::io::split(theirs);
+        let transport = AsyncRwTransport::new_server(read, write)
+            .with_max_line_length(max_message_bytes.saturating_add(2));
+        let served = async {
+            let service = mock
+                .serve(transport)
+                .await
+                .map_err(|e| format!("the session did not start: {e}"))?;
+            service
+                .waiting()
+                .await
+                .map_err(|e| format!("the session broke off: {e}"))?;
+            Ok::<(), String>(())
+        }
+        .await;
+        // rmcp has closed its side: what it wrote is written out before the report.
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), copier).await;
+        screen.abort();
+        served
     });
+    // A read of stdin in flight cannot be cancelled: do not wait for it.
+    runtime.shutdown_background();
     let mut report = state
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -523,9 +582,84 @@ pub fn serve(recording: Recording, matching: Matching) -> Result<ServeReport, Se
     Ok(report)
 }
 
-/// Serves `recording` over streamable HTTP on `listen` (a loopback address: rmcp's server
-/// refuses other `Host`s) until `stop` is set, and returns what the client did. `ready` gets
-/// the address listened on (the port the OS chose for `:0`) once it accepts connections.
+/// Reads the client's lines from stdin and hands each to rmcp, except those the screen answers
+/// itself ([`crate::screen`]): written to `out` and kept in the report.
+async fn screen_stdin(
+    limit: usize,
+    mut to_rmcp: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    out: Arc<tokio::sync::Mutex<tokio::io::Stdout>>,
+    state: Arc<Mutex<State>>,
+) {
+    use crate::screen::{next_line, oversized, refusal, Line};
+    use tokio::io::AsyncWriteExt;
+
+    let mut stdin = tokio::io::BufReader::with_capacity(64 * 1024, tokio::io::stdin());
+    loop {
+        let refused = match next_line(&mut stdin, limit).await {
+            Ok(Some(Line::Whole(mut line))) => match refusal(&line) {
+                Some(refused) => {
+                    state.lock().unwrap_or_else(|e| e.into_inner()).report.calls += 1;
+                    refused
+                }
+                None => {
+                    if !line.ends_with(b"\n") {
+                        line.push(b'\n');
+                    }
+                    if to_rmcp.write_all(&line).await.is_err() {
+                        break;
+                    }
+                    continue;
+                }
+            },
+            Ok(Some(Line::Over(kept, bytes))) => {
+                let refused = oversized(&kept, bytes, limit);
+                eprintln!(
+                    "toolcall mcp serve: a client message of {bytes} bytes is over \
+                     --max-message-bytes {limit}: answered with error -32600"
+                );
+                refused
+            }
+            Ok(None) | Err(_) => break,
+        };
+        {
+            let mut out = out.lock().await;
+            if out.write_all(&refused.response()).await.is_err() || out.flush().await.is_err() {
+                break;
+            }
+        }
+        let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+        state.report.refused.push(refused);
+    }
+    let _ = to_rmcp.shutdown().await;
+}
+
+/// Copies rmcp's lines to `out`, each whole under the lock.
+async fn copy_lines(
+    from: tokio::io::ReadHalf<tokio::io::DuplexStream>,
+    out: Arc<tokio::sync::Mutex<tokio::io::Stdout>>,
+) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+
+    let mut from = tokio::io::BufReader::new(from);
+    loop {
+        let mut line = Vec::new();
+        match from.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                let mut out = out.lock().await;
+                if out.write_all(&line).await.is_err() || out.flush().await.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Serves `recording` over streamable HTTP on `listen` (a loopback address unless
+/// [`Listen::insecure`](crate::loopback::Listen::insecure); a request whose `Host` or `Origin`
+/// is not loopback is refused, [`crate::loopback`]) until `stop` is set, and returns what the
+/// client did. `ready` gets the address listened on (the port the OS chose for `:0`) once it
+/// accepts connections.
 ///
 /// Each connection carries one request (rmcp's answer, an event stream included, is streamed
 /// back, then the connection is closed). Sessions (legacy era) and stateless requests (modern)
@@ -533,32 +667,45 @@ pub fn serve(recording: Recording, matching: Matching) -> Result<ServeReport, Se
 pub fn serve_http(
     recording: Recording,
     matching: Matching,
-    listen: &str,
+    listen: impl Into<crate::loopback::Listen>,
     stop: Arc<std::sync::atomic::AtomicBool>,
     ready: impl FnOnce(std::net::SocketAddr),
 ) -> Result<ServeReport, ServeError> {
+    let listen = Arc::new(listen.into());
+    let addrs = listen.addresses().map_err(ServeError::Transport)?;
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
     use std::sync::atomic::Ordering;
 
     let mock = Mock::new(recording, matching);
     let state = Arc::clone(&mock.state);
+    let state_of_connections = Arc::clone(&mock.state);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| ServeError::Transport(e.to_string()))?;
-    let listen = listen.to_owned();
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(&listen)
+        let listener = tokio::net::TcpListener::bind(&addrs[..])
             .await
-            .map_err(|e| ServeError::Transport(format!("cannot listen on {listen}: {e}")))?;
+            .map_err(|e| {
+                ServeError::Transport(format!(
+                    "cannot listen on {}: {e}",
+                    toolcall_score::escape(&listen.addr)
+                ))
+            })?;
         let addr = listener
             .local_addr()
             .map_err(|e| ServeError::Transport(e.to_string()))?;
+        // rmcp's own Host check stays as a second line behind ours, and goes with it.
+        let config = if listen.insecure {
+            StreamableHttpServerConfig::default().disable_allowed_hosts()
+        } else {
+            StreamableHttpServerConfig::default()
+        };
         let service = StreamableHttpService::new(
             move || Ok(mock.clone()),
             Arc::new(LocalSessionManager::default()),
-            StreamableHttpServerConfig::default(),
+            config,
         );
         ready(addr);
         while !stop.load(Ordering::SeqCst) {
@@ -566,9 +713,10 @@ pub fn serve_http(
                 tokio::time::timeout(std::time::Duration::from_millis(100), listener.accept())
                     .await;
             if let Ok(Ok((stream, _))) = accepted {
-                let service = service.clone();
+                let (service, listen) = (service.clone(), Arc::clone(&listen));
+                let state = Arc::clone(&state_of_connections);
                 tokio::spawn(async move {
-                    let _ = connection(stream, service).await;
+                    let _ = connection(stream, service, &listen, &state).await;
                 });
             }
         }
@@ -586,63 +734,23 @@ pub fn serve_http(
 async fn connection<M>(
     stream: tokio::net::TcpStream,
     service: rmcp::transport::StreamableHttpService<Mock, M>,
+    listen: &crate::loopback::Listen,
+    state: &Mutex<State>,
 ) -> std::io::Result<()>
 where
     M: rmcp::transport::streamable_http_server::SessionManager,
 {
     use http_body_util::BodyExt;
-    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
 
-    const MAX_HEAD: usize = 64 * 1024;
     let (read, mut write) = stream.into_split();
-    let mut reader = tokio::io::BufReader::new(read);
-    let mut head = Vec::new();
-    loop {
-        let mut line = Vec::new();
-        let n = (&mut reader)
-            .take(MAX_HEAD as u64)
-            .read_until(b'\n', &mut line)
-            .await?;
-        if n == 0 || head.len() > MAX_HEAD {
-            return write
-                .write_all(
-                    b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
-                )
-                .await;
-        }
-        if line == b"\r\n" || line == b"\n" {
-            break;
-        }
-        head.extend_from_slice(&line);
-    }
-    let head = String::from_utf8_lossy(&head).into_owned();
-    let mut lines = head.lines();
-    let mut request_line = lines.next().unwrap_or_default().split_whitespace();
-    let method = request_line.next().unwrap_or_default().to_owned();
-    let target = request_line.next().unwrap_or("/").to_owned();
-    let mut request = http::Request::builder()
-        .method(method.as_str())
-        .uri(target.as_str());
-    let mut length = 0u64;
-    for (name, value) in lines.filter_map(|l| l.split_once(':')) {
-        let (name, value) = (name.trim(), value.trim());
-        if name.eq_ignore_ascii_case("content-length") {
-            length = value.parse().unwrap_or(0);
-        }
-        request = request.header(name, value);
-    }
-    let limit = toolcall_score::max_input_bytes();
-    let mut body = Vec::new();
-    (&mut reader)
-        .take(length.min(limit))
-        .read_to_end(&mut body)
-        .await?;
-    let Ok(request) = request.body(http_body_util::Full::new(bytes::Bytes::from(body))) else {
-        return write
-            .write_all(
-                b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
-            )
-            .await;
+    // A client that connects and sends nothing is let go after a while, not held.
+    let request = tokio::time::timeout(IDLE, read_request(read, listen, state)).await;
+    let request = match request {
+        Ok(Ok(Ok(request))) => request,
+        Ok(Ok(Err(refused))) => return write.write_all(&refused).await,
+        Ok(Err(e)) => return Err(e),
+        Err(_) => return Ok(()),
     };
     let response = service.handle(request).await;
     let (parts, mut body) = response.into_parts();
@@ -671,6 +779,103 @@ where
         }
     }
     write.shutdown().await
+}
+
+/// How long a connection may take to send its request.
+const IDLE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The 400 answer, for a request that cannot be read.
+const BAD_REQUEST: &[u8] =
+    b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+
+/// One HTTP/1.1 request, read whole: the request for rmcp, or the bytes that answer it instead
+/// (a 400 for a head cut off or too long, a 403 for a `Host` or `Origin` that is not loopback,
+/// a 413 for a body over the input limit, the screen's JSON-RPC error for a `tools/call`
+/// without a string name). A body cut off (the client went away) is an error:
+/// nothing is handed on.
+async fn read_request(
+    read: tokio::net::tcp::OwnedReadHalf,
+    listen: &crate::loopback::Listen,
+    state: &Mutex<State>,
+) -> std::io::Result<Result<http::Request<http_body_util::Full<bytes::Bytes>>, Vec<u8>>> {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+
+    const MAX_HEAD: usize = 64 * 1024;
+    let mut reader = tokio::io::BufReader::new(read);
+    let mut head = Vec::new();
+    loop {
+        let mut line = Vec::new();
+        let n = (&mut reader)
+            .take(MAX_HEAD as u64)
+            .read_until(b'\n', &mut line)
+            .await?;
+        if n == 0 || head.len() > MAX_HEAD {
+            return Ok(Err(BAD_REQUEST.to_vec()));
+        }
+        if line == b"\r\n" || line == b"\n" {
+            break;
+        }
+        head.extend_from_slice(&line);
+    }
+    let head = String::from_utf8_lossy(&head).into_owned();
+    let mut lines = head.lines();
+    let mut request_line = lines.next().unwrap_or_default().split_whitespace();
+    let method = request_line.next().unwrap_or_default().to_owned();
+    let target = request_line.next().unwrap_or("/").to_owned();
+    let mut request = http::Request::builder()
+        .method(method.as_str())
+        .uri(target.as_str());
+    let mut length = 0u64;
+    let (mut host, mut origin) = (None, None);
+    for (name, value) in lines.filter_map(|l| l.split_once(':')) {
+        let (name, value) = (name.trim(), value.trim());
+        if name.eq_ignore_ascii_case("content-length") {
+            match value.parse() {
+                Ok(n) => length = n,
+                Err(_) => return Ok(Err(BAD_REQUEST.to_vec())),
+            }
+        } else if name.eq_ignore_ascii_case("host") {
+            host = Some(value.to_owned());
+        } else if name.eq_ignore_ascii_case("origin") {
+            origin = Some(value.to_owned());
+        }
+        request = request.header(name, value);
+    }
+    if let Some(why) = crate::loopback::refusal(host.as_deref(), origin.as_deref(), listen) {
+        return Ok(Err(crate::loopback::forbidden(&why)));
+    }
+    if length > toolcall_score::max_input_bytes() {
+        return Ok(Err(
+            b"HTTP/1.1 413 Content Too Large\r\ncontent-length: 0\r\n\
+                        connection: close\r\n\r\n"
+                .to_vec(),
+        ));
+    }
+    let mut body = Vec::new();
+    (&mut reader).take(length).read_to_end(&mut body).await?;
+    if (body.len() as u64) < length {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "the request body is cut off",
+        ));
+    }
+    if let Some(refused) = crate::screen::refusal(&body) {
+        let answer = refused.response();
+        let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+        state.report.calls += 1;
+        state.report.refused.push(refused);
+        let mut out = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+             connection: close\r\n\r\n",
+            answer.len()
+        )
+        .into_bytes();
+        out.extend_from_slice(&answer);
+        return Ok(Err(out));
+    }
+    Ok(request
+        .body(http_body_util::Full::new(bytes::Bytes::from(body)))
+        .map_err(|_| BAD_REQUEST.to_vec()))
 }
 
 /// Writes `report` as JSON to `path`, atomically.

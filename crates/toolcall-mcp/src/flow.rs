@@ -856,6 +856,55 @@ fn resolve_path(dir: &Path, written: &str, expanded: &str) -> PathBuf {
     }
 }
 
+/// `text` as a flow writes it so that it reads back as `text`: each `$` doubled (`$$` is a `$`),
+/// so nothing in it is a `${VAR}`. What `toolcall mcp record` does to everything a session said
+/// (a client's argument `${GITHUB_TOKEN}` must replay as those characters, not as the token):
+/// only what a person writes in a flow is a template.
+pub fn escape_template(text: &str) -> String {
+    text.replace('$', "$$")
+}
+
+/// [`escape_template`] over every string inside `value`. Object keys are left as they are: the
+/// reader never expands them.
+pub fn escape_templates(value: &Value) -> Value {
+    match value {
+        Value::String(s) => Value::String(escape_template(s)),
+        Value::Array(items) => Value::Array(items.iter().map(escape_templates).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), escape_templates(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// What [`escape_templates`] wrote, read back without any variable: `$$` is a `$`, and a
+/// `${NAME}` (which it never writes) stays as written. For the parts of a flow a replay does not
+/// read (`recorded`), which `toolcall mcp serve` answers with.
+pub fn unescape_templates(value: Value) -> Value {
+    /// Every `${NAME}` as written.
+    struct AsWritten;
+    impl Vars for AsWritten {
+        fn get(&self, name: &str) -> Option<String> {
+            Some(format!("${{{name}}}"))
+        }
+    }
+    let mut used = Vec::new();
+    match value {
+        Value::String(s) if s.contains('$') => {
+            Value::String(expand_vars(&s, &AsWritten, &mut used).unwrap_or(s))
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(unescape_templates).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, unescape_templates(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
 /// Replaces `${NAME}` with the variable's value, noting `(value, NAME)` in `used`; `Err(NAME)`
 /// when one is unset. `$$` is a `$`.
 fn expand_vars(

@@ -82,8 +82,9 @@ mod replay;
 pub use errors::FlowError;
 pub use expect::Mismatch;
 pub use flow::{
-    Call, ContentExpectation, EnvVars, ExpectError, Flow, FlowTimeouts, Protocol, Server, Snapshot,
-    StdioServer, TextExpectation, Vars,
+    escape_template, escape_templates, unescape_templates, Call, ContentExpectation, EnvVars,
+    ExpectError, Flow, FlowTimeouts, Protocol, Server, Snapshot, StdioServer, TextExpectation,
+    Vars,
 };
 pub use outcome::Outcome;
 pub use replay::{

@@ -19,12 +19,29 @@ use crate::replay::{block_on, Phase, Run};
 use crate::{Failure, FailureKind, Flow, Options};
 
 /// What to probe.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ProbeOptions {
     /// The tools to probe; empty for every tool.
     pub tools: Vec<String>,
     /// Probe tools annotated `destructiveHint: true` too.
     pub include_destructive: bool,
+    /// The most probes run per tool ([`DEFAULT_MAX_PER_TOOL`]): the first ones, in the fixed
+    /// order of [`inputs`]; how many more there were is in [`ProbeReport::capped`]. A server's
+    /// schema, not the user, decides how many there are.
+    pub max_per_tool: usize,
+}
+
+/// The default of [`ProbeOptions::max_per_tool`]: enough for a tool of thirty properties.
+pub const DEFAULT_MAX_PER_TOOL: usize = 100;
+
+impl Default for ProbeOptions {
+    fn default() -> ProbeOptions {
+        ProbeOptions {
+            tools: Vec::new(),
+            include_destructive: false,
+            max_per_tool: DEFAULT_MAX_PER_TOOL,
+        }
+    }
 }
 
 /// How the server answered one probe.
@@ -50,8 +67,10 @@ pub struct Probe {
     pub tool: String,
     /// How the input breaks the schema: `` `count` of the wrong type ``.
     pub breaks: String,
-    /// The arguments sent.
-    pub input: Value,
+    /// The arguments sent, as printed: JSON, masked, cut after 200 characters (a probe of a
+    /// tool of thousands of properties sends thousands; keeping each whole grew with the square
+    /// of them).
+    pub input: String,
     /// The answer.
     pub answer: Answer,
 }
@@ -65,7 +84,7 @@ impl Probe {
 
 impl fmt::Display for Probe {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let input = printable_result(&self.input);
+        let input = &self.input;
         let tool = escape(&self.tool);
         match &self.answer {
             Answer::Refused(why) => write!(
@@ -108,6 +127,9 @@ pub struct ProbeReport {
     pub probes: Vec<Probe>,
     /// The tools left out, with why.
     pub skipped: Vec<(String, String)>,
+    /// The tools with more probes than [`ProbeOptions::max_per_tool`], with how many they had
+    /// (only the first ones ran).
+    pub capped: Vec<(String, usize)>,
     /// Why the probe could not run at all (the server did not start, or list).
     pub failure: Option<Failure>,
 }
@@ -119,107 +141,175 @@ impl ProbeReport {
     }
 }
 
+/// How one probe breaks the schema: which property (an index into the properties), and how.
+#[derive(Clone, Debug)]
+enum Breach {
+    NoArguments,
+    Missing(String),
+    WrongType(usize, Value),
+    Null(usize),
+    BelowMinimum(usize, Value),
+    AboveMaximum(usize, Value),
+    Fraction(usize),
+    TooLong(usize, u64),
+    Outsider(usize),
+    Unlisted,
+}
+
+/// The inputs that break a schema, made one at a time ([`inputs`]): a tool's schema decides
+/// how many there are (three or so per property), and each is a copy of the valid arguments, so
+/// holding them all took memory in the square of the properties (3,000 properties: 3.2 GB).
+/// The plan is one small entry per probe; [`Iterator::next`] builds its input.
+#[derive(Clone, Debug)]
+pub struct Inputs {
+    names: Vec<String>,
+    valid: Map<String, Value>,
+    plan: std::vec::IntoIter<Breach>,
+}
+
+impl Iterator for Inputs {
+    type Item = (String, Value);
+
+    fn next(&mut self) -> Option<(String, Value)> {
+        let breach = self.plan.next()?;
+        let shown = |i: usize| escape(&self.names[i]).to_string();
+        let with = |i: usize, value: Value| {
+            let mut input = self.valid.clone();
+            input.insert(self.names[i].clone(), value);
+            Value::Object(input)
+        };
+        Some(match breach {
+            Breach::NoArguments => ("with no arguments".to_owned(), json!({})),
+            Breach::Missing(name) => {
+                let mut input = self.valid.clone();
+                input.remove(&name);
+                (
+                    format!("without the required `{}`", escape(&name)),
+                    Value::Object(input),
+                )
+            }
+            Breach::WrongType(i, wrong) => (
+                format!("with `{}` of the wrong type", shown(i)),
+                with(i, wrong),
+            ),
+            Breach::Null(i) => (format!("with `{}` null", shown(i)), with(i, Value::Null)),
+            Breach::BelowMinimum(i, n) => {
+                (format!("with `{}` below its minimum", shown(i)), with(i, n))
+            }
+            Breach::AboveMaximum(i, n) => {
+                (format!("with `{}` above its maximum", shown(i)), with(i, n))
+            }
+            Breach::Fraction(i) => (
+                format!("with `{}` not a whole number", shown(i)),
+                with(i, json!(1.5)),
+            ),
+            Breach::TooLong(i, max) => {
+                let long = "x".repeat(
+                    usize::try_from(max)
+                        .unwrap_or(0)
+                        .saturating_add(1)
+                        .min(1 << 20),
+                );
+                (
+                    format!("with `{}` past its maxLength", shown(i)),
+                    with(i, json!(long)),
+                )
+            }
+            Breach::Outsider(i) => (
+                format!("with `{}` not one of its values", shown(i)),
+                with(i, json!("__not_one_of_the_values__")),
+            ),
+            Breach::Unlisted => {
+                let mut input = self.valid.clone();
+                input.insert("__unlisted__".to_owned(), json!("x"));
+                (
+                    "with a property it does not list".to_owned(),
+                    Value::Object(input),
+                )
+            }
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.plan.size_hint()
+    }
+}
+
+impl ExactSizeIterator for Inputs {}
+
 /// The inputs that break `schema`, each with what it breaks, in a fixed order: no arguments
 /// (when something is required), each required property missing, each property of the wrong
 /// type, each required property `null`, numbers past their bounds, an integer with a fraction,
 /// strings past `maxLength`, an enum's outsider, an extra property where none is allowed.
-/// Every input but the one it breaks is valid as far as the schema's top level says.
-pub fn inputs(schema: &Value) -> Vec<(String, Value)> {
+/// Every input but the one it breaks is valid as far as the schema's top level says. Made one
+/// at a time, as they are asked for; [`ExactSizeIterator::len`] says how many there are.
+pub fn inputs(schema: &Value) -> Inputs {
+    let empty = Map::new();
     let properties = schema
         .get("properties")
         .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    let required: Vec<String> = schema
+        .unwrap_or(&empty);
+    let required: std::collections::BTreeSet<&str> = schema
         .get("required")
         .and_then(Value::as_array)
-        .map(|r| {
-            r.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
+    let names: Vec<String> = properties.keys().cloned().collect();
     let valid: Map<String, Value> = properties
         .iter()
-        .filter(|(name, _)| required.contains(name))
+        .filter(|(name, _)| required.contains(name.as_str()))
         .map(|(name, p)| (name.clone(), example(p)))
         .collect();
-    let with = |name: &str, value: Value| {
-        let mut input = valid.clone();
-        input.insert(name.to_owned(), value);
-        Value::Object(input)
-    };
-    let mut out = Vec::new();
+    let mut plan = Vec::new();
     if !required.is_empty() {
-        out.push(("with no arguments".to_owned(), json!({})));
+        plan.push(Breach::NoArguments);
     }
-    for name in &required {
-        let mut input = valid.clone();
-        input.remove(name);
-        out.push((
-            format!("without the required `{}`", escape(name)),
-            Value::Object(input),
-        ));
-    }
-    for (name, property) in &properties {
-        let shown = escape(name);
-        if let Some(wrong) = wrong_type(property) {
-            out.push((
-                format!("with `{shown}` of the wrong type"),
-                with(name, wrong),
-            ));
+    // Required names in the order the schema lists them, as before.
+    let listed: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut seen = std::collections::BTreeSet::new();
+    for name in listed {
+        if !seen.insert(name) {
+            continue;
         }
-        if required.contains(name) && !allows_null(property) {
-            out.push((format!("with `{shown}` null"), with(name, Value::Null)));
+        plan.push(Breach::Missing(name.to_owned()));
+    }
+    for (i, (name, property)) in properties.iter().enumerate() {
+        if let Some(wrong) = wrong_type(property) {
+            plan.push(Breach::WrongType(i, wrong));
+        }
+        if required.contains(name.as_str()) && !allows_null(property) {
+            plan.push(Breach::Null(i));
         }
         if let Some(min) = property.get("minimum").and_then(Value::as_f64) {
-            out.push((
-                format!("with `{shown}` below its minimum"),
-                with(name, number(min - 1.0)),
-            ));
+            plan.push(Breach::BelowMinimum(i, number(min - 1.0)));
         }
         if let Some(max) = property.get("maximum").and_then(Value::as_f64) {
-            out.push((
-                format!("with `{shown}` above its maximum"),
-                with(name, number(max + 1.0)),
-            ));
+            plan.push(Breach::AboveMaximum(i, number(max + 1.0)));
         }
         if property.get("type").and_then(Value::as_str) == Some("integer") {
-            out.push((
-                format!("with `{shown}` not a whole number"),
-                with(name, json!(1.5)),
-            ));
+            plan.push(Breach::Fraction(i));
         }
         if let Some(max) = property.get("maxLength").and_then(Value::as_u64) {
-            let long = "x".repeat(
-                usize::try_from(max)
-                    .unwrap_or(0)
-                    .saturating_add(1)
-                    .min(1 << 20),
-            );
-            out.push((
-                format!("with `{shown}` past its maxLength"),
-                with(name, json!(long)),
-            ));
+            plan.push(Breach::TooLong(i, max));
         }
         if let Some(values) = property.get("enum").and_then(Value::as_array) {
-            let outsider = json!("__not_one_of_the_values__");
-            if !values.contains(&outsider) {
-                out.push((
-                    format!("with `{shown}` not one of its values"),
-                    with(name, outsider),
-                ));
+            if !values.contains(&json!("__not_one_of_the_values__")) {
+                plan.push(Breach::Outsider(i));
             }
         }
     }
     if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
-        out.push((
-            "with a property it does not list".to_owned(),
-            with("__unlisted__", json!("x")),
-        ));
+        plan.push(Breach::Unlisted);
     }
-    out
+    Inputs {
+        names,
+        valid,
+        plan: plan.into_iter(),
+    }
 }
 
 /// A whole number as an integer, else a float.
@@ -342,7 +432,11 @@ pub async fn probe(flow: &Flow, options: &Options, what: &ProbeOptions) -> Probe
             continue;
         }
         let schema = Value::Object((*tool.input_schema).clone());
-        for (breaks, input) in inputs(&schema) {
+        let planned = inputs(&schema);
+        if planned.len() > what.max_per_tool {
+            report.capped.push((name.clone(), planned.len()));
+        }
+        for (breaks, input) in planned.take(what.max_per_tool) {
             let mut params = CallToolRequestParams::new(name.clone());
             params.arguments = input.as_object().cloned();
             let phase = Phase::new(&format!("probe {}", escape(&name)));
@@ -385,7 +479,7 @@ pub async fn probe(flow: &Flow, options: &Options, what: &ProbeOptions) -> Probe
             report.probes.push(Probe {
                 tool: name.clone(),
                 breaks,
-                input: flow.mask_value(&input),
+                input: printable_result(&flow.mask_value(&input)),
                 answer,
             });
             if restart {
@@ -427,8 +521,8 @@ mod tests {
                            "count": {"type": "integer", "minimum": 1, "maximum": 5},
                            "mode": {"enum": ["a", "b"]}},
             "required": ["text", "count"]});
+        assert_eq!(inputs(&schema).len(), 13);
         let got: Vec<String> = inputs(&schema)
-            .into_iter()
             .map(|(why, input)| format!("{why}: {input}"))
             .collect();
         assert_eq!(
@@ -449,10 +543,28 @@ mod tests {
                 "with a property it does not list: {\"__unlisted__\":\"x\",\"count\":1,\"text\":\"x\"}",
             ]
         );
-        assert_eq!(inputs(&schema), inputs(&schema), "deterministic");
-        assert!(
-            inputs(&json!({"type": "object"})).is_empty(),
+        assert!(inputs(&schema).eq(inputs(&schema)), "deterministic");
+        assert_eq!(
+            inputs(&json!({"type": "object"})).len(),
+            0,
             "nothing to break"
         );
+    }
+
+    /// A schema of 3,000 required properties plans 9,001 probes, each a copy of the 3,000 valid
+    /// arguments: they are made one at a time, as asked for (all at once took 3.2 GB).
+    #[test]
+    fn the_inputs_of_a_wide_schema_are_planned_not_made() {
+        let properties: Map<String, Value> = (0..3000)
+            .map(|i| (format!("p{i}"), json!({"type": "string"})))
+            .collect();
+        let required: Vec<String> = properties.keys().cloned().collect();
+        let schema = json!({"type": "object", "properties": properties, "required": required});
+        let mut planned = inputs(&schema);
+        assert_eq!(planned.len(), 1 + 3000 + 3000 * 2);
+        let (breaks, first) = planned.nth(1).unwrap();
+        assert_eq!(breaks, "without the required `p0`");
+        assert_eq!(first.as_object().unwrap().len(), 2999);
+        assert_eq!(planned.len(), 1 + 3000 + 3000 * 2 - 2);
     }
 }

@@ -36,6 +36,8 @@ pub enum Action {
         out: PathBuf,
         #[command(flatten)]
         timeouts: Timeouts,
+        #[command(flatten)]
+        limit: MessageLimit,
     },
     /// Call each tool with arguments its own inputSchema forbids (a required property missing,
     /// each property of the wrong type, null for required values, numbers past their bounds,
@@ -52,11 +54,17 @@ pub enum Action {
         /// Probe tools annotated destructiveHint: true too.
         #[arg(long)]
         include_destructive: bool,
+        /// The most probes run per tool (the first ones, in their fixed order): a schema of
+        /// thousands of properties plans thousands of probes; the output says how many more.
+        #[arg(long, value_name = "N", default_value_t = toolcall_mcp::probe::DEFAULT_MAX_PER_TOOL)]
+        max_probes_per_tool: usize,
         /// Seconds a probe may take before it is a hang.
         #[arg(long, value_name = "SECS", default_value_t = 5.0)]
         call_timeout: f64,
         #[command(flatten)]
         timeouts: Timeouts,
+        #[command(flatten)]
+        limit: MessageLimit,
     },
     /// Compare the server's live catalog with a snapshot and classify every change: breaking
     /// (a tool removed, a property newly required or removed, a type narrowed, an enum value
@@ -78,6 +86,8 @@ pub enum Action {
         write: bool,
         #[command(flatten)]
         timeouts: Timeouts,
+        #[command(flatten)]
+        limit: MessageLimit,
     },
     /// Be a stdio MCP server to whatever client starts this, start the real server (`-- CMD
     /// ARGS…`), pass every message through unchanged both ways, and write the session as a flow:
@@ -107,6 +117,10 @@ pub struct RecordArgs {
     /// never its value.
     #[arg(long = "env", value_name = "NAME")]
     env: Vec<String>,
+    /// Record over an existing --out flow and its snapshot (without it, either being there is
+    /// an error). Even so, a session that made no call replaces nothing.
+    #[arg(long)]
+    force: bool,
     /// Finish the recording a killed session left in FILE.partial, instead of recording.
     #[arg(long)]
     recover: bool,
@@ -122,6 +136,11 @@ pub struct RecordArgs {
         conflicts_with = "recover"
     )]
     listen: Option<String>,
+    /// Let --listen take an address other than loopback (0.0.0.0:3002), which other machines
+    /// reach: nothing asks their clients for a token. Any Host is then accepted; a browser
+    /// Origin must still be a loopback page.
+    #[arg(long, requires = "listen")]
+    insecure_listen: bool,
     /// The streamable HTTP endpoint --listen forwards to (http://127.0.0.1:3001/mcp).
     #[arg(long, value_name = "URL", requires = "listen")]
     upstream: Option<String>,
@@ -150,9 +169,17 @@ pub struct ServeArgs {
     #[arg(long)]
     strict: bool,
     /// Serve streamable HTTP on this loopback address instead of stdio (127.0.0.1:3001; port 0
-    /// for any); Ctrl-C, SIGTERM or SIGHUP ends it and prints the report.
+    /// for any); Ctrl-C, SIGTERM or SIGHUP ends it and prints the report. A request whose Host
+    /// or Origin is not loopback is refused.
     #[arg(long, value_name = "ADDR")]
     listen: Option<String>,
+    /// Let --listen take an address other than loopback (0.0.0.0:3001), which other machines
+    /// reach: nothing asks their clients for a token. Any Host is then accepted; a browser
+    /// Origin must still be a loopback page.
+    #[arg(long, requires = "listen")]
+    insecure_listen: bool,
+    #[command(flatten)]
+    limit: MessageLimit,
 }
 
 /// The server: a flow naming it (its calls are not made), a URL, or a command after `--`.
@@ -230,6 +257,16 @@ pub struct Timeouts {
     pub init_timeout: f64,
 }
 
+/// How long a single message may be: one flag for every command that reads a server's (or a
+/// client's) messages, so the advice a too-long message gets works with each of them.
+#[derive(Debug, clap::Args)]
+pub struct MessageLimit {
+    /// The longest single message accepted (from a stdio server; for `mcp serve`, from the
+    /// client), in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 4 * 1024 * 1024)]
+    pub max_message_bytes: usize,
+}
+
 /// Runs `toolcall mcp`.
 pub fn run(args: &Args) -> Result {
     match &args.action {
@@ -239,8 +276,9 @@ pub fn run(args: &Args) -> Result {
             target,
             out,
             timeouts,
+            limit,
         } => {
-            let tools = live(target, timeouts)?;
+            let tools = live(target, timeouts, limit)?;
             let snap = named(catalog::snapshot(&tools), target, out);
             write(out, &snap)?;
             outln!(
@@ -255,15 +293,25 @@ pub fn run(args: &Args) -> Result {
             target,
             tools,
             include_destructive,
+            max_probes_per_tool,
             call_timeout,
             timeouts,
-        } => probe(target, tools, *include_destructive, *call_timeout, timeouts),
+            limit,
+        } => {
+            let what = toolcall_mcp::probe::ProbeOptions {
+                tools: tools.to_vec(),
+                include_destructive: *include_destructive,
+                max_per_tool: *max_probes_per_tool,
+            };
+            probe(target, &what, *call_timeout, timeouts, limit)
+        }
         Action::Diff {
             target,
             snapshot,
             fail_on,
             write: accept,
             timeouts,
+            limit,
         } => {
             let text = toolcall_score::read_text(snapshot)?;
             let old: serde_json::Value =
@@ -272,7 +320,7 @@ pub fn run(args: &Args) -> Result {
                     expected: "a snapshot",
                     source,
                 })?;
-            let tools = live(target, timeouts)?;
+            let tools = live(target, timeouts, limit)?;
             let new = named(catalog::snapshot(&tools), target, snapshot);
             let changes = catalog::diff(&old, &new);
             let mut out = String::new();
@@ -326,10 +374,10 @@ pub fn run(args: &Args) -> Result {
 
 fn probe(
     target: &Target,
-    tools: &[String],
-    include_destructive: bool,
+    what: &toolcall_mcp::probe::ProbeOptions,
     call_timeout: f64,
     timeouts: &Timeouts,
+    limit: &MessageLimit,
 ) -> Result {
     let flow = target.flow()?;
     let path = flow.path.as_path();
@@ -342,14 +390,11 @@ fn probe(
     let options = Options {
         initialize_timeout: init,
         call_timeout: call,
+        max_message_bytes: limit.max_message_bytes,
         handle_ctrl_c: true,
         ..Options::default()
     };
-    let what = toolcall_mcp::probe::ProbeOptions {
-        tools: tools.to_vec(),
-        include_destructive,
-    };
-    let report = toolcall_mcp::probe::probe_blocking(&flow, &options, &what);
+    let report = toolcall_mcp::probe::probe_blocking(&flow, &options, what);
     if let Some(failure) = report.failure {
         return Err(CliError::Server {
             target: target.shown(),
@@ -362,6 +407,15 @@ fn probe(
     }
     for (tool, why) in &report.skipped {
         outln!("skip   `{}`: {why}", toolcall_score::escape(tool));
+    }
+    for (tool, planned) in &report.capped {
+        outln!(
+            "cap    `{}`: {} of its {planned} probes ran, the first in their order (at most {} \
+             per tool; --max-probes-per-tool N for more)",
+            toolcall_score::escape(tool),
+            what.max_per_tool,
+            what.max_per_tool
+        );
     }
     let findings: Vec<_> = report.findings().collect();
     outln!(
@@ -402,7 +456,11 @@ fn named(
 }
 
 /// The live catalog of the target's server, or why not.
-fn live(target: &Target, timeouts: &Timeouts) -> Result<Vec<serde_json::Value>> {
+fn live(
+    target: &Target,
+    timeouts: &Timeouts,
+    limit: &MessageLimit,
+) -> Result<Vec<serde_json::Value>> {
     let flow = target.flow()?;
     let options = Options {
         initialize_timeout: Duration::try_from_secs_f64(timeouts.init_timeout)
@@ -411,6 +469,7 @@ fn live(target: &Target, timeouts: &Timeouts) -> Result<Vec<serde_json::Value>> 
             .ok_or_else(|| {
                 CliError::usage("--init-timeout must be a positive number of seconds")
             })?,
+        max_message_bytes: limit.max_message_bytes,
         handle_ctrl_c: true,
         ..Options::default()
     };
@@ -454,9 +513,14 @@ fn record(args: &RecordArgs) -> Result {
         let options = toolcall_mcp_record::RecordOptions {
             snapshot: args.snapshot.clone(),
             headers,
+            force: args.force,
             ..toolcall_mcp_record::RecordOptions::new(&args.out, "", Vec::new())
         };
         use toolcall_mcp_record::http;
+        let listen = toolcall_mcp_record::loopback::Listen {
+            addr: listen.clone(),
+            insecure: args.insecure_listen,
+        };
         match http::record_http(&options, listen, upstream) {
             Ok(recording) => {
                 http::stop_on_signals(recording.stopper());
@@ -480,6 +544,7 @@ fn record(args: &RecordArgs) -> Result {
             snapshot: args.snapshot.clone(),
             env: args.env.clone(),
             grace,
+            force: args.force,
             ..toolcall_mcp_record::RecordOptions::new(&args.out, command, rest.to_vec())
         };
         toolcall_mcp_record::record::record(&options, std::io::stdin(), std::io::stdout())
@@ -496,8 +561,14 @@ fn serve(args: &ServeArgs) -> Result {
         eprintln!("note: {}", toolcall_score::escape(note));
     }
     let served = match &args.listen {
-        None => serve::serve(recording, args.matching),
+        None => serve::serve_limited(recording, args.matching, args.limit.max_message_bytes),
         Some(listen) => {
+            let listen = toolcall_mcp_record::loopback::Listen {
+                addr: listen.clone(),
+                insecure: args.insecure_listen,
+            };
+            // Refused before anything is served: a usage error, not a server that failed.
+            listen.addresses().map_err(CliError::usage)?;
             let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
             toolcall_mcp_record::http::stop_on_signals(std::sync::Arc::clone(&stop));
             serve::serve_http(recording, args.matching, listen, stop, |addr| {

@@ -28,9 +28,8 @@ pub struct Args {
     /// Seconds allowed for each request after `initialize` (a flow's `timeouts` take precedence).
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     pub call_timeout: f64,
-    /// The longest single message accepted from a stdio server, in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = 4 * 1024 * 1024)]
-    pub max_message_bytes: usize,
+    #[command(flatten)]
+    pub limit: crate::cmd::mcp::MessageLimit,
     /// Print the run as JSON instead of the step lines (the shape README documents).
     #[arg(long)]
     pub json: bool,
@@ -54,7 +53,7 @@ pub fn run(args: &Args) -> Result {
     let options = Options {
         initialize_timeout: seconds("init-timeout", args.init_timeout)?,
         call_timeout: seconds("call-timeout", args.call_timeout)?,
-        max_message_bytes: args.max_message_bytes,
+        max_message_bytes: args.limit.max_message_bytes,
         handle_ctrl_c: true,
         ..Options::default()
     };

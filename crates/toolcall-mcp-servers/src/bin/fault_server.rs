@@ -30,6 +30,8 @@
 //! | `media-result` | declares no `outputSchema` and answers with an image (a 1×1 PNG), audio and a `resource_link` |
 //! | `http-bearer` | streamable HTTP on 127.0.0.1, port `ATP_FAULT_PORT` or a free one (its port the first line on stdout) that answers only requests with `Authorization: Bearer s3cret-token` (else 401), as `ok` does |
 //! | `output-missing` | declares its `outputSchema`, then answers with text alone |
+//! | `wide` | behaves, but `echo` declares 3,000 more required string properties (`p0`…), which it does not check |
+//! | `big-catalog` | behaves, but its `tools/list` page is over 5 MB (a 5 MB description of `echo`) |
 
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
@@ -61,6 +63,8 @@ fn main() -> ExitCode {
         "http-bearer",
         "legacy-strict",
         "input-required",
+        "big-catalog",
+        "wide",
     ];
     if !known.contains(&mode.as_str()) {
         eprintln!(
@@ -193,6 +197,16 @@ fn main() -> ExitCode {
                         "properties": {"text": {"type": "string", "maxLength": 5},
                                        "count": {"type": "integer", "minimum": 1, "maximum": 3}},
                         "required": ["text"]});
+                }
+                if mode == "wide" {
+                    let names: Vec<String> = (0..3000).map(|i| format!("p{i}")).collect();
+                    for name in &names {
+                        echo["inputSchema"]["properties"][name] = json!({"type": "string"});
+                    }
+                    echo["inputSchema"]["required"] = json!(names);
+                }
+                if mode == "big-catalog" {
+                    echo["description"] = json!("d".repeat(5 * 1000 * 1000));
                 }
                 if mode == "null-crash" {
                     echo["inputSchema"]["required"] = json!(["text"]);
