@@ -12,7 +12,8 @@
 //!
 //! **Invariants of a walk:** it never follows a link out of its root or into a directory it has
 //! already walked (a loop, or a second way to the same files), it reads only regular files (a
-//! FIFO would block the reader forever), and it says what it left out and why.
+//! FIFO would block the reader forever), and it says what it left out and why — a link that
+//! leads nowhere too, whatever its name.
 //!
 //! No dependencies beyond `std`: the crates that use it should not pay for it.
 
@@ -386,6 +387,10 @@ pub struct Walk {
     pub files: Vec<PathBuf>,
     /// What was left out, and why; in the order met.
     pub skipped: Vec<Skipped>,
+    /// Links that lead nowhere — dangling, or round a loop of links (`a -> b`, `b -> a`) — whose
+    /// own name `keep` does not hold for: as a file it would not have been read, but it may have
+    /// been a folder, so it is the caller's to mention (a link `keep` holds for is in `skipped`).
+    pub unresolved: Vec<Skipped>,
 }
 
 /// An entry a [`walk`] left out.
@@ -496,11 +501,14 @@ pub fn walk(
         let real = match fs::canonicalize(&link) {
             Ok(real) => real,
             Err(e) => {
+                let skipped = Skipped {
+                    path: link.clone(),
+                    why: SkipReason::Unreadable(e),
+                };
                 if keep(&link) {
-                    out.skipped.push(Skipped {
-                        path: link,
-                        why: SkipReason::Unreadable(e),
-                    });
+                    out.skipped.push(skipped);
+                } else {
+                    out.unresolved.push(skipped);
                 }
                 continue;
             }
@@ -799,6 +807,36 @@ mod tests {
                 "up LinkOutside"
             ]
         );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A chain of links round a loop (`Aa -> B`, `B -> Aa`) or a dangling link leads nowhere:
+    /// under a name the filter keeps it is skipped, under any other it is unresolved (it may
+    /// have been a folder); it used to be dropped without a word.
+    #[cfg(unix)]
+    #[test]
+    fn a_link_that_leads_nowhere_is_always_named() {
+        use std::os::unix::fs::symlink;
+        let dir = scratch("walk-nowhere");
+        fs::write(dir.join("a.json"), b"{}").unwrap();
+        symlink("B", dir.join("Aa")).unwrap();
+        symlink("Aa", dir.join("B")).unwrap();
+        symlink("gone", dir.join("billing")).unwrap();
+        symlink("x.json", dir.join("y.json")).unwrap();
+        symlink("y.json", dir.join("x.json")).unwrap();
+        let json = |p: &Path| p.extension().is_some_and(|e| e == "json");
+        let walk = walk(&dir, &no_hidden, &json).unwrap();
+        assert_eq!(names(&walk, &dir), ["a.json"]);
+        let named = |list: &[Skipped]| {
+            let mut names: Vec<String> = list
+                .iter()
+                .map(|s| s.path.strip_prefix(&dir).unwrap().display().to_string())
+                .collect();
+            names.sort();
+            names
+        };
+        assert_eq!(named(&walk.unresolved), ["Aa", "B", "billing"]);
+        assert_eq!(named(&walk.skipped), ["x.json", "y.json"]);
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -217,6 +217,27 @@ fn links_that_loop_and_a_fifo_are_named_not_followed_or_read() {
     assert!(!out.contains("loop/"), "{out}");
 }
 
+/// A chain of links round a loop (`Aa -> B`, `B -> Aa`) under the cases tree leads nowhere: it
+/// may have been a folder of cases, so the report says it was skipped (a note, since it holds
+/// nothing to run); it used to vanish without a word.
+#[cfg(unix)]
+#[test]
+fn a_link_loop_is_said_to_be_skipped() {
+    use std::os::unix::fs::symlink;
+    let root = crate::support::scratch("check", "link-chain-loop");
+    copy_dir(&fixture("green"), &root);
+    symlink("B", root.join("cases/Aa")).unwrap();
+    symlink("Aa", root.join("cases/B")).unwrap();
+    let (code, out) = check(&root, false);
+    assert_eq!(code, Some(0), "a note, not a failure: {out}");
+    for link in ["cases/Aa", "cases/B"] {
+        assert!(
+            out.contains(&format!("{link}: a link that leads nowhere")),
+            "{link}: {out}"
+        );
+    }
+}
+
 /// An agent directory that starts with `.` (what importing a model named `.x` used to make) is
 /// hidden, so it never runs: the report says it was skipped instead of leaving it out silently.
 #[test]
