@@ -525,6 +525,39 @@ fn init_in_a_cargo_package_adds_the_test_target_once() {
     );
 }
 
+/// A package whose tests/toolcall.rs is the user's own `#[test]` file: `init` keeps the file and
+/// leaves Cargo.toml alone, saying why and how to add the gate; it used to add `[[test]]
+/// toolcall, harness = false`, after which the user's tests no longer built (`main function not
+/// found`).
+#[test]
+fn init_leaves_cargo_toml_alone_when_tests_toolcall_rs_is_the_users() {
+    let root = crate::support::scratch("check", "init-cargo-own-test");
+    let manifest = root.join("Cargo.toml");
+    let text = "[package]\nname = \"agent\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
+    std::fs::write(&manifest, text).unwrap();
+    let own = "#[test]\nfn calls_the_tool() {\n    assert_eq!(1 + 1, 2);\n}\n";
+    std::fs::create_dir_all(root.join("tests")).unwrap();
+    std::fs::write(root.join("tests/toolcall.rs"), own).unwrap();
+    let out = toolcall(&["init", root.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(&manifest).unwrap(),
+        text,
+        "left alone"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("tests/toolcall.rs")).unwrap(),
+        own
+    );
+    assert!(
+        stdout(&out).contains(
+            "kept    Cargo.toml  (left alone: tests/toolcall.rs is a test file of your own"
+        ),
+        "{}",
+        stdout(&out)
+    );
+}
+
 /// Every file under `dir` (recursively), sorted.
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
