@@ -558,6 +558,50 @@ fn init_leaves_cargo_toml_alone_when_tests_toolcall_rs_is_the_users() {
     );
 }
 
+/// A run with more passing cases than a page draws: the HTML page draws the first
+/// `PASSES_DRAWN` (1,000) of them and says how many it left out; it used to draw every case
+/// (100,000 made a 105 MB page no browser opens).
+#[test]
+fn the_html_page_of_a_huge_run_says_what_it_folded() {
+    let root = crate::support::scratch("check", "html-folded");
+    let case = serde_json::json!({
+        "tools": [{"name": "get_invoice", "description": "One invoice.",
+                   "input_schema": {"type": "object"}}],
+        "messages": [{"role": "user", "content": "Show invoice 1"}]
+    });
+    let response = serde_json::json!({"type": "message", "role": "assistant",
+        "stop_reason": "tool_use",
+        "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_invoice", "input": {}}]});
+    for i in 0..1003 {
+        for (path, value) in [
+            (root.join(format!("cases/many/c{i:04}.json")), &case),
+            (
+                root.join(format!("recorded/claude/many/c{i:04}.json")),
+                &response,
+            ),
+        ] {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, value.to_string()).unwrap();
+        }
+    }
+    let page = root.join("report.html");
+    let out = toolcall(&[
+        "check",
+        "--root",
+        root.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<details class=\"result pass\"").count(), 1000);
+    assert!(
+        html.contains("3 of 1003 passing case(s) are not drawn"),
+        "the page says what it folded"
+    );
+    well_formed(&html).unwrap_or_else(|e| panic!("{e}"));
+}
+
 /// Every file under `dir` (recursively), sorted.
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
