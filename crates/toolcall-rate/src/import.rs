@@ -61,7 +61,7 @@ use toolcall_score::provider::Logged;
 use toolcall_score::InputError;
 
 pub use crate::names::safe_component;
-use crate::names::{agent_dir, check_name, id_key, name_key, outputs, Planned};
+use crate::names::{agent_dir, check_name, id_key, name_key, outputs, write_in, Planned};
 
 use crate::RateError;
 
@@ -328,19 +328,6 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), RateErro
         source,
     };
     toolcall_fs::write_atomic(path, bytes).map_err(write)
-}
-
-/// Writes `bytes` to `path` in `batch` (through a temporary file and a rename, so a reader never
-/// sees half a file).
-pub(crate) fn write_in(
-    batch: &mut toolcall_fs::Batch,
-    path: &Path,
-    bytes: &[u8],
-) -> Result<(), RateError> {
-    batch.write(path, bytes).map_err(|source| RateError::Write {
-        path: path.to_path_buf(),
-        source,
-    })
 }
 
 fn inputs(input: &Path) -> Result<(Vec<PathBuf>, Option<PathBuf>), RateError> {

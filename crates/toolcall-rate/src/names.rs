@@ -201,3 +201,16 @@ impl Planned {
         })
     }
 }
+
+/// Writes `bytes` to `path` in `batch` (through a temporary file and a rename, so a reader never
+/// sees half a file).
+pub(crate) fn write_in(
+    batch: &mut toolcall_fs::Batch,
+    path: &Path,
+    bytes: &[u8],
+) -> Result<(), RateError> {
+    batch.write(path, bytes).map_err(|source| RateError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}

@@ -447,7 +447,7 @@ pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promot
             let mut bytes =
                 serde_json::to_vec_pretty(&value).map_err(|e| RateError::Config(e.to_string()))?;
             bytes.push(b'\n');
-            crate::import::write_in(&mut batch, &path, &bytes)?;
+            crate::names::write_in(&mut batch, &path, &bytes)?;
             promoted.files.push(path);
         }
         promoted.cases.push(case_id);

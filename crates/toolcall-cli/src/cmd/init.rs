@@ -268,7 +268,7 @@ fn cargo_package(manifest: &Path) -> Result<bool, String> {
 /// Whether the Rust file at `path` defines a `main` function (a `harness = false` target must),
 /// read as text: an unreadable file counts as having one, so nothing is held back on a guess.
 fn has_main(path: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(path) else {
+    let Ok(text) = toolcall_score::read_text(path) else {
         return true;
     };
     text.lines().any(|line| {
@@ -281,7 +281,7 @@ fn has_main(path: &Path) -> bool {
 /// Whether `manifest` already declares a `[[test]]` target named `toolcall` (the user's own
 /// arrangement, then, which `init` does not question).
 fn has_toolcall_target(manifest: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(manifest) else {
+    let Ok(text) = toolcall_score::read_text(manifest) else {
         return false;
     };
     let Ok(doc) = text.parse::<toml_edit::DocumentMut>() else {
