@@ -130,8 +130,8 @@ const BATCH_THREADS: usize = 64;
 
 /// Many files written together, each by [`write_atomic`]'s rules (a temporary file beside it,
 /// flushed, renamed over the target), with the waits for the disk shared: the temporary files of
-/// up to [`BATCH_FILES`] writes are flushed side by side, then renamed, and each folder is
-/// flushed once, by [`Batch::finish`]. One flush per file and two per folder, instead of two per
+/// up to 512 writes are flushed side by side, then renamed, and each folder is
+/// flushed once, by [`Batch::finish`]. One flush per file and one per folder, instead of two per
 /// file one after the other (an import of 8,000 conversations waited on 32,000 flushes).
 ///
 /// A file is in place once its round is renamed (by `finish` at the latest). When a round fails,
