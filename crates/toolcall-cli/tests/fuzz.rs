@@ -825,3 +825,55 @@ fn no_parser_panics_hangs_or_balloons_on_mutants_of_real_inputs() {
     }
     assert!(tried.iter().all(|n| *n > 0), "every parser was tried");
 }
+
+/// Hostile input that is only big: `toolcall import` of 8,000 conversations. Each file used to
+/// wait for two flushes to disk, one after the other (32,000 waits: 139 s on a shared machine,
+/// where the issue saw no answer in 120 s); a batch shares them. The limit turns a crawl back
+/// into a failure and says nothing about speed (the new code took 22–57 s on the same machine
+/// under the load of other builds).
+#[test]
+fn import_of_many_conversations_does_not_crawl() {
+    let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fuzz-import-many");
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).unwrap();
+    let tools = serde_json::json!([{"type": "function", "function": {
+        "name": "get_balance", "parameters": {"type": "object"}}}]);
+    let conversations: Vec<serde_json::Value> = (0..8000)
+        .map(|i| {
+            serde_json::json!({"id": format!("c{i}"), "tools": tools, "messages": [
+                {"role": "user", "content": "balance of acc_1?"},
+                {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1",
+                  "type": "function", "function": {"name": "get_balance", "arguments": "{}"}}]}]})
+        })
+        .collect();
+    let input = scratch.join("log.json");
+    std::fs::write(&input, serde_json::Value::Array(conversations).to_string()).unwrap();
+    let out = scratch.join("out");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .args([
+            "import",
+            &input.to_string_lossy(),
+            "--out",
+            &out.to_string_lossy(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let limit = Duration::from_secs(120);
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("importing 8,000 conversations took over {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(status.success(), "{status}");
+    let written = std::fs::read_dir(out.join("cases/log")).unwrap().count();
+    assert_eq!(written, 8000);
+    std::fs::remove_dir_all(&scratch).unwrap();
+}

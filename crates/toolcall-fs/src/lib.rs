@@ -1,6 +1,7 @@
 //! The file system rules of the workspace, in one place: every file a `toolcall` command writes
 //! (baselines, imported cases and recordings, live recordings, JSON reports) is written by
-//! [`write_atomic`], and every tree it reads (cases, recordings) is walked by [`walk`].
+//! [`write_atomic`] (many at once by a [`Batch`], which shares the waits for the disk), and every
+//! tree it reads (cases, recordings) is walked by [`walk`].
 //!
 //! **Invariants:** a file is replaced whole or not at all (a temporary file in the same folder,
 //! flushed to disk, then renamed over it), so a reader never sees half a file and a killed run
@@ -11,7 +12,8 @@
 //!
 //! **Invariants of a walk:** it never follows a link out of its root or into a directory it has
 //! already walked (a loop, or a second way to the same files), it reads only regular files (a
-//! FIFO would block the reader forever), and it says what it left out and why.
+//! FIFO would block the reader forever), and it says what it left out and why — a link that
+//! leads nowhere too, whatever its name.
 //!
 //! No dependencies beyond `std`: the crates that use it should not pay for it.
 
@@ -85,28 +87,13 @@ fn write_via(
     fill: impl FnOnce(&mut File) -> io::Result<()>,
     commit: Commit,
 ) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path.file_name().ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{} names no file", path.display()),
-        )
-    })?;
+    let (dir, name) = parts(path)?;
     fs::create_dir_all(&dir)?;
     remove_leftovers(&dir, name);
     let (temp, mut file) = create_temp(&dir, temp_names(name))?;
     let result = (|| {
         fill(&mut file)?;
-        // The replaced file's permissions carry over (a baseline kept at 600 stays 600); a link
-        // at `path` is not followed for them.
-        if let Ok(meta) = fs::symlink_metadata(path) {
-            if meta.file_type().is_file() {
-                file.set_permissions(meta.permissions())?;
-            }
-        }
+        keep_mode(&file, path)?;
         file.sync_all()?;
         drop(file);
         match commit {
@@ -131,6 +118,141 @@ fn write_via(
         let _ = fs::remove_file(&temp);
     }
     result
+}
+
+/// How many files a [`Batch`] holds open before it flushes them: open files are a limited
+/// resource (1,024 by default on Linux), and this many share one round of flushes.
+const BATCH_FILES: usize = 512;
+
+/// How many threads flush a batch's files: file systems commit concurrent flushes together
+/// (ext4's journal does), so flushes waited for side by side cost about one.
+const BATCH_THREADS: usize = 64;
+
+/// Many files written together, each by [`write_atomic`]'s rules (a temporary file beside it,
+/// flushed, renamed over the target), with the waits for the disk shared: the temporary files of
+/// up to 512 writes are flushed side by side, then renamed, and each folder is
+/// flushed once, by [`Batch::finish`]. One flush per file and one per folder, instead of two per
+/// file one after the other (an import of 8,000 conversations waited on 32,000 flushes).
+///
+/// A file is in place once its round is renamed (by `finish` at the latest). When a round fails,
+/// its files not yet renamed are left as they were; a batch dropped without `finish` leaves its
+/// last round's targets as they were; either way no temporary file is left.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("toolcall-fs-batch-doc-{}", std::process::id()));
+/// let mut batch = toolcall_fs::Batch::default();
+/// batch.write(&dir.join("cases/a.json"), b"{}\n")?;
+/// batch.write(&dir.join("recorded/agent/a.json"), b"{}\n")?;
+/// batch.finish()?;
+/// assert_eq!(std::fs::read(dir.join("cases/a.json"))?, b"{}\n");
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct Batch {
+    /// Written and not yet flushed: (temporary file, target, open file).
+    pending: Vec<(PathBuf, PathBuf, File)>,
+    /// The folders renamed into, flushed by `finish`.
+    dirs: std::collections::BTreeSet<PathBuf>,
+}
+
+impl Batch {
+    /// Writes `bytes` as the file at `path` (creating its folder when missing), in place by the
+    /// end of this round.
+    pub fn write(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        let (dir, name) = parts(path)?;
+        fs::create_dir_all(&dir)?;
+        remove_leftovers(&dir, name);
+        let (temp, mut file) = create_temp(&dir, temp_names(name))?;
+        let filled = file.write_all(bytes).and_then(|()| keep_mode(&file, path));
+        if let Err(e) = filled {
+            drop(file);
+            let _ = fs::remove_file(&temp);
+            return Err(e);
+        }
+        self.pending.push((temp, path.to_path_buf(), file));
+        if self.pending.len() >= BATCH_FILES {
+            self.commit()?;
+        }
+        Ok(())
+    }
+
+    /// Flushes every pending file (side by side), then renames each into place.
+    fn commit(&mut self) -> io::Result<()> {
+        let pending = std::mem::take(&mut self.pending);
+        let per_thread = pending.len().div_ceil(BATCH_THREADS).max(1);
+        let synced = std::thread::scope(|scope| {
+            let workers: Vec<_> = pending
+                .chunks(per_thread)
+                .map(|chunk| {
+                    scope.spawn(move || chunk.iter().try_for_each(|(_, _, f)| f.sync_all()))
+                })
+                .collect();
+            workers.into_iter().try_for_each(|w| {
+                w.join()
+                    .unwrap_or_else(|_| Err(io::Error::other("a flush thread panicked")))
+            })
+        });
+        let mut result = synced;
+        for (temp, path, file) in pending {
+            drop(file);
+            if result.is_ok() {
+                result = fs::rename(&temp, &path);
+                if result.is_ok() {
+                    if let Ok((dir, _)) = parts(&path) {
+                        self.dirs.insert(dir);
+                    }
+                    continue;
+                }
+            }
+            let _ = fs::remove_file(&temp);
+        }
+        result
+    }
+
+    /// Puts the last round in place and flushes every folder renamed into.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.commit()?;
+        for dir in std::mem::take(&mut self.dirs) {
+            sync_dir(&dir);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        for (temp, _, file) in self.pending.drain(..) {
+            drop(file);
+            let _ = fs::remove_file(&temp);
+        }
+    }
+}
+
+/// `path`'s folder (`.` for a bare name) and file name.
+fn parts(path: &Path) -> io::Result<(PathBuf, &std::ffi::OsStr)> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path.file_name().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} names no file", path.display()),
+        )
+    })?;
+    Ok((dir, name))
+}
+
+/// Gives `file` the permissions of the file it replaces at `path` (a baseline kept at 600
+/// stays 600); a link at `path` is not followed for them.
+fn keep_mode(file: &File, path: &Path) -> io::Result<()> {
+    if let Ok(meta) = fs::symlink_metadata(path) {
+        if meta.file_type().is_file() {
+            file.set_permissions(meta.permissions())?;
+        }
+    }
+    Ok(())
 }
 
 /// The prefix of every temporary file written for the target `name`: `.<name>.toolcall-`.
@@ -265,6 +387,10 @@ pub struct Walk {
     pub files: Vec<PathBuf>,
     /// What was left out, and why; in the order met.
     pub skipped: Vec<Skipped>,
+    /// Links that lead nowhere — dangling, or round a loop of links (`a -> b`, `b -> a`) — whose
+    /// own name `keep` does not hold for: as a file it would not have been read, but it may have
+    /// been a folder, so it is the caller's to mention (a link `keep` holds for is in `skipped`).
+    pub unresolved: Vec<Skipped>,
 }
 
 /// An entry a [`walk`] left out.
@@ -375,11 +501,14 @@ pub fn walk(
         let real = match fs::canonicalize(&link) {
             Ok(real) => real,
             Err(e) => {
+                let skipped = Skipped {
+                    path: link.clone(),
+                    why: SkipReason::Unreadable(e),
+                };
                 if keep(&link) {
-                    out.skipped.push(Skipped {
-                        path: link,
-                        why: SkipReason::Unreadable(e),
-                    });
+                    out.skipped.push(skipped);
+                } else {
+                    out.unresolved.push(skipped);
                 }
                 continue;
             }
@@ -469,6 +598,54 @@ mod tests {
             .filter(|n| n.to_string_lossy().ends_with(".tmp"))
             .collect();
         assert!(names.is_empty(), "no temporary file left: {names:?}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Every file of a batch lands whole, across rounds and folders, with no temporary file
+    /// left; a link at a target is replaced, not written through; a batch dropped before
+    /// `finish` leaves its unfinished round's targets untouched.
+    #[test]
+    fn a_batch_writes_every_file_and_a_dropped_one_nothing_more() {
+        let dir = scratch("batch");
+        let mut batch = Batch::default();
+        let paths: Vec<PathBuf> = (0..BATCH_FILES * 2 + 7)
+            .map(|i| dir.join(format!("d{}/f{i}.json", i % 3)))
+            .collect();
+        #[cfg(unix)]
+        {
+            fs::create_dir_all(dir.join("d0")).unwrap();
+            std::os::unix::fs::symlink(dir.join("outside"), &paths[0]).unwrap();
+        }
+        for (i, path) in paths.iter().enumerate() {
+            batch.write(path, format!("{i}").as_bytes()).unwrap();
+        }
+        batch.finish().unwrap();
+        for (i, path) in paths.iter().enumerate() {
+            assert_eq!(fs::read_to_string(path).unwrap(), i.to_string());
+        }
+        assert!(
+            !dir.join("outside").exists(),
+            "not written through the link"
+        );
+        for d in 0..3 {
+            let temps: Vec<_> = fs::read_dir(dir.join(format!("d{d}")))
+                .unwrap()
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+                .collect();
+            assert!(temps.is_empty(), "{temps:?}");
+        }
+        let mut dropped = Batch::default();
+        dropped.write(&paths[1], b"new").unwrap();
+        dropped.write(&dir.join("d9/never.json"), b"new").unwrap();
+        drop(dropped);
+        assert_eq!(fs::read_to_string(&paths[1]).unwrap(), "1");
+        assert!(!dir.join("d9/never.json").exists());
+        assert_eq!(
+            fs::read_dir(dir.join("d9")).unwrap().count(),
+            0,
+            "no temporary file"
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -630,6 +807,36 @@ mod tests {
                 "up LinkOutside"
             ]
         );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A chain of links round a loop (`Aa -> B`, `B -> Aa`) or a dangling link leads nowhere:
+    /// under a name the filter keeps it is skipped, under any other it is unresolved (it may
+    /// have been a folder); it used to be dropped without a word.
+    #[cfg(unix)]
+    #[test]
+    fn a_link_that_leads_nowhere_is_always_named() {
+        use std::os::unix::fs::symlink;
+        let dir = scratch("walk-nowhere");
+        fs::write(dir.join("a.json"), b"{}").unwrap();
+        symlink("B", dir.join("Aa")).unwrap();
+        symlink("Aa", dir.join("B")).unwrap();
+        symlink("gone", dir.join("billing")).unwrap();
+        symlink("x.json", dir.join("y.json")).unwrap();
+        symlink("y.json", dir.join("x.json")).unwrap();
+        let json = |p: &Path| p.extension().is_some_and(|e| e == "json");
+        let walk = walk(&dir, &no_hidden, &json).unwrap();
+        assert_eq!(names(&walk, &dir), ["a.json"]);
+        let named = |list: &[Skipped]| {
+            let mut names: Vec<String> = list
+                .iter()
+                .map(|s| s.path.strip_prefix(&dir).unwrap().display().to_string())
+                .collect();
+            names.sort();
+            names
+        };
+        assert_eq!(named(&walk.unresolved), ["Aa", "B", "billing"]);
+        assert_eq!(named(&walk.skipped), ["x.json", "y.json"]);
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -214,6 +214,18 @@ fn walk(root: &Path, extensions: &[&str], notes: &mut Found<'_>) -> Vec<(String,
     for skipped in &walk.skipped {
         problems.push(format!("{}: {}", escape_path(&skipped.path), skipped.why));
     }
+    // A link that leads nowhere under a name no case or recording has: it may have been a
+    // folder of them, so it is said (a note, not a failure: it holds nothing to run).
+    for link in &walk.unresolved {
+        notes.skipped.push(format!(
+            "skipped {}: a link that leads nowhere ({}); if it was a folder, none of its files is read",
+            escape_path(&link.path),
+            match &link.why {
+                toolcall_fs::SkipReason::Unreadable(e) => e.to_string(),
+                other => other.to_string(),
+            }
+        ));
+    }
     let mut found = Vec::new();
     for path in walk.files {
         let id = path.strip_prefix(root).ok().and_then(|relative| {

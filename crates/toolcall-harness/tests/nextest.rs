@@ -123,7 +123,25 @@ fn green_tree_passes() -> Result<(), Failed> {
 /// `.config/nextest.toml` override, the one `toolcall init` writes) says what it is, in the
 /// terminal and in the JUnit report, and a clean case prints nothing at all.
 fn known_failures_say_so() -> Result<(), Failed> {
-    let output = nextest("green", &["run", "--profile", "ci"], &[]);
+    // nextest writes its store (the JUnit report with it) under the workspace root's `target/`,
+    // whatever CARGO_TARGET_DIR says (nextest-rs/nextest#883), and no command prints where: so
+    // the run is told where, by a tool config file (the repository's own config still decides
+    // the profile), under cargo's scratch directory for this test.
+    let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join("nextest-junit");
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    let store = scratch.join("store");
+    let tool_config = scratch.join("tool-config.toml");
+    // A JSON string is a TOML basic string: the same escapes.
+    let store_toml = serde_json::to_string(&store.to_string_lossy()).map_err(|e| e.to_string())?;
+    std::fs::write(&tool_config, format!("[store]\ndir = {store_toml}\n"))
+        .map_err(|e| format!("{}: {e}", tool_config.display()))?;
+    let tool_config = format!("toolcall-tests:{}", tool_config.display());
+    let output = nextest(
+        "green",
+        &["run", "--profile", "ci", "--tool-config-file", &tool_config],
+        &[],
+    );
     let out = text(&output);
     ensure!(output.status.success(), "{out}");
     let xfail = "XFAIL claude::billing/invented: a known failure";
@@ -136,7 +154,7 @@ fn known_failures_say_so() -> Result<(), Failed> {
         !out.contains("test claude::billing/clean ... ok"),
         "no libtest framing around a case test:\n{out}"
     );
-    let junit = Path::new(env!("CARGO_TARGET_TMPDIR")).join("../nextest/ci/junit.xml");
+    let junit = store.join("ci/junit.xml");
     let junit = std::fs::read_to_string(&junit).map_err(|e| format!("{}: {e}", junit.display()))?;
     ensure!(junit.contains(xfail), "{junit}");
     Ok(())

@@ -71,9 +71,9 @@ pub enum RateError {
         /// What is wrong with it.
         why: &'static str,
     },
-    /// Two conversations of one import would write the same file (ids `5` and `"5"`, or names
-    /// that differ only in case).
-    #[error("{first} and {second} would both write {}: give each conversation its own `id` (5 and \"5\", or A and a, are one file name); nothing was written", escape_path(path))]
+    /// Two conversations of one import, or two turns of one promotion, would write the same
+    /// file (ids `5` and `"5"`, or names that differ only in case or in white space at an end).
+    #[error("{first} and {second} would both write {}: give each its own `id` (5 and \"5\", A and a, or x and `x `, are one name); nothing was written", escape_path(path))]
     SameOutput {
         /// The file both would write.
         path: PathBuf,
@@ -81,6 +81,20 @@ pub enum RateError {
         first: String,
         /// The one that clashes with it.
         second: String,
+    },
+    /// A file an import or a promotion would write has a name (or a path) too long for a file
+    /// system.
+    #[error(
+        "{by} would write {}, but {why}: give it a shorter id or --prefix; nothing was written",
+        escape_path(path)
+    )]
+    TooLong {
+        /// The file.
+        path: PathBuf,
+        /// The conversation or turn that writes it.
+        by: String,
+        /// Which name, and how long.
+        why: String,
     },
     /// Something that is not a directory stands where an import must make or write one.
     #[error("{} is in the way of {}: it is not a directory (or it is one where a file goes); nothing was written", escape_path(found), escape_path(planned))]

@@ -54,7 +54,6 @@
 //! kept beside the transcript (`system`, `systemInstruction`, `instructions`) goes with each
 //! case.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -62,7 +61,7 @@ use toolcall_score::provider::Logged;
 use toolcall_score::InputError;
 
 pub use crate::names::safe_component;
-use crate::names::{agent_dir, check_name};
+use crate::names::{agent_dir, check_name, id_key, name_key, outputs, write_in, Planned};
 
 use crate::RateError;
 
@@ -138,6 +137,8 @@ struct Turn {
     /// The conversation it came from, as errors name it.
     conversation: String,
     id: String,
+    /// The id's [`id_key`]: what another case must not share.
+    key: String,
     case: Value,
     response: Value,
     calls: usize,
@@ -310,6 +311,7 @@ fn turns<'a>(
         Some(Ok(Turn {
             conversation: conversation.label.clone(),
             id: format!("{prefix}/{name}"),
+            key: format!("{}/{}-{i}", id_key(prefix), name_key(&conversation.name)),
             case: Value::Object(case),
             response,
             calls: read.calls.len(),
@@ -318,7 +320,8 @@ fn turns<'a>(
 }
 
 /// Writes `value` to `path` through a temporary file and a rename, so a reader never sees half a
-/// file.
+/// file (live mode's recordings, each in place as it arrives).
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), RateError> {
     let write = |source| RateError::Write {
         path: path.to_path_buf(),
@@ -418,7 +421,13 @@ pub fn import(input: &Path, options: &ImportOptions) -> Result<ImportSummary, Ra
             tools_override.as_ref(),
             |agent, turn| {
                 if failed.is_none() {
-                    failed = planned.add(&options.out, file, agent, turn).err();
+                    let source = file
+                        .file_name()
+                        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+                    let by = format!("{} of {source}", turn.conversation);
+                    failed = planned
+                        .add(&options.out, agent, &turn.id, &turn.key, by)
+                        .err();
                 }
             },
         )?;
@@ -427,12 +436,10 @@ pub fn import(input: &Path, options: &ImportOptions) -> Result<ImportSummary, Ra
         }
         plans.push((file, prefix));
     }
-    if !options.force && !planned.existing.is_empty() {
-        return Err(RateError::WouldOverwrite {
-            count: planned.existing.len(),
-            first: planned.existing.swap_remove(0),
-        });
-    }
+    planned.check_existing(options.force)?;
+    // One batch for the whole import: each file flushed once, side by side with others, and
+    // each folder once (a flush per file and per rename, one after the other, took minutes).
+    let mut batch = toolcall_fs::Batch::default();
     for (file, prefix) in plans {
         let value = read_input(file, options)?;
         let mut failed = None;
@@ -448,9 +455,9 @@ pub fn import(input: &Path, options: &ImportOptions) -> Result<ImportSummary, Ra
                 }
                 let [case_path, response_path] = outputs(&options.out, agent, &turn.id);
                 let result = pretty(&turn.case)
-                    .and_then(|b| write_atomically(&case_path, &b))
+                    .and_then(|b| write_in(&mut batch, &case_path, &b))
                     .and_then(|()| pretty(&turn.response))
-                    .and_then(|b| write_atomically(&response_path, &b));
+                    .and_then(|b| write_in(&mut batch, &response_path, &b));
                 match result {
                     Ok(()) => {
                         summary.cases += 1;
@@ -469,6 +476,10 @@ pub fn import(input: &Path, options: &ImportOptions) -> Result<ImportSummary, Ra
         trace_counts(&value, tools_override.is_some(), &mut summary);
         summary.conversations += conversations;
     }
+    batch.finish().map_err(|source| RateError::Write {
+        path: options.out.clone(),
+        source,
+    })?;
     Ok(summary)
 }
 
@@ -515,6 +526,7 @@ fn trace_turns(
             &Turn {
                 conversation: turn.at.clone(),
                 id: format!("{prefix}/{}", turn.id),
+                key: id_key(&format!("{prefix}/{}", turn.id)),
                 case: judged.chat_request(),
                 response: judged.chat_response(),
                 calls: judged.calls().len(),
@@ -545,73 +557,11 @@ fn trace_counts(input: &Input, supplied: bool, summary: &mut ImportSummary) {
     );
 }
 
-/// Every output path an import will write, checked before any is written.
-#[derive(Default)]
-struct Planned {
-    /// Each path's key (see [`Planned::add`]) → the path and the conversation that writes it.
-    paths: HashMap<String, (PathBuf, String)>,
-    /// Planned paths that exist already.
-    existing: Vec<PathBuf>,
-}
-
-impl Planned {
-    /// Plans `turn`'s two files: an error if another conversation writes either, or if something
-    /// that is not a directory stands where a directory of the path must be.
-    fn add(&mut self, out: &Path, file: &Path, agent: &str, turn: &Turn) -> Result<(), RateError> {
-        let source = file
-            .file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        let by = format!("{} of {source}", turn.conversation);
-        for path in outputs(out, agent, &turn.id) {
-            // Lower case: `A` and `a` are one file on macOS's and Windows' default file
-            // systems, so a tree imported on Linux would lose one of them there.
-            let key = path.to_string_lossy().to_lowercase();
-            if let Some((first, first_by)) = self.paths.get(&key) {
-                return Err(RateError::SameOutput {
-                    path: first.clone(),
-                    first: first_by.clone(),
-                    second: by,
-                });
-            }
-            if path.is_dir() {
-                return Err(RateError::InTheWay {
-                    planned: path.clone(),
-                    found: path,
-                });
-            }
-            // Only inside `out`: above it is the user's business, and `create_dir_all` says so.
-            if let Some(found) = path
-                .ancestors()
-                .skip(1)
-                .take_while(|dir| *dir != out)
-                .find(|dir| dir.exists() && !dir.is_dir())
-            {
-                return Err(RateError::InTheWay {
-                    found: found.to_path_buf(),
-                    planned: path.clone(),
-                });
-            }
-            if path.exists() {
-                self.existing.push(path.clone());
-            }
-            self.paths.insert(key, (path, by.clone()));
-        }
-        Ok(())
-    }
-}
-
 fn pretty(value: &Value) -> Result<Vec<u8>, RateError> {
     let mut bytes =
         serde_json::to_vec_pretty(value).map_err(|e| RateError::Config(e.to_string()))?;
     bytes.push(b'\n');
     Ok(bytes)
-}
-
-fn outputs(out: &Path, agent: &str, id: &str) -> [PathBuf; 2] {
-    [
-        out.join("cases").join(format!("{id}.json")),
-        out.join("recorded").join(agent).join(format!("{id}.json")),
-    ]
 }
 
 /// Calls `each(agent, turn)` for every assistant turn with tool calls in `value`; returns the

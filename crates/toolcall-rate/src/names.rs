@@ -1,8 +1,10 @@
 //! The names an import or a promotion gives the files it writes: one safe path component
-//! each, and an agent's directory named from `--agent` or the model. `import` and `traces`
-//! both name files; neither asks the other how.
+//! each, and an agent's directory named from `--agent` or the model; and [`Planned`], the plan
+//! of every path both check before they write the first file. `import` and `traces` both name
+//! and plan files; neither asks the other how.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use toolcall_score::is_invisible;
 
@@ -74,4 +76,141 @@ pub(crate) fn agent_dir(
         }
         (None, None) => Ok("imported".to_owned()),
     }
+}
+
+/// What makes two names one file, or one case to a reader: letter case (macOS's and Windows'
+/// default file systems fold it), white space at either end (which nobody sees in a test name)
+/// and dots at the end (which Windows drops). Two names with one key clash.
+pub(crate) fn name_key(name: &str) -> String {
+    name.trim().trim_end_matches('.').trim_end().to_lowercase()
+}
+
+/// [`name_key`] of each `/`-separated part of a case id.
+pub(crate) fn id_key(id: &str) -> String {
+    id.split('/').map(name_key).collect::<Vec<_>>().join("/")
+}
+
+/// The longest file or directory name, in bytes, that Linux's and macOS's file systems take
+/// (`NAME_MAX`); Windows' limit is 255 UTF-16 units, which this never exceeds.
+pub(crate) const NAME_MAX: usize = 255;
+
+/// The longest path, in bytes, that Linux opens (`PATH_MAX` less its NUL).
+pub(crate) const PATH_MAX: usize = 4095;
+
+/// The two files one case writes under `out`: the case, and its recording under `agent`.
+pub(crate) fn outputs(out: &Path, agent: &str, id: &str) -> [PathBuf; 2] {
+    [
+        out.join("cases").join(format!("{id}.json")),
+        out.join("recorded").join(agent).join(format!("{id}.json")),
+    ]
+}
+
+/// Every output path an import or a promotion will write, checked before any is written: two
+/// cases that would write one file ([`name_key`]), a name too long for a file system, something
+/// in the way of a path, and files (or links, dangling ones too) that are there already.
+/// `import` and `promote` both plan through it.
+#[derive(Default)]
+pub(crate) struct Planned {
+    /// Each path's key → the path and who writes it.
+    paths: HashMap<String, (PathBuf, String)>,
+    /// Planned paths where something is already.
+    existing: Vec<PathBuf>,
+}
+
+impl Planned {
+    /// Plans the two files of the case `id` (its recording under `agent`), written by `by`
+    /// (`conversation 3 of log.json`, a turn's place): an error if another planned case writes
+    /// either (by `key`, the id's [`id_key`] — the caller's, as an import's turn suffix is not part
+    /// of a name), if a name of either path is too long, or if something that is not a directory
+    /// stands where a directory of the path must be.
+    pub(crate) fn add(
+        &mut self,
+        out: &Path,
+        agent: &str,
+        id: &str,
+        key: &str,
+        by: String,
+    ) -> Result<(), RateError> {
+        let keys = [
+            format!("cases/{key}"),
+            format!("recorded/{}/{key}", name_key(agent)),
+        ];
+        for (path, key) in outputs(out, agent, id).into_iter().zip(keys) {
+            if let Some((first, first_by)) = self.paths.get(&key) {
+                return Err(RateError::SameOutput {
+                    path: first.clone(),
+                    first: first_by.clone(),
+                    second: by,
+                });
+            }
+            let below = path.strip_prefix(out).unwrap_or(&path);
+            let long = below
+                .components()
+                .map(|c| c.as_os_str().len())
+                .find(|&len| len > NAME_MAX);
+            let total = path.as_os_str().len();
+            if long.is_some() || total > PATH_MAX {
+                return Err(RateError::TooLong {
+                    path,
+                    by,
+                    why: match long {
+                        Some(len) => format!(
+                            "a name of it is {len} bytes, over the {NAME_MAX} a file system takes"
+                        ),
+                        None => format!("it is {total} bytes, over the {PATH_MAX} a path can have"),
+                    },
+                });
+            }
+            if path.is_dir() {
+                return Err(RateError::InTheWay {
+                    planned: path.clone(),
+                    found: path,
+                });
+            }
+            // Only inside `out`: above it is the user's business, and `create_dir_all` says so.
+            // A dangling link is in the way too: nothing can be made through it.
+            if let Some(found) = path
+                .ancestors()
+                .skip(1)
+                .take_while(|dir| *dir != out)
+                .find(|dir| std::fs::symlink_metadata(dir).is_ok() && !dir.is_dir())
+            {
+                return Err(RateError::InTheWay {
+                    found: found.to_path_buf(),
+                    planned: path.clone(),
+                });
+            }
+            // Not `exists`, which follows a link: a dangling one is there, and is replaced only
+            // with --force.
+            if std::fs::symlink_metadata(&path).is_ok() {
+                self.existing.push(path.clone());
+            }
+            self.paths.insert(key, (path, by.clone()));
+        }
+        Ok(())
+    }
+
+    /// An error naming the first planned file that is there already, unless `force`.
+    pub(crate) fn check_existing(&mut self, force: bool) -> Result<(), RateError> {
+        if force || self.existing.is_empty() {
+            return Ok(());
+        }
+        Err(RateError::WouldOverwrite {
+            count: self.existing.len(),
+            first: self.existing.swap_remove(0),
+        })
+    }
+}
+
+/// Writes `bytes` to `path` in `batch` (through a temporary file and a rename, so a reader never
+/// sees half a file).
+pub(crate) fn write_in(
+    batch: &mut toolcall_fs::Batch,
+    path: &Path,
+    bytes: &[u8],
+) -> Result<(), RateError> {
+    batch.write(path, bytes).map_err(|source| RateError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
 }

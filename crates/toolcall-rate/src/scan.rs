@@ -610,7 +610,8 @@ pub(crate) fn walk(
         path: dir.to_path_buf(),
         source,
     })?;
-    if let Some(skipped) = walk.skipped.into_iter().next() {
+    // A link that leads nowhere may have been a folder of recordings: left out, so named too.
+    if let Some(skipped) = walk.skipped.into_iter().chain(walk.unresolved).next() {
         return Err(RateError::Tree {
             path: skipped.path,
             why: skipped.why.to_string(),

@@ -390,6 +390,10 @@ pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promot
         )));
     }
     let mut planned = Vec::new();
+    // Every path planned and checked before the first is written, by import's own plan: one id
+    // twice (in two traces), names one file to a file system or a reader (`Abc` and `abc`, `x`
+    // and `x `), a name too long, something in the way, a file (or link) already there.
+    let mut plan = crate::names::Planned::default();
     for turn in &selected {
         if turn.calls().is_empty() && turn.response.text.is_empty() {
             return Err(refuse(format!(
@@ -420,20 +424,16 @@ pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promot
             )));
         }
         let case_id = format!("{}/{}", options.prefix, turn.id);
-        let case_path = options.out.join("cases").join(format!("{case_id}.json"));
-        let response_path = options
-            .out
-            .join("recorded")
-            .join(&options.agent)
-            .join(format!("{case_id}.json"));
-        for p in [&case_path, &response_path] {
-            if p.exists() && !options.force {
-                return Err(RateError::WouldOverwrite {
-                    count: 1,
-                    first: p.clone(),
-                });
-            }
-        }
+        let key = crate::names::id_key(&case_id);
+        plan.add(
+            &options.out,
+            &options.agent,
+            &case_id,
+            &key,
+            turn.at.clone(),
+        )?;
+        let [case_path, response_path] =
+            crate::names::outputs(&options.out, &options.agent, &case_id);
         planned.push((
             case_id,
             [
@@ -442,20 +442,23 @@ pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promot
             ],
         ));
     }
+    plan.check_existing(options.force)?;
     let mut promoted = Promoted::default();
+    let mut batch = toolcall_fs::Batch::default();
     for (case_id, files) in planned {
         for (path, value) in files {
             let mut bytes =
                 serde_json::to_vec_pretty(&value).map_err(|e| RateError::Config(e.to_string()))?;
             bytes.push(b'\n');
-            toolcall_fs::write_atomic(&path, &bytes).map_err(|source| RateError::Write {
-                path: path.clone(),
-                source,
-            })?;
+            crate::names::write_in(&mut batch, &path, &bytes)?;
             promoted.files.push(path);
         }
         promoted.cases.push(case_id);
     }
+    batch.finish().map_err(|source| RateError::Write {
+        path: options.out.clone(),
+        source,
+    })?;
     Ok(promoted)
 }
 

@@ -666,7 +666,11 @@ fn one_call_conversation(extra: Value) -> Value {
 fn import_refuses_two_conversations_that_would_write_one_file() {
     let dir = scratch("import-same-id");
     let input = dir.join("log.json");
-    for ids in [json!([5, "5"]), json!(["Refund", "refund"])] {
+    for ids in [
+        json!([5, "5"]),
+        json!(["Refund", "refund"]),
+        json!(["x", "x "]),
+    ] {
         write(
             &input,
             &json!([
@@ -764,4 +768,65 @@ fn import_finds_a_file_in_the_way_before_writing() {
     let err = import(&input, &options).unwrap_err().to_string();
     assert!(err.contains("is in the way of"), "{err}");
     assert!(!out.join("cases").exists(), "no case without its recording");
+}
+
+/// A name too long for a file system (a 300-character id in the second conversation) is found
+/// while planning: the import used to fail writing it, after the first conversation's files
+/// were written.
+#[test]
+fn import_refuses_a_name_too_long_before_writing() {
+    let dir = scratch("import-too-long");
+    let input = dir.join("log.json");
+    write(
+        &input,
+        &json!([
+            one_call_conversation(json!({"id": "first"})),
+            one_call_conversation(json!({"id": "i".repeat(300)}))
+        ]),
+    );
+    let out = dir.join("out");
+    let options = ImportOptions {
+        out: out.clone(),
+        agent: Some("gpt-4o".into()),
+        ..ImportOptions::default()
+    };
+    let err = import(&input, &options).unwrap_err().to_string();
+    assert!(
+        err.contains("conversation 1 of log.json would write")
+            && err.contains("over the 255 a file system takes")
+            && err.contains("nothing was written"),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing is written");
+}
+
+/// A dangling link where an output file goes is a file there already: replaced only with
+/// `force` (it used to be replaced without a word), and never written through.
+#[cfg(unix)]
+#[test]
+fn import_counts_a_dangling_link_as_a_file_in_place() {
+    let dir = scratch("import-dangling");
+    let input = dir.join("log.json");
+    write(&input, &one_call_conversation(json!({"id": "a"})));
+    let out = dir.join("out");
+    let case = out.join("cases/log/a-1.json");
+    std::fs::create_dir_all(case.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(dir.join("nowhere.json"), &case).unwrap();
+    let options = ImportOptions {
+        out: out.clone(),
+        agent: Some("gpt-4o".into()),
+        ..ImportOptions::default()
+    };
+    match import(&input, &options) {
+        Err(RateError::WouldOverwrite { count: 1, first }) => assert_eq!(first, case),
+        other => panic!("expected WouldOverwrite, got {other:?}"),
+    }
+    assert!(!out.join("recorded").exists(), "nothing is written");
+    let forced = ImportOptions {
+        force: true,
+        ..options
+    };
+    assert_eq!(import(&input, &forced).unwrap().cases, 1);
+    assert!(std::fs::symlink_metadata(&case).unwrap().is_file());
+    assert!(!dir.join("nowhere.json").exists(), "not written through");
 }

@@ -114,13 +114,20 @@ impl<'c> Scorer<'c> {
             };
             findings.push(Finding::new(kind, "response", anomaly.detail.clone()));
         }
-        self.score_calls(response, &mut findings);
+        let mut notes = Vec::new();
+        self.score_calls(response, &mut findings, &mut notes);
         self.score_text(response, &mut findings);
         findings.extend_from_slice(&self.transcript);
-        Verdict::new(findings).with_notes(unpaired_calls(response))
+        notes.extend(unpaired_calls(response));
+        Verdict::new(findings).with_notes(notes)
     }
 
-    fn score_calls(&self, response: &Response, findings: &mut Vec<Finding>) {
+    fn score_calls(
+        &self,
+        response: &Response,
+        findings: &mut Vec<Finding>,
+        notes: &mut Vec<Finding>,
+    ) {
         // Most responses carry a handful of calls: a linear look-back beats hashing every id.
         let mut seen_ids: Option<HashSet<&str>> =
             (response.calls.len() > 16).then(|| HashSet::with_capacity(response.calls.len()));
@@ -156,7 +163,7 @@ impl<'c> Scorer<'c> {
                 findings.push(finding);
             }
             match self.resolve(call) {
-                Some(defined) => self.check_arguments(call, defined, &location, findings),
+                Some(defined) => self.check_arguments(call, defined, &location, findings, notes),
                 None => findings.push(self.unknown(&call.name, call.id.clone(), location(), false)),
             }
         }
@@ -280,6 +287,7 @@ impl<'c> Scorer<'c> {
         defined: usize,
         location: &dyn Fn() -> String,
         findings: &mut Vec<Finding>,
+        notes: &mut Vec<Finding>,
     ) {
         let mut finding = |kind, detail: String| {
             let mut f = Finding::new(kind, location(), detail);
@@ -306,16 +314,30 @@ impl<'c> Scorer<'c> {
             Arguments::Text { .. } => {}
             Arguments::Parsed(value) => {
                 // Only a violation is the model's fault: a schema that does not compile (a case
-                // loaded from a file says so when it is read) or a `pattern` the regex engine
-                // gives up on judges nothing about the call.
+                // loaded from a file says so when it is read) judges nothing about the call, and
+                // a `pattern` the regex engine gives up on is a note that it went unchecked.
                 #[cfg(feature = "schema")]
-                if let Err(violation @ crate::SchemaError::Violations(_)) =
-                    self.case.catalog.validate_at(defined, value)
-                {
-                    finding(FindingKind::SchemaViolation, violation.to_string());
+                match self.case.catalog.validate_at(defined, value) {
+                    Err(violation @ crate::SchemaError::Violations(_)) => {
+                        finding(FindingKind::SchemaViolation, violation.to_string());
+                    }
+                    Err(crate::SchemaError::Undecided(why)) => {
+                        let mut note = Finding::new(
+                            FindingKind::SchemaUnchecked,
+                            location(),
+                            format!(
+                                "the arguments went unchecked against the input schema: the \
+                                 regex engine gave up on a `pattern` ({why}); not a failure"
+                            ),
+                        );
+                        note.name = Some(call.name.clone());
+                        note.call_id = call.id.clone();
+                        notes.push(note);
+                    }
+                    _ => {}
                 }
                 #[cfg(not(feature = "schema"))]
-                let _ = (defined, value);
+                let _ = (defined, value, &notes);
             }
         }
     }

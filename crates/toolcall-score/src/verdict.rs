@@ -78,6 +78,10 @@ pub enum FindingKind {
     /// a failure: OpenAI-compatible servers (Gemini's, LM Studio, llama.cpp's) send such calls
     /// and many loops make an id up, so failing on it would cry wolf.
     CallWithoutId,
+    /// A call's arguments could not be checked against its tool's input schema: the regex engine
+    /// gave up on a `pattern` (its backtracking limit). A note, not a failure: nothing is known
+    /// against the call, and a false failure would be worse than an unchecked pattern.
+    SchemaUnchecked,
 }
 
 impl FindingKind {
@@ -95,6 +99,7 @@ impl FindingKind {
             FindingKind::LegacyMismatch => "legacy_mismatch",
             FindingKind::CallWhereNoToolFits => "call_where_no_tool_fits",
             FindingKind::CallWithoutId => "call_without_id",
+            FindingKind::SchemaUnchecked => "schema_unchecked",
         }
     }
 }

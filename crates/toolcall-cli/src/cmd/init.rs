@@ -153,6 +153,10 @@ pub fn run(args: &Args) -> Result {
     });
 
     let mut made = 0;
+    // A tests/toolcall.rs of the user's own (`#[test]` functions, no `main`) is kept, and then
+    // the package must not get a `harness = false` target of that name: its tests would no
+    // longer build (`main function not found`).
+    let mut foreign_test_file = false;
     for file in &planned {
         let shown = escape_path(file.path.strip_prefix(dir).unwrap_or(&file.path));
         match toolcall_fs::write_new(&file.path, file.text.as_bytes()) {
@@ -162,6 +166,9 @@ pub fn run(args: &Args) -> Result {
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 outln!("kept    {shown}  (it exists; not overwritten)");
+                if file.text == TEST_FILE && !has_main(&file.path) {
+                    foreign_test_file = true;
+                }
                 if file.text == NEXTEST_CONFIG {
                     outln!(
                         "        to see known failures under nextest, add to it:\n{}",
@@ -182,7 +189,20 @@ pub fn run(args: &Args) -> Result {
             }
         }
     }
-    if package {
+    if package && foreign_test_file && !has_toolcall_target(&manifest) {
+        outln!(
+            "kept    Cargo.toml  (left alone: tests/toolcall.rs is a test file of your own, \
+             with no `main`, and a `harness = false` target named toolcall would stop it \
+             building; to add the gate, put the five lines below in another file, say \
+             tests/toolcall_gate.rs, with `[[test]] name = \"toolcall_gate\"`, `harness = \
+             false` and the dev-dependency toolcall-harness in Cargo.toml)\n{}",
+            TEST_FILE
+                .lines()
+                .map(|l| format!("          {l}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    } else if package {
         match add_test_target(&manifest, args.path.as_deref()) {
             Ok(added) if added.is_empty() => {
                 outln!("kept    Cargo.toml  (it has the toolcall test target and dependency)")
@@ -244,6 +264,37 @@ fn cargo_package(manifest: &Path) -> Result<bool, String> {
         .parse()
         .map_err(|e: toml_edit::TomlError| format!("not valid TOML: {e}"))?;
     Ok(doc.get("package").is_some_and(toml_edit::Item::is_table))
+}
+
+/// Whether the Rust file at `path` defines a `main` function (a `harness = false` target must),
+/// read as text: an unreadable file counts as having one, so nothing is held back on a guess.
+fn has_main(path: &Path) -> bool {
+    let Ok(text) = toolcall_score::read_text(path) else {
+        return true;
+    };
+    text.lines().any(|line| {
+        let line = line.trim_start();
+        let line = line.strip_prefix("pub ").unwrap_or(line);
+        line.starts_with("fn main(") || line.starts_with("fn main (")
+    })
+}
+
+/// Whether `manifest` already declares a `[[test]]` target named `toolcall` (the user's own
+/// arrangement, then, which `init` does not question).
+fn has_toolcall_target(manifest: &Path) -> bool {
+    let Ok(text) = toolcall_score::read_text(manifest) else {
+        return false;
+    };
+    let Ok(doc) = text.parse::<toml_edit::DocumentMut>() else {
+        return false;
+    };
+    doc.get("test")
+        .and_then(toml_edit::Item::as_array_of_tables)
+        .is_some_and(|tests| {
+            tests
+                .iter()
+                .any(|t| t.get("name").and_then(|n| n.as_str()) == Some("toolcall"))
+        })
 }
 
 /// Adds the `[[test]] name = "toolcall", harness = false` target and the `toolcall-harness`

@@ -15,7 +15,9 @@
 //!   Content-Security-Policy whose `default-src 'none'` forbids every fetch, image, font, frame
 //!   and connection; the page references no URL at all;
 //! - it reads with JavaScript off: folding is `<details>`, and the script only adds the
-//!   filters (agent, outcome, cause) and opens the case an anchor points at.
+//!   filters (agent, outcome, cause) and opens the case an anchor points at;
+//! - it stays small enough to open: a `check` page draws every failure and expected failure
+//!   but at most [`PASSES_DRAWN`] passing cases, and says how many it left out.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -23,6 +25,9 @@ use std::fmt::Write as _;
 use base64::Engine as _;
 use serde_json::Value;
 use sha2::Digest as _;
+
+/// The most passing results a `check` page draws; the rest are counted and the page says so.
+pub const PASSES_DRAWN: usize = 1_000;
 
 const STYLE: &str = include_str!("html/style.css");
 const SCRIPT: &str = include_str!("html/script.js");
@@ -264,6 +269,23 @@ fn check(out: &mut String, run: &Value) {
     out.push_str("</select></label> <output id=\"shown\"></output></nav>\n");
 
     out.push_str("<section class=\"results\"><h2>Cases</h2>\n");
+    // Past PASSES_DRAWN passing results the page would be too big to open (100,000 cases made
+    // 105 MB): the rest are counted, not drawn, and the page says so before the first case.
+    let passes = agents
+        .iter()
+        .flat_map(|a| items(&a["results"]))
+        .filter(|r| str_of(&r["outcome"]) == "pass")
+        .count();
+    let folded = passes.saturating_sub(PASSES_DRAWN);
+    if folded > 0 {
+        let _ = writeln!(
+            out,
+            "<p class=\"note folded\">{folded} of {passes} passing case(s) are not drawn, only \
+             counted in the table above: a page of every one would be too large to open. Every \
+             failure and expected failure is drawn; <code>--json-out</code> holds every case.</p>"
+        );
+    }
+    let mut drawn_passes = 0;
     for agent in &agents {
         let agent_name = str_of(&agent["name"]);
         for problem in items(&agent["coverage"]).chain(items(&agent["baseline_problems"])) {
@@ -278,6 +300,12 @@ fn check(out: &mut String, run: &Value) {
         let mut results: Vec<&Value> = items(&agent["results"]).collect();
         results.sort_by_key(|r| matches!(str_of(&r["outcome"]), "pass" | "expected_failure"));
         for result in results {
+            if str_of(&result["outcome"]) == "pass" {
+                if drawn_passes == PASSES_DRAWN {
+                    continue;
+                }
+                drawn_passes += 1;
+            }
             let case = &run["cases"][str_of(&result["case"])];
             case_result(out, agent_name, result, case);
         }

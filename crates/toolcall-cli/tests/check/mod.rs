@@ -239,6 +239,27 @@ fn links_that_loop_and_a_fifo_are_named_not_followed_or_read() {
     assert!(!out.contains("loop/"), "{out}");
 }
 
+/// A chain of links round a loop (`Aa -> B`, `B -> Aa`) under the cases tree leads nowhere: it
+/// may have been a folder of cases, so the report says it was skipped (a note, since it holds
+/// nothing to run); it used to vanish without a word.
+#[cfg(unix)]
+#[test]
+fn a_link_loop_is_said_to_be_skipped() {
+    use std::os::unix::fs::symlink;
+    let root = crate::support::scratch("check", "link-chain-loop");
+    copy_dir(&fixture("green"), &root);
+    symlink("B", root.join("cases/Aa")).unwrap();
+    symlink("Aa", root.join("cases/B")).unwrap();
+    let (code, out) = check(&root, false);
+    assert_eq!(code, Some(0), "a note, not a failure: {out}");
+    for link in ["cases/Aa", "cases/B"] {
+        assert!(
+            out.contains(&format!("{link}: a link that leads nowhere")),
+            "{link}: {out}"
+        );
+    }
+}
+
 /// An agent directory that starts with `.` (what importing a model named `.x` used to make) is
 /// hidden, so it never runs: the report says it was skipped instead of leaving it out silently.
 #[test]
@@ -524,6 +545,83 @@ fn init_in_a_cargo_package_adds_the_test_target_once() {
         text,
         "added once"
     );
+}
+
+/// A package whose tests/toolcall.rs is the user's own `#[test]` file: `init` keeps the file and
+/// leaves Cargo.toml alone, saying why and how to add the gate; it used to add `[[test]]
+/// toolcall, harness = false`, after which the user's tests no longer built (`main function not
+/// found`).
+#[test]
+fn init_leaves_cargo_toml_alone_when_tests_toolcall_rs_is_the_users() {
+    let root = crate::support::scratch("check", "init-cargo-own-test");
+    let manifest = root.join("Cargo.toml");
+    let text = "[package]\nname = \"agent\"\nversion = \"0.1.0\"\nedition = \"2021\"\n";
+    std::fs::write(&manifest, text).unwrap();
+    let own = "#[test]\nfn calls_the_tool() {\n    assert_eq!(1 + 1, 2);\n}\n";
+    std::fs::create_dir_all(root.join("tests")).unwrap();
+    std::fs::write(root.join("tests/toolcall.rs"), own).unwrap();
+    let out = toolcall(&["init", root.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(&manifest).unwrap(),
+        text,
+        "left alone"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("tests/toolcall.rs")).unwrap(),
+        own
+    );
+    assert!(
+        stdout(&out).contains(
+            "kept    Cargo.toml  (left alone: tests/toolcall.rs is a test file of your own"
+        ),
+        "{}",
+        stdout(&out)
+    );
+}
+
+/// A run with more passing cases than a page draws: the HTML page draws the first
+/// `PASSES_DRAWN` (1,000) of them and says how many it left out; it used to draw every case
+/// (100,000 made a 105 MB page no browser opens).
+#[test]
+fn the_html_page_of_a_huge_run_says_what_it_folded() {
+    let root = crate::support::scratch("check", "html-folded");
+    let case = serde_json::json!({
+        "tools": [{"name": "get_invoice", "description": "One invoice.",
+                   "input_schema": {"type": "object"}}],
+        "messages": [{"role": "user", "content": "Show invoice 1"}]
+    });
+    let response = serde_json::json!({"type": "message", "role": "assistant",
+        "stop_reason": "tool_use",
+        "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_invoice", "input": {}}]});
+    for i in 0..1003 {
+        for (path, value) in [
+            (root.join(format!("cases/many/c{i:04}.json")), &case),
+            (
+                root.join(format!("recorded/claude/many/c{i:04}.json")),
+                &response,
+            ),
+        ] {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, value.to_string()).unwrap();
+        }
+    }
+    let page = root.join("report.html");
+    let out = toolcall(&[
+        "check",
+        "--root",
+        root.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<details class=\"result pass\"").count(), 1000);
+    assert!(
+        html.contains("3 of 1003 passing case(s) are not drawn"),
+        "the page says what it folded"
+    );
+    well_formed(&html).unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// Every file under `dir` (recursively), sorted.

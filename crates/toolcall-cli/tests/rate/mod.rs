@@ -881,6 +881,119 @@ fn promote_turns_an_incident_into_a_known_failure() {
     assert!(!refused.exists(), "nothing written");
 }
 
+/// A LangSmith export of one `llm` run per `(run id, trace id)`, each calling `get_weather`
+/// with the tool defined.
+fn langsmith_runs(runs: &[(&str, &str)]) -> Value {
+    let runs: Vec<Value> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, (id, trace))| {
+            json!({"id": id, "trace_id": trace, "dotted_order": format!("20250101T00000{i}000000Z{id}"),
+              "run_type": "llm", "name": "ChatOpenAI",
+              "extra": {"metadata": {"ls_model_name": "gpt-4o"},
+                        "invocation_params": {"tools": [{"type": "function", "function": {
+                          "name": "get_weather", "parameters": {"type": "object"}}}]}},
+              "inputs": {"messages": [[{"lc": 1, "type": "constructor",
+                "id": ["langchain", "schema", "messages", "HumanMessage"],
+                "kwargs": {"content": "Weather in Paris?"}}]]},
+              "outputs": {"generations": [[{"text": "", "message": {"lc": 1, "type": "constructor",
+                "id": ["langchain", "schema", "messages", "AIMessage"],
+                "kwargs": {"content": "", "tool_calls": [
+                  {"name": "get_weather", "args": {}, "id": format!("call_{i}")}]}}}]]}})
+        })
+        .collect();
+    json!({ "runs": runs })
+}
+
+/// `promote` plans every path before it writes one, as `import` does: one span id in two
+/// traces used to write one file and report two cases; `Abc`/`abc` and `x`/`x ` two files
+/// that are one on macOS and Windows or to a reader; a 300-character id on the second turn
+/// failed after the first turn's files were written. Each is refused with nothing written; a
+/// dangling link where a file goes is there already (replaced only with `--force`).
+#[test]
+fn promote_plans_every_path_before_writing_any() {
+    let dir = scratch("promote-plan");
+    let long = "r".repeat(300);
+    for (runs, id, says) in [
+        (
+            vec![("dup", "t1"), ("dup", "t2")],
+            "dup",
+            "would both write",
+        ),
+        (vec![("Abc", "t"), ("abc", "t")], "t", "would both write"),
+        (vec![("x", "t"), ("x ", "t")], "t", "would both write"),
+        (
+            vec![("first", "t"), (long.as_str(), "t")],
+            "t",
+            "over the 255 a file system takes",
+        ),
+    ] {
+        let trace = dir.join("runs.json");
+        write(&trace, &langsmith_runs(&runs));
+        let out_dir = dir.join("suite");
+        let out = toolcall(&[
+            "promote",
+            trace.to_str().unwrap(),
+            "--id",
+            id,
+            "--out",
+            out_dir.to_str().unwrap(),
+        ]);
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{runs:?}: {text}{}",
+            stdout(&out)
+        );
+        assert!(text.contains(says), "{runs:?}: {text}");
+        assert!(text.contains("nothing was written"), "{runs:?}: {text}");
+        assert!(!out_dir.exists(), "{runs:?}: nothing is written");
+    }
+    #[cfg(unix)]
+    {
+        let trace = dir.join("one.json");
+        write(&trace, &langsmith_runs(&[("run-1", "t")]));
+        let out_dir = dir.join("linked");
+        let case = out_dir.join("cases/incidents/run-1.json");
+        std::fs::create_dir_all(case.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(dir.join("nowhere.json"), &case).unwrap();
+        let args = |force: bool| {
+            let mut args = vec![
+                "promote".to_owned(),
+                trace.display().to_string(),
+                "--id".into(),
+                "run-1".into(),
+                "--out".into(),
+                out_dir.display().to_string(),
+            ];
+            if force {
+                args.push("--force".into());
+            }
+            args
+        };
+        let run = |force: bool| {
+            let args = args(force);
+            toolcall(&args.iter().map(String::as_str).collect::<Vec<_>>())
+        };
+        let out = run(false);
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        assert!(text.contains("exist already"), "{text}");
+        assert!(std::fs::symlink_metadata(&case)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert!(!out_dir.join("recorded").exists(), "nothing is written");
+        assert_eq!(run(true).status.code(), Some(0));
+        assert!(std::fs::symlink_metadata(&case).unwrap().is_file());
+        assert!(
+            !dir.join("nowhere.json").exists(),
+            "not written through the link"
+        );
+    }
+}
+
 /// Writes `rows` as one row group of a Parquet file with the columns of Langfuse's blob export
 /// (a row's other members are not written, a missing one is empty).
 #[cfg(feature = "parquet")]

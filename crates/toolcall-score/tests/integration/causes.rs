@@ -861,7 +861,8 @@ fn a_schema_that_does_not_compile_is_the_cases_fault() {
 }
 
 /// A `pattern` the regex engine gives up on (its backtracking limit) decides nothing about the
-/// call: not a violation.
+/// call: not a violation, but a note that the pattern went unchecked (it used to pass without a
+/// word).
 #[cfg(feature = "schema")]
 #[test]
 fn a_pattern_the_regex_engine_gives_up_on_is_not_a_violation() {
@@ -875,6 +876,16 @@ fn a_pattern_the_regex_engine_gives_up_on_is_not_a_violation() {
         &anthropic_calls(&[("toolu_01", "lookup", json!({"code": code}))]),
     );
     assert!(verdict.is_pass(), "{:#?}", verdict.findings());
+    let [note] = verdict.notes() else {
+        panic!("one note, got {:#?}", verdict.notes())
+    };
+    assert_eq!(note.kind, FindingKind::SchemaUnchecked);
+    assert_eq!(note.name.as_deref(), Some("lookup"));
+    assert_eq!(note.location, "response call 1");
+    assert!(
+        note.to_string().contains("went unchecked") && note.to_string().contains("pattern"),
+        "{note}"
+    );
     assert!(matches!(
         case.catalog.validate("lookup", &json!({"code": code})),
         Err(toolcall_score::SchemaError::Undecided(_))
