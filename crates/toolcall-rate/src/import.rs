@@ -24,10 +24,13 @@
 //! know. This is how a user gets a first transcript: log one real run, import it,
 //! then edit cases by hand to add the edge cases the model never happened to produce.
 //!
-//! Inputs (JSON):
+//! Inputs (JSON, or JSON Lines as loggers write them):
 //! - one conversation: a message list, or an object holding one under a key (a logged request
 //!   body is such an object);
-//! - a list of conversations, each a message list or such an object;
+//! - a list of conversations, each a message list or such an object, or one a line;
+//! - a log of `{"request", "response"}` pairs, one a line, as `toolcall rate` reads it: each pair
+//!   whose response calls a tool is a case (the request as sent) and its recorded response (the
+//!   response as received), `<prefix>/<line number>`;
 //! - a directory: every `*.json` in it except `tools.json`, which (if present) is the catalog.
 //!
 //! The message-list key is `--messages-key`, or the first of [`default_keys`] that holds a list:
@@ -144,17 +147,60 @@ struct Turn {
     calls: usize,
 }
 
-/// An input file: a trace some source reads, or conversations.
+/// An input file: a trace some source reads, a log of request/response pairs, or conversations.
 enum Input {
     Trace(crate::traces::TraceFile),
+    /// Each pair with its line number.
+    Pairs(Vec<(usize, Value)>),
     Conversations(Value),
 }
 
 fn read_input(path: &Path, options: &ImportOptions) -> Result<Input, RateError> {
-    Ok(match crate::traces::read_trace(path, options.from)? {
-        Some(trace) => Input::Trace(trace),
-        None => Input::Conversations(read_json(path)?),
-    })
+    if let Some(trace) = crate::traces::read_trace(path, options.from)? {
+        return Ok(Input::Trace(trace));
+    }
+    let text = toolcall_score::read_text(path)?;
+    if crate::inputs::starts_with_log_line(&mut text.as_bytes()) {
+        return json_lines(path, &text).map(Input::Pairs);
+    }
+    match serde_json::from_str(&text) {
+        Ok(value) => Ok(Input::Conversations(value)),
+        // Not one document but its first line is one: JSON Lines, one conversation a line (a
+        // line that does not read is named as a line, not as "trailing characters").
+        Err(e)
+            if e.classify() == serde_json::error::Category::Syntax && first_line_reads(&text) =>
+        {
+            let lines = json_lines(path, &text)?;
+            Ok(Input::Conversations(Value::Array(
+                lines.into_iter().map(|(_, value)| value).collect(),
+            )))
+        }
+        Err(e) => Err(InputError::syntax(Some(path), &e).into()),
+    }
+}
+
+/// Whether the first non-blank line of `text` is a JSON value by itself.
+fn first_line_reads(text: &str) -> bool {
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| serde_json::from_str::<serde::de::IgnoredAny>(l).is_ok())
+}
+
+/// Each non-blank line of `text` as a JSON value, with its line number; the first that does not
+/// read is the error, at its line.
+fn json_lines(path: &Path, text: &str) -> Result<Vec<(usize, Value)>, RateError> {
+    let mut lines = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value = serde_json::from_str(line).map_err(|e| RateError::Import {
+            path: path.to_path_buf(),
+            why: format!("line {}: not valid JSON: {e}", i + 1),
+        })?;
+        lines.push((i + 1, value));
+    }
+    Ok(lines)
 }
 
 fn read_json(path: &Path) -> Result<Value, RateError> {
@@ -564,6 +610,64 @@ fn pretty(value: &Value) -> Result<Vec<u8>, RateError> {
     Ok(bytes)
 }
 
+/// The pairs of a log whose response calls a tool, as cases: the request as it was sent (its
+/// `tools` the catalog; the log's own, so `--tools` does not apply) and the response as it came
+/// back, `<prefix>/<line number>`. A response that does not read is an error naming its line.
+/// Returns the number of pairs.
+fn pair_turns(
+    file: &Path,
+    pairs: &[(usize, Value)],
+    prefix: &str,
+    options: &ImportOptions,
+    mut each: impl FnMut(&str, &Turn),
+) -> Result<usize, RateError> {
+    let source = file
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let width = pairs.last().map_or(1, |(n, _)| n.to_string().len());
+    let bad = |line: usize, why: String| RateError::Import {
+        path: file.to_path_buf(),
+        why: format!("line {line}: {why}"),
+    };
+    for (line, pair) in pairs {
+        let (Some(Value::Object(request)), Some(response)) =
+            (pair.get("request"), pair.get("response"))
+        else {
+            return Err(bad(
+                *line,
+                "expected a {\"request\": {…}, \"response\": …} pair, as the first line is".into(),
+            ));
+        };
+        let read = toolcall_score::Response::from_value(response, None)
+            .map_err(|e| bad(*line, format!("the response does not read: {e}")))?;
+        if read.calls.is_empty() {
+            continue;
+        }
+        let label = format!("line {line}");
+        let model = request.get("model").and_then(Value::as_str);
+        let agent = agent_dir(options.agent.as_deref(), model, file, &label)?;
+        let mut case = Map::new();
+        case.insert(
+            "about".into(),
+            format!("imported from {source}, line {line}").into(),
+        );
+        case.extend(request.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let name = format!("{line:0width$}");
+        each(
+            &agent,
+            &Turn {
+                conversation: label,
+                id: format!("{prefix}/{name}"),
+                key: format!("{}/{name}", id_key(prefix)),
+                case: Value::Object(case),
+                response: response.clone(),
+                calls: read.calls.len(),
+            },
+        );
+    }
+    Ok(pairs.len())
+}
+
 /// Calls `each(agent, turn)` for every assistant turn with tool calls in `value`; returns the
 /// number of conversations.
 fn for_each_turn(
@@ -579,6 +683,7 @@ fn for_each_turn(
         Input::Trace(trace) => {
             return trace_turns(file, trace, prefix, options, tools_override, each);
         }
+        Input::Pairs(pairs) => return pair_turns(file, pairs, prefix, options, each),
     };
     let conversations = conversations(file, value, options.messages_key.as_deref())?;
     let source = file

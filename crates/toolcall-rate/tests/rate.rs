@@ -660,6 +660,80 @@ fn one_call_conversation(extra: Value) -> Value {
     conversation
 }
 
+/// JSON Lines, as loggers write them (import refused them: "not valid JSON: trailing
+/// characters"): a log of `{"request", "response"}` pairs, as `rate` reads it, becomes one case
+/// per pair whose response calls a tool (the request as sent, the response as received, and
+/// rate over the import finds what rate over the log finds); a file of one conversation a line
+/// reads as a list of them; a line that is not JSON is named.
+#[test]
+fn import_reads_json_lines_logs_and_conversations() {
+    let dir = scratch("import-jsonl");
+    let request = json!({"model": "gpt-4o", "tools": [{"type": "function", "function": {"name": "get_balance"}}],
+        "messages": [{"role": "user", "content": "balance?"}]});
+    let call = |name: &str| {
+        json!({"id": "c", "object": "chat.completion", "choices": [{"index": 0, "finish_reason": "tool_calls",
+        "message": {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": name, "arguments": "{}"}}]}}]})
+    };
+    let text = json!({"id": "t", "object": "chat.completion", "choices": [{"index": 0, "finish_reason": "stop",
+        "message": {"role": "assistant", "content": "It is 5."}}]});
+    let log = dir.join("traffic.jsonl");
+    let lines: Vec<String> = [call("get_balance"), text, call("get_balanse")]
+        .into_iter()
+        .map(|response| json!({"request": request, "response": response}).to_string())
+        .collect();
+    std::fs::write(
+        &log,
+        format!("{}\n\n{}\n{}\n", lines[0], lines[1], lines[2]),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let options_out = ImportOptions {
+        out: out.clone(),
+        ..ImportOptions::default()
+    };
+    let summary = import(&log, &options_out).unwrap();
+    assert_eq!((summary.cases, summary.calls), (2, 2), "{summary:?}");
+    let case: Value =
+        serde_json::from_slice(&std::fs::read(out.join("cases/traffic/4.json")).unwrap()).unwrap();
+    assert_eq!(case["messages"], request["messages"]);
+    assert_eq!(case["tools"], request["tools"]);
+    let recorded: Value =
+        serde_json::from_slice(&std::fs::read(out.join("recorded/gpt-4o/traffic/4.json")).unwrap())
+            .unwrap();
+    assert_eq!(recorded, call("get_balanse"));
+    let scan = rate_tree(&out.join("cases"), &out.join("recorded/gpt-4o"), &options()).unwrap();
+    let report = Report::new(scan.tally, Gate::default());
+    assert_eq!((report.calls, report.unknown), (2, 1));
+
+    let conversations = dir.join("chats.jsonl");
+    let lines: Vec<String> = ["a", "b"]
+        .iter()
+        .map(|id| one_call_conversation(json!({"id": id})).to_string())
+        .collect();
+    std::fs::write(&conversations, lines.join("\n") + "\n").unwrap();
+    let options_chats = ImportOptions {
+        out: dir.join("out-chats"),
+        agent: Some("gpt-4o".into()),
+        ..ImportOptions::default()
+    };
+    let summary = import(&conversations, &options_chats).unwrap();
+    assert_eq!((summary.conversations, summary.cases), (2, 2));
+    assert!(dir.join("out-chats/cases/chats/b-1.json").is_file());
+
+    std::fs::write(&log, format!("{}\n{{not json\n", lines[0])).unwrap();
+    let err = import(
+        &log,
+        &ImportOptions {
+            out: dir.join("out-bad"),
+            ..ImportOptions::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("line 2: not valid JSON"), "{err}");
+}
+
 /// Ids `5` and `"5"` are one file name: importing both used to report "2 case(s)" and write
 /// one file, the second over the first. Now nothing is written and both are named.
 #[test]
