@@ -28,7 +28,8 @@ pub struct Args {
     #[arg(long, default_value = "my-agent")]
     pub agent: String,
     /// In a Cargo package, depend on this local checkout of toolcall-score instead of its git
-    /// repository (for a vendored copy, or a machine without network).
+    /// repository (for a vendored copy, or a machine without network); on a package already
+    /// set up, switch its dependency to the checkout.
     #[arg(long, value_name = "CHECKOUT")]
     pub path: Option<PathBuf>,
 }
@@ -169,7 +170,7 @@ pub fn run(args: &Args) -> Result {
                 if file.text == TEST_FILE && !has_main(&file.path) {
                     foreign_test_file = true;
                 }
-                if file.text == NEXTEST_CONFIG {
+                if file.text == NEXTEST_CONFIG && !has_nextest_settings(&file.path) {
                     outln!(
                         "        to see known failures under nextest, add to it:\n{}",
                         NEXTEST_CONFIG
@@ -279,6 +280,20 @@ fn has_main(path: &Path) -> bool {
     })
 }
 
+/// Whether the nextest config at `path` already holds every setting `init` writes (its own
+/// earlier run, or the user's copy of them): then there is nothing to tell the user to add.
+fn has_nextest_settings(path: &Path) -> bool {
+    let Ok(text) = toolcall_score::read_text(path) else {
+        return false;
+    };
+    let theirs: Vec<&str> = text.lines().map(str::trim).collect();
+    NEXTEST_CONFIG
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .all(|l| theirs.contains(&l))
+}
+
 /// Whether `manifest` already declares a `[[test]]` target named `toolcall` (the user's own
 /// arrangement, then, which `init` does not question).
 fn has_toolcall_target(manifest: &Path) -> bool {
@@ -298,7 +313,8 @@ fn has_toolcall_target(manifest: &Path) -> bool {
 }
 
 /// Adds the `[[test]] name = "toolcall", harness = false` target and the `toolcall-harness`
-/// dev-dependency where missing; returns what was added.
+/// dev-dependency where missing, and with `checkout` (`--path`) points a dependency that comes
+/// from elsewhere at it (asking for the checkout is asking to switch); returns what was changed.
 fn add_test_target(manifest: &Path, checkout: Option<&Path>) -> Result<Vec<String>, String> {
     let text = toolcall_score::read_text(manifest).map_err(|e| e.to_string())?;
     let mut doc: toml_edit::DocumentMut = text
@@ -332,23 +348,46 @@ fn add_test_target(manifest: &Path, checkout: Option<&Path>) -> Result<Vec<Strin
         .or_insert(toml_edit::table())
         .as_table_like_mut()
         .ok_or("`dev-dependencies` is not a table")?;
-    if !dev.contains_key("toolcall-harness") {
-        let mut source = toml_edit::InlineTable::new();
-        match checkout {
-            Some(checkout) => {
-                let path = checkout.join("crates/toolcall-harness");
-                let path = path
-                    .to_str()
-                    .ok_or("the --path checkout is not valid UTF-8")?
-                    .to_owned();
-                source.insert("path", path.into());
-            }
-            None => {
-                source.insert("git", REPOSITORY.into());
+    let path = checkout
+        .map(|checkout| {
+            let path = checkout.join("crates/toolcall-harness");
+            path.to_str()
+                .map(str::to_owned)
+                .ok_or("the --path checkout is not valid UTF-8")
+        })
+        .transpose()?;
+    let mut source = toml_edit::InlineTable::new();
+    match &path {
+        Some(path) => source.insert("path", path.as_str().into()),
+        None => source.insert("git", REPOSITORY.into()),
+    };
+    match dev.get("toolcall-harness") {
+        None => {
+            dev.insert("toolcall-harness", toml_edit::value(source));
+            added.push("dev-dependency toolcall-harness".to_owned());
+        }
+        Some(existing) => {
+            let from_path = existing
+                .as_table_like()
+                .and_then(|t| t.get("path"))
+                .and_then(toml_edit::Item::as_str);
+            if let Some(path) = path.as_deref().filter(|p| from_path != Some(*p)) {
+                // Its other keys (features, default-features) stay; its source is the checkout.
+                let mut switched = toml_edit::InlineTable::new();
+                switched.insert("path", path.into());
+                if let Some(table) = existing.as_table_like() {
+                    for (key, value) in table.iter() {
+                        if !matches!(key, "git" | "path" | "branch" | "tag" | "rev" | "version") {
+                            if let Some(value) = value.as_value() {
+                                switched.insert(key, value.clone());
+                            }
+                        }
+                    }
+                }
+                dev.insert("toolcall-harness", toml_edit::value(switched));
+                added.push(format!("dev-dependency toolcall-harness now from {path}"));
             }
         }
-        dev.insert("toolcall-harness", toml_edit::value(source));
-        added.push("dev-dependency toolcall-harness".to_owned());
     }
     if !added.is_empty() {
         toolcall_fs::write_atomic(manifest, doc.to_string().as_bytes())

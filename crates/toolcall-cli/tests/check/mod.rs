@@ -547,6 +547,71 @@ fn init_in_a_cargo_package_adds_the_test_target_once() {
     );
 }
 
+/// `init --path CHECKOUT` on a package it already set up switches the dependency to the checkout
+/// (it kept the git one and said "kept Cargo.toml"), keeping the dependency's other keys; and it
+/// no longer tells the user to add nextest settings its first run wrote.
+#[test]
+fn init_path_on_a_package_it_set_up_switches_the_dependency() {
+    let root = crate::support::scratch("check", "init-path");
+    let manifest = root.join("Cargo.toml");
+    std::fs::write(
+        &manifest,
+        "[package]\nname = \"agent\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    let out = toolcall(&["init", root.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        text.replace(
+            "toolcall-harness = { git = \"https://github.com/toolcall-score/toolcall-score\" }",
+            "toolcall-harness = { git = \"https://github.com/toolcall-score/toolcall-score\", features = [\"mcp\"] }",
+        ),
+    )
+    .unwrap();
+    let checkout = root.join("checkout");
+    let out = toolcall(&[
+        "init",
+        root.to_str().unwrap(),
+        "--path",
+        checkout.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(
+        said.contains("updated Cargo.toml  (dev-dependency toolcall-harness now from "),
+        "{said}"
+    );
+    assert!(
+        !said.contains("add to it"),
+        "it wrote those settings itself:\n{said}"
+    );
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let expected = format!(
+        "toolcall-harness = {{ path = {:?}, features = [\"mcp\"] }}",
+        checkout.join("crates/toolcall-harness").to_str().unwrap()
+    );
+    assert!(text.contains(&expected), "{text}");
+    assert!(!text.contains("git ="), "{text}");
+    let again = toolcall(&[
+        "init",
+        root.to_str().unwrap(),
+        "--path",
+        checkout.to_str().unwrap(),
+    ]);
+    assert!(
+        stdout(&again).contains("kept    Cargo.toml"),
+        "{}",
+        stdout(&again)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&manifest).unwrap(),
+        text,
+        "switched once"
+    );
+}
+
 /// A package whose tests/toolcall.rs is the user's own `#[test]` file: `init` keeps the file and
 /// leaves Cargo.toml alone, saying why and how to add the gate; it used to add `[[test]]
 /// toolcall, harness = false`, after which the user's tests no longer built (`main function not
