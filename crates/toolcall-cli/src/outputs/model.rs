@@ -186,6 +186,34 @@ pub struct SampleView {
 }
 
 impl CheckRun {
+    /// Writes `check`'s JSON (the envelope and this run) to `out` as it is drawn, never as one
+    /// value: the cases and each agent's results are taken out for the shell and written one at
+    /// a time in their places ([`super::stream`]), then put back.
+    pub fn write_json(&mut self, ok: bool, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let cases = std::mem::take(&mut self.cases);
+        let results: Vec<Vec<CaseResult>> = self
+            .agents
+            .iter_mut()
+            .map(|agent| std::mem::take(&mut agent.results))
+            .collect();
+        let shell = super::value("check", ok, &*self).map_err(std::io::Error::other);
+        let written = shell.and_then(|shell| {
+            super::stream::write(
+                out,
+                &shell,
+                &mut CheckHoles {
+                    cases: &cases,
+                    results: &results,
+                },
+            )
+        });
+        self.cases = cases;
+        for (agent, results) in self.agents.iter_mut().zip(results) {
+            agent.results = results;
+        }
+        written
+    }
+
     /// The model of `report`, run under `config`.
     pub fn of(report: &Report, config: &Config) -> CheckRun {
         let mut cases = BTreeMap::new();
@@ -498,4 +526,55 @@ fn snake(name: &str) -> String {
         }
     }
     out
+}
+
+/// The collections a [`CheckRun`]'s JSON shell leaves out, and where they go.
+struct CheckHoles<'a> {
+    cases: &'a BTreeMap<String, CaseView>,
+    results: &'a [Vec<CaseResult>],
+}
+
+impl super::stream::Hole for CheckHoles<'_> {
+    fn fill(
+        &mut self,
+        path: &[super::stream::Step<'_>],
+        out: &mut super::stream::Pretty<'_>,
+    ) -> Option<std::io::Result<()>> {
+        use super::stream::Step::{Index, Key};
+        match path {
+            [Key("cases")] => {
+                Some(out.object(self.cases.iter().map(|(id, case)| (id.as_str(), case))))
+            }
+            [Key("agents"), Index(i), Key("results")] => Some(out.array(self.results.get(*i)?)),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The streamed JSON against the old path (the whole value, pretty-printed) over the
+    /// harness's fixture trees: the same bytes, so nothing reading the report sees a change.
+    #[test]
+    fn the_streamed_json_is_the_bytes_of_the_whole_value() {
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../toolcall-harness/tests/fixtures");
+        for tree in ["green", "red"] {
+            let config = Config::for_root(&fixtures.join(tree));
+            let report = Report::build(&config);
+            let mut run = CheckRun::of(&report, &config);
+            let whole = super::super::value("check", report.is_ok(), &run).unwrap();
+            let expected = format!("{}\n", toolcall_score::to_json_pretty(&whole).unwrap());
+            let mut streamed = Vec::new();
+            run.write_json(report.is_ok(), &mut streamed).unwrap();
+            assert_eq!(String::from_utf8(streamed).unwrap(), expected, "{tree}");
+            // The collections taken out for the shell are back.
+            assert_eq!(
+                super::super::value("check", report.is_ok(), &run).unwrap(),
+                whole
+            );
+        }
+    }
 }
