@@ -75,9 +75,14 @@ pub fn run(args: &Args) -> Result {
     let model = std::cell::RefCell::new(CheckRun::of(&report, &config));
     let ok = report.is_ok();
     if args.json || args.files.any() {
-        // The JSON is written as it is drawn; the whole value only for the page or JUnit.
+        // The JSON and JUnit are written as they are drawn; the whole value only for the page.
+        use crate::outputs::Output;
         args.files.write_streamed(
-            &mut |out| model.borrow_mut().write_json(ok, out),
+            &[Output::Json, Output::Junit],
+            &mut |output, out| match output {
+                Output::Junit => model.borrow_mut().write_junit(ok, out),
+                _ => model.borrow_mut().write_json(ok, out),
+            },
             &mut || crate::outputs::value("check", ok, &*model.borrow()),
         )?;
         if args.json {

@@ -10,9 +10,9 @@
 //! - `html.rs`: one self-contained page (`--html FILE`);
 //! - `junit.rs`: JUnit XML (`--junit FILE`), a known failure as `<skipped type="xfail">`.
 //!
-//! `check`'s JSON is written as it is drawn (`stream.rs`, [`Files::write_streamed`]): the same
-//! bytes as the whole value, never the whole run held as one; the whole value is built only
-//! when an output drawn from it is asked for.
+//! `check`'s JSON and JUnit report are written as they are drawn (`stream.rs`,
+//! [`Files::write_streamed`]): the same bytes as from the whole value, never the whole run held
+//! as one; the whole value is built only when the page is asked for.
 //!
 //! A new output is one module here and one entry of the `outputs!` registry below, which
 //! generates the [`Output`] variant, [`Output::ALL`] and the flag's field of [`Files`] from it,
@@ -165,21 +165,23 @@ impl Files {
     /// Writes every output asked for, atomically, each drawn from `run`.
     pub fn write(&self, run: &Value) -> Result<(), CliError> {
         self.write_each(
-            &mut |out| out.write_all(json(run).as_bytes()),
+            &[],
+            &mut |_, _| Ok(()),
             &mut |output| Ok(output.render(run)),
         )
     }
 
-    /// [`Files::write`] for a run too big to hold as one value: the JSON is written by `json`
-    /// as it is drawn (see [`stream`]), and the whole value is built by `whole` only when an
-    /// output drawn from it (the page, the JUnit report) was asked for.
+    /// [`Files::write`] for a run too big to hold as one value: the outputs in `streamed` are
+    /// written by `stream` as it draws them (see [`stream`]); the others are drawn from the
+    /// whole value, built by `whole` only when one of them was asked for.
     pub fn write_streamed(
         &self,
-        json: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+        streamed: &[Output],
+        stream: &mut dyn FnMut(Output, &mut dyn Write) -> io::Result<()>,
         whole: &mut dyn FnMut() -> Result<Value, CliError>,
     ) -> Result<(), CliError> {
         let mut run = None;
-        self.write_each(json, &mut |output| {
+        self.write_each(streamed, stream, &mut |output| {
             let run = match &mut run {
                 Some(run) => run,
                 None => run.insert(whole()?),
@@ -190,7 +192,8 @@ impl Files {
 
     fn write_each(
         &self,
-        json: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+        streamed: &[Output],
+        stream: &mut dyn FnMut(Output, &mut dyn Write) -> io::Result<()>,
         render: &mut dyn FnMut(Output) -> Result<String, CliError>,
     ) -> Result<(), CliError> {
         for output in Output::ALL {
@@ -202,10 +205,10 @@ impl Files {
                 path: path.to_path_buf(),
                 source,
             };
-            if output == Output::Json {
+            if streamed.contains(&output) {
                 toolcall_fs::write_atomic_with(path, |file| {
                     let mut out = BufWriter::new(file);
-                    json(&mut out)?;
+                    stream(output, &mut out)?;
                     out.flush()
                 })
                 .map_err(error)?;

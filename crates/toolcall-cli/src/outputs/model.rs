@@ -188,8 +188,45 @@ pub struct SampleView {
 impl CheckRun {
     /// Writes `check`'s JSON (the envelope and this run) to `out` as it is drawn, never as one
     /// value: the cases and each agent's results are taken out for the shell and written one at
-    /// a time in their places ([`super::stream`]), then put back.
+    /// a time in their places ([`super::stream`]).
     pub fn write_json(&mut self, ok: bool, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        self.with_shell(ok, |shell, cases, results| {
+            super::stream::write(out, shell, &mut CheckHoles { cases, results })
+        })
+    }
+
+    /// Writes `check`'s JUnit report to `out`, drawn from the shell and from each result's
+    /// value in turn (never the whole run as one value), as [`super::junit::render`] draws it
+    /// from the whole value.
+    pub fn write_junit(&mut self, ok: bool, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        self.with_shell(ok, |shell, _, results| {
+            let mut failed = None;
+            let text = super::junit::render_with(shell, &mut |agent, each| {
+                for result in results.get(agent).into_iter().flatten() {
+                    match serde_json::to_value(result) {
+                        Ok(value) => each(&value),
+                        Err(e) => failed = failed.take().or(Some(e)),
+                    }
+                }
+            });
+            match failed {
+                Some(e) => Err(std::io::Error::other(e)),
+                None => out.write_all(text.as_bytes()),
+            }
+        })
+    }
+
+    /// Calls `f` with the run's JSON shell (the envelope and this run, its cases and every
+    /// agent's results taken out) and what was taken out, then puts those back.
+    fn with_shell(
+        &mut self,
+        ok: bool,
+        f: impl FnOnce(
+            &serde_json::Value,
+            &BTreeMap<String, CaseView>,
+            &[Vec<CaseResult>],
+        ) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
         let cases = std::mem::take(&mut self.cases);
         let results: Vec<Vec<CaseResult>> = self
             .agents
@@ -197,21 +234,12 @@ impl CheckRun {
             .map(|agent| std::mem::take(&mut agent.results))
             .collect();
         let shell = super::value("check", ok, &*self).map_err(std::io::Error::other);
-        let written = shell.and_then(|shell| {
-            super::stream::write(
-                out,
-                &shell,
-                &mut CheckHoles {
-                    cases: &cases,
-                    results: &results,
-                },
-            )
-        });
+        let done = shell.and_then(|shell| f(&shell, &cases, &results));
         self.cases = cases;
         for (agent, results) in self.agents.iter_mut().zip(results) {
             agent.results = results;
         }
-        written
+        done
     }
 
     /// The model of `report`, run under `config`.
@@ -570,6 +598,13 @@ mod tests {
             let mut streamed = Vec::new();
             run.write_json(report.is_ok(), &mut streamed).unwrap();
             assert_eq!(String::from_utf8(streamed).unwrap(), expected, "{tree}");
+            let mut junit = Vec::new();
+            run.write_junit(report.is_ok(), &mut junit).unwrap();
+            assert_eq!(
+                String::from_utf8(junit).unwrap(),
+                super::super::junit::render(&whole),
+                "{tree}"
+            );
             // The collections taken out for the shell are back.
             assert_eq!(
                 super::super::value("check", report.is_ok(), &run).unwrap(),

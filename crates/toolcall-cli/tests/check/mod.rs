@@ -879,14 +879,14 @@ fn check_fits(root: &Path, args: &[&str], kib: u64) -> bool {
         .success()
 }
 
-/// `check --json-out` writes the report as it is drawn: it needs little more memory than
-/// `check` alone. It used to hold the whole run as one JSON value and its string, twice what
-/// `check` needs at 5,000 cases (136 MB of address space against 68 MB; at 100,000 cases,
-/// 1.7 GB). The limit is found for `check` alone, so the bound is a ratio, not a machine's
+/// `check --json-out` and `--junit` write their reports as they are drawn: they need little
+/// more memory than `check` alone. Both used to draw from the whole run held as one JSON value,
+/// twice what `check` needs at 5,000 cases (136 MB of address space against 68 MB; at 100,000
+/// cases, 1.7 GB). The limit is found for `check` alone, so the bound is a ratio, not a machine's
 /// figure.
 #[cfg(target_os = "linux")]
 #[test]
-fn json_out_needs_little_more_memory_than_check_alone() {
+fn json_out_and_junit_need_little_more_memory_than_check_alone() {
     let root = passing_tree("json-out-memory", 5000);
     let report = root.join("report.json");
     let mut kib = 16 * 1024;
@@ -898,10 +898,17 @@ fn json_out_needs_little_more_memory_than_check_alone() {
         );
     }
     let bound = kib * 5 / 4;
+    let junit = root.join("report.xml");
+    assert!(
+        check_fits(&root, &["--junit", junit.to_str().unwrap()], bound),
+        "check runs in {kib} KiB, check --junit not in {bound} KiB"
+    );
     assert!(
         check_fits(&root, &["--json-out", report.to_str().unwrap()], bound),
         "check runs in {kib} KiB, check --json-out not in {bound} KiB"
     );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<testcase ").count(), 5000 + 3);
     let run: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert_eq!(run["agents"][0]["counts"]["pass"], 5000);
     assert_eq!(run["cases"].as_object().map(|c| c.len()), Some(5000));
