@@ -11,9 +11,14 @@
 //!   case and recording into `serde_json::Value` on one thread in this process (target ≤ 2×);
 //! - nextest's one-process-per-test mode: `--exact NAME` for a sample of names, in
 //!   milliseconds per test, against the same `--exact` on a 100-case tree. Equal times mean the
-//!   start-up does not walk the tree (target ≤ 1.5×, i.e. flat as the tree grows 100-fold).
+//!   start-up does not walk the tree (target ≤ 1.5×, i.e. flat as the tree grows 100-fold);
+//! - the release `toolcall check --json-out FILE` binary's peak RSS over the same tree against
+//!   `toolcall check` alone (`/usr/bin/time -f %M`): the report is written as it is drawn, so
+//!   it costs little memory beyond the run's (target ≤ 1.25×; holding the run as one JSON value
+//!   made it about 4× at 20,000 cases).
 //!
-//! `cargo bench -p toolcall-bench --bench harness_cost` (`-- --quick`: fewer rounds).
+//! `cargo bench -p toolcall-bench --bench harness_cost` (`-- --quick`: fewer rounds) after
+//! `cargo build --release -p toolcall-cli` (`bench/run` does both).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -206,6 +211,25 @@ fn main() -> ExitCode {
             on_small * 1e3,
             run * 1e3 / n as f64,
             sample.len()
+        ),
+    }
+    .print();
+
+    // `check --json-out`'s peak memory against `check` alone, the same tree.
+    let report = base.join("report.json");
+    let root = ["check".as_ref(), "--root".as_ref(), big.as_os_str()];
+    let json_out = [&root[..], &["--json-out".as_ref(), report.as_os_str()]].concat();
+    let alone = toolcall_bench::peak_rss_of_toolcall(&root, &[0, 1]);
+    let with_json = toolcall_bench::peak_rss_of_toolcall(&json_out, &[0, 1]);
+    let ratio = with_json / alone;
+    Row {
+        name: "check --json-out: peak RSS vs check alone, 10,000 cases",
+        measured: format!("{ratio:.2}x"),
+        target: "<= 1.25x",
+        ok: Some(ratio <= 1.25),
+        detail: format!(
+            "{with_json:.0} MB with --json-out ({:.0} MB report), {alone:.0} MB without",
+            std::fs::metadata(&report).map_or(0.0, |m| m.len() as f64 / 1e6)
         ),
     }
     .print();

@@ -166,16 +166,24 @@ pub fn toolcall() -> PathBuf {
 
 /// The peak RSS in MB of `toolcall rate -q INPUT…`, from `/usr/bin/time -f %M` (kilobytes).
 pub fn peak_rss_of(inputs: &[&std::ffi::OsStr]) -> f64 {
+    let mut args = vec![std::ffi::OsStr::new("rate"), std::ffi::OsStr::new("-q")];
+    args.extend_from_slice(inputs);
+    peak_rss_of_toolcall(&args, &[0])
+}
+
+/// The peak RSS in MB of `toolcall ARGS…`, from `/usr/bin/time -f %M` (kilobytes), which must
+/// exit with one of `codes`.
+pub fn peak_rss_of_toolcall(args: &[&std::ffi::OsStr], codes: &[i32]) -> f64 {
     let out = std::process::Command::new("/usr/bin/time")
         .args(["-f", "%M"])
         .arg(toolcall())
-        .args(["rate", "-q"])
-        .args(inputs)
+        .args(args)
+        .env_remove("GITHUB_ACTIONS")
         .output()
         .expect("/usr/bin/time runs (Debian package `time`)");
     assert!(
-        out.status.success(),
-        "toolcall rate failed on {inputs:?}: {}",
+        out.status.code().is_some_and(|c| codes.contains(&c)),
+        "toolcall {args:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -22,6 +22,17 @@ pub fn write_stdout(args: std::fmt::Arguments<'_>) {
     }
 }
 
+/// [`write_stdout`] for a report written as it is drawn by `fill` (buffered, and a closed pipe
+/// is as quiet as there).
+pub fn stream_stdout(fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    if let Err(e) = fill(&mut out).and_then(|()| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("error: cannot write to standard output: {e}");
+        }
+    }
+}
+
 /// Whether we run inside GitHub Actions (`GITHUB_ACTIONS=true`).
 pub fn in_github_actions() -> bool {
     std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true")

@@ -72,19 +72,25 @@ pub fn run(args: &Args) -> Result {
         toolcall_harness::write_baselines(&config)?;
     }
     let report = Report::build(&config);
-    let model = CheckRun::of(&report, &config);
+    let model = std::cell::RefCell::new(CheckRun::of(&report, &config));
     let ok = report.is_ok();
     if args.json || args.files.any() {
-        let run = crate::outputs::value("check", ok, &model)?;
-        args.files.write(&run)?;
+        // The JSON and JUnit are written as they are drawn; the whole value only for the page.
+        use crate::outputs::Output;
+        args.files.write_streamed(
+            &[Output::Json, Output::Junit],
+            &mut |output, out| match output {
+                Output::Junit => model.borrow_mut().write_junit(ok, out),
+                _ => model.borrow_mut().write_json(ok, out),
+            },
+            &mut || crate::outputs::value("check", ok, &*model.borrow()),
+        )?;
         if args.json {
-            write_stdout(format_args!(
-                "{}",
-                crate::outputs::Output::Json.render(&run)
-            ));
+            crate::output::stream_stdout(|out| model.borrow_mut().write_json(ok, out));
             return Ok(Outcome::of(ok));
         }
     }
+    let model = model.into_inner();
     write_stdout(format_args!("{}", render(&model, ok)));
     if crate::output::in_github_actions() {
         for line in annotations(&model) {

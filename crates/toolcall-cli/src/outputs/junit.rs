@@ -7,8 +7,27 @@ use serde_json::Value;
 
 /// The document for `run`.
 pub fn render(run: &Value) -> String {
+    render_with(run, &mut |agent, each| {
+        for result in run["agents"][agent]["results"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            each(result);
+        }
+    })
+}
+
+/// Gives an agent's results (by its index in `agents`) one at a time, each result's value to
+/// the function passed.
+pub type Results<'a> = dyn FnMut(usize, &mut dyn FnMut(&Value)) + 'a;
+
+/// [`render`] with `check`'s results given one at a time by `results` (agent by index, each
+/// result's value to `each`), not read from `run`: a run too big to hold as one value passes
+/// its shell and draws the results as it goes.
+pub fn render_with(run: &Value, results: &mut Results<'_>) -> String {
     let suites = match run["command"].as_str() {
-        Some("check") => check_suites(run),
+        Some("check") => check_suites(run, results),
         Some("replay") => replay_suites(run),
         Some("rate") => vec![rate_suite(run)],
         _ => Vec::new(),
@@ -117,7 +136,7 @@ fn strings(value: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn check_suites(run: &Value) -> Vec<Suite> {
+fn check_suites(run: &Value, results: &mut Results<'_>) -> Vec<Suite> {
     let mut suites = Vec::new();
     let problems = strings(&run["problems"]);
     suites.push(Suite {
@@ -136,7 +155,7 @@ fn check_suites(run: &Value) -> Vec<Suite> {
             },
         }],
     });
-    for agent in run["agents"].as_array().into_iter().flatten() {
+    for (index, agent) in run["agents"].as_array().into_iter().flatten().enumerate() {
         let name = str_of(&agent["name"]).to_owned();
         let mut cases = Vec::new();
         for (check, key) in [
@@ -158,7 +177,7 @@ fn check_suites(run: &Value) -> Vec<Suite> {
                 },
             });
         }
-        for result in agent["results"].as_array().into_iter().flatten() {
+        results(index, &mut |result| {
             let outcome = str_of(&result["outcome"]);
             let message = str_of(&result["message"]).to_owned();
             cases.push(Case {
@@ -179,7 +198,7 @@ fn check_suites(run: &Value) -> Vec<Suite> {
                     },
                 },
             });
-        }
+        });
         suites.push(Suite { name, cases });
     }
     suites

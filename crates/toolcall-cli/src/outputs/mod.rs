@@ -10,6 +10,10 @@
 //! - `html.rs`: one self-contained page (`--html FILE`);
 //! - `junit.rs`: JUnit XML (`--junit FILE`), a known failure as `<skipped type="xfail">`.
 //!
+//! `check`'s JSON and JUnit report are written as they are drawn (`stream.rs`,
+//! [`Files::write_streamed`]): the same bytes as from the whole value, never the whole run held
+//! as one; the whole value is built only when the page is asked for.
+//!
 //! A new output is one module here and one entry of the `outputs!` registry below, which
 //! generates the [`Output`] variant, [`Output::ALL`] and the flag's field of [`Files`] from it,
 //! so an output left out of `ALL` cannot be written. The terminal text and GitHub annotations stay with their commands (`check`
@@ -18,7 +22,9 @@
 pub mod html;
 pub mod junit;
 pub mod model;
+pub mod stream;
 
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -158,15 +164,57 @@ impl Files {
 
     /// Writes every output asked for, atomically, each drawn from `run`.
     pub fn write(&self, run: &Value) -> Result<(), CliError> {
+        self.write_each(
+            &[],
+            &mut |_, _| Ok(()),
+            &mut |output| Ok(output.render(run)),
+        )
+    }
+
+    /// [`Files::write`] for a run too big to hold as one value: the outputs in `streamed` are
+    /// written by `stream` as it draws them (see [`stream`]); the others are drawn from the
+    /// whole value, built by `whole` only when one of them was asked for.
+    pub fn write_streamed(
+        &self,
+        streamed: &[Output],
+        stream: &mut dyn FnMut(Output, &mut dyn Write) -> io::Result<()>,
+        whole: &mut dyn FnMut() -> Result<Value, CliError>,
+    ) -> Result<(), CliError> {
+        let mut run = None;
+        self.write_each(streamed, stream, &mut |output| {
+            let run = match &mut run {
+                Some(run) => run,
+                None => run.insert(whole()?),
+            };
+            Ok(output.render(run))
+        })
+    }
+
+    fn write_each(
+        &self,
+        streamed: &[Output],
+        stream: &mut dyn FnMut(Output, &mut dyn Write) -> io::Result<()>,
+        render: &mut dyn FnMut(Output) -> Result<String, CliError>,
+    ) -> Result<(), CliError> {
         for output in Output::ALL {
-            if let Some(path) = self.path(output) {
-                toolcall_fs::write_atomic(path, output.render(run).as_bytes()).map_err(
-                    |source| CliError::Output {
-                        flag: output.flag(),
-                        path: path.to_path_buf(),
-                        source,
-                    },
-                )?;
+            let Some(path) = self.path(output) else {
+                continue;
+            };
+            let error = |source| CliError::Output {
+                flag: output.flag(),
+                path: path.to_path_buf(),
+                source,
+            };
+            if streamed.contains(&output) {
+                toolcall_fs::write_atomic_with(path, |file| {
+                    let mut out = BufWriter::new(file);
+                    stream(output, &mut out)?;
+                    out.flush()
+                })
+                .map_err(error)?;
+            } else {
+                let text = render(output)?;
+                toolcall_fs::write_atomic(path, text.as_bytes()).map_err(error)?;
             }
         }
         Ok(())

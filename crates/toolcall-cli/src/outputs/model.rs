@@ -186,6 +186,62 @@ pub struct SampleView {
 }
 
 impl CheckRun {
+    /// Writes `check`'s JSON (the envelope and this run) to `out` as it is drawn, never as one
+    /// value: the cases and each agent's results are taken out for the shell and written one at
+    /// a time in their places ([`super::stream`]).
+    pub fn write_json(&mut self, ok: bool, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        self.with_shell(ok, |shell, cases, results| {
+            super::stream::write(out, shell, &mut CheckHoles { cases, results })
+        })
+    }
+
+    /// Writes `check`'s JUnit report to `out`, drawn from the shell and from each result's
+    /// value in turn (never the whole run as one value), as [`super::junit::render`] draws it
+    /// from the whole value.
+    pub fn write_junit(&mut self, ok: bool, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        self.with_shell(ok, |shell, _, results| {
+            let mut failed = None;
+            let text = super::junit::render_with(shell, &mut |agent, each| {
+                for result in results.get(agent).into_iter().flatten() {
+                    match serde_json::to_value(result) {
+                        Ok(value) => each(&value),
+                        Err(e) => failed = failed.take().or(Some(e)),
+                    }
+                }
+            });
+            match failed {
+                Some(e) => Err(std::io::Error::other(e)),
+                None => out.write_all(text.as_bytes()),
+            }
+        })
+    }
+
+    /// Calls `f` with the run's JSON shell (the envelope and this run, its cases and every
+    /// agent's results taken out) and what was taken out, then puts those back.
+    fn with_shell(
+        &mut self,
+        ok: bool,
+        f: impl FnOnce(
+            &serde_json::Value,
+            &BTreeMap<String, CaseView>,
+            &[Vec<CaseResult>],
+        ) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let cases = std::mem::take(&mut self.cases);
+        let results: Vec<Vec<CaseResult>> = self
+            .agents
+            .iter_mut()
+            .map(|agent| std::mem::take(&mut agent.results))
+            .collect();
+        let shell = super::value("check", ok, &*self).map_err(std::io::Error::other);
+        let done = shell.and_then(|shell| f(&shell, &cases, &results));
+        self.cases = cases;
+        for (agent, results) in self.agents.iter_mut().zip(results) {
+            agent.results = results;
+        }
+        done
+    }
+
     /// The model of `report`, run under `config`.
     pub fn of(report: &Report, config: &Config) -> CheckRun {
         let mut cases = BTreeMap::new();
@@ -498,4 +554,62 @@ fn snake(name: &str) -> String {
         }
     }
     out
+}
+
+/// The collections a [`CheckRun`]'s JSON shell leaves out, and where they go.
+struct CheckHoles<'a> {
+    cases: &'a BTreeMap<String, CaseView>,
+    results: &'a [Vec<CaseResult>],
+}
+
+impl super::stream::Hole for CheckHoles<'_> {
+    fn fill(
+        &mut self,
+        path: &[super::stream::Step<'_>],
+        out: &mut super::stream::Pretty<'_>,
+    ) -> Option<std::io::Result<()>> {
+        use super::stream::Step::{Index, Key};
+        match path {
+            [Key("cases")] => {
+                Some(out.object(self.cases.iter().map(|(id, case)| (id.as_str(), case))))
+            }
+            [Key("agents"), Index(i), Key("results")] => Some(out.array(self.results.get(*i)?)),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The streamed JSON against the old path (the whole value, pretty-printed) over the
+    /// harness's fixture trees: the same bytes, so nothing reading the report sees a change.
+    #[test]
+    fn the_streamed_json_is_the_bytes_of_the_whole_value() {
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../toolcall-harness/tests/fixtures");
+        for tree in ["green", "red"] {
+            let config = Config::for_root(&fixtures.join(tree));
+            let report = Report::build(&config);
+            let mut run = CheckRun::of(&report, &config);
+            let whole = super::super::value("check", report.is_ok(), &run).unwrap();
+            let expected = format!("{}\n", toolcall_score::to_json_pretty(&whole).unwrap());
+            let mut streamed = Vec::new();
+            run.write_json(report.is_ok(), &mut streamed).unwrap();
+            assert_eq!(String::from_utf8(streamed).unwrap(), expected, "{tree}");
+            let mut junit = Vec::new();
+            run.write_junit(report.is_ok(), &mut junit).unwrap();
+            assert_eq!(
+                String::from_utf8(junit).unwrap(),
+                super::super::junit::render(&whole),
+                "{tree}"
+            );
+            // The collections taken out for the shell are back.
+            assert_eq!(
+                super::super::value("check", report.is_ok(), &run).unwrap(),
+                whole
+            );
+        }
+    }
 }

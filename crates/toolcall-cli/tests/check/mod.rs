@@ -897,3 +897,115 @@ fn the_junit_report_counts_as_the_json_does() {
     assert_eq!(xml.matches("<testcase ").count(), 3 + results.len());
     insta::assert_snapshot!(crate::support::normalised(&xml));
 }
+
+/// A tree of `n` passing cases (one agent, one tool call each).
+fn passing_tree(test: &str, n: usize) -> PathBuf {
+    let root = crate::support::scratch("check", test);
+    let case = json!({
+        "tools": [{"name": "get_invoice", "description": "One invoice.",
+                   "input_schema": {"type": "object"}}],
+        "messages": [{"role": "user", "content": "Show invoice 1"}]
+    })
+    .to_string();
+    let response = json!({"type": "message", "role": "assistant", "stop_reason": "tool_use",
+        "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_invoice", "input": {}}]})
+    .to_string();
+    for dir in ["cases/many", "recorded/claude/many"] {
+        std::fs::create_dir_all(root.join(dir)).unwrap();
+    }
+    for i in 0..n {
+        std::fs::write(root.join(format!("cases/many/c{i:05}.json")), &case).unwrap();
+        std::fs::write(
+            root.join(format!("recorded/claude/many/c{i:05}.json")),
+            &response,
+        )
+        .unwrap();
+    }
+    root
+}
+
+/// Whether `toolcall check ARGS…` over `root` succeeds with its address space limited to
+/// `kib` KiB (`ulimit -v`).
+#[cfg(target_os = "linux")]
+fn check_fits(root: &Path, args: &[&str], kib: u64) -> bool {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_toolcall"))
+        .arg("check")
+        .arg("--root")
+        .arg(root)
+        .args(args)
+        .env_remove("GITHUB_ACTIONS")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap()
+        .success()
+}
+
+/// `check --json-out` and `--junit` write their reports as they are drawn: they need little
+/// more memory than `check` alone. Both used to draw from the whole run held as one JSON value,
+/// twice what `check` needs at 5,000 cases (136 MB of address space against 68 MB; at 100,000
+/// cases, 1.7 GB). The limit is found for `check` alone, so the bound is a ratio, not a machine's
+/// figure.
+#[cfg(target_os = "linux")]
+#[test]
+fn json_out_and_junit_need_little_more_memory_than_check_alone() {
+    let root = passing_tree("json-out-memory", 5000);
+    let report = root.join("report.json");
+    let mut kib = 16 * 1024;
+    while !check_fits(&root, &[], kib) {
+        kib += 4 * 1024;
+        assert!(
+            kib < 4 * 1024 * 1024,
+            "check alone does not run under 4 GiB"
+        );
+    }
+    let bound = kib * 5 / 4;
+    let junit = root.join("report.xml");
+    assert!(
+        check_fits(&root, &["--junit", junit.to_str().unwrap()], bound),
+        "check runs in {kib} KiB, check --junit not in {bound} KiB"
+    );
+    assert!(
+        check_fits(&root, &["--json-out", report.to_str().unwrap()], bound),
+        "check runs in {kib} KiB, check --json-out not in {bound} KiB"
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<testcase ").count(), 5000 + 3);
+    let run: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(run["agents"][0]["counts"]["pass"], 5000);
+    assert_eq!(run["cases"].as_object().map(|c| c.len()), Some(5000));
+}
+
+/// The streamed JSON is what the whole value pretty-printed was: keys sorted at every depth,
+/// two-space indentation, empty collections as `[]` / `{}`, a final newline; and `--json`
+/// prints the same bytes `--json-out` writes.
+#[test]
+fn the_streamed_json_is_the_whole_value_pretty_printed() {
+    let empty = crate::support::scratch("check", "json-streamed-empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let trees = [
+        fixture("green"),
+        fixture("red"),
+        hostile_tree("json-streamed-hostile"),
+        passing_tree("json-streamed-many", 300),
+        empty,
+    ];
+    let out = crate::support::scratch("check", "json-streamed-out");
+    for (i, root) in trees.iter().enumerate() {
+        let file = out.join(format!("{i}.json"));
+        let (code, printed) = check_with(root, &["--json", "--json-out", file.to_str().unwrap()]);
+        assert!(matches!(code, Some(0 | 1)), "{}: {code:?}", root.display());
+        let written = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(printed, written, "{}", root.display());
+        let whole: Value = serde_json::from_str(&written).unwrap();
+        let expected = format!("{}\n", toolcall_score::to_json_pretty(&whole).unwrap());
+        assert!(
+            written == expected,
+            "{}: the streamed JSON differs",
+            root.display()
+        );
+    }
+}
