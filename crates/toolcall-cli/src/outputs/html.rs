@@ -138,6 +138,18 @@ fn content(s: &str) -> String {
     }
 }
 
+/// A tool's result, indented, as text: a text block that holds JSON (what a server answering
+/// in text sends) is that JSON, not a string of it; other text as it is.
+fn result_json(v: &Value) -> String {
+    match v {
+        Value::String(s) => match serde_json::from_str::<Value>(s) {
+            Ok(parsed @ (Value::Object(_) | Value::Array(_))) => json(&parsed),
+            _ => text(s),
+        },
+        other => json(other),
+    }
+}
+
 /// JSON, indented, as text.
 fn json(v: &Value) -> String {
     text(&serde_json::to_string_pretty(v).unwrap_or_default())
@@ -772,7 +784,7 @@ fn replay(out: &mut String, run: &Value) {
                 step["index"],
                 text(str_of(&step["name"])),
                 json(&step["input"]),
-                json(&step["result"])
+                result_json(&step["result"])
             );
         }
         if let Some(failure) = flow["failure"].as_object() {
@@ -798,6 +810,21 @@ fn replay(out: &mut String, run: &Value) {
                         .unwrap_or_default()
                 )
             );
+            // What the failing step sent, so the failure can be read without the flow file.
+            if let Some(input) = failure.get("input") {
+                let _ = writeln!(
+                    out,
+                    "<div class=\"call offending\">call <code class=\"name\">{}</code>\
+                     <pre class=\"arguments\">{}</pre></div>",
+                    text(
+                        failure
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                    ),
+                    json(input)
+                );
+            }
             if let (Some(expected), Some(got)) = (failure.get("expected"), failure.get("got")) {
                 let _ = writeln!(
                     out,
@@ -828,4 +855,28 @@ fn replay(out: &mut String, run: &Value) {
         out.push_str("</details>\n");
     }
     out.push_str("</section>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    /// A server answering in text sends its JSON as a text block: the replay page shows that
+    /// JSON indented, not a quoted string of it, and markup in it stays text.
+    #[test]
+    fn a_text_result_holding_json_is_drawn_as_json() {
+        let run = json!({"command": "replay", "ok": true, "flows": [{
+            "flow": "f.json", "outcome": "pass", "summary": "",
+            "steps": [{"index": 1, "name": "get", "input": {"id": 1},
+                       "result": "{\"note\":\"<b>hi</b>\",\"n\":2}"}]
+        }]});
+        let page = super::render(&run);
+        assert!(
+            page.contains(
+                "result<pre>{\n  &quot;n&quot;: 2,\n  &quot;note&quot;: &quot;&lt;b&gt;hi&lt;/b&gt;&quot;\n}</pre>"
+            ),
+            "{page}"
+        );
+        assert!(!page.contains("<b>hi"));
+    }
 }
