@@ -402,6 +402,11 @@ fn unexpected_results_come_first_and_every_count_links_to_its_cases() {
             .expect("a row per agent");
         let row = &dom[row_start..row_start + dom[row_start..].find("</tr>").unwrap()];
         let cells: Vec<&str> = row.split("<td").skip(3).collect();
+        assert_eq!(
+            cells.len(),
+            4,
+            "pass, expected failure, failure, problems: {row}"
+        );
         let counts = &agent["counts"];
         let problems = agent["coverage"].as_array().unwrap().len()
             + agent["baseline_problems"].as_array().unwrap().len();
