@@ -280,45 +280,14 @@ fn check(out: &mut String, run: &Value) {
             .map(|(_, id)| id.clone())
     };
 
-    // Every problem first, where the header's count links to.
+    for note in items(&run["skipped"]) {
+        let _ = writeln!(out, "<p class=\"note\">{}</p>", text(str_of(note)));
+    }
     let agent_problems = |a: &Value| {
         items(&a["coverage"])
             .chain(items(&a["baseline_problems"]))
             .count()
     };
-    let any_problem = !run["problems"].as_array().is_none_or(Vec::is_empty)
-        || agents.iter().any(|a| agent_problems(a) > 0);
-    if any_problem {
-        out.push_str("<section class=\"problems\" id=\"problems\"><h2>Problems</h2>\n");
-    }
-    for problem in items(&run["problems"]) {
-        let _ = writeln!(out, "<p class=\"problem\">{}</p>", text(str_of(problem)));
-    }
-    for agent in &agents {
-        let name = str_of(&agent["name"]);
-        for (i, problem) in items(&agent["coverage"])
-            .chain(items(&agent["baseline_problems"]))
-            .enumerate()
-        {
-            let _ = writeln!(
-                out,
-                "<p class=\"problem\"{} data-agent=\"{}\">{}</p>",
-                if i == 0 {
-                    format!(" id=\"problems-{}\"", text(&id_text(name)))
-                } else {
-                    String::new()
-                },
-                text(name),
-                text(str_of(problem))
-            );
-        }
-    }
-    if any_problem {
-        out.push_str("</section>\n");
-    }
-    for note in items(&run["skipped"]) {
-        let _ = writeln!(out, "<p class=\"note\">{}</p>", text(str_of(note)));
-    }
     // The summary per agent, as `toolcall check` prints it, each count a link to its cases
     // (with the script, also a filter to them).
     out.push_str(
@@ -379,6 +348,37 @@ fn check(out: &mut String, run: &Value) {
         );
     }
     out.push_str("</tbody></table>\n");
+    // Every problem, right under the table (where the header's and the rows' counts link).
+    let any_problem = !run["problems"].as_array().is_none_or(Vec::is_empty)
+        || agents.iter().any(|a| agent_problems(a) > 0);
+    if any_problem {
+        out.push_str("<section class=\"problems\" id=\"problems\"><h2>Problems</h2>\n");
+    }
+    for problem in items(&run["problems"]) {
+        let _ = writeln!(out, "<p class=\"problem\">{}</p>", text(str_of(problem)));
+    }
+    for agent in &agents {
+        let name = str_of(&agent["name"]);
+        for (i, problem) in items(&agent["coverage"])
+            .chain(items(&agent["baseline_problems"]))
+            .enumerate()
+        {
+            let _ = writeln!(
+                out,
+                "<p class=\"problem\"{} data-agent=\"{}\">{}</p>",
+                if i == 0 {
+                    format!(" id=\"problems-{}\"", text(&id_text(name)))
+                } else {
+                    String::new()
+                },
+                text(name),
+                text(str_of(problem))
+            );
+        }
+    }
+    if any_problem {
+        out.push_str("</section>\n");
+    }
     let with_names = agents
         .iter()
         .filter(|a| a["unknown_names"].as_array().is_some_and(|n| !n.is_empty()))
