@@ -111,10 +111,15 @@ fn browser_args(proxy: &Proxy) -> Vec<String> {
 
 /// Chromium with the test's flags and `extra`, opening `page`; its standard output.
 fn open(page: &Path, proxy: &Proxy, extra: &[String]) -> Vec<u8> {
+    open_at(page, "", proxy, extra)
+}
+
+/// As [`open`], at `fragment` (`#…`, as a link would write it).
+fn open_at(page: &Path, fragment: &str, proxy: &Proxy, extra: &[String]) -> Vec<u8> {
     let out = Command::new(chromium())
         .args(browser_args(proxy))
         .args(extra)
-        .arg(format!("file://{}", page.display()))
+        .arg(format!("file://{}{fragment}", page.display()))
         .output()
         .unwrap();
     assert!(
@@ -239,7 +244,7 @@ fn the_page_in_a_browser_shows_what_json_says() {
     let (page, _) = report(&fixture("red"), "red");
     let dom = dom(&page, &proxy);
     let start = dom
-        .find("id=\"r-claude--billing.2fnew-failure\"")
+        .find("id=\"r-claude--billing/new-failure\"")
         .expect("the case's anchor");
     let section = &dom[start..start + dom[start..].find("</details>\n<details").unwrap_or(4000)];
     assert!(section.contains(" open=\"\""), "a failing case is open");
@@ -300,4 +305,226 @@ fn copy(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), target).unwrap();
         }
     }
+}
+
+/// The DOM after the page's script ran, opened at `fragment`.
+fn dom_at(page: &Path, fragment: &str, proxy: &Proxy) -> String {
+    String::from_utf8(open_at(page, fragment, proxy, &["--dump-dom".to_owned()])).unwrap()
+}
+
+/// Each start tag that begins with `open`, in document order.
+fn start_tags<'a>(dom: &'a str, open: &str) -> Vec<&'a str> {
+    dom.match_indices(open)
+        .map(|(i, _)| &dom[i..i + dom[i..].find('>').unwrap()])
+        .collect()
+}
+
+fn attribute<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+    let key = format!(" {name}=\"");
+    let start = tag.find(&key)? + key.len();
+    Some(&tag[start..start + tag[start..].find('"')?])
+}
+
+/// The red tree beside an agent, `a-first` (drawn first by name), with one passing recording
+/// and none of the other cases': its first result is a pass, its failures are missing
+/// recordings.
+fn two_agents() -> (PathBuf, Value) {
+    let root = support::scratch("browser", "two-agents-tree");
+    copy(&fixture("red"), &root);
+    let first = root.join("recorded/a-first/billing");
+    std::fs::create_dir_all(&first).unwrap();
+    std::fs::copy(
+        root.join("recorded/claude/billing/clean.json"),
+        first.join("clean.json"),
+    )
+    .unwrap();
+    report(&root, "two-agents")
+}
+
+/// The first view: the first result drawn is an unexpected one, results come in the order
+/// unexpected, new failure, expected failure, pass whatever agent they belong to, every count
+/// of the agents table and the header is a link whose target is on the page, and an agent
+/// whose only problems are missing recordings shows them counted in its row.
+#[test]
+fn unexpected_results_come_first_and_every_count_links_to_its_cases() {
+    let proxy = Proxy::start();
+    let (page, run) = two_agents();
+    let dom = dom(&page, &proxy);
+    let tags = start_tags(&dom, "<details class=\"result ");
+    assert_eq!(tags.len(), results(&run).len());
+    assert!(tags[0].contains(" unexpected"), "first drawn: {}", tags[0]);
+    let rank = |tag: &str| match attribute(tag, "data-outcome").unwrap() {
+        "failure" => 1,
+        "expected_failure" => 2,
+        "pass" => 3,
+        _ => 0,
+    };
+    let ranks: Vec<u8> = tags.iter().map(|t| rank(t)).collect();
+    assert!(ranks.windows(2).all(|w| w[0] <= w[1]), "{ranks:?}");
+    assert_eq!(
+        ranks.iter().filter(|r| **r < 2).count(),
+        results(&run)
+            .iter()
+            .filter(|r| !matches!(r["outcome"].as_str(), Some("pass" | "expected_failure")))
+            .count()
+    );
+
+    // Every link on the page lands on an element of the page.
+    let links: Vec<&str> = dom
+        .match_indices("href=\"#")
+        .map(|(i, _)| {
+            let start = i + "href=\"#".len();
+            &dom[start..start + dom[start..].find('"').unwrap()]
+        })
+        .collect();
+    assert!(links.len() > 10, "{links:?}");
+    for link in &links {
+        let id = percent_decode(link);
+        assert!(
+            dom.contains(&format!(" id=\"{id}\"")),
+            "the link #{link} goes nowhere"
+        );
+    }
+    // The header's count of unexpected results is a link to them.
+    let header = &dom[dom.find("<header").unwrap()..dom.find("</header>").unwrap()];
+    assert!(
+        header.contains(&format!(
+            "<a href=\"#only-unexpected\">{} unexpected result(s)</a>",
+            ranks.iter().filter(|r| **r < 2).count()
+        )),
+        "{header}"
+    );
+    // Each agent's row: every count above zero is a link; the problems are counted.
+    for agent in run["agents"].as_array().unwrap() {
+        let name = agent["name"].as_str().unwrap();
+        let row_start = dom
+            .find(&format!("<tr data-agent=\"{name}\">"))
+            .expect("a row per agent");
+        let row = &dom[row_start..row_start + dom[row_start..].find("</tr>").unwrap()];
+        let cells: Vec<&str> = row.split("<td").skip(3).collect();
+        assert_eq!(
+            cells.len(),
+            4,
+            "pass, expected failure, failure, problems: {row}"
+        );
+        let counts = &agent["counts"];
+        let problems = agent["coverage"].as_array().unwrap().len()
+            + agent["baseline_problems"].as_array().unwrap().len();
+        for (cell, n) in cells.iter().zip([
+            counts["pass"].as_u64().unwrap(),
+            counts["expected_failure"].as_u64().unwrap(),
+            counts["failure"].as_u64().unwrap(),
+            problems as u64,
+        ]) {
+            if n > 0 {
+                assert!(cell.contains(&format!("\">{n}</a>")), "{name}: {cell}");
+            } else {
+                assert!(
+                    cell.contains(">0</td>") || cell.ends_with(">0</td>"),
+                    "{name}: {cell}"
+                );
+            }
+        }
+    }
+    let first = &run["agents"][0];
+    assert_eq!(first["name"], "a-first");
+    assert_eq!(first["counts"]["failure"], 0);
+    assert!(
+        first["coverage"].as_array().unwrap().len() >= 3,
+        "{}",
+        first["coverage"]
+    );
+
+    // "unexpected only": at that fragment only the unexpected results are shown.
+    let only = dom_at(&page, "#only-unexpected", &proxy);
+    let shown: Vec<&str> = start_tags(&only, "<details class=\"result ")
+        .into_iter()
+        .filter(|t| !t.contains(" hidden=\""))
+        .collect();
+    assert!(!shown.is_empty());
+    assert!(shown.iter().all(|t| t.contains(" unexpected")), "{shown:?}");
+    assert_eq!(shown.len(), ranks.iter().filter(|r| **r < 2).count());
+    screenshot(&page, &proxy, "first-view", 1000, 900);
+}
+
+/// `#r-<agent>--<case-id>` with the case id's `/` as it is (as the README and CI links write
+/// it) lands on that case's element, which names its agent and case in data attributes; the
+/// script opens it, folded as a passing case is.
+#[test]
+fn a_readme_style_anchor_lands_on_the_case() {
+    let proxy = Proxy::start();
+    let (page, _) = report(&fixture("red"), "anchor");
+    let dom = dom_at(&page, "#r-claude--billing/clean", &proxy);
+    let tags = start_tags(&dom, "<details class=\"result ");
+    let target: Vec<&&str> = tags
+        .iter()
+        .filter(|t| attribute(t, "id") == Some("r-claude--billing/clean"))
+        .collect();
+    assert_eq!(target.len(), 1, "{tags:?}");
+    assert_eq!(attribute(target[0], "data-agent"), Some("claude"));
+    assert_eq!(attribute(target[0], "data-case"), Some("billing/clean"));
+    assert_eq!(attribute(target[0], "data-outcome"), Some("pass"));
+    assert!(
+        target[0].contains(" open=\"\""),
+        "the anchor opened it: {}",
+        target[0]
+    );
+    // Ids are unique.
+    let ids: std::collections::BTreeSet<&str> =
+        tags.iter().filter_map(|t| attribute(t, "id")).collect();
+    assert_eq!(ids.len(), tags.len());
+}
+
+/// `replay --html`: the failing step's arguments are on the page, as indented JSON, in the
+/// failure's block (the step never went through, so it is not among the steps).
+#[test]
+fn the_replay_page_shows_what_the_failing_step_sent() {
+    let proxy = Proxy::start();
+    let dir = support::scratch("browser", "replay");
+    let page = dir.join("replay.html");
+    let server = Path::new(env!("CARGO_BIN_EXE_toolcall"))
+        .with_file_name(format!("refund-server{}", std::env::consts::EXE_SUFFIX));
+    assert!(server.is_file(), "{} is not built", server.display());
+    let out = Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .arg("replay")
+        .arg(repo().join("flows/wrong-status.json"))
+        .arg("--html")
+        .arg(&page)
+        .env("ATP_REFUND_SERVER", &server)
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dom = dom(&page, &proxy);
+    let start = dom.find("<li class=\"turn failed\">").expect("the failure");
+    let failure = &dom[start..start + dom[start..].find("</li>").unwrap()];
+    assert!(
+        failure.contains(
+            "call <code class=\"name\">issue_refund</code><pre class=\"arguments\">{\n  \
+             \"amount_cents\": 9164,\n  \"order_id\": \"ord_1042\",\n  \"reason\": \
+             \"damaged in transit\"\n}</pre>"
+        ),
+        "{failure}"
+    );
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            out.push(u8::from_str_radix(&s[i + 1..i + 3], 16).unwrap());
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).unwrap()
 }

@@ -14,8 +14,11 @@
 //! - all style and script are inline and constant, allowed by their hashes in a
 //!   Content-Security-Policy whose `default-src 'none'` forbids every fetch, image, font, frame
 //!   and connection; the page references no URL at all;
-//! - it reads with JavaScript off: folding is `<details>`, and the script only adds the
-//!   filters (agent, outcome, cause) and opens the case an anchor points at;
+//! - it reads with JavaScript off: folding is `<details>`, every count is a plain link to its
+//!   cases, "unexpected only" is a `:target` rule, and the script only adds the filters
+//!   (agent, outcome, cause; a count's link sets them) and opens the case an anchor points at;
+//! - a `check` page leads with what needs attention, over all agents ([`rank`]), and counts
+//!   every problem in the header and the agents table;
 //! - it stays small enough to open: a `check` page draws every failure and expected failure
 //!   but at most [`PASSES_DRAWN`] passing cases, and says how many it left out.
 
@@ -43,6 +46,13 @@ pub fn render(run: &Value) -> String {
         "replay" => replay(&mut body, run),
         _ => {}
     }
+    let verdict = if ok {
+        "ok: every result is expected".to_owned()
+    } else if command == "check" {
+        check_verdict(run)
+    } else {
+        "FAILED: unexpected results below".to_owned()
+    };
     let mut page = String::with_capacity(body.len() + STYLE.len() + SCRIPT.len() + 1024);
     let _ = write!(
         page,
@@ -58,11 +68,7 @@ pub fn render(run: &Value) -> String {
         if ok { "ok" } else { "FAILED" },
         if ok { "ok" } else { "failed" },
         text(command),
-        if ok {
-            "ok: every result is expected"
-        } else {
-            "FAILED: unexpected results below"
-        },
+        verdict,
     );
     page
 }
@@ -115,6 +121,87 @@ pub fn anchor(s: &str) -> String {
     out
 }
 
+/// `s` as it may stand in a URL fragment: what a fragment allows kept (`/` among it, so
+/// `#r-claude--billing/new-failure` reads as the README writes it), every other byte as `%XX`.
+pub fn fragment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/:@!$*+,;=".contains(&b) {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+/// The element id of `agent`'s result for `case`: `r-<agent>--<case-id>` as written, `/` and
+/// all (HTML5 allows any character but whitespace in an id). One with whitespace takes the
+/// [`anchor`] form; one already taken (agent `a--b` case `c` and agent `a` case `b--c`) gets
+/// `-2`, `-3`, … so ids stay unique.
+fn result_id(agent: &str, case: &str, taken: &mut BTreeSet<String>) -> String {
+    let plain = format!("r-{agent}--{case}");
+    let base = if plain.chars().any(char::is_whitespace) {
+        format!("r-{}--{}", anchor(agent), anchor(case))
+    } else {
+        plain
+    };
+    let mut id = base.clone();
+    let mut n = 1;
+    while !taken.insert(id.clone()) {
+        n += 1;
+        id = format!("{base}-{n}");
+    }
+    id
+}
+
+/// Whether a result fails the test: anything but a pass or an expected failure.
+fn unexpected(outcome: &str) -> bool {
+    !matches!(outcome, "pass" | "expected_failure")
+}
+
+/// The order a `check` page draws results in: what the baseline did not predict (a changed
+/// fingerprint, a case that now passes) and errors first, then new failures, then expected
+/// failures, then passes.
+fn rank(outcome: &str) -> u8 {
+    match outcome {
+        "failure" => 1,
+        "expected_failure" => 2,
+        "pass" => 3,
+        _ => 0,
+    }
+}
+
+/// The header's verdict of a failed `check`: how many results are unexpected and how many
+/// problems there are, each a link to them.
+fn check_verdict(run: &Value) -> String {
+    let agents: Vec<&Value> = items(&run["agents"]).collect();
+    let failing = agents
+        .iter()
+        .flat_map(|a| items(&a["results"]))
+        .filter(|r| unexpected(str_of(&r["outcome"])))
+        .count();
+    let problems = items(&run["problems"]).count()
+        + agents
+            .iter()
+            .map(|a| items(&a["coverage"]).count() + items(&a["baseline_problems"]).count())
+            .sum::<usize>();
+    let mut parts = Vec::new();
+    if failing > 0 {
+        parts.push(format!(
+            "<a href=\"#only-unexpected\">{failing} unexpected result(s)</a>"
+        ));
+    }
+    if problems > 0 {
+        parts.push(format!("<a href=\"#problems\">{problems} problem(s)</a>"));
+    }
+    if parts.is_empty() {
+        "FAILED".to_owned()
+    } else {
+        format!("FAILED: {}", parts.join(", "))
+    }
+}
+
 fn str_of(v: &Value) -> &str {
     v.as_str().unwrap_or_default()
 }
@@ -135,6 +222,18 @@ fn content(s: &str) -> String {
             })
         }
         _ => text(s),
+    }
+}
+
+/// A tool's result, indented, as text: a text block that holds JSON (what a server answering
+/// in text sends) is that JSON, not a string of it; other text as it is.
+fn result_json(v: &Value) -> String {
+    match v {
+        Value::String(s) => match serde_json::from_str::<Value>(s) {
+            Ok(parsed @ (Value::Object(_) | Value::Array(_))) => json(&parsed),
+            _ => text(s),
+        },
+        other => json(other),
     }
 }
 
@@ -159,42 +258,127 @@ fn outcome_label(outcome: &str) -> &str {
 
 fn check(out: &mut String, run: &Value) {
     let agents: Vec<&Value> = items(&run["agents"]).collect();
-    for problem in items(&run["problems"]) {
-        let _ = writeln!(out, "<p class=\"problem\">{}</p>", text(str_of(problem)));
-    }
+    // Every result in the order drawn (see [`rank`]; by agent, then case order, within a
+    // rank), each with its element id, so the table's counts can link to the cases.
+    let mut order: Vec<(usize, &Value)> = agents
+        .iter()
+        .enumerate()
+        .flat_map(|(i, a)| items(&a["results"]).map(move |r| (i, r)))
+        .collect();
+    order.sort_by_key(|(i, r)| (rank(str_of(&r["outcome"])), *i));
+    let mut taken = BTreeSet::new();
+    let ids: Vec<String> = order
+        .iter()
+        .map(|(i, r)| result_id(str_of(&agents[*i]["name"]), str_of(&r["case"]), &mut taken))
+        .collect();
+    // The first drawn case of agent `i` whose outcome `fits`.
+    let first = |i: usize, fits: &dyn Fn(&str) -> bool| {
+        order
+            .iter()
+            .zip(&ids)
+            .find(|((a, r), _)| *a == i && fits(str_of(&r["outcome"])))
+            .map(|(_, id)| id.clone())
+    };
+
     for note in items(&run["skipped"]) {
         let _ = writeln!(out, "<p class=\"note\">{}</p>", text(str_of(note)));
     }
-    // The summary per agent, as `toolcall check` prints it.
+    let agent_problems = |a: &Value| {
+        items(&a["coverage"])
+            .chain(items(&a["baseline_problems"]))
+            .count()
+    };
+    // The summary per agent, as `toolcall check` prints it, each count a link to its cases
+    // (with the script, also a filter to them).
     out.push_str(
         "<section class=\"summary\"><h2>Agents</h2>\n<table><thead><tr><th>agent</th>\
-         <th>responses</th><th>pass</th><th>expected failure</th><th>failure</th></tr></thead>\
-         <tbody>\n",
+         <th>responses</th><th>pass</th><th>expected failure</th><th>failure</th>\
+         <th>problems</th></tr></thead><tbody>\n",
     );
-    for agent in &agents {
+    let link = |n: &Value, target: Option<String>, agent: &str, filter: &str| match target {
+        Some(target) if n.as_u64().unwrap_or(0) > 0 => format!(
+            "<a href=\"#{}\" data-filter-agent=\"{}\" data-filter-outcome=\"{filter}\">{n}</a>",
+            text(&fragment(&target)),
+            text(agent)
+        ),
+        _ => n.to_string(),
+    };
+    for (i, agent) in agents.iter().enumerate() {
         let counts = &agent["counts"];
+        let name = str_of(&agent["name"]);
+        let problems = agent_problems(agent);
         let _ = writeln!(
             out,
             "<tr data-agent=\"{}\"><td>{}</td><td>{}</td><td class=\"n\">{}</td>\
-             <td class=\"n\">{}</td><td class=\"n{}\">{}</td></tr>",
-            text(str_of(&agent["name"])),
-            text(str_of(&agent["name"])),
+             <td class=\"n\">{}</td><td class=\"n{}\">{}</td><td class=\"n{}\">{}</td></tr>",
+            text(name),
+            text(name),
             if agent["example"].as_bool() == Some(true) {
                 "example"
             } else {
                 "recorded"
             },
-            counts["pass"],
-            counts["expected_failure"],
+            link(&counts["pass"], first(i, &|o| o == "pass"), name, "pass"),
+            link(
+                &counts["expected_failure"],
+                first(i, &|o| o == "expected_failure"),
+                name,
+                "expected_failure"
+            ),
             if counts["failure"].as_u64().unwrap_or(0) > 0 {
                 " bad"
             } else {
                 ""
             },
-            counts["failure"]
+            link(
+                &counts["failure"],
+                first(i, &unexpected),
+                name,
+                "unexpected"
+            ),
+            if problems > 0 { " bad" } else { "" },
+            if problems > 0 {
+                format!(
+                    "<a href=\"#{}\">{problems}</a>",
+                    text(&fragment(&format!("problems-{}", id_text(name))))
+                )
+            } else {
+                "0".to_owned()
+            }
         );
     }
     out.push_str("</tbody></table>\n");
+    // Every problem, right under the table (where the header's and the rows' counts link).
+    let any_problem = !run["problems"].as_array().is_none_or(Vec::is_empty)
+        || agents.iter().any(|a| agent_problems(a) > 0);
+    if any_problem {
+        out.push_str("<section class=\"problems\" id=\"problems\"><h2>Problems</h2>\n");
+    }
+    for problem in items(&run["problems"]) {
+        let _ = writeln!(out, "<p class=\"problem\">{}</p>", text(str_of(problem)));
+    }
+    for agent in &agents {
+        let name = str_of(&agent["name"]);
+        for (i, problem) in items(&agent["coverage"])
+            .chain(items(&agent["baseline_problems"]))
+            .enumerate()
+        {
+            let _ = writeln!(
+                out,
+                "<p class=\"problem\"{} data-agent=\"{}\">{}</p>",
+                if i == 0 {
+                    format!(" id=\"problems-{}\"", text(&id_text(name)))
+                } else {
+                    String::new()
+                },
+                text(name),
+                text(str_of(problem))
+            );
+        }
+    }
+    if any_problem {
+        out.push_str("</section>\n");
+    }
     let with_names = agents
         .iter()
         .filter(|a| a["unknown_names"].as_array().is_some_and(|n| !n.is_empty()))
@@ -249,7 +433,8 @@ fn check(out: &mut String, run: &Value) {
         let _ = write!(out, "<option value=\"{name}\">{name}</option>");
     }
     out.push_str(
-        "</select></label> <label>outcome <select name=\"outcome\"><option value=\"\">all</option>",
+        "</select></label> <label>outcome <select name=\"outcome\"><option value=\"\">all</option>\
+         <option value=\"unexpected\">unexpected only</option>",
     );
     for outcome in &outcomes {
         let _ = write!(
@@ -268,13 +453,19 @@ fn check(out: &mut String, run: &Value) {
     }
     out.push_str("</select></label> <output id=\"shown\"></output></nav>\n");
 
-    out.push_str("<section class=\"results\"><h2>Cases</h2>\n");
+    out.push_str("<section class=\"results\" id=\"cases\"><h2>Cases</h2>\n");
+    // The "unexpected only" view without a script: a link to `#only-unexpected` makes this
+    // marker the :target, and the style hides every result after it that is not unexpected.
+    out.push_str(
+        "<p class=\"views\">show <a href=\"#only-unexpected\" data-filter-outcome=\"unexpected\">\
+         unexpected only</a> · <a href=\"#cases\" data-filter-outcome=\"\">all</a></p>\n\
+         <span id=\"only-unexpected\"></span>\n",
+    );
     // Past PASSES_DRAWN passing results the page would be too big to open (100,000 cases made
     // 105 MB): the rest are counted, not drawn, and the page says so before the first case.
-    let passes = agents
+    let passes = order
         .iter()
-        .flat_map(|a| items(&a["results"]))
-        .filter(|r| str_of(&r["outcome"]) == "pass")
+        .filter(|(_, r)| str_of(&r["outcome"]) == "pass")
         .count();
     let folded = passes.saturating_sub(PASSES_DRAWN);
     if folded > 0 {
@@ -286,31 +477,26 @@ fn check(out: &mut String, run: &Value) {
         );
     }
     let mut drawn_passes = 0;
-    for agent in &agents {
-        let agent_name = str_of(&agent["name"]);
-        for problem in items(&agent["coverage"]).chain(items(&agent["baseline_problems"])) {
-            let _ = writeln!(
-                out,
-                "<p class=\"problem\" data-agent=\"{}\">{}</p>",
-                text(agent_name),
-                text(str_of(problem))
-            );
-        }
-        // What needs attention first, in case order within each group.
-        let mut results: Vec<&Value> = items(&agent["results"]).collect();
-        results.sort_by_key(|r| matches!(str_of(&r["outcome"]), "pass" | "expected_failure"));
-        for result in results {
-            if str_of(&result["outcome"]) == "pass" {
-                if drawn_passes == PASSES_DRAWN {
-                    continue;
-                }
-                drawn_passes += 1;
+    for ((i, result), id) in order.iter().zip(&ids) {
+        if str_of(&result["outcome"]) == "pass" {
+            if drawn_passes == PASSES_DRAWN {
+                continue;
             }
-            let case = &run["cases"][str_of(&result["case"])];
-            case_result(out, agent_name, result, case);
+            drawn_passes += 1;
         }
+        let case = &run["cases"][str_of(&result["case"])];
+        case_result(out, str_of(&agents[*i]["name"]), id, result, case);
     }
     out.push_str("</section>\n");
+}
+
+/// `s` as an id: as it is, or in the [`anchor`] form when it holds whitespace (no id may).
+fn id_text(s: &str) -> String {
+    if s.chars().any(char::is_whitespace) {
+        anchor(s)
+    } else {
+        s.to_owned()
+    }
 }
 
 /// The causes of a result's unknown names, for the cause filter.
@@ -322,18 +508,19 @@ fn result_causes(result: &Value) -> BTreeSet<String> {
         .collect()
 }
 
-fn case_result(out: &mut String, agent: &str, result: &Value, case: &Value) {
+fn case_result(out: &mut String, agent: &str, element: &str, result: &Value, case: &Value) {
     let id = str_of(&result["case"]);
     let outcome = str_of(&result["outcome"]);
     let causes: Vec<String> = result_causes(result).into_iter().collect();
-    let failing = !matches!(outcome, "pass" | "expected_failure");
+    let failing = unexpected(outcome);
     let _ = writeln!(
         out,
-        "<details class=\"result {outcome}\" id=\"r-{}--{}\" data-agent=\"{}\" data-outcome=\"{outcome}\" \
-         data-causes=\"{}\"{}>",
-        anchor(agent),
-        anchor(id),
+        "<details class=\"result {outcome}{}\" id=\"{}\" data-agent=\"{}\" data-case=\"{}\" \
+         data-outcome=\"{outcome}\" data-causes=\"{}\"{}>",
+        if failing { " unexpected" } else { "" },
+        text(element),
         text(agent),
+        text(id),
         text(&causes.join(" ")),
         if failing { " open" } else { "" }
     );
@@ -357,11 +544,10 @@ fn case_result(out: &mut String, agent: &str, result: &Value, case: &Value) {
     }
     let _ = writeln!(
         out,
-        "<p class=\"files\">case <code>{}</code> · recording <code>{}</code> · <a href=\"#r-{}--{}\">link</a></p>",
+        "<p class=\"files\">case <code>{}</code> · recording <code>{}</code> · <a href=\"#{}\">link</a></p>",
         text(str_of(&case["file"])),
         text(str_of(&result["recording"])),
-        anchor(agent),
-        anchor(id)
+        text(&fragment(element))
     );
     if let Some(error) = case["error"].as_str() {
         let _ = writeln!(out, "<p class=\"problem\">{}</p>", text(error));
@@ -772,7 +958,7 @@ fn replay(out: &mut String, run: &Value) {
                 step["index"],
                 text(str_of(&step["name"])),
                 json(&step["input"]),
-                json(&step["result"])
+                result_json(&step["result"])
             );
         }
         if let Some(failure) = flow["failure"].as_object() {
@@ -798,6 +984,21 @@ fn replay(out: &mut String, run: &Value) {
                         .unwrap_or_default()
                 )
             );
+            // What the failing step sent, so the failure can be read without the flow file.
+            if let Some(input) = failure.get("input") {
+                let _ = writeln!(
+                    out,
+                    "<div class=\"call offending\">call <code class=\"name\">{}</code>\
+                     <pre class=\"arguments\">{}</pre></div>",
+                    text(
+                        failure
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                    ),
+                    json(input)
+                );
+            }
             if let (Some(expected), Some(got)) = (failure.get("expected"), failure.get("got")) {
                 let _ = writeln!(
                     out,
@@ -828,4 +1029,28 @@ fn replay(out: &mut String, run: &Value) {
         out.push_str("</details>\n");
     }
     out.push_str("</section>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    /// A server answering in text sends its JSON as a text block: the replay page shows that
+    /// JSON indented, not a quoted string of it, and markup in it stays text.
+    #[test]
+    fn a_text_result_holding_json_is_drawn_as_json() {
+        let run = json!({"command": "replay", "ok": true, "flows": [{
+            "flow": "f.json", "outcome": "pass", "summary": "",
+            "steps": [{"index": 1, "name": "get", "input": {"id": 1},
+                       "result": "{\"note\":\"<b>hi</b>\",\"n\":2}"}]
+        }]});
+        let page = super::render(&run);
+        assert!(
+            page.contains(
+                "result<pre>{\n  &quot;n&quot;: 2,\n  &quot;note&quot;: &quot;&lt;b&gt;hi&lt;/b&gt;&quot;\n}</pre>"
+            ),
+            "{page}"
+        );
+        assert!(!page.contains("<b>hi"));
+    }
 }

@@ -466,6 +466,12 @@ pub struct FailureView {
     /// See `pointer`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub got: Option<Option<serde_json::Value>>,
+    /// The tool the failing step called, when a step failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The arguments the failing step sent (masked as in `steps`), when a step failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<serde_json::Value>,
 }
 
 impl FlowRun {
@@ -493,6 +499,14 @@ impl FlowRun {
             pointer: f.mismatch.as_ref().map(|m| m.pointer.clone()),
             expected: f.mismatch.as_ref().map(|m| m.expected.clone()),
             got: f.mismatch.as_ref().map(|m| m.got.clone()),
+            name: f
+                .step
+                .and_then(|s| flow.calls.get(s.wrapping_sub(1)))
+                .map(|c| c.name.clone()),
+            input: f
+                .step
+                .and_then(|s| flow.calls.get(s.wrapping_sub(1)))
+                .map(|c| flow.mask_value(&c.input)),
         });
         let failure = failure.or_else(|| {
             matches!(outcome, Outcome::PassedUnexpectedly { .. }).then(|| FailureView {
@@ -503,6 +517,8 @@ impl FlowRun {
                 pointer: None,
                 expected: None,
                 got: None,
+                name: None,
+                input: None,
             })
         });
         FlowRun {

@@ -16,7 +16,8 @@
       results.forEach(function (r) {
         var causes = " " + (r.getAttribute("data-causes") || "") + " ";
         var show = (!want.agent || r.getAttribute("data-agent") === want.agent) &&
-          (!want.outcome || r.getAttribute("data-outcome") === want.outcome) &&
+          (!want.outcome || r.getAttribute("data-outcome") === want.outcome ||
+            (want.outcome === "unexpected" && r.classList.contains("unexpected"))) &&
           (!want.cause || causes.indexOf(" " + want.cause + " ") >= 0);
         r.hidden = !show;
         if (show) { n += 1; }
@@ -24,6 +25,24 @@
       if (shown) { shown.textContent = n + " of " + results.length + " shown"; }
     };
     selects.forEach(function (s) { s.addEventListener("change", apply); });
+    // A count's link, or "unexpected only", filters to its cases too; the link still lands.
+    var filter = function (agent, outcome) {
+      selects.forEach(function (s) {
+        if (s.name === "agent") { s.value = agent; }
+        if (s.name === "outcome") { s.value = outcome; }
+      });
+      apply();
+    };
+    Array.prototype.forEach.call(document.querySelectorAll("a[data-filter-outcome]"), function (a) {
+      a.addEventListener("click", function () {
+        filter(a.getAttribute("data-filter-agent") || "", a.getAttribute("data-filter-outcome"));
+      });
+    });
+    var unexpectedOnly = function () {
+      if (location.hash === "#only-unexpected") { filter("", "unexpected"); }
+    };
+    window.addEventListener("hashchange", unexpectedOnly);
+    unexpectedOnly();
     apply();
   }
   var open = function () {
