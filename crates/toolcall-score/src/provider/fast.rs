@@ -242,12 +242,14 @@ impl Top {
             // `choices` missing, `null` or empty: the general path's error.
             return self.choices??.into_response();
         }
-        // The other formats' readers look only at the kept members, never at `choices`.
-        let kept = TOP_KEYS
-            .iter()
-            .zip(self.kept)
-            .filter_map(|(key, value)| Some(((*key).to_owned(), value?)))
-            .collect();
+        // The other formats' readers look only at the kept members, never at `choices`. The
+        // keys are distinct: inserted one by one, not collected (which sorts a buffer first).
+        let mut kept = Map::new();
+        for (key, value) in TOP_KEYS.iter().zip(self.kept) {
+            if let Some(value) = value {
+                kept.insert((*key).to_owned(), value);
+            }
+        }
         super::body::read_body(&Value::Object(kept), Some(format)).ok()
     }
 }
