@@ -242,12 +242,14 @@ impl Top {
             // `choices` missing, `null` or empty: the general path's error.
             return self.choices??.into_response();
         }
-        // The other formats' readers look only at the kept members, never at `choices`.
-        let kept = TOP_KEYS
-            .iter()
-            .zip(self.kept)
-            .filter_map(|(key, value)| Some(((*key).to_owned(), value?)))
-            .collect();
+        // The other formats' readers look only at the kept members, never at `choices`. The
+        // keys are distinct: inserted one by one, not collected (which sorts a buffer first).
+        let mut kept = Map::new();
+        for (key, value) in TOP_KEYS.iter().zip(self.kept) {
+            if let Some(value) = value {
+                kept.insert((*key).to_owned(), value);
+            }
+        }
         super::body::read_body(&Value::Object(kept), Some(format)).ok()
     }
 }
@@ -531,16 +533,32 @@ impl First {
     fn into_response(self) -> Option<Response> {
         let message = self.message?;
         let mut response = Response::empty(Format::OpenaiChat);
-        // The text fields through the general path's own readers, over the same values.
+        // String content (or none) is read as `content_into` reads it, the string moved rather
+        // than copied; the rarer fields go through the general path's own readers, over the
+        // same values, with an object built for them only when there is one.
+        let content = match message.content {
+            Some(Value::String(text)) => {
+                if !text.is_empty() {
+                    response.text.push(text);
+                }
+                None
+            }
+            other => other,
+        };
         let mut rest = Map::new();
         for (key, value) in [
-            ("content", message.content),
+            ("content", content),
             ("refusal", message.refusal),
             ("function_call", message.function_call),
         ] {
             if let Some(value) = value {
                 rest.insert(key.to_owned(), value);
             }
+        }
+        if rest.is_empty() {
+            response.calls = message.calls;
+            response.stop_reason = self.finish_reason;
+            return Some(response);
         }
         let at = At::ROOT;
         openai_chat::content_into(&rest, &at, &mut response.text).ok()?;
@@ -749,6 +767,13 @@ mod tests {
                 r#""content": null"#,
                 r#""content": null, "function_call": {"name": "other", "arguments": "{}"}"#,
             ),
+            // String content beside the rarer fields, and empty content (no text).
+            BODY.replace(
+                r#""content": null"#,
+                r#""content": "a", "function_call": {"name": "other", "arguments": "{}"}"#,
+            ),
+            BODY.replace(r#""content": null"#, r#""content": "", "refusal": "no""#),
+            BODY.replace(r#""content": null"#, r#""content": """#),
             // A duplicated key: the last one counts, as in a `Value`.
             BODY.replace(
                 r#""type": "function","#,
