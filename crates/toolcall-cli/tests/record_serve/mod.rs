@@ -1142,3 +1142,56 @@ fn the_mock_answers_an_oversized_message_and_a_call_without_a_name() {
     let report = read_json(&report);
     assert_eq!(report["refused"].as_array().unwrap().len(), 2, "{report:#}");
 }
+
+/// A server named by a relative path is written relative to the flow (what a flow resolves it
+/// against), never as this machine's absolute path, and the flow replays green from another
+/// working directory.
+#[cfg(unix)]
+#[test]
+fn a_relative_server_path_is_written_relative_to_the_flow_and_replays_from_elsewhere() {
+    let dir = scratch("record-relative-command");
+    std::fs::create_dir_all(dir.join("bin")).unwrap();
+    std::os::unix::fs::symlink(example_server("fault-server"), dir.join("bin/fault-server"))
+        .unwrap();
+    let mut lines = initialize().to_vec();
+    lines.push(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    lines.push(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "hi"}}}));
+    let (code, _, stderr) = scripted(
+        Command::new(TOOLCALL)
+            .args([
+                "mcp",
+                "record",
+                "--out",
+                "flows/e.json",
+                "--",
+                "bin/fault-server",
+                "ok",
+            ])
+            .current_dir(&dir),
+        &lines,
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let out = dir.join("flows/e.json");
+    let server = &read_json(&out)["server"];
+    assert_eq!(server["command"], "../bin/fault-server", "{server:#}");
+    assert!(
+        !server.to_string().contains(&*dir.to_string_lossy()),
+        "an absolute path in the flow: {server:#}"
+    );
+    let elsewhere = dir.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let run = Command::new(TOOLCALL)
+        .arg("replay")
+        .arg(&out)
+        .current_dir(&elsewhere)
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}{}",
+        text(&run.stdout),
+        text(&run.stderr)
+    );
+}
