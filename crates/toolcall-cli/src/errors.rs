@@ -88,6 +88,10 @@ pub enum CliError {
         /// The server's stderr, its last lines.
         stderr_tail: Vec<String>,
     },
+    /// `mcp diff` could not reach its server ([`CliError::Server`] inside): exit 2, so that its
+    /// exit 1 means drift and nothing else.
+    #[error(transparent)]
+    Unreachable(Box<CliError>),
     /// A flag or argument value that cannot be used, or that conflicts with another.
     #[error("{0}")]
     Usage(String),
@@ -171,6 +175,7 @@ impl CliError {
             | CliError::NothingToAccept(_)
             | CliError::Record(_)
             | CliError::ServeInput(_)
+            | CliError::Unreachable(_)
             | CliError::Usage(_)
             | CliError::File { .. }
             | CliError::Read { .. }
