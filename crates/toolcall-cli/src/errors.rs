@@ -165,7 +165,7 @@ impl CliError {
         use toolcall_mcp_record::RecordError;
         match self {
             // The server is the one that failed, not the input naming it.
-            CliError::Record(RecordError::Spawn { .. })
+            CliError::Record(RecordError::Spawn { .. } | RecordError::Unreachable { .. })
             | CliError::Serve(_)
             | CliError::Server { .. } => FAIL,
             CliError::Input(_)

@@ -1195,3 +1195,53 @@ fn a_relative_server_path_is_written_relative_to_the_flow_and_replays_from_elsew
         text(&run.stderr)
     );
 }
+
+/// `record --listen` in front of an upstream that is down writes no flow: it says the upstream
+/// was never reached and exits 1, where it wrote a flow of no call and exited 0 (only the
+/// client saw the 502s).
+#[cfg(unix)]
+#[test]
+fn listen_with_the_upstream_down_says_so_and_writes_nothing() {
+    let dir = scratch("record-http-down");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = dir.join("flows/down.json");
+    let mut proxy = Reaped(
+        Command::new(TOOLCALL)
+            .args(["mcp", "record", "--listen", "127.0.0.1:0", "--upstream"])
+            .arg(format!("http://127.0.0.1:{port}/mcp"))
+            .arg("--out")
+            .arg(&out)
+            .current_dir(&dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let (addr, mut said) = listening_url(&mut proxy);
+    let drive = write_json(
+        &dir.join("drive.json"),
+        &json!({"server": {"url": format!("{addr}/mcp"), "protocol": "legacy"},
+                "calls": [{"name": "echo", "input": {"text": "hi"}}]}),
+    );
+    let run = replay(&drive);
+    assert!(!run.status.success(), "{}", text(&run.stdout));
+    let pid = proxy.0.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let status = proxy.0.wait().unwrap();
+    let mut rest = String::new();
+    said.read_to_string(&mut rest).unwrap();
+    assert_eq!(status.code(), Some(1), "{rest}");
+    assert!(rest.contains("was never reached"), "{rest}");
+    assert!(rest.contains("onnection refused"), "{rest}");
+    assert!(!out.exists(), "a flow was written: {rest}");
+    assert!(!dir.join("flows/down.json.partial").exists(), "{rest}");
+}
