@@ -88,6 +88,10 @@ pub enum CliError {
         /// The server's stderr, its last lines.
         stderr_tail: Vec<String>,
     },
+    /// `mcp diff` could not reach its server ([`CliError::Server`] inside): exit 2, so that its
+    /// exit 1 means drift and nothing else.
+    #[error(transparent)]
+    Unreachable(Box<CliError>),
     /// A flag or argument value that cannot be used, or that conflicts with another.
     #[error("{0}")]
     Usage(String),
@@ -161,7 +165,7 @@ impl CliError {
         use toolcall_mcp_record::RecordError;
         match self {
             // The server is the one that failed, not the input naming it.
-            CliError::Record(RecordError::Spawn { .. })
+            CliError::Record(RecordError::Spawn { .. } | RecordError::Unreachable { .. })
             | CliError::Serve(_)
             | CliError::Server { .. } => FAIL,
             CliError::Input(_)
@@ -171,6 +175,7 @@ impl CliError {
             | CliError::NothingToAccept(_)
             | CliError::Record(_)
             | CliError::ServeInput(_)
+            | CliError::Unreachable(_)
             | CliError::Usage(_)
             | CliError::File { .. }
             | CliError::Read { .. }

@@ -1203,3 +1203,60 @@ fn mcp_probe_of_a_wide_schema_is_capped_and_says_so() {
         &text[text.len().saturating_sub(2000)..]
     );
 }
+
+/// A streamable HTTP server that refuses the connection is named so, by every command that
+/// reaches one: reqwest's own message ("error sending request for url") never said why.
+#[test]
+fn a_refused_http_connection_says_connection_refused() {
+    let dir = scratch("http-refused");
+    // A port nothing listens on: bound, then let go.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let flow = write(
+        &dir,
+        "flow.json",
+        &json!({"server": {"url": url}, "calls": [{"name": "echo", "input": {}}]}).to_string(),
+    );
+    let snapshot = write(&dir, "snapshot.json", "{}");
+    let flow = flow.to_str().unwrap();
+    let out_path = dir.join("out.json");
+    let runs: [Vec<&str>; 4] = [
+        vec!["replay", flow],
+        vec![
+            "mcp",
+            "snapshot",
+            "--url",
+            &url,
+            "--out",
+            out_path.to_str().unwrap(),
+        ],
+        vec![
+            "mcp",
+            "diff",
+            "--url",
+            &url,
+            "--snapshot",
+            snapshot.to_str().unwrap(),
+        ],
+        vec!["mcp", "probe", "--url", &url],
+    ];
+    for words in &runs {
+        let out = toolcall(words);
+        let said = format!("{}{}", stdout(&out), stderr(&out));
+        assert_ne!(
+            out.status.code(),
+            Some(0),
+            "toolcall {}: {said}",
+            words.join(" ")
+        );
+        assert!(
+            said.contains("connection refused"),
+            "toolcall {}: {said}",
+            words.join(" ")
+        );
+    }
+}

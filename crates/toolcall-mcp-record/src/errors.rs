@@ -53,6 +53,17 @@ pub enum RecordError {
         /// What was given.
         url: String,
     },
+    /// `--upstream` never answered: every request forwarded to it failed, so the session is
+    /// no recording of it and nothing is written.
+    #[error("the upstream server {url} was never reached ({count} request(s) failed, the client was answered 502): {why}; nothing was written")]
+    Unreachable {
+        /// The upstream URL.
+        url: String,
+        /// How many requests failed.
+        count: usize,
+        /// Why the last one did.
+        why: String,
+    },
     /// `--listen` names an address it must not listen on (not loopback, without
     /// `--insecure-listen`), or none.
     #[error("{why}")]

@@ -122,6 +122,8 @@ pub fn record_http(
         ..ServerSpec::default()
     };
     let journal = Arc::new(Mutex::new(start_journal(options, &spec)?));
+    // Requests the upstream did not answer (the client got a 502): how many, and the last why.
+    let unreached = Arc::new(Mutex::new((0usize, String::new())));
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel::<Event>();
     let agent: ureq::Agent = ureq::Agent::config_builder()
@@ -135,6 +137,7 @@ pub fn record_http(
         let listen = Arc::new(listen);
         let idle = options.idle_timeout;
         let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let unreached = Arc::clone(&unreached);
         std::thread::spawn(move || {
             for mut stream in listener.incoming().flatten() {
                 // A client that connects and says nothing holds a thread until the timeout,
@@ -154,8 +157,11 @@ pub fn record_http(
                 let (agent, upstream) = (agent.clone(), upstream.clone());
                 let (journal, tx) = (Arc::clone(&journal), tx.clone());
                 let (listen, open) = (Arc::clone(&listen), Arc::clone(&open));
+                let unreached = Arc::clone(&unreached);
                 std::thread::spawn(move || {
-                    let _ = forward(stream, &agent, &upstream, &listen, &journal, &tx);
+                    let _ = forward(
+                        stream, &agent, &upstream, &listen, &journal, &tx, &unreached,
+                    );
                     open.fetch_sub(1, Ordering::SeqCst);
                 });
             }
@@ -182,11 +188,25 @@ pub fn record_http(
             }
         }
         let failed = lock(&journal).failed.take();
-        let result = finish(&session, &spec, &options).map(|mut recorded| {
-            recorded.notes.extend(failed);
+        let (count, why) =
+            std::mem::take(&mut *unreached.lock().unwrap_or_else(|e| e.into_inner()));
+        let url = toolcall_score::escape(spec.url.as_deref().unwrap_or_default()).to_string();
+        let result = if count > 0 && session.lines().1 == 0 {
+            // Not one answer from the upstream: a flow of it would be a flow of nothing.
             let _ = std::fs::remove_file(crate::record::journal_path(&options.out));
-            recorded
-        });
+            Err(RecordError::Unreachable { url, count, why })
+        } else {
+            finish(&session, &spec, &options).map(|mut recorded| {
+                recorded.notes.extend(failed);
+                if count > 0 {
+                    recorded.notes.push(format!(
+                        "{count} request(s) did not reach the upstream server {url} (the client was answered 502): {why}"
+                    ));
+                }
+                let _ = std::fs::remove_file(crate::record::journal_path(&options.out));
+                recorded
+            })
+        };
         let _ = done_tx.send(result);
     });
     Ok(HttpRecording { addr, stop, done })
@@ -256,6 +276,7 @@ fn forward(
     listen: &Listen,
     journal: &Mutex<Journal>,
     tx: &mpsc::Sender<Event>,
+    unreached: &Mutex<(usize, String)>,
 ) -> std::io::Result<()> {
     let mut client = stream.try_clone()?;
     let mut reader = BufReader::new(stream);
@@ -353,11 +374,16 @@ fn forward(
     let response = match agent.run(request) {
         Ok(response) => response,
         Err(e) => {
+            {
+                let mut unreached = unreached.lock().unwrap_or_else(|e| e.into_inner());
+                unreached.0 += 1;
+                unreached.1 = e.to_string();
+            }
             return reply(
                 &mut client,
                 "502 Bad Gateway",
                 &format!("the upstream server: {e}"),
-            )
+            );
         }
     };
     let status = response.status();

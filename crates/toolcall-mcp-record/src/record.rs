@@ -172,18 +172,23 @@ fn relative(from: &Path, to: &Path) -> PathBuf {
     out
 }
 
-/// The server as the flow at `out` names it: a command with a `/` made absolute (a relative one
-/// would resolve against the flow's folder, not where it was run from), the working directory
-/// written relative to the flow's folder when it is another.
+/// The server as the flow at `out` names it: a command with a `/` written relative to the
+/// flow's folder, which is what a flow resolves it against (absolute, it would name this
+/// machine's paths; as typed, the folder it was run from), a bare name as typed (found on
+/// PATH), and the working directory written relative to the flow's folder when it is another.
 fn server_spec(options: &RecordOptions) -> ServerSpec {
     let cwd = std::env::current_dir().unwrap_or_default();
     let command = if options.command.contains('/') && Path::new(&options.command).is_relative() {
+        let path = relative(&flow_dir(&options.out), &cwd.join(&options.command));
+        let path = path.to_string_lossy().replace('\\', "/");
+        // Still a path, not a name looked up on PATH.
+        let path = if path.contains('/') {
+            path
+        } else {
+            format!("./{path}")
+        };
         // The folder is found, not written: its `$`s are not a template's.
-        let dir = toolcall_mcp::escape_template(&cwd.to_string_lossy());
-        Path::new(&dir)
-            .join(&options.command)
-            .to_string_lossy()
-            .into_owned()
+        toolcall_mcp::escape_template(&path)
     } else {
         options.command.clone()
     };

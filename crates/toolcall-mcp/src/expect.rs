@@ -120,12 +120,31 @@ pub(crate) fn check_text(result: &Value, wanted: &TextExpectation) -> Result<(),
             } else {
                 Err(format!(
                     "expected the text to match /{}/, got {}",
-                    escape(pattern),
+                    shown_regex(pattern),
                     printable_result(&Value::String(text.to_owned()))
                 ))
             }
         }
     }
+}
+
+/// A regular expression as its author wrote it, backslashes single (`\\+09:00$` shows as
+/// `\+09:00$`, not `\\+09:00$`), with each invisible character written as the regex escape
+/// that matches it (`\n`, `\u{202e}`): what it shows is still the same regex.
+fn shown_regex(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len());
+    for c in pattern.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if toolcall_score::is_invisible(c) => {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The first text block's text.
@@ -322,6 +341,30 @@ mod tests {
         );
         let long = printable_result(&json!("x".repeat(300)));
         assert!(long.ends_with("…(102 more characters)"), "{long}");
+    }
+
+    #[test]
+    fn a_regex_is_shown_as_written_and_still_the_same_regex() {
+        let result = json!({"content": [{"type": "text", "text": "12:00+01:00"}]});
+        for (pattern, shown) in [
+            (r"\+09:00$", r"/\+09:00$/"),
+            (r"\d+\.\d", r"/\d+\.\d/"),
+            ("a\n\u{202e}b", r"/a\n\u{202e}b/"),
+        ] {
+            let said =
+                check_text(&result, &TextExpectation::Matches(pattern.to_owned())).unwrap_err();
+            assert!(said.contains(shown), "{pattern:?}: {said}");
+            // What is shown compiles to a regex that matches what the pattern matches.
+            let back = regex::Regex::new(&shown[1..shown.len() - 1]).unwrap();
+            let original = regex::Regex::new(pattern).unwrap();
+            for text in ["+09:00", "12.3", "a\n\u{202e}b"] {
+                assert_eq!(
+                    back.is_match(text),
+                    original.is_match(text),
+                    "{shown} on {text:?}"
+                );
+            }
+        }
     }
 
     #[test]

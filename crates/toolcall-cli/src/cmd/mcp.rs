@@ -70,7 +70,7 @@ pub enum Action {
     /// (a tool removed, a property newly required or removed, a type narrowed, an enum value
     /// removed, outputSchema changed), security (annotations flipped toward destructive, open
     /// world, not idempotent, not read-only), info (a tool added, a description or title).
-    /// Exit 1 when a change at or above --fail-on is found.
+    /// Exit 1 when a change at or above --fail-on is found, 2 when the server cannot be reached.
     Diff {
         #[command(flatten)]
         target: Target,
@@ -320,7 +320,11 @@ pub fn run(args: &Args) -> Result {
                     expected: "a snapshot",
                     source,
                 })?;
-            let tools = live(target, timeouts, limit)?;
+            // Exit 1 is drift: a server that cannot be reached is exit 2, not drift.
+            let tools = live(target, timeouts, limit).map_err(|e| match e {
+                CliError::Server { .. } => CliError::Unreachable(Box::new(e)),
+                other => other,
+            })?;
             let new = named(catalog::snapshot(&tools), target, snapshot);
             let changes = catalog::diff(&old, &new);
             let mut out = String::new();

@@ -121,6 +121,18 @@ fn every_documented_exit_code_is_what_a_real_command_exits_with() {
         },
         Pinned {
             code: 2,
+            meaning: "a server `mcp diff` cannot reach: its 1 is drift alone",
+            args: args(&[
+                "mcp",
+                "diff",
+                "--snapshot",
+                &path(&write(&dir, "old-snapshot.json", "{}")),
+                "--",
+                &path(&dir.join("no-such-server")),
+            ]),
+        },
+        Pinned {
+            code: 2,
             meaning: "bad input: a file that cannot be read",
             args: args(&[
                 "score",

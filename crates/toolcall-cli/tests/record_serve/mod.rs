@@ -1142,3 +1142,106 @@ fn the_mock_answers_an_oversized_message_and_a_call_without_a_name() {
     let report = read_json(&report);
     assert_eq!(report["refused"].as_array().unwrap().len(), 2, "{report:#}");
 }
+
+/// A server named by a relative path is written relative to the flow (what a flow resolves it
+/// against), never as this machine's absolute path, and the flow replays green from another
+/// working directory.
+#[cfg(unix)]
+#[test]
+fn a_relative_server_path_is_written_relative_to_the_flow_and_replays_from_elsewhere() {
+    let dir = scratch("record-relative-command");
+    std::fs::create_dir_all(dir.join("bin")).unwrap();
+    std::os::unix::fs::symlink(example_server("fault-server"), dir.join("bin/fault-server"))
+        .unwrap();
+    let mut lines = initialize().to_vec();
+    lines.push(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    lines.push(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "hi"}}}));
+    let (code, _, stderr) = scripted(
+        Command::new(TOOLCALL)
+            .args([
+                "mcp",
+                "record",
+                "--out",
+                "flows/e.json",
+                "--",
+                "bin/fault-server",
+                "ok",
+            ])
+            .current_dir(&dir),
+        &lines,
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let out = dir.join("flows/e.json");
+    let server = &read_json(&out)["server"];
+    assert_eq!(server["command"], "../bin/fault-server", "{server:#}");
+    assert!(
+        !server.to_string().contains(&*dir.to_string_lossy()),
+        "an absolute path in the flow: {server:#}"
+    );
+    let elsewhere = dir.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let run = Command::new(TOOLCALL)
+        .arg("replay")
+        .arg(&out)
+        .current_dir(&elsewhere)
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}{}",
+        text(&run.stdout),
+        text(&run.stderr)
+    );
+}
+
+/// `record --listen` in front of an upstream that is down writes no flow: it says the upstream
+/// was never reached and exits 1, where it wrote a flow of no call and exited 0 (only the
+/// client saw the 502s).
+#[cfg(unix)]
+#[test]
+fn listen_with_the_upstream_down_says_so_and_writes_nothing() {
+    let dir = scratch("record-http-down");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = dir.join("flows/down.json");
+    let mut proxy = Reaped(
+        Command::new(TOOLCALL)
+            .args(["mcp", "record", "--listen", "127.0.0.1:0", "--upstream"])
+            .arg(format!("http://127.0.0.1:{port}/mcp"))
+            .arg("--out")
+            .arg(&out)
+            .current_dir(&dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let (addr, mut said) = listening_url(&mut proxy);
+    let drive = write_json(
+        &dir.join("drive.json"),
+        &json!({"server": {"url": format!("{addr}/mcp"), "protocol": "legacy"},
+                "calls": [{"name": "echo", "input": {"text": "hi"}}]}),
+    );
+    let run = replay(&drive);
+    assert!(!run.status.success(), "{}", text(&run.stdout));
+    let pid = proxy.0.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let status = proxy.0.wait().unwrap();
+    let mut rest = String::new();
+    said.read_to_string(&mut rest).unwrap();
+    assert_eq!(status.code(), Some(1), "{rest}");
+    assert!(rest.contains("was never reached"), "{rest}");
+    assert!(rest.contains("onnection refused"), "{rest}");
+    assert!(!out.exists(), "a flow was written: {rest}");
+    assert!(!dir.join("flows/down.json.partial").exists(), "{rest}");
+}

@@ -174,21 +174,64 @@ impl From<ServiceError> for OpError {
                 code: data.code.0,
                 message: data.message.into_owned(),
             },
-            other => OpError::Other(other.to_string()),
+            other => OpError::Other(with_cause(other.to_string(), &other)),
         }
     }
 }
 
 impl From<rmcp::service::ClientInitializeError> for OpError {
     fn from(e: rmcp::service::ClientInitializeError) -> OpError {
+        use rmcp::service::ClientInitializeError;
         match e {
-            rmcp::service::ClientInitializeError::JsonRpcError(data) => OpError::Rpc {
+            ClientInitializeError::JsonRpcError(data) => OpError::Rpc {
                 code: data.code.0,
                 message: data.message.into_owned(),
             },
-            other => OpError::Other(other.to_string()),
+            // Its transport error is a field, not a `source`: the chain starts there.
+            ClientInitializeError::TransportError { ref error, .. } => {
+                OpError::Other(with_cause(e.to_string(), error))
+            }
+            other => OpError::Other(with_cause(other.to_string(), &other)),
         }
     }
+}
+
+/// `message` with the root cause of `error` after it, unless it says it already: reqwest says
+/// "error sending request for url (…)" and only its last source says "Connection refused".
+/// A refused connection is named so, in words a person searches for.
+pub(super) fn with_cause(message: String, error: &(dyn std::error::Error + 'static)) -> String {
+    let mut root = error;
+    while let Some(next) = next_cause(root) {
+        root = next;
+    }
+    let cause = match root.downcast_ref::<std::io::Error>() {
+        Some(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+            format!("connection refused ({io})")
+        }
+        _ => root.to_string(),
+    };
+    if std::ptr::addr_eq(root, error) || message.contains(&cause) {
+        message
+    } else {
+        format!("{message}: {cause}")
+    }
+}
+
+/// The error under `error`: its `source`, or the client error rmcp's HTTP transport holds
+/// without naming it as one.
+fn next_cause<'a>(
+    error: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    #[cfg(feature = "http")]
+    {
+        use rmcp::transport::streamable_http_client::StreamableHttpError;
+        if let Some(StreamableHttpError::Client(client)) =
+            error.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+        {
+            return Some(client);
+        }
+    }
+    error.source()
 }
 
 pub(super) async fn watch_fault(
