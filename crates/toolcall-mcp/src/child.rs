@@ -139,6 +139,7 @@ impl ChildServer {
     /// Starts an HTTP server a flow names with its `command`: its own process group and mark as
     /// a stdio server has, stdin closed, and stdout and stderr both drained into the tail (an
     /// HTTP server logs to either, and nothing on them is protocol).
+    #[cfg(feature = "http")]
     pub(crate) fn spawn_http(
         server: &StdioServer,
         stderr_tail_bytes: usize,

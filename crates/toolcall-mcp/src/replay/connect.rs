@@ -2,14 +2,18 @@
 //! the HTTP server the flow names first), and the handshake of the flow's protocol era, with
 //! `"protocol": "auto"`'s fallback to `initialize` on a fresh connection.
 
+#[cfg(feature = "http")]
 use std::time::{Duration, Instant};
 
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
 use rmcp::service::ClientLifecycleMode;
 use rmcp::ClientServiceExt;
+#[cfg(feature = "http")]
 use toolcall_score::escape;
 
+#[cfg(feature = "http")]
 use super::explain::describe_exit;
+#[cfg(feature = "http")]
 use super::report::ms;
 use super::run::{Client, Phase, Run};
 use super::{Failure, FailureKind};
