@@ -75,12 +75,13 @@ pub fn run(args: &Args) -> Result {
     let model = std::cell::RefCell::new(CheckRun::of(&report, &config));
     let ok = report.is_ok();
     if args.json || args.files.any() {
-        // The JSON and JUnit are written as they are drawn; the whole value only for the page.
+        // Every output is written as it is drawn, never the whole run as one value.
         use crate::outputs::Output;
         args.files.write_streamed(
-            &[Output::Json, Output::Junit],
+            &[Output::Json, Output::Junit, Output::Html],
             &mut |output, out| match output {
                 Output::Junit => model.borrow_mut().write_junit(ok, out),
+                Output::Html => model.borrow_mut().write_html(ok, out),
                 _ => model.borrow_mut().write_json(ok, out),
             },
             &mut || crate::outputs::value("check", ok, &*model.borrow()),

@@ -37,11 +37,53 @@ const SCRIPT: &str = include_str!("html/script.js");
 
 /// The page for `run`.
 pub fn render(run: &Value) -> String {
+    render_with(run, &mut Whole(run))
+}
+
+/// What a `check` page reads of a run's results and cases: each result's value in turn for the
+/// small facts it orders, counts and filters by, and then only the results and cases it draws.
+/// A run too big to hold as one value passes its shell (cases and results taken out) to
+/// [`render_with`] and makes each value only when asked.
+pub trait CheckParts {
+    /// Gives agent `agent`'s results (by its index in `agents`) one at a time to `each`.
+    fn results(&mut self, agent: usize, each: &mut dyn FnMut(&Value));
+    /// Agent `agent`'s result at `index` (`null` when there is none).
+    fn result(&mut self, agent: usize, index: usize) -> Value;
+    /// The case `id` (`null` when there is none).
+    fn case(&mut self, id: &str) -> Value;
+}
+
+/// The parts of a whole run's value.
+struct Whole<'a>(&'a Value);
+
+impl CheckParts for Whole<'_> {
+    fn results(&mut self, agent: usize, each: &mut dyn FnMut(&Value)) {
+        for result in items(&self.0["agents"][agent]["results"]) {
+            each(result);
+        }
+    }
+
+    fn result(&mut self, agent: usize, index: usize) -> Value {
+        self.0["agents"][agent]["results"][index].clone()
+    }
+
+    fn case(&mut self, id: &str) -> Value {
+        self.0["cases"][id].clone()
+    }
+}
+
+/// [`render`] with `check`'s results and cases read from `parts`, not from `run`: the same page.
+pub fn render_with(run: &Value, parts: &mut dyn CheckParts) -> String {
     let command = str_of(&run["command"]);
     let ok = run["ok"].as_bool().unwrap_or(false);
     let mut body = String::new();
+    let facts = if command == "check" {
+        check_facts(run, parts)
+    } else {
+        Vec::new()
+    };
     match command {
-        "check" => check(&mut body, run),
+        "check" => check(&mut body, run, &facts, parts),
         "rate" => rate(&mut body, run),
         "replay" => replay(&mut body, run),
         _ => {}
@@ -49,7 +91,7 @@ pub fn render(run: &Value) -> String {
     let verdict = if ok {
         "ok: every result is expected".to_owned()
     } else if command == "check" {
-        check_verdict(run)
+        check_verdict(run, &facts)
     } else {
         "FAILED: unexpected results below".to_owned()
     };
@@ -174,12 +216,12 @@ fn rank(outcome: &str) -> u8 {
 
 /// The header's verdict of a failed `check`: how many results are unexpected and how many
 /// problems there are, each a link to them.
-fn check_verdict(run: &Value) -> String {
+fn check_verdict(run: &Value, facts: &[Vec<Fact>]) -> String {
     let agents: Vec<&Value> = items(&run["agents"]).collect();
-    let failing = agents
+    let failing = facts
         .iter()
-        .flat_map(|a| items(&a["results"]))
-        .filter(|r| unexpected(str_of(&r["outcome"])))
+        .flatten()
+        .filter(|r| unexpected(&r.outcome))
         .count();
     let problems = items(&run["problems"]).count()
         + agents
@@ -256,27 +298,51 @@ fn outcome_label(outcome: &str) -> &str {
 
 // ---- check -----------------------------------------------------------------------------------
 
-fn check(out: &mut String, run: &Value) {
+/// What a `check` page orders, counts and filters a result by, without drawing it.
+struct Fact {
+    case: String,
+    outcome: String,
+    causes: BTreeSet<String>,
+}
+
+/// Every agent's results' facts, read one result at a time.
+fn check_facts(run: &Value, parts: &mut dyn CheckParts) -> Vec<Vec<Fact>> {
+    (0..items(&run["agents"]).count())
+        .map(|agent| {
+            let mut facts = Vec::new();
+            parts.results(agent, &mut |result| {
+                facts.push(Fact {
+                    case: str_of(&result["case"]).to_owned(),
+                    outcome: str_of(&result["outcome"]).to_owned(),
+                    causes: result_causes(result),
+                });
+            });
+            facts
+        })
+        .collect()
+}
+
+fn check(out: &mut String, run: &Value, facts: &[Vec<Fact>], parts: &mut dyn CheckParts) {
     let agents: Vec<&Value> = items(&run["agents"]).collect();
     // Every result in the order drawn (see [`rank`]; by agent, then case order, within a
     // rank), each with its element id, so the table's counts can link to the cases.
-    let mut order: Vec<(usize, &Value)> = agents
+    let mut order: Vec<(usize, usize, &Fact)> = facts
         .iter()
         .enumerate()
-        .flat_map(|(i, a)| items(&a["results"]).map(move |r| (i, r)))
+        .flat_map(|(i, a)| a.iter().enumerate().map(move |(j, r)| (i, j, r)))
         .collect();
-    order.sort_by_key(|(i, r)| (rank(str_of(&r["outcome"])), *i));
+    order.sort_by_key(|(i, _, r)| (rank(&r.outcome), *i));
     let mut taken = BTreeSet::new();
     let ids: Vec<String> = order
         .iter()
-        .map(|(i, r)| result_id(str_of(&agents[*i]["name"]), str_of(&r["case"]), &mut taken))
+        .map(|(i, _, r)| result_id(str_of(&agents[*i]["name"]), &r.case, &mut taken))
         .collect();
     // The first drawn case of agent `i` whose outcome `fits`.
     let first = |i: usize, fits: &dyn Fn(&str) -> bool| {
         order
             .iter()
             .zip(&ids)
-            .find(|((a, r), _)| *a == i && fits(str_of(&r["outcome"])))
+            .find(|((a, _, r), _)| *a == i && fits(&r.outcome))
             .map(|(_, id)| id.clone())
     };
 
@@ -421,11 +487,9 @@ fn check(out: &mut String, run: &Value) {
     // The filters: drawn hidden, shown by the script (they need it to work).
     let mut outcomes = BTreeSet::new();
     let mut causes = BTreeSet::new();
-    for agent in &agents {
-        for result in items(&agent["results"]) {
-            outcomes.insert(str_of(&result["outcome"]).to_owned());
-            causes.extend(result_causes(result));
-        }
+    for result in facts.iter().flatten() {
+        outcomes.insert(result.outcome.clone());
+        causes.extend(result.causes.iter().cloned());
     }
     out.push_str("<nav id=\"filters\" hidden><label>agent <select name=\"agent\"><option value=\"\">all</option>");
     for agent in &agents {
@@ -463,10 +527,7 @@ fn check(out: &mut String, run: &Value) {
     );
     // Past PASSES_DRAWN passing results the page would be too big to open (100,000 cases made
     // 105 MB): the rest are counted, not drawn, and the page says so before the first case.
-    let passes = order
-        .iter()
-        .filter(|(_, r)| str_of(&r["outcome"]) == "pass")
-        .count();
+    let passes = order.iter().filter(|(_, _, r)| r.outcome == "pass").count();
     let folded = passes.saturating_sub(PASSES_DRAWN);
     if folded > 0 {
         let _ = writeln!(
@@ -477,15 +538,17 @@ fn check(out: &mut String, run: &Value) {
         );
     }
     let mut drawn_passes = 0;
-    for ((i, result), id) in order.iter().zip(&ids) {
-        if str_of(&result["outcome"]) == "pass" {
+    for ((i, j, fact), id) in order.iter().zip(&ids) {
+        if fact.outcome == "pass" {
             if drawn_passes == PASSES_DRAWN {
                 continue;
             }
             drawn_passes += 1;
         }
-        let case = &run["cases"][str_of(&result["case"])];
-        case_result(out, str_of(&agents[*i]["name"]), id, result, case);
+        // Only what is drawn is made a value, one result and its case at a time.
+        let result = parts.result(*i, *j);
+        let case = parts.case(&fact.case);
+        case_result(out, str_of(&agents[*i]["name"]), id, &result, &case);
     }
     out.push_str("</section>\n");
 }

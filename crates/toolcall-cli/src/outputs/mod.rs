@@ -10,9 +10,9 @@
 //! - `html.rs`: one self-contained page (`--html FILE`);
 //! - `junit.rs`: JUnit XML (`--junit FILE`), a known failure as `<skipped type="xfail">`.
 //!
-//! `check`'s JSON and JUnit report are written as they are drawn (`stream.rs`,
-//! [`Files::write_streamed`]): the same bytes as from the whole value, never the whole run held
-//! as one; the whole value is built only when the page is asked for.
+//! `check`'s JSON, JUnit report and page are written as they are drawn (`stream.rs`,
+//! [`Files::write_streamed`], [`html::render_with`]): the same bytes as from the whole value,
+//! never the whole run held as one.
 //!
 //! A new output is one module here and one entry of the `outputs!` registry below, which
 //! generates the [`Output`] variant, [`Output::ALL`] and the flag's field of [`Files`] from it,

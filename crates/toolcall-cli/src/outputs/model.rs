@@ -216,6 +216,24 @@ impl CheckRun {
         })
     }
 
+    /// Writes `check`'s page to `out`, drawn from the shell, each result's small facts in turn,
+    /// and the values of only the results and cases it draws (never the whole run as one
+    /// value), as [`super::html::render`] draws it from the whole value.
+    pub fn write_html(&mut self, ok: bool, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        self.with_shell(ok, |shell, cases, results| {
+            let mut parts = ModelParts {
+                cases,
+                results,
+                failed: None,
+            };
+            let page = super::html::render_with(shell, &mut parts);
+            match parts.failed {
+                Some(e) => Err(std::io::Error::other(e)),
+                None => out.write_all(page.as_bytes()),
+            }
+        })
+    }
+
     /// Calls `f` with the run's JSON shell (the envelope and this run, its cases and every
     /// agent's results taken out) and what was taken out, then puts those back.
     fn with_shell(
@@ -595,6 +613,47 @@ impl super::stream::Hole for CheckHoles<'_> {
     }
 }
 
+/// A [`CheckRun`]'s cases and results as the page reads them: each made a value only when
+/// asked, the first failure to make one kept.
+struct ModelParts<'a> {
+    cases: &'a BTreeMap<String, CaseView>,
+    results: &'a [Vec<CaseResult>],
+    failed: Option<serde_json::Error>,
+}
+
+impl ModelParts<'_> {
+    fn value<T: Serialize>(&mut self, item: Option<&T>) -> serde_json::Value {
+        match item.map(serde_json::to_value) {
+            Some(Ok(value)) => value,
+            Some(Err(e)) => {
+                self.failed.get_or_insert(e);
+                serde_json::Value::Null
+            }
+            None => serde_json::Value::Null,
+        }
+    }
+}
+
+impl super::html::CheckParts for ModelParts<'_> {
+    fn results(&mut self, agent: usize, each: &mut dyn FnMut(&serde_json::Value)) {
+        let results = self.results;
+        for result in results.get(agent).into_iter().flatten() {
+            let value = self.value(Some(result));
+            each(&value);
+        }
+    }
+
+    fn result(&mut self, agent: usize, index: usize) -> serde_json::Value {
+        let results = self.results;
+        self.value(results.get(agent).and_then(|r| r.get(index)))
+    }
+
+    fn case(&mut self, id: &str) -> serde_json::Value {
+        let cases = self.cases;
+        self.value(cases.get(id))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -621,11 +680,68 @@ mod tests {
                 super::super::junit::render(&whole),
                 "{tree}"
             );
+            let mut html = Vec::new();
+            run.write_html(report.is_ok(), &mut html).unwrap();
+            assert_eq!(
+                String::from_utf8(html).unwrap(),
+                super::super::html::render(&whole),
+                "{tree}"
+            );
             // The collections taken out for the shell are back.
             assert_eq!(
                 super::super::value("check", report.is_ok(), &run).unwrap(),
                 whole
             );
         }
+    }
+
+    /// The page drawn from the model's parts against the old path (the whole value) over a
+    /// generated tree of two agents, with failures among more passes than the page draws (so
+    /// the order over agents, the filters and the folded passes all come into it).
+    #[test]
+    fn the_streamed_page_is_the_bytes_of_the_whole_value() {
+        let root =
+            std::env::temp_dir().join(format!("toolcall-html-streamed-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let case = serde_json::json!({
+            "tools": [{"name": "get_invoice", "description": "One invoice.",
+                       "input_schema": {"type": "object"}}],
+            "messages": [{"role": "user", "content": "Show invoice 1"}]
+        })
+        .to_string();
+        let response = |name: &str| {
+            serde_json::json!({"type": "message", "role": "assistant", "stop_reason": "tool_use",
+                "content": [{"type": "tool_use", "id": "toolu_1", "name": name, "input": {}}]})
+            .to_string()
+        };
+        for dir in ["cases/many", "recorded/claude/many", "recorded/gpt/many"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        for i in 0..1200 {
+            std::fs::write(root.join(format!("cases/many/c{i:04}.json")), &case).unwrap();
+            for (agent, every) in [("claude", 7), ("gpt", 11)] {
+                let name = if i % every == 3 {
+                    "getInvoice"
+                } else {
+                    "get_invoice"
+                };
+                std::fs::write(
+                    root.join(format!("recorded/{agent}/many/c{i:04}.json")),
+                    response(name),
+                )
+                .unwrap();
+            }
+        }
+        let config = Config::for_root(&root);
+        let report = Report::build(&config);
+        let mut run = CheckRun::of(&report, &config);
+        let whole = super::super::value("check", report.is_ok(), &run).unwrap();
+        let expected = super::super::html::render(&whole);
+        let mut html = Vec::new();
+        run.write_html(report.is_ok(), &mut html).unwrap();
+        let _ = std::fs::remove_dir_all(&root);
+        assert!(expected.contains("passing case(s) are not drawn"));
+        assert!(expected.contains("data-outcome=\"failure\""));
+        assert!(String::from_utf8(html).unwrap() == expected);
     }
 }

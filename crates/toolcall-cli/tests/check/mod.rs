@@ -944,14 +944,14 @@ fn check_fits(root: &Path, args: &[&str], kib: u64) -> bool {
         .success()
 }
 
-/// `check --json-out` and `--junit` write their reports as they are drawn: they need little
-/// more memory than `check` alone. Both used to draw from the whole run held as one JSON value,
-/// twice what `check` needs at 5,000 cases (136 MB of address space against 68 MB; at 100,000
-/// cases, 1.7 GB). The limit is found for `check` alone, so the bound is a ratio, not a machine's
-/// figure.
+/// `check --json-out`, `--junit` and `--html` write their reports as they are drawn: they need
+/// little more memory than `check` alone. All three used to draw from the whole run held as one
+/// JSON value, twice what `check` needs at 5,000 cases (136 MB of address space against 68 MB;
+/// at 100,000 cases, 1.7 GB). The limit is found for `check` alone, so the bound is a ratio, not
+/// a machine's figure.
 #[cfg(target_os = "linux")]
 #[test]
-fn json_out_and_junit_need_little_more_memory_than_check_alone() {
+fn json_out_junit_and_html_need_little_more_memory_than_check_alone() {
     let root = passing_tree("json-out-memory", 5000);
     let report = root.join("report.json");
     let mut kib = 16 * 1024;
@@ -972,8 +972,16 @@ fn json_out_and_junit_need_little_more_memory_than_check_alone() {
         check_fits(&root, &["--json-out", report.to_str().unwrap()], bound),
         "check runs in {kib} KiB, check --json-out not in {bound} KiB"
     );
+    let page = root.join("report.html");
+    assert!(
+        check_fits(&root, &["--html", page.to_str().unwrap()], bound),
+        "check runs in {kib} KiB, check --html not in {bound} KiB"
+    );
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert_eq!(xml.matches("<testcase ").count(), 5000 + 3);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<details class=\"result pass\"").count(), 1000);
+    assert!(html.contains("4000 of 5000 passing case(s) are not drawn"));
     let run: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert_eq!(run["agents"][0]["counts"]["pass"], 5000);
     assert_eq!(run["cases"].as_object().map(|c| c.len()), Some(5000));
