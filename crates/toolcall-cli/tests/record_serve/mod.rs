@@ -29,12 +29,24 @@ fn write_json(path: &Path, value: &Value) -> PathBuf {
 }
 
 fn replay(flow: &Path) -> Output {
-    Command::new(TOOLCALL)
-        .arg("replay")
-        .arg(flow)
-        .env_remove("GITHUB_ACTIONS")
-        .output()
-        .unwrap()
+    replay_with(flow, |command| command)
+}
+
+/// `toolcall replay FLOW` with what one test adds to the command (a variable, a directory).
+fn replay_with(flow: &Path, add: impl FnOnce(&mut Command) -> &mut Command) -> Output {
+    let mut command = Command::new(TOOLCALL);
+    command.arg("replay").arg(flow).env_remove("GITHUB_ACTIONS");
+    add(&mut command).output().unwrap()
+}
+
+/// Asserts that `run` exited 0, showing what it printed when it did not.
+fn assert_green(run: &Output) {
+    assert!(
+        run.status.success(),
+        "{}{}",
+        text(&run.stdout),
+        text(&run.stderr)
+    );
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -95,12 +107,7 @@ fn record_refund(dir: &Path, protocol: &str) -> PathBuf {
         }),
     );
     let run = replay(&drive);
-    assert!(
-        run.status.success(),
-        "{}\n{}",
-        text(&run.stdout),
-        text(&run.stderr)
-    );
+    assert_green(&run);
     assert!(
         text(&run.stdout).contains("8 steps passed"),
         "{}",
@@ -159,12 +166,7 @@ fn a_recorded_session_replays_green_against_the_server_and_against_its_own_mock(
 
         // Against the real server.
         let real = replay(&out);
-        assert!(
-            real.status.success(),
-            "{}{}",
-            text(&real.stdout),
-            text(&real.stderr)
-        );
+        assert_green(&real);
         assert!(
             text(&real.stdout).contains("8 steps passed"),
             "{}",
@@ -182,12 +184,7 @@ fn a_recorded_session_replays_green_against_the_server_and_against_its_own_mock(
             }),
         );
         let served = replay(&mock);
-        assert!(
-            served.status.success(),
-            "{}{}",
-            text(&served.stdout),
-            text(&served.stderr)
-        );
+        assert_green(&served);
         assert!(
             text(&served.stdout).contains("8 steps passed"),
             "{}",
@@ -420,12 +417,7 @@ fn a_killed_client_leaves_its_flow_and_a_killed_proxy_a_journal_to_recover() {
     assert!(!journal.exists());
     // And the recovered flow replays green.
     let real = replay(&out);
-    assert!(
-        real.status.success(),
-        "{}{}",
-        text(&real.stdout),
-        text(&real.stderr)
-    );
+    assert_green(&real);
 }
 
 /// What a scripted client writes: a long session with odd spacing and key order, string and
@@ -697,12 +689,7 @@ fn an_http_session_is_recorded_with_listen_and_replays_green() {
         }),
     );
     let run = replay(&drive);
-    assert!(
-        run.status.success(),
-        "{}{}",
-        text(&run.stdout),
-        text(&run.stderr)
-    );
+    assert_green(&run);
     // The recording ends on SIGTERM, as on Ctrl-C.
     let pid = proxy.0.id().to_string();
     assert!(Command::new("kill")
@@ -730,19 +717,8 @@ fn an_http_session_is_recorded_with_listen_and_replays_green() {
     assert_eq!(flow["calls"][1]["expect_text"], "caf\u{e9} \u{1f600}");
     assert!(dir.join("catalog/http.json").exists());
     assert!(!dir.join("flows/http.json.partial").exists());
-    let real = Command::new(TOOLCALL)
-        .arg("replay")
-        .arg(&out)
-        .env("ATP_TEST_TOKEN", "s3cret-token")
-        .env_remove("GITHUB_ACTIONS")
-        .output()
-        .unwrap();
-    assert!(
-        real.status.success(),
-        "{}{}",
-        text(&real.stdout),
-        text(&real.stderr)
-    );
+    let real = replay_with(&out, |c| c.env("ATP_TEST_TOKEN", "s3cret-token"));
+    assert_green(&real);
 }
 
 #[cfg(unix)]
@@ -907,19 +883,10 @@ fn a_recorded_dollar_is_sent_as_it_was_never_as_a_variable() {
         example_server("fault-server")
     ]);
     let replayed = write_json(&dir.join("flows/d-seen.json"), &flow);
-    let run = Command::new(TOOLCALL)
-        .arg("replay")
-        .arg(&replayed)
-        .env("ATP_TEST_SECRET", "hunter2-not-for-the-server")
-        .env_remove("GITHUB_ACTIONS")
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}{}",
-        text(&run.stdout),
-        text(&run.stderr)
-    );
+    let run = replay_with(&replayed, |c| {
+        c.env("ATP_TEST_SECRET", "hunter2-not-for-the-server")
+    });
+    assert_green(&run);
     let sent = std::fs::read_to_string(&seen).unwrap();
     assert!(
         !sent.contains("hunter2"),
@@ -1181,19 +1148,8 @@ fn a_relative_server_path_is_written_relative_to_the_flow_and_replays_from_elsew
     );
     let elsewhere = dir.join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
-    let run = Command::new(TOOLCALL)
-        .arg("replay")
-        .arg(&out)
-        .current_dir(&elsewhere)
-        .env_remove("GITHUB_ACTIONS")
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}{}",
-        text(&run.stdout),
-        text(&run.stderr)
-    );
+    let run = replay_with(&out, |c| c.current_dir(&elsewhere));
+    assert_green(&run);
 }
 
 /// `record --listen` in front of an upstream that is down writes no flow: it says the upstream
