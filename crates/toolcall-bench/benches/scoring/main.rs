@@ -36,9 +36,11 @@
 //! does at least both, so raw parsing over their sum bounds the 1-core ratio from above.
 //!
 //! `cargo bench -p toolcall-bench --bench scoring` (`-- --quick` for a smaller corpus and fewer
-//! rounds). For callgrind: `-- --profile ours|raw|skip|arguments` makes a warm-up pass and then
-//! one measured pass over the corpus with only that side, in `profiled_pass`
+//! rounds). For callgrind: `-- --profile ours|plain|raw|skip|arguments|floor|names` makes a
+//! warm-up pass and then one measured pass over the corpus (`--chat`: its Chat Completions lines
+//! alone, as the floors' rows are measured) with only that side, in `profiled_pass`
 //! (`valgrind --tool=callgrind --toggle-collect='*profiled_pass*' <bench> --quick --profile ours`).
+//! Instruction counts stay meaningful on a loaded machine, where the timed rows do not.
 
 mod skip;
 
@@ -485,8 +487,26 @@ fn round_on(prepared: &Prepared<'_>, pass: Pass, lines: &[(std::ops::Range<usize
 
 /// The pass callgrind measures (`--toggle-collect='*profiled_pass*'`), after a warm-up pass.
 #[inline(never)]
-fn profiled_pass(pass: Pass, prepared: &Prepared<'_>) -> usize {
-    pass(prepared, &prepared.corpus.lines)
+fn profiled_pass(
+    pass: Pass,
+    prepared: &Prepared<'_>,
+    lines: &[(std::ops::Range<usize>, usize)],
+) -> usize {
+    pass(prepared, lines)
+}
+
+/// The corpus's Chat Completions lines, which the floors are measured over.
+fn chat_lines(corpus: &Corpus) -> Vec<(std::ops::Range<usize>, usize)> {
+    corpus
+        .lines
+        .iter()
+        .filter(|(range, case)| {
+            let text = std::str::from_utf8(&corpus.bytes[range.clone()]).expect("UTF-8");
+            Response::from_json_str(text, corpus.cases[*case].format)
+                .is_ok_and(|response| response.format == Format::OpenaiChat)
+        })
+        .cloned()
+        .collect()
 }
 
 type Pass = fn(&Prepared<'_>, &[(std::ops::Range<usize>, usize)]) -> usize;
@@ -526,14 +546,22 @@ fn main() {
             Some("raw") => pass_raw,
             Some("skip") => pass_skip,
             Some("arguments") => pass_arguments,
-            other => panic!("--profile ours|plain|raw|skip|arguments, not {other:?}"),
+            Some("floor") => pass_floor,
+            Some("names") => pass_floor_names,
+            other => panic!("--profile ours|plain|raw|skip|arguments|floor|names, not {other:?}"),
+        };
+        // `--chat`: the Chat Completions lines alone, as the floors' rows measure them.
+        let lines = if args.iter().any(|a| a == "--chat") {
+            chat_lines(&corpus)
+        } else {
+            corpus.lines.clone()
         };
         // Warm up first (compiled schemas are cached per case), then the measured pass.
-        pass(&prepared, &corpus.lines);
-        let n = black_box(profiled_pass(pass, &prepared));
+        pass(&prepared, &lines);
+        let n = black_box(profiled_pass(pass, &prepared, &lines));
         println!(
             "{} lines, {} bytes, result {n}",
-            corpus.lines.len(),
+            lines.len(),
             corpus.bytes.len()
         );
         return;
@@ -568,16 +596,7 @@ fn main() {
     let mbs = corpus.bytes.len() as f64 / 1e6;
 
     // The floor and ours against raw parsing, over the Chat Completions lines alone.
-    let chat: Vec<_> = corpus
-        .lines
-        .iter()
-        .filter(|(range, case)| {
-            let text = std::str::from_utf8(&corpus.bytes[range.clone()]).expect("UTF-8");
-            Response::from_json_str(text, corpus.cases[*case].format)
-                .is_ok_and(|response| response.format == Format::OpenaiChat)
-        })
-        .cloned()
-        .collect();
+    let chat = chat_lines(&corpus);
     let (mut raw_chat, mut floor_chat, mut ours_chat, mut names_chat) =
         (vec![], vec![], vec![], vec![]);
     for _ in 0..rounds {
