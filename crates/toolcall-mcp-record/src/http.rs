@@ -176,7 +176,7 @@ pub fn record_http(
             match rx.recv_timeout(Duration::from_millis(50)) {
                 Ok(Event::Line(direction, line)) => session.feed(direction, &line),
                 Ok(Event::Skipped(direction, bytes)) => session.skip(direction, bytes),
-                Ok(Event::Closed(_)) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Ok(Event::Closed(_) | Event::Stop) | Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
@@ -184,7 +184,7 @@ pub fn record_http(
             match event {
                 Event::Line(direction, line) => session.feed(direction, &line),
                 Event::Skipped(direction, bytes) => session.skip(direction, bytes),
-                Event::Closed(_) => {}
+                Event::Closed(_) | Event::Stop => {}
             }
         }
         let failed = lock(&journal).failed.take();
@@ -215,6 +215,13 @@ pub fn record_http(
 /// Sets `stop` on SIGINT, SIGTERM or SIGHUP (Ctrl-C alone off Unix); returns once the handlers
 /// are in place, so a signal sent after it is never missed.
 pub fn stop_on_signals(stop: Arc<AtomicBool>) {
+    on_signals(move || stop.store(true, Ordering::SeqCst));
+}
+
+/// Calls `then` on the first SIGINT, SIGTERM or SIGHUP (Ctrl-C alone off Unix); returns once the
+/// handlers are in place, so a signal sent after it is never missed. The handlers stay: a second
+/// signal does not kill the process while it writes what the first one asked for.
+pub fn on_signals(then: impl FnOnce() + Send + 'static) {
     let (ready_tx, ready) = mpsc::channel::<()>();
     std::thread::spawn(move || {
         let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
@@ -251,7 +258,7 @@ pub fn stop_on_signals(stop: Arc<AtomicBool>) {
                 let _ = tokio::signal::ctrl_c().await;
             }
         });
-        stop.store(true, Ordering::SeqCst);
+        then();
     });
     let _ = ready.recv();
 }

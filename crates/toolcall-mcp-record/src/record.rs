@@ -10,11 +10,17 @@
 //!
 //! **Journal invariant:** every line is appended to `NAME.json.partial` (JSONL: a header with
 //! the server, then one `{"from", "line"}` per message) before it is forwarded. When the session
-//! ends (the client closes stdin, or the server exits) the flow and the catalog snapshot are
-//! written atomically from it and the journal is removed. A client killed mid-session closes our
-//! stdin, so it ends the session like any other client; if the proxy itself is killed, the
-//! journal stays and [`recover`] finishes it (a new recording refuses to start over it, saying
-//! how).
+//! ends (the client closes stdin, the server exits, or SIGINT, SIGTERM or SIGHUP reaches the
+//! recorder) the flow and the catalog snapshot are written atomically from it and the journal
+//! is removed. The client's end is written at once, before the server's grace: the SDK clients
+//! close stdin and send SIGTERM two seconds later, and a server that ignores the end of its
+//! stdin must not cost the recording. A client killed mid-session closes our stdin, so it ends
+//! the session like any other client; if the proxy itself is killed (SIGKILL), the journal stays
+//! and [`recover`] finishes it (a new recording refuses to start over it, saying how).
+//!
+//! **No server left behind:** the server runs in a process group of its own, and the session's
+//! end is the end of that group (after the grace, at once on a signal), as in `toolcall
+//! replay`: a wrapper (`npx`, `uv run`) and what it started go with it.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -54,6 +60,10 @@ pub struct RecordOptions {
     pub force: bool,
     /// Over HTTP (`--listen`): how long a connection may send nothing before it is closed.
     pub idle_timeout: Duration,
+    /// Over stdio: end the session on SIGINT, SIGTERM or SIGHUP, writing the flow and ending the
+    /// server's process group (what the command does). Off by default: the handlers, once in
+    /// place, stay for the life of the process.
+    pub handle_signals: bool,
 }
 
 impl RecordOptions {
@@ -69,6 +79,7 @@ impl RecordOptions {
             headers: Vec::new(),
             force: false,
             idle_timeout: Duration::from_secs(30),
+            handle_signals: false,
         }
     }
 
@@ -258,6 +269,8 @@ pub(crate) enum Event {
     /// A line over the input limit, forwarded and not recorded: its size.
     Skipped(Direction, usize),
     Closed(Direction),
+    /// A signal asked the recording to end.
+    Stop,
 }
 
 /// Appends journal lines; a failed write is noted once and the recording goes on (the session
@@ -289,8 +302,26 @@ impl Journal {
     }
 }
 
+/// How a recorded session ended.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Ended {
+    /// The server closed its stdout.
+    Server,
+    /// The client closed its side and the server did not end within the grace.
+    Grace,
+    /// SIGINT, SIGTERM or SIGHUP to the recorder.
+    Signal,
+}
+
 /// Records one session: `client_in` is what the client writes (our stdin), `client_out` what
 /// it reads (our stdout). Returns when the session ended and the flow is written.
+///
+/// The flow is written as soon as the client's side ends, before the server gets its grace: an
+/// SDK client closes stdin and sends SIGTERM two seconds later, and a server that ignores the
+/// end of its stdin must not cost the recording. What the server still writes in its grace is
+/// recorded and the flow written again. With [`RecordOptions::handle_signals`], SIGINT, SIGTERM
+/// and SIGHUP end the session the same way: the flow is written and the server's process group
+/// ended.
 pub fn record(
     options: &RecordOptions,
     client_in: impl Read + Send + 'static,
@@ -300,13 +331,20 @@ pub fn record(
     let spec = server_spec(options);
     let journal = start_journal(options, &spec)?;
 
-    let mut child = match Command::new(&options.command)
+    let mut command = Command::new(&options.command);
+    command
         .args(&options.args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
+        .stderr(Stdio::inherit());
+    // A group of its own: a wrapper (npx, uv run) and whatever it started end together, and a
+    // signal to the client's group reaches the recorder alone, which writes the flow first.
+    #[cfg(unix)]
     {
+        use std::os::unix::process::CommandExt;
+        command.process_group(0);
+    }
+    let mut child = match command.spawn() {
         Ok(child) => child,
         Err(source) => {
             drop(journal);
@@ -318,8 +356,7 @@ pub fn record(
         }
     };
     let (Some(server_in), Some(server_out)) = (child.stdin.take(), child.stdout.take()) else {
-        let _ = child.kill();
-        let _ = child.wait();
+        end_server(&mut child, Duration::ZERO);
         return Err(RecordError::Spawn {
             command: options.command.clone(),
             source: std::io::Error::other("no pipe to the server"),
@@ -328,6 +365,12 @@ pub fn record(
 
     let journal = Arc::new(Mutex::new(journal));
     let (tx, rx) = mpsc::channel::<Event>();
+    if options.handle_signals {
+        let tx = tx.clone();
+        crate::http::on_signals(move || {
+            let _ = tx.send(Event::Stop);
+        });
+    }
     pump(
         client_in,
         server_in,
@@ -344,65 +387,112 @@ pub fn record(
     );
 
     let mut session = Session::new();
-    let take = |event: Event, session: &mut Session| -> Option<Direction> {
+    let take = |event: Event, session: &mut Session| match event {
+        Event::Line(direction, line) => session.feed(direction, &line),
+        Event::Skipped(direction, bytes) => session.skip(direction, bytes),
+        Event::Closed(_) | Event::Stop => {}
+    };
+    // The flow as last written, and the lines the session had then.
+    let mut written: Option<(Recorded, (usize, usize))> = None;
+    let mut grace_ends: Option<std::time::Instant> = None;
+    let ended = loop {
+        let event = match grace_ends {
+            None => rx.recv().ok(),
+            Some(at) => {
+                match rx.recv_timeout(at.saturating_duration_since(std::time::Instant::now())) {
+                    Ok(event) => Some(event),
+                    Err(_) => break Ended::Grace,
+                }
+            }
+        };
         match event {
-            Event::Line(direction, line) => {
-                session.feed(direction, &line);
-                None
-            }
-            Event::Skipped(direction, bytes) => {
-                session.skip(direction, bytes);
-                None
-            }
-            Event::Closed(direction) => Some(direction),
-        }
-    };
-    // Until one side closes.
-    let closed = loop {
-        match rx.recv() {
-            Ok(event) => {
-                if let Some(direction) = take(event, &mut session) {
-                    break Some(direction);
-                }
-            }
-            Err(_) => break None,
-        }
-    };
-    if closed == Some(Direction::Client) {
-        // The client is gone: the server, its stdin closed, gets the grace to finish and exit;
-        // what it still writes is recorded.
-        let deadline = std::time::Instant::now() + options.grace;
-        loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            match rx.recv_timeout(left) {
-                Ok(event) => {
-                    if take(event, &mut session) == Some(Direction::Server) {
-                        break;
+            // Every sender gone: nothing more can come.
+            None => break Ended::Server,
+            Some(Event::Closed(Direction::Server)) => break Ended::Server,
+            Some(Event::Stop) => break Ended::Signal,
+            Some(Event::Closed(Direction::Client)) => {
+                if grace_ends.is_none() {
+                    // Everything the client sent came before its end (one channel, in order):
+                    // the session is whole from its side, so it is written now.
+                    match finish(&session, &spec, options) {
+                        Ok(recorded) => written = Some((recorded, session.lines())),
+                        Err(e) => {
+                            end_server(&mut child, Duration::ZERO);
+                            return Err(e);
+                        }
                     }
+                    grace_ends = Some(std::time::Instant::now() + options.grace);
                 }
-                Err(_) => break,
             }
+            Some(event) => take(event, &mut session),
         }
-    } else {
-        // The server is gone: what the client sent meanwhile is already in the channel.
-        while let Ok(event) = rx.try_recv() {
-            take(event, &mut session);
-        }
+    };
+    // What either side sent meanwhile is already in the channel.
+    while let Ok(event) = rx.try_recv() {
+        take(event, &mut session);
     }
-    let _ = child.kill();
-    let status = child.wait();
+    // A server that closed its stdout is exiting: it gets the grace to say how; otherwise its
+    // group is ended now.
+    let wait = if ended == Ended::Server {
+        options.grace
+    } else {
+        Duration::ZERO
+    };
+    let status = end_server(&mut child, wait);
     let failed = lock(&journal).failed.take();
     drop(journal);
-    let mut recorded = finish(&session, &spec, options)?;
-    if closed == Some(Direction::Server) {
-        let status = status.map_or_else(|e| e.to_string(), |s| s.to_string());
-        recorded.notes.push(format!(
-            "the server ended the session (it closed its stdout; {status}), not the client"
-        ));
+    let mut recorded = match written {
+        Some((recorded, lines)) if lines == session.lines() => recorded,
+        _ => finish(&session, &spec, options)?,
+    };
+    match ended {
+        Ended::Server => {
+            if grace_ends.is_none() {
+                let status = status.map_or_else(|| "still running".to_owned(), |s| s.to_string());
+                recorded.notes.push(format!(
+                    "the server ended the session (it closed its stdout; {status}), not the client"
+                ));
+            }
+        }
+        Ended::Grace => recorded.notes.push(format!(
+            "the server was still running {:?} after the client closed its side; its process \
+             group was ended",
+            options.grace
+        )),
+        Ended::Signal => recorded.notes.push(
+            "a signal (SIGINT, SIGTERM or SIGHUP) ended the recording; the server's process \
+             group was ended"
+                .to_owned(),
+        ),
     }
     recorded.notes.extend(failed);
     let _ = std::fs::remove_file(&journal_path);
     Ok(recorded)
+}
+
+/// Ends the server: waits up to `wait` for it to exit by itself, then kills its process group
+/// (the server and everything it started; after it exited too, for what it left behind) and
+/// reaps it. Its exit status, if it was reaped.
+fn end_server(child: &mut std::process::Child, wait: Duration) -> Option<std::process::ExitStatus> {
+    let deadline = std::time::Instant::now() + wait;
+    let mut status = child.try_wait().ok().flatten();
+    while status.is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+        status = child.try_wait().ok().flatten();
+    }
+    #[cfg(unix)]
+    if let Some(pid) = i32::try_from(child.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        // ESRCH (nothing left in the group) is the usual, happy answer.
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    if status.is_none() {
+        let _ = child.kill();
+        status = child.wait().ok();
+    }
+    status
 }
 
 pub(crate) fn lock(journal: &Mutex<Journal>) -> std::sync::MutexGuard<'_, Journal> {

@@ -549,6 +549,7 @@ fn record(args: &RecordArgs) -> Result {
             env: args.env.clone(),
             grace,
             force: args.force,
+            handle_signals: true,
             ..toolcall_mcp_record::RecordOptions::new(&args.out, command, rest.to_vec())
         };
         toolcall_mcp_record::record::record(&options, std::io::stdin(), std::io::stdout())

@@ -1201,3 +1201,199 @@ fn listen_with_the_upstream_down_says_so_and_writes_nothing() {
     assert!(!out.exists(), "a flow was written: {rest}");
     assert!(!dir.join("flows/down.json.partial").exists(), "{rest}");
 }
+
+/// The fault servers whose command line holds `marker` (a word passed to the fault server after its
+/// mode, which it ignores), found in /proc.
+#[cfg(target_os = "linux")]
+fn marked(marker: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+        // The fault server itself, not the recorder whose arguments name it.
+        let server = args.first().is_some_and(|a| a.ends_with(b"fault-server"));
+        if server && args.contains(&marker.as_bytes()) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Waits up to `limit` for every process holding `marker` to be gone; the ones left.
+#[cfg(target_os = "linux")]
+fn marked_after(marker: &str, limit: Duration) -> Vec<u32> {
+    let started = Instant::now();
+    loop {
+        let left = marked(marker);
+        if left.is_empty() || started.elapsed() > limit {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Kills, when dropped, whatever still holds its marker: a failed assertion must not leave a
+/// server that ignores the end of its stdin running.
+#[cfg(target_os = "linux")]
+struct Marked(String);
+
+#[cfg(target_os = "linux")]
+impl Drop for Marked {
+    fn drop(&mut self) {
+        for pid in marked(&self.0) {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+    }
+}
+
+/// Waits for `child` to exit, for at most `limit` (then the test fails).
+fn exits_within(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(started.elapsed() < limit, "still running after {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `toolcall mcp record --out OUT [extra] -- fault-server ignore-eof MARKER` in `dir`, with a
+/// session of one `echo` call sent and answered; its stderr goes to `dir/stderr.txt` (a server
+/// left running would hold a pipe open).
+#[cfg(target_os = "linux")]
+fn recording_ignore_eof(
+    dir: &Path,
+    out: &Path,
+    extra: &[&str],
+    marker: &str,
+) -> (Reaped, std::process::ChildStdin) {
+    let stderr = std::fs::File::create(dir.join("stderr.txt")).unwrap();
+    let mut proxy = Reaped(
+        Command::new(TOOLCALL)
+            .args(["mcp", "record", "--out"])
+            .arg(out)
+            .args(extra)
+            .arg("--")
+            .arg(example_server("fault-server"))
+            .args(["ignore-eof", marker])
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .unwrap(),
+    );
+    let mut stdin = proxy.0.stdin.take().unwrap();
+    let mut stdout = BufReader::new(proxy.0.stdout.take().unwrap());
+    let mut lines = initialize().to_vec();
+    lines.push(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    lines.push(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "hi"}}}));
+    for line in &lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    for _ in 0..3 {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        assert!(line.contains("\"result\""), "{line}");
+    }
+    (proxy, stdin)
+}
+
+/// SIGTERM to the stdio recorder mid-session (what a client's shutdown sends) ends it as the
+/// end of the client's side does: the flow is written, the journal removed, the exit clean, and
+/// the server's process group ended. It used to die at once: no flow (only the journal), and a
+/// server that ignores the end of its stdin left running, its parent gone.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_sigterm_to_the_stdio_recorder_writes_the_flow_and_ends_the_server() {
+    let dir = scratch("record-sigterm");
+    let out = dir.join("flows/t.json");
+    let marker = format!("atp-record-sigterm-{}", std::process::id());
+    let _cleanup = Marked(marker.clone());
+    let (mut proxy, stdin) = recording_ignore_eof(&dir, &out, &[], &marker);
+    assert_eq!(marked(&marker).len(), 1, "the server runs");
+    let pid = proxy.0.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let status = exits_within(&mut proxy.0, Duration::from_secs(20));
+    let said = std::fs::read_to_string(dir.join("stderr.txt")).unwrap();
+    assert!(status.success(), "{status}: {said}");
+    assert!(said.contains("1 call(s)"), "{said}");
+    let flow = read_json(&out);
+    assert_eq!(flow["calls"][0]["input"], json!({"text": "hi"}));
+    assert_eq!(flow["calls"][0]["expect"]["/text"], "hi", "{flow:#}");
+    assert!(!dir.join("flows/t.json.partial").exists());
+    assert_eq!(
+        marked_after(&marker, Duration::from_secs(10)),
+        Vec::<u32>::new(),
+        "the server outlived the recorder"
+    );
+    drop(stdin);
+}
+
+/// The flow is written when the client's side ends, not when the server's grace does: with
+/// `--grace 600` and a server that ignores the end of its stdin, the flow is there while the
+/// recorder still waits on the server (an SDK client sends SIGTERM two seconds after closing
+/// stdin, and the default grace is two seconds too). The grace then ends with the server's
+/// process group, and so does a SIGTERM within it.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_flow_is_written_when_the_client_closes_its_side_not_after_the_grace() {
+    let dir = scratch("record-eof-flow");
+    let out = dir.join("flows/g.json");
+    let marker = format!("atp-record-eof-{}", std::process::id());
+    let _cleanup = Marked(marker.clone());
+    let (mut proxy, stdin) = recording_ignore_eof(&dir, &out, &["--grace", "600"], &marker);
+    drop(stdin);
+    wait_for(&out, Duration::from_secs(20));
+    assert!(
+        proxy.0.try_wait().unwrap().is_none(),
+        "the recorder is still in the server's grace"
+    );
+    let flow = read_json(&out);
+    assert_eq!(flow["calls"][0]["expect"]["/text"], "hi", "{flow:#}");
+    let pid = proxy.0.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let status = exits_within(&mut proxy.0, Duration::from_secs(20));
+    let said = std::fs::read_to_string(dir.join("stderr.txt")).unwrap();
+    assert!(status.success(), "{status}: {said}");
+    assert_eq!(read_json(&out), flow, "nothing new came: the flow stays");
+    assert!(!dir.join("flows/g.json.partial").exists());
+    assert_eq!(
+        marked_after(&marker, Duration::from_secs(10)),
+        Vec::<u32>::new()
+    );
+
+    // A grace that runs out ends the server's group too, and the recorder exits by itself.
+    let dir = scratch("record-eof-grace");
+    let out = dir.join("flows/g.json");
+    let marker = format!("atp-record-grace-{}", std::process::id());
+    let _cleanup = Marked(marker.clone());
+    let (mut proxy, stdin) = recording_ignore_eof(&dir, &out, &["--grace", "0.2"], &marker);
+    drop(stdin);
+    let status = exits_within(&mut proxy.0, Duration::from_secs(20));
+    let said = std::fs::read_to_string(dir.join("stderr.txt")).unwrap();
+    assert!(status.success(), "{status}: {said}");
+    assert!(said.contains("was still running"), "{said}");
+    assert_eq!(read_json(&out)["calls"][0]["expect"]["/text"], "hi");
+    assert_eq!(
+        marked_after(&marker, Duration::from_secs(10)),
+        Vec::<u32>::new()
+    );
+}
