@@ -38,9 +38,10 @@ use crate::session::{Direction, ServerSpec, Session};
 pub struct RecordOptions {
     /// The flow to write (`flows/NAME.json`).
     pub out: PathBuf,
-    /// The catalog snapshot to write; by default `catalog/NAME.json` under the current
-    /// directory (the project's folder of snapshots, which `Harness::mcp_contracts("catalog")`
-    /// reads; not inside the folder of flows, where every `*.json` is read as a flow).
+    /// The catalog snapshot to write; by default `catalog/NAME.json` beside the flow (in the
+    /// flow's folder: `flows/NAME.json` gets `flows/catalog/NAME.json`, a folder of snapshots
+    /// `Harness::mcp_contracts` reads, not read as flows, which are the `*.json` directly in
+    /// the folder). Never relative to the working directory, which is the client's.
     pub snapshot: Option<PathBuf>,
     /// The server's program.
     pub command: String,
@@ -83,7 +84,8 @@ impl RecordOptions {
         }
     }
 
-    /// The catalog snapshot's path: [`RecordOptions::snapshot`] or `catalog/NAME.json`.
+    /// The catalog snapshot's path: [`RecordOptions::snapshot`] or `catalog/NAME.json` beside
+    /// the flow.
     fn snapshot_path(&self) -> PathBuf {
         self.snapshot
             .clone()
@@ -106,6 +108,9 @@ pub struct Recorded {
     pub notes: Vec<String>,
     /// Nothing was written: the session made no call and the flow already existed.
     pub kept: bool,
+    /// Why the catalog snapshot could not be written, when it could not: the flow is written
+    /// all the same (without naming a snapshot), and the command exits 1.
+    pub snapshot_failed: Option<String>,
 }
 
 impl std::fmt::Display for Recorded {
@@ -134,6 +139,14 @@ impl std::fmt::Display for Recorded {
         for note in &self.notes {
             write!(f, "\n  note: {}", toolcall_score::escape(note))?;
         }
+        if let Some(why) = &self.snapshot_failed {
+            write!(
+                f,
+                "\n  error: {}; the flow is written without naming a snapshot (--snapshot FILE \
+                 to write it elsewhere)",
+                toolcall_score::escape(why)
+            )?;
+        }
         Ok(())
     }
 }
@@ -145,14 +158,16 @@ pub fn journal_path(out: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// `catalog/NAME.json` for the flow `NAME.json`, made absolute against the current directory
-/// (so that a recovery run elsewhere writes it to the same place).
+/// `catalog/NAME.json` beside the flow `DIR/NAME.json` (`DIR/catalog/NAME.json`), made
+/// absolute (so that a recovery run elsewhere writes it to the same place). Beside the flow,
+/// not under the working directory: that is the client's, which may be anywhere, unwritable
+/// too.
 fn default_snapshot(out: &Path) -> PathBuf {
     let name = out
         .file_name()
         .map(|n| n.to_os_string())
         .unwrap_or_else(|| "flow.json".into());
-    let path = Path::new("catalog").join(name);
+    let path = flow_dir(out).join("catalog").join(name);
     std::path::absolute(&path).unwrap_or(path)
 }
 
@@ -625,15 +640,23 @@ pub(crate) fn finish(
             lines: session.lines(),
             notes,
             kept: true,
+            snapshot_failed: None,
         });
     }
-    // The snapshot first: the flow names it, and reading the flow reads it.
+    // The snapshot first: the flow names it, and reading the flow reads it. A snapshot that
+    // cannot be written costs the flow its `snapshot`, never the flow.
+    let mut snapshot_failed = None;
     let snapshot = match session.snapshot() {
         Some(snapshot) => {
             let path = options.snapshot_path();
             let named = toolcall_mcp::catalog::naming_flow(snapshot, &options.out, &path);
-            write_json(&path, &named)?;
-            Some(path)
+            match write_json(&path, &named) {
+                Ok(()) => Some(path),
+                Err(e) => {
+                    snapshot_failed = Some(format!("the catalog snapshot was not written: {e}"));
+                    None
+                }
+            }
         }
         None => None,
     };
@@ -651,6 +674,7 @@ pub(crate) fn finish(
         lines: session.lines(),
         notes: session.notes().to_vec(),
         kept: false,
+        snapshot_failed,
     })
 }
 
@@ -756,7 +780,11 @@ mod tests {
             journal_path(Path::new("flows/a.json")),
             Path::new("flows/a.json.partial")
         );
-        assert!(default_snapshot(Path::new("flows/a.json")).ends_with("catalog/a.json"));
+        assert!(default_snapshot(Path::new("flows/a.json")).ends_with("flows/catalog/a.json"));
+        assert_eq!(
+            default_snapshot(Path::new("/srv/p/flows/a.json")),
+            Path::new("/srv/p/flows/catalog/a.json")
+        );
         assert_eq!(
             relative(Path::new("/a/b"), Path::new("/a/c/d")),
             Path::new("../c/d")

@@ -109,8 +109,9 @@ pub struct RecordArgs {
     /// The flow to write (its journal is FILE.partial until the session ends).
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
-    /// Where to write the catalog snapshot (default: catalog/NAME.json under the current
-    /// directory, the folder Harness::mcp_contracts reads).
+    /// Where to write the catalog snapshot (default: catalog/NAME.json beside the flow, in its
+    /// folder, whatever the working directory). If it cannot be written, the flow still is
+    /// (without naming it) and the exit code is 1.
     #[arg(long, value_name = "FILE")]
     snapshot: Option<PathBuf>,
     /// An environment variable the server needs (repeatable): the flow gets "NAME": "${NAME}",
@@ -554,8 +555,10 @@ fn record(args: &RecordArgs) -> Result {
         };
         toolcall_mcp_record::record::record(&options, std::io::stdin(), std::io::stdout())
     };
-    eprintln!("{}", recorded?);
-    Ok(Outcome::Pass)
+    let recorded = recorded?;
+    eprintln!("{recorded}");
+    // The flow is written; a snapshot that is not fails the command, saying so above.
+    Ok(Outcome::of(recorded.snapshot_failed.is_none()))
 }
 
 /// `toolcall mcp serve`: stdout is the client's channel, so the report goes to stderr.

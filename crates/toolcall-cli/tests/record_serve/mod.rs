@@ -145,8 +145,8 @@ fn a_recorded_session_replays_green_against_the_server_and_against_its_own_mock(
             flow["server"]["command"],
             json!(example_server("refund-server"))
         );
-        // The proxy ran in the folder of the driving flow: the snapshot is in its catalog/.
-        assert_eq!(flow["snapshot"], "../catalog/refund.json");
+        // The snapshot is beside the flow, wherever the proxy ran.
+        assert_eq!(flow["snapshot"], "catalog/refund.json");
         // The era the session spoke is pinned.
         assert_eq!(flow["server"]["protocol"], protocol);
         assert_eq!(flow["server"]["cwd"], "..");
@@ -160,8 +160,8 @@ fn a_recorded_session_replays_green_against_the_server_and_against_its_own_mock(
         );
         assert_eq!(calls[6]["expect_error"], true, "isError: {}", calls[6]);
         assert_eq!(calls[7]["expect_error"], true, "wrong type: {}", calls[7]);
-        let snapshot = read_json(&dir.join("catalog/refund.json"));
-        assert_eq!(snapshot["flow"], "../flows/refund.json");
+        let snapshot = read_json(&dir.join("flows/catalog/refund.json"));
+        assert_eq!(snapshot["flow"], "../refund.json");
         assert_eq!(snapshot["tools"].as_array().unwrap().len(), 3);
 
         // Against the real server.
@@ -413,7 +413,7 @@ fn a_killed_client_leaves_its_flow_and_a_killed_proxy_a_journal_to_recover() {
     );
     let flow = read_json(&out);
     assert_eq!(flow["calls"][0]["expect"]["/count"], 2);
-    assert!(dir.join("catalog/k.json").exists());
+    assert!(dir.join("flows/catalog/k.json").exists());
     assert!(!journal.exists());
     // And the recovered flow replays green.
     let real = replay(&out);
@@ -715,7 +715,7 @@ fn an_http_session_is_recorded_with_listen_and_replays_green() {
     );
     assert_eq!(flow["calls"][0]["expect_text"], "hi");
     assert_eq!(flow["calls"][1]["expect_text"], "caf\u{e9} \u{1f600}");
-    assert!(dir.join("catalog/http.json").exists());
+    assert!(dir.join("flows/catalog/http.json").exists());
     assert!(!dir.join("flows/http.json.partial").exists());
     let real = replay_with(&out, |c| c.env("ATP_TEST_TOKEN", "s3cret-token"));
     assert_green(&real);
@@ -806,8 +806,8 @@ fn an_existing_flow_is_replaced_only_with_force_and_never_by_a_session_without_a
 
     // The snapshot alone in the way is refused too.
     let lone = dir.join("flows/s.json");
-    std::fs::create_dir_all(dir.join("catalog")).unwrap();
-    std::fs::write(dir.join("catalog/s.json"), "{}").unwrap();
+    std::fs::create_dir_all(dir.join("flows/catalog")).unwrap();
+    std::fs::write(dir.join("flows/catalog/s.json"), "{}").unwrap();
     let (code, _, stderr) = scripted(
         Command::new(TOOLCALL)
             .args(["mcp", "record", "--out"])
@@ -831,7 +831,7 @@ fn an_existing_flow_is_replaced_only_with_force_and_never_by_a_session_without_a
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stderr.contains("the session made no call"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), reviewed);
-    assert!(!dir.join("catalog/r.json").exists());
+    assert!(!dir.join("flows/catalog/r.json").exists());
     assert!(!dir.join("flows/r.json.partial").exists());
 
     // --force and a call: the recording replaces it.
@@ -844,7 +844,7 @@ fn an_existing_flow_is_replaced_only_with_force_and_never_by_a_session_without_a
         "search_orders",
         "{stderr}"
     );
-    assert!(dir.join("catalog/r.json").exists());
+    assert!(dir.join("flows/catalog/r.json").exists());
 }
 
 /// What a client said is recorded as data: an argument holding `${ATP_TEST_SECRET}` and `$$`
@@ -1396,4 +1396,68 @@ fn the_flow_is_written_when_the_client_closes_its_side_not_after_the_grace() {
         marked_after(&marker, Duration::from_secs(10)),
         Vec::<u32>::new()
     );
+}
+
+/// The catalog goes beside the flow, not under the working directory, which is the client's:
+/// a client started where `catalog/` cannot be made lost the whole flow, and otherwise left a
+/// `catalog/` wherever it ran. A snapshot that cannot be written is said and exits 1, and the
+/// flow is written all the same (naming no snapshot) and replays green.
+#[test]
+fn the_catalog_is_written_beside_the_flow_and_a_failed_one_never_costs_the_flow() {
+    let dir = scratch("record-catalog-beside");
+    let elsewhere = dir.join("client");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    // Where the client runs, `catalog/` cannot be made (a file is in the way; root may write
+    // anywhere else).
+    std::fs::write(elsewhere.join("catalog"), "not a folder").unwrap();
+    let mut lines = initialize().to_vec();
+    lines.push(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    lines.push(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "search_orders", "arguments": {"customer_email": "ada@example.com"}}}));
+    let record = |out: &Path, extra: &[&std::ffi::OsStr]| {
+        scripted(
+            Command::new(TOOLCALL)
+                .args(["mcp", "record", "--out"])
+                .arg(out)
+                .args(extra)
+                .arg("--")
+                .arg(example_server("refund-server"))
+                .current_dir(&elsewhere),
+            &lines,
+        )
+    };
+    let out = dir.join("flows/c.json");
+    let (code, _, stderr) = record(&out, &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(read_json(&out)["snapshot"], "catalog/c.json");
+    assert_eq!(
+        read_json(&dir.join("flows/catalog/c.json"))["flow"],
+        "../c.json"
+    );
+    assert!(
+        elsewhere.join("catalog").is_file(),
+        "nothing made where the client runs"
+    );
+    assert_green(&replay(&out));
+
+    // A snapshot that cannot be written: said, exit 1, and the flow is there.
+    let blocked = dir.join("blocked");
+    std::fs::write(&blocked, "not a folder").unwrap();
+    let out = dir.join("flows/d.json");
+    let (code, _, stderr) = record(
+        &out,
+        &["--snapshot".as_ref(), blocked.join("d.json").as_os_str()],
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the catalog snapshot was not written")
+            && stderr.contains("blocked/d.json")
+            && stderr.contains("the flow is written"),
+        "{stderr}"
+    );
+    let flow = read_json(&out);
+    assert_eq!(flow["calls"][0]["expect"]["/count"], 2, "{flow:#}");
+    assert!(flow.get("snapshot").is_none(), "{flow:#}");
+    assert!(!dir.join("flows/d.json.partial").exists());
+    assert_green(&replay(&out));
 }
