@@ -253,3 +253,82 @@ fn both_sdk_clients_leave_a_flow_of_a_server_that_ignores_the_end_of_stdin() {
         );
     }
 }
+
+/// Every file under `dir`, with its text (lossy).
+fn every_file(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut folders = vec![dir.to_owned()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else {
+                out.push((path.clone(), text(&std::fs::read(&path).unwrap())));
+            }
+        }
+    }
+    out
+}
+
+/// server-everything's `get-env` answers with the server's whole environment: `--env NAME`
+/// kept the value out of `expect` but wrote it in the recorded result. Now no file the
+/// recording writes holds it: the flow has `${ATP_REAL_SECRET}` where it was.
+#[test]
+fn a_secret_the_everything_server_shows_is_in_no_file_the_recording_writes() {
+    let everything =
+        installed(npm_dir().join("@modelcontextprotocol/server-everything/dist/index.js"));
+    let dir = scratch("everything-get-env");
+    let out = dir.join("flows/env.json");
+    let secret = "atp-real-secret-6b1f0c";
+    let server: Vec<String> = vec![
+        TOOLCALL.into(),
+        "mcp".into(),
+        "record".into(),
+        "--env".into(),
+        "ATP_REAL_SECRET".into(),
+        "--out".into(),
+        out.display().to_string(),
+        "--".into(),
+        "node".into(),
+        everything.display().to_string(),
+        "stdio".into(),
+    ];
+    let run = client(
+        Sdk::Python,
+        &dir,
+        &server,
+        &[
+            ("ATP_REAL_SECRET", secret),
+            ("ATP_CALLS", r#"[["get-env", {}]]"#),
+        ],
+    );
+    let said = format!("{}{}", text(&run.stdout), text(&run.stderr));
+    assert!(run.status.success(), "{said}");
+    // The client saw it: what passes is unchanged.
+    assert!(said.contains(secret), "{said}");
+    let written = every_file(&dir);
+    assert!(written.iter().any(|(p, _)| p == &out), "{said}");
+    for (path, text) in &written {
+        if path.extension().is_some_and(|e| e == "json") {
+            assert!(
+                !text.contains(secret),
+                "the secret is in {}: {text}",
+                path.display()
+            );
+        }
+    }
+    let flow = read_json(&out);
+    assert_eq!(flow["calls"][0]["name"], "get-env");
+    assert!(
+        flow["calls"][0]["recorded"]
+            .to_string()
+            .contains("${ATP_REAL_SECRET}"),
+        "{flow:#}"
+    );
+    // Expected as the variable, which a replay reads from its own environment.
+    assert_eq!(
+        flow["calls"][0]["expect"]["/ATP_REAL_SECRET"], "${ATP_REAL_SECRET}",
+        "{flow:#}"
+    );
+}

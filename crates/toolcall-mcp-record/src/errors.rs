@@ -71,6 +71,16 @@ pub enum RecordError {
         /// What is wrong with it, naming the rule.
         why: String,
     },
+    /// A `--redact-pattern` that is not a regex, or a `--redact-path` that is not JSONPath.
+    #[error("{option} `{value}` is not valid: {why}")]
+    Redaction {
+        /// The option.
+        option: &'static str,
+        /// What was given.
+        value: String,
+        /// Why it is not valid.
+        why: String,
+    },
     /// The server could not be started.
     #[error("cannot start the server `{command}`: {source}")]
     Spawn {

@@ -31,6 +31,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::errors::RecordError;
+use crate::redact::Redaction;
 use crate::session::{Direction, ServerSpec, Session};
 
 /// What to record and where.
@@ -48,8 +49,14 @@ pub struct RecordOptions {
     /// Its arguments.
     pub args: Vec<String>,
     /// Environment variables the server needs, by name (`--env NAME`): the flow gets
-    /// `"NAME": "${NAME}"`, never the value.
+    /// `"NAME": "${NAME}"`, never the value, and the value is redacted everywhere in what is
+    /// written ([`crate::redact`]).
     pub env: Vec<String>,
+    /// `--redact-pattern REGEX`: what it matches in any string recorded is written `[REDACTED]`.
+    pub redact_patterns: Vec<String>,
+    /// `--redact-path JSONPATH`: what it selects in any message (`$.result.structuredContent.
+    /// token`, `$.params.arguments.password`) is written `[REDACTED]`.
+    pub redact_paths: Vec<String>,
     /// How long the server gets to exit after the client closed its side, before it is killed.
     pub grace: Duration,
     /// For an HTTP server: headers the flow sends, as written (`("Authorization", "Bearer
@@ -76,12 +83,20 @@ impl RecordOptions {
             command: command.into(),
             args,
             env: Vec::new(),
+            redact_patterns: Vec::new(),
+            redact_paths: Vec::new(),
             grace: Duration::from_secs(2),
             headers: Vec::new(),
             force: false,
             idle_timeout: Duration::from_secs(30),
             handle_signals: false,
         }
+    }
+
+    /// What to redact: the values of [`RecordOptions::env`] in this environment, the patterns
+    /// and the paths.
+    pub fn redaction(&self) -> Result<Redaction, RecordError> {
+        Redaction::new(&self.env, &self.redact_patterns, &self.redact_paths)
     }
 
     /// The catalog snapshot's path: [`RecordOptions::snapshot`] or `catalog/NAME.json` beside
@@ -202,7 +217,7 @@ fn relative(from: &Path, to: &Path) -> PathBuf {
 /// flow's folder, which is what a flow resolves it against (absolute, it would name this
 /// machine's paths; as typed, the folder it was run from), a bare name as typed (found on
 /// PATH), and the working directory written relative to the flow's folder when it is another.
-fn server_spec(options: &RecordOptions) -> ServerSpec {
+fn server_spec(options: &RecordOptions, redaction: &Redaction) -> ServerSpec {
     let cwd = std::env::current_dir().unwrap_or_default();
     let command = if options.command.contains('/') && Path::new(&options.command).is_relative() {
         let path = relative(&flow_dir(&options.out), &cwd.join(&options.command));
@@ -219,11 +234,13 @@ fn server_spec(options: &RecordOptions) -> ServerSpec {
         options.command.clone()
     };
     let cwd = relative(&flow_dir(&options.out), &cwd);
+    // The command line is a template as typed: a secret in it becomes its `${NAME}`.
+    let typed = |text: &str| crate::redact::plain_text(&redaction.text(text));
     ServerSpec {
-        command,
+        command: typed(&command),
         url: None,
         headers: Vec::new(),
-        args: options.args.clone(),
+        args: options.args.iter().map(|a| typed(a)).collect(),
         env: options.env.clone(),
         cwd: (!cwd.as_os_str().is_empty()).then(|| cwd.to_string_lossy().replace('\\', "/")),
     }
@@ -343,7 +360,8 @@ pub fn record(
     client_out: impl Write + Send + 'static,
 ) -> Result<Recorded, RecordError> {
     let journal_path = journal_path(&options.out);
-    let spec = server_spec(options);
+    let redaction = Arc::new(options.redaction()?);
+    let spec = server_spec(options, &redaction);
     let journal = start_journal(options, &spec)?;
 
     let mut command = Command::new(&options.command);
@@ -392,6 +410,7 @@ pub fn record(
         Direction::Client,
         tx.clone(),
         Arc::clone(&journal),
+        Arc::clone(&redaction),
     );
     pump(
         server_out,
@@ -399,6 +418,7 @@ pub fn record(
         Direction::Server,
         tx,
         Arc::clone(&journal),
+        redaction,
     );
 
     let mut session = Session::new();
@@ -515,13 +535,15 @@ pub(crate) fn lock(journal: &Mutex<Journal>) -> std::sync::MutexGuard<'_, Journa
 }
 
 /// Copies `from` to `to` line by line; each line is in the journal and handed to the recorder
-/// before it is written, so whatever the other side has seen, the journal holds.
+/// before it is written, so whatever the other side has seen, the journal holds. Both get the
+/// line redacted; the other side gets it as it came.
 fn pump(
     from: impl Read + Send + 'static,
     mut to: impl Write + Send + 'static,
     direction: Direction,
     tx: mpsc::Sender<Event>,
     journal: Arc<Mutex<Journal>>,
+    redaction: Arc<Redaction>,
 ) {
     std::thread::spawn(move || {
         let mut from = BufReader::new(from);
@@ -529,11 +551,12 @@ fn pump(
         while let Some(line) = next_line(&mut from, &mut to, limit) {
             let forwarded = match line {
                 Line::Whole(line) => {
+                    let copy = redaction.line(&line);
                     lock(&journal).append(&json!({
                         "from": direction,
-                        "line": String::from_utf8_lossy(&line),
+                        "line": String::from_utf8_lossy(&copy),
                     }));
-                    let _ = tx.send(Event::Line(direction, line.clone()));
+                    let _ = tx.send(Event::Line(direction, copy.into_owned()));
                     to.write_all(&line).and_then(|()| to.flush())
                 }
                 // Already forwarded as it came; recorded as skipped.
@@ -650,7 +673,8 @@ pub(crate) fn finish(
         Some(snapshot) => {
             let path = options.snapshot_path();
             let named = toolcall_mcp::catalog::naming_flow(snapshot, &options.out, &path);
-            match write_json(&path, &named) {
+            // Not a template: a redacted value is written as its `${NAME}` or `[REDACTED]`.
+            match write_json(&path, &crate::redact::plain_value(&named)) {
                 Ok(()) => Some(path),
                 Err(e) => {
                     snapshot_failed = Some(format!("the catalog snapshot was not written: {e}"));

@@ -13,9 +13,10 @@ use std::collections::{HashMap, VecDeque};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use toolcall_mcp::{escape_template, escape_templates};
+use toolcall_mcp::escape_template;
 
 use crate::expectation::suggest;
+use crate::redact::{flow_text, flow_value, holds_redacted, plain_value};
 
 /// Which way a message went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -366,18 +367,21 @@ impl Session {
         if let Some(snapshot) = snapshot {
             flow["snapshot"] = Value::String(snapshot.to_owned());
         }
-        flow
+        // A mark the escaping did not reach (a tool's name, a key in a comment) is written out
+        // too: no private-use mark, and no secret, is ever on disk.
+        plain_value(&flow)
     }
 }
 
 /// One recorded call as a flow call: the call, what to expect, and what the server answered
 /// (`recorded`, which `toolcall mcp serve` answers with and a replay does not read). Every string
-/// the session said is written with its `$`s escaped ([`escape_templates`]): a replay sends and
-/// expects exactly what passed, never a variable of its own environment.
+/// the session said is written with its `$`s escaped ([`flow_value`]): a replay sends and
+/// expects exactly what passed, never a variable of its own environment, except the `${NAME}`
+/// a redacted `--env` value is written as. A value redacted to `[REDACTED]` is not expected.
 fn flow_call(call: &RecordedCall, declared: Option<bool>) -> Value {
     let mut out = Map::new();
     out.insert("name".into(), Value::String(call.name.clone()));
-    out.insert("input".into(), escape_templates(&call.input));
+    out.insert("input".into(), flow_value(&call.input));
     let mut comments = Vec::new();
     if declared == Some(false) {
         comments.push("not a tool the server's tools/list declared".to_owned());
@@ -398,20 +402,45 @@ fn flow_call(call: &RecordedCall, declared: Option<bool>) -> Value {
         }
         Answer::Result(_) if declared == Some(false) => Some(Value::Bool(true)),
         Answer::Result(result) => {
-            let suggestion = suggest(result, &call.input);
+            let mut suggestion = suggest(result, &call.input);
+            // What the server will say where `[REDACTED]` stands is not known: not expected.
+            let (redacted, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut suggestion.expect)
+                .into_iter()
+                .partition(|(_, value)| holds_redacted(value));
+            suggestion.expect = kept;
+            let mut left_out: Vec<(String, &'static str)> = redacted
+                .into_iter()
+                .map(|(pointer, _)| (pointer, "redacted"))
+                .collect();
+            if suggestion
+                .expect_text
+                .as_ref()
+                .is_some_and(|t| holds_redacted(&Value::String(t.clone())))
+            {
+                suggestion.expect_text = None;
+                left_out.push(("/content/0/text".to_owned(), "redacted"));
+            }
+            if suggestion
+                .expect_content
+                .as_ref()
+                .is_some_and(holds_redacted)
+            {
+                suggestion.expect_content = None;
+            }
+            suggestion.left_out.extend(left_out);
             if !suggestion.expect.is_empty() {
                 let expect: Map<String, Value> = suggestion
                     .expect
                     .iter()
-                    .map(|(pointer, value)| (pointer.clone(), escape_templates(value)))
+                    .map(|(pointer, value)| (pointer.clone(), flow_value(value)))
                     .collect();
                 out.insert("expect".into(), Value::Object(expect));
             }
             if let Some(text) = &suggestion.expect_text {
-                out.insert("expect_text".into(), Value::String(escape_template(text)));
+                out.insert("expect_text".into(), Value::String(flow_text(text)));
             }
             if let Some(content) = &suggestion.expect_content {
-                out.insert("expect_content".into(), escape_templates(content));
+                out.insert("expect_content".into(), flow_value(content));
             }
             comments.extend(suggestion.comment());
             None
@@ -425,13 +454,10 @@ fn flow_call(call: &RecordedCall, declared: Option<bool>) -> Value {
     }
     match &call.answer {
         Answer::Result(result) => {
-            out.insert(
-                "recorded".into(),
-                json!({"result": escape_templates(result)}),
-            );
+            out.insert("recorded".into(), json!({"result": flow_value(result)}));
         }
         Answer::Error(error) => {
-            out.insert("recorded".into(), json!({"error": escape_templates(error)}));
+            out.insert("recorded".into(), json!({"error": flow_value(error)}));
         }
         Answer::None => {}
     }

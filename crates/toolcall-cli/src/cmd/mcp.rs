@@ -115,9 +115,19 @@ pub struct RecordArgs {
     #[arg(long, value_name = "FILE")]
     snapshot: Option<PathBuf>,
     /// An environment variable the server needs (repeatable): the flow gets "NAME": "${NAME}",
-    /// never its value.
+    /// never its value, and the value is redacted everywhere it is written (the flow, where it
+    /// becomes ${NAME}, the snapshot, the journal). With --listen, for the redaction alone.
     #[arg(long = "env", value_name = "NAME")]
     env: Vec<String>,
+    /// A regex whose matches, in any string recorded (arguments, results, the catalog), are
+    /// written [REDACTED] (repeatable); a redacted value is left out of expect.
+    #[arg(long = "redact-pattern", value_name = "REGEX")]
+    redact_patterns: Vec<String>,
+    /// A JSONPath (RFC 9535) into each JSON-RPC message whose matches are written [REDACTED]
+    /// (repeatable): '$.result.structuredContent.token', '$.params.arguments.password',
+    /// '$..apiKey'.
+    #[arg(long = "redact-path", value_name = "JSONPATH")]
+    redact_paths: Vec<String>,
     /// Record over an existing --out flow and its snapshot (without it, either being there is
     /// an error). Even so, a session that made no call replaces nothing.
     #[arg(long)]
@@ -518,6 +528,9 @@ fn record(args: &RecordArgs) -> Result {
         let options = toolcall_mcp_record::RecordOptions {
             snapshot: args.snapshot.clone(),
             headers,
+            env: args.env.clone(),
+            redact_patterns: args.redact_patterns.clone(),
+            redact_paths: args.redact_paths.clone(),
             force: args.force,
             ..toolcall_mcp_record::RecordOptions::new(&args.out, "", Vec::new())
         };
@@ -548,6 +561,8 @@ fn record(args: &RecordArgs) -> Result {
         let options = toolcall_mcp_record::RecordOptions {
             snapshot: args.snapshot.clone(),
             env: args.env.clone(),
+            redact_patterns: args.redact_patterns.clone(),
+            redact_paths: args.redact_paths.clone(),
             grace,
             force: args.force,
             handle_signals: true,

@@ -1461,3 +1461,135 @@ fn the_catalog_is_written_beside_the_flow_and_a_failed_one_never_costs_the_flow(
     assert!(!dir.join("flows/d.json.partial").exists());
     assert_green(&replay(&out));
 }
+
+/// Every file under `dir`, with its text (lossy), for a grep.
+fn every_file(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut folders = vec![dir.to_owned()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else {
+                let text = text(&std::fs::read(&path).unwrap());
+                out.push((path, text));
+            }
+        }
+    }
+    out
+}
+
+/// `--env NAME` keeps the variable's value out of every file the recording writes, not only
+/// out of `expect`: the server's answer that shows it (the fault server echoes `ATP_FLOW_VAR`,
+/// as the everything server's `get-env` shows its environment), an argument the client sent
+/// it in, the journal while the session runs. In the flow it is `${NAME}`, which the replay
+/// expands (so its expectation still passes, and a `$` of what was said stays `$$`);
+/// `--redact-pattern` and `--redact-path` write `[REDACTED]` and leave it out of `expect`.
+#[test]
+fn redacted_values_are_in_no_file_the_recording_writes() {
+    let dir = scratch("record-redact");
+    let out = dir.join("flows/r.json");
+    let secret = "hunter2-flow-secret-value";
+    let said = format!("costs $5, my tok_abc123 and {secret}");
+    let mut proxy = Reaped(
+        Command::new(TOOLCALL)
+            .args(["mcp", "record", "--env", "ATP_FLOW_VAR"])
+            .args(["--redact-pattern", "tok_[a-z0-9]+"])
+            .args(["--redact-path", "$.result.structuredContent.cwd"])
+            .arg("--out")
+            .arg(&out)
+            .arg("--")
+            .arg(example_server("fault-server"))
+            .arg("ok")
+            .env("ATP_FLOW_VAR", secret)
+            .current_dir(&dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stdin = proxy.0.stdin.take().unwrap();
+    let mut stdout = BufReader::new(proxy.0.stdout.take().unwrap());
+    let mut lines = initialize().to_vec();
+    lines.push(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    lines.push(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": said}}}));
+    for line in &lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    let mut answers = String::new();
+    for _ in 0..3 {
+        stdout.read_line(&mut answers).unwrap();
+    }
+    // What passes is unchanged: the client sees the secret the server sent.
+    assert!(answers.contains(secret), "{answers}");
+    // The journal holds the answer already (it is written before it is forwarded), redacted.
+    let journal = std::fs::read_to_string(dir.join("flows/r.json.partial")).unwrap();
+    assert!(journal.contains("flow_var"), "{journal}");
+    for word in [secret, "tok_abc123"] {
+        assert!(!journal.contains(word), "{word} in the journal: {journal}");
+    }
+    drop(stdin);
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    let status = proxy.0.wait().unwrap();
+    let mut said_err = String::new();
+    proxy
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut said_err)
+        .unwrap();
+    assert!(status.success(), "{said_err}");
+
+    let written = every_file(&dir);
+    assert!(written.len() >= 2, "{written:?}");
+    for (path, text) in &written {
+        for word in [secret, "tok_abc123"] {
+            assert!(!text.contains(word), "{word} in {}: {text}", path.display());
+        }
+    }
+    let flow = read_json(&out);
+    let call = &flow["calls"][0];
+    assert_eq!(
+        call["input"]["text"],
+        "costs $$5, my [REDACTED] and ${ATP_FLOW_VAR}"
+    );
+    assert_eq!(call["expect"]["/flow_var"], "${ATP_FLOW_VAR}", "{call:#}");
+    // What holds a `[REDACTED]` cannot be expected.
+    assert!(call["expect"].get("/text").is_none(), "{call:#}");
+    assert!(call["expect"].get("/cwd").is_none(), "{call:#}");
+    let comment = call["$comment"].as_str().unwrap();
+    assert!(
+        comment.contains("/cwd") && comment.contains("/text") && comment.contains("redacted"),
+        "{call:#}"
+    );
+    assert_eq!(
+        call["recorded"]["result"]["structuredContent"]["cwd"],
+        "[REDACTED]"
+    );
+    assert_eq!(flow["server"]["env"]["ATP_FLOW_VAR"], "${ATP_FLOW_VAR}");
+
+    // The replay reads the value from its own environment: green.
+    let run = replay_with(&out, |c| c.env("ATP_FLOW_VAR", secret));
+    assert_green(&run);
+
+    // A pattern that is not a regex is refused before anything starts.
+    let bad = Command::new(TOOLCALL)
+        .args(["mcp", "record", "--redact-pattern", "(", "--out"])
+        .arg(dir.join("flows/bad.json"))
+        .args(["--", "true"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        text(&bad.stderr).contains("--redact-pattern `(` is not valid"),
+        "{}",
+        text(&bad.stderr)
+    );
+    assert!(!dir.join("flows/bad.json.partial").exists());
+}
