@@ -332,3 +332,64 @@ fn a_secret_the_everything_server_shows_is_in_no_file_the_recording_writes() {
         "{flow:#}"
     );
 }
+
+/// mcp-time's `convert_time` answers with a pure function of its arguments that is full of
+/// timestamps and time-named keys: recorded once, it got no assertion but `day_of_week` and
+/// `is_dst`. Nothing in the session says those values move, so they are pinned (and named as
+/// looking volatile), and the flow replays green.
+#[test]
+fn a_deterministic_result_full_of_timestamps_is_pinned_and_replays_green() {
+    let dir = scratch("time-convert");
+    let out = dir.join("flows/time.json");
+    let server: Vec<String> = vec![
+        TOOLCALL.into(),
+        "mcp".into(),
+        "record".into(),
+        "--out".into(),
+        out.display().to_string(),
+        "--".into(),
+        venv_bin("mcp-server-time").display().to_string(),
+        "--local-timezone".into(),
+        "UTC".into(),
+    ];
+    let calls = r#"[["convert_time", {"source_timezone": "UTC", "time": "12:00",
+                     "target_timezone": "Asia/Tokyo"}]]"#;
+    let run = client(Sdk::Python, &dir, &server, &[("ATP_CALLS", calls)]);
+    let said = format!("{}{}", text(&run.stdout), text(&run.stderr));
+    assert!(run.status.success(), "{said}");
+    let flow = read_json(&out);
+    let call = &flow["calls"][0];
+    let expect = &call["expect"];
+    assert_eq!(expect["/time_difference"], "+9.0h", "{call:#}");
+    assert_eq!(expect["/target/timezone"], "Asia/Tokyo", "{call:#}");
+    assert!(
+        expect["/target/datetime"]
+            .as_str()
+            .is_some_and(|d| d.ends_with("T21:00:00+09:00")),
+        "{call:#}"
+    );
+    assert!(
+        expect["/source/datetime"]
+            .as_str()
+            .is_some_and(|d| d.ends_with("T12:00:00+00:00")),
+        "{call:#}"
+    );
+    let comment = call["$comment"].as_str().unwrap_or_default();
+    assert!(
+        comment.starts_with("pinned though they look volatile:")
+            && comment.contains("/target/datetime (timestamp)"),
+        "{call:#}"
+    );
+    let replay = Command::new(TOOLCALL)
+        .arg("replay")
+        .arg(&out)
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    assert!(
+        replay.status.success(),
+        "{}{}",
+        text(&replay.stdout),
+        text(&replay.stderr)
+    );
+}

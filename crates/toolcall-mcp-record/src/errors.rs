@@ -71,9 +71,10 @@ pub enum RecordError {
         /// What is wrong with it, naming the rule.
         why: String,
     },
-    /// A `--redact-pattern` that is not a regex, or a `--redact-path` that is not JSONPath.
+    /// A `--redact-pattern` that is not a regex, a `--redact-path` that is not JSONPath, a
+    /// `--volatile` that is not a JSON pointer.
     #[error("{option} `{value}` is not valid: {why}")]
-    Redaction {
+    Invalid {
         /// The option.
         option: &'static str,
         /// What was given.

@@ -33,7 +33,7 @@ use serde_json::json;
 use crate::errors::RecordError;
 use crate::loopback::{forbidden, refusal, Listen};
 use crate::record::{finish, lock, start_journal, Event, Journal, RecordOptions, Recorded};
-use crate::session::{Direction, ServerSpec, Session};
+use crate::session::{Direction, ServerSpec};
 
 /// The most a request head (request line and headers) may hold.
 const MAX_HEAD: usize = 64 * 1024;
@@ -122,6 +122,7 @@ pub fn record_http(
         ..ServerSpec::default()
     };
     let redaction = Arc::new(options.redaction()?);
+    let mut session = options.session()?;
     let journal = Arc::new(Mutex::new(start_journal(options, &spec)?));
     // Requests the upstream did not answer (the client got a 502): how many, and the last why.
     let unreached = Arc::new(Mutex::new((0usize, String::new())));
@@ -176,7 +177,6 @@ pub fn record_http(
     let options = options.clone();
     let stopping = Arc::clone(&stop);
     std::thread::spawn(move || {
-        let mut session = Session::new();
         while !stopping.load(Ordering::SeqCst) {
             match rx.recv_timeout(Duration::from_millis(50)) {
                 Ok(Event::Line(direction, line)) => session.feed(direction, &line),

@@ -57,6 +57,10 @@ pub struct RecordOptions {
     /// `--redact-path JSONPATH`: what it selects in any message (`$.result.structuredContent.
     /// token`, `$.params.arguments.password`) is written `[REDACTED]`.
     pub redact_paths: Vec<String>,
+    /// `--volatile`: JSON pointers into a result's document left out of `expect` (`/pointer`,
+    /// that value and what is under it, in every call; `TOOL:/pointer`, in that tool's), beside
+    /// what differed between identical calls ([`crate::expectation`]).
+    pub volatile: Vec<String>,
     /// How long the server gets to exit after the client closed its side, before it is killed.
     pub grace: Duration,
     /// For an HTTP server: headers the flow sends, as written (`("Authorization", "Bearer
@@ -85,6 +89,7 @@ impl RecordOptions {
             env: Vec::new(),
             redact_patterns: Vec::new(),
             redact_paths: Vec::new(),
+            volatile: Vec::new(),
             grace: Duration::from_secs(2),
             headers: Vec::new(),
             force: false,
@@ -97,6 +102,35 @@ impl RecordOptions {
     /// and the paths.
     pub fn redaction(&self) -> Result<Redaction, RecordError> {
         Redaction::new(&self.env, &self.redact_patterns, &self.redact_paths)
+    }
+
+    /// The session to record into: judging volatility by [`RecordOptions::volatile`] and by
+    /// the flow at `out` if there is one (recorded over with `--force`: the last recording).
+    /// Refuses a `--volatile` that is not a JSON pointer.
+    pub(crate) fn session(&self) -> Result<Session, RecordError> {
+        for named in &self.volatile {
+            let pointer = match named.split_once(":/") {
+                Some(_) if !named.starts_with('/') => true,
+                _ => named.starts_with('/'),
+            };
+            if !pointer {
+                return Err(RecordError::Invalid {
+                    option: "--volatile",
+                    value: named.clone(),
+                    why: "a JSON pointer into the result's document is wanted: /created_at, \
+                          or TOOL:/pointer for one tool's"
+                        .into(),
+                });
+            }
+        }
+        let mut session = Session::new();
+        session.set_volatile(self.volatile.clone());
+        if let Ok(text) = toolcall_score::read_text(&self.out) {
+            if let Ok(flow) = serde_json::from_str::<Value>(&text) {
+                session.set_baseline(&flow);
+            }
+        }
+        Ok(session)
     }
 
     /// The catalog snapshot's path: [`RecordOptions::snapshot`] or `catalog/NAME.json` beside
@@ -292,6 +326,7 @@ pub(crate) fn start_journal(
         "version": 1,
         "server": spec,
         "snapshot": options.snapshot_path(),
+        "volatile": options.volatile,
     }));
     Ok(journal)
 }
@@ -361,6 +396,7 @@ pub fn record(
 ) -> Result<Recorded, RecordError> {
     let journal_path = journal_path(&options.out);
     let redaction = Arc::new(options.redaction()?);
+    let mut session = options.session()?;
     let spec = server_spec(options, &redaction);
     let journal = start_journal(options, &spec)?;
 
@@ -421,7 +457,6 @@ pub fn record(
         redaction,
     );
 
-    let mut session = Session::new();
     let take = |event: Event, session: &mut Session| match event {
         Event::Line(direction, line) => session.feed(direction, &line),
         Event::Skipped(direction, bytes) => session.skip(direction, bytes),
@@ -742,7 +777,19 @@ pub fn recover(out: &Path) -> Result<Recorded, RecordError> {
         .get("snapshot")
         .and_then(Value::as_str)
         .map(PathBuf::from);
-    let mut session = Session::new();
+    let volatile = header
+        .get("volatile")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| Some(v.as_str()?.to_owned()))
+        .collect();
+    let options = RecordOptions {
+        snapshot,
+        volatile,
+        ..RecordOptions::new(out, spec.command.clone(), spec.args.clone())
+    };
+    let mut session = options.session()?;
     let mut cut = 0;
     for line in lines {
         let entry = serde_json::from_str::<Value>(line).ok();
@@ -759,10 +806,6 @@ pub fn recover(out: &Path) -> Result<Recorded, RecordError> {
             _ => cut += 1,
         }
     }
-    let options = RecordOptions {
-        snapshot,
-        ..RecordOptions::new(out, spec.command.clone(), spec.args.clone())
-    };
     let mut recorded = finish(&session, &spec, &options)?;
     if cut > 0 {
         recorded.notes.push(format!(

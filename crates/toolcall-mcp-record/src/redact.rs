@@ -70,7 +70,7 @@ impl Redaction {
         let patterns = patterns
             .iter()
             .map(|p| {
-                Regex::new(p).map_err(|e| RecordError::Redaction {
+                Regex::new(p).map_err(|e| RecordError::Invalid {
                     option: "--redact-pattern",
                     value: p.clone(),
                     why: e.to_string(),
@@ -80,7 +80,7 @@ impl Redaction {
         let paths = paths
             .iter()
             .map(|p| {
-                JsonPath::parse(p).map_err(|e| RecordError::Redaction {
+                JsonPath::parse(p).map_err(|e| RecordError::Invalid {
                     option: "--redact-path",
                     value: p.clone(),
                     why: e.to_string(),

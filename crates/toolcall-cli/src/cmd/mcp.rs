@@ -92,7 +92,8 @@ pub enum Action {
     /// Be a stdio MCP server to whatever client starts this, start the real server (`-- CMD
     /// ARGS…`), pass every message through unchanged both ways, and write the session as a flow:
     /// the server, each tools/call with its arguments, a suggested expect for each result
-    /// (values that look volatile left out, listed in $comment), refused and undeclared calls
+    /// (values that differed between identical calls or from the last recording, or named
+    /// with --volatile, left out and listed in $comment), refused and undeclared calls
     /// with expect_error; and the catalog snapshot it names. Messages go on stdout; the summary
     /// on stderr.
     Record(RecordArgs),
@@ -128,6 +129,13 @@ pub struct RecordArgs {
     /// '$..apiKey'.
     #[arg(long = "redact-path", value_name = "JSONPATH")]
     redact_paths: Vec<String>,
+    /// A JSON pointer into results left out of expect (repeatable): /created_at (that value
+    /// and what is under it, in every call) or TOOL:/pointer (in that tool's). Beside it, a
+    /// value is left out when it differed between two calls of the session with the same
+    /// arguments, or from the flow recorded over (--force); one that only looks volatile is
+    /// pinned and named in $comment.
+    #[arg(long = "volatile", value_name = "POINTER")]
+    volatile: Vec<String>,
     /// Record over an existing --out flow and its snapshot (without it, either being there is
     /// an error). Even so, a session that made no call replaces nothing.
     #[arg(long)]
@@ -531,6 +539,7 @@ fn record(args: &RecordArgs) -> Result {
             env: args.env.clone(),
             redact_patterns: args.redact_patterns.clone(),
             redact_paths: args.redact_paths.clone(),
+            volatile: args.volatile.clone(),
             force: args.force,
             ..toolcall_mcp_record::RecordOptions::new(&args.out, "", Vec::new())
         };
@@ -563,6 +572,7 @@ fn record(args: &RecordArgs) -> Result {
             env: args.env.clone(),
             redact_patterns: args.redact_patterns.clone(),
             redact_paths: args.redact_paths.clone(),
+            volatile: args.volatile.clone(),
             grace,
             force: args.force,
             handle_signals: true,

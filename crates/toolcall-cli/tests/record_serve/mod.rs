@@ -150,13 +150,19 @@ fn a_recorded_session_replays_green_against_the_server_and_against_its_own_mock(
         // The era the session spoke is pinned.
         assert_eq!(flow["server"]["protocol"], protocol);
         assert_eq!(flow["server"]["cwd"], "..");
-        // The minted refund id is left out and said so; what the input fixed is pinned.
+        // One call is no evidence that the minted refund id moves: it is pinned (the server
+        // mints rf_0001 on every start, so the replay below is green) and named as looking
+        // volatile, for the reviewer.
         assert_eq!(calls[1]["expect"]["/status"], "pending");
         assert_eq!(calls[1]["expect"]["/order_id"], "ord_1042");
-        assert!(calls[1]["expect"].get("/refund_id").is_none());
-        assert_eq!(
-            calls[1]["$comment"],
-            "left out as volatile: /refund_id (id)"
+        assert_eq!(calls[1]["expect"]["/refund_id"], "rf_0001");
+        assert!(
+            calls[1]["$comment"]
+                .as_str()
+                .unwrap()
+                .starts_with("pinned though they look volatile: /refund_id (id)"),
+            "{}",
+            calls[1]
         );
         assert_eq!(calls[6]["expect_error"], true, "isError: {}", calls[6]);
         assert_eq!(calls[7]["expect_error"], true, "wrong type: {}", calls[7]);
@@ -579,10 +585,19 @@ fn the_proxy_changes_no_byte_either_way() {
     let flow = read_json(&out);
     let calls = flow["calls"].as_array().unwrap();
     assert_eq!(calls.len(), 201, "{stderr}");
-    assert_eq!(calls[0]["expect"], json!({"/echo": "café 0"}));
+    // Each call has arguments of its own: a timestamp-shaped value nothing contradicts is
+    // pinned, and named.
     assert_eq!(
-        calls[0]["$comment"],
-        "left out as volatile: /at (timestamp)"
+        calls[0]["expect"],
+        json!({"/at": "2026-12-01T14:05:00Z", "/echo": "café 0"})
+    );
+    assert!(
+        calls[0]["$comment"]
+            .as_str()
+            .unwrap()
+            .starts_with("pinned though they look volatile: /at (timestamp)"),
+        "{}",
+        calls[0]
     );
     assert_eq!(calls[3]["expect_error"], -32602);
     assert_eq!(calls[200]["name"], "missing");
@@ -1592,4 +1607,91 @@ fn redacted_values_are_in_no_file_the_recording_writes() {
         text(&bad.stderr)
     );
     assert!(!dir.join("flows/bad.json.partial").exists());
+}
+
+/// Volatility is decided by evidence, not by a value's shape: what differed between two calls
+/// of the session with the same arguments is left out (the fault server's `counter` numbers its
+/// calls), what differed from the flow recorded over (`--force`: its `pid`, another every run)
+/// is left out on the second recording, and what the user names with `--volatile` is left out;
+/// everything else is pinned, and the second recording replays green.
+#[test]
+fn what_differed_between_identical_calls_or_runs_is_left_out_and_the_rest_pinned() {
+    let dir = scratch("record-volatility");
+    let out = dir.join("flows/v.json");
+    let mut lines = initialize().to_vec();
+    lines.push(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    for (id, text) in [(2, "a"), (3, "a"), (4, "b")] {
+        lines.push(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": text}}}));
+    }
+    let record = |extra: &[&str]| {
+        let (code, _, stderr) = scripted(
+            Command::new(TOOLCALL)
+                .args(["mcp", "record", "--out"])
+                .arg(&out)
+                .args(extra)
+                .arg("--")
+                .arg(example_server("fault-server"))
+                .arg("counter")
+                .current_dir(&dir),
+            &lines,
+        );
+        assert_eq!(code, Some(0), "{stderr}");
+        read_json(&out)
+    };
+    let comment = |call: &Value| call["$comment"].as_str().unwrap_or_default().to_owned();
+
+    // One run: the two calls of `a` numbered 1 and 2 leave /call out; `b`, called once, pins it.
+    let first = record(&[]);
+    let calls = first["calls"].as_array().unwrap();
+    for call in &calls[..2] {
+        assert!(call["expect"].get("/call").is_none(), "{call:#}");
+        assert_eq!(call["expect"]["/text"], "a", "{call:#}");
+        assert!(call["expect"]["/pid"].is_number(), "{call:#}");
+        assert!(
+            comment(call).contains("/call (differed between identical calls)"),
+            "{call:#}"
+        );
+    }
+    assert_eq!(calls[2]["expect"]["/call"], 3, "{:#}", calls[2]);
+
+    // A second run over it: the pid differed from the last recording, in every call.
+    let second = record(&["--force"]);
+    let calls = second["calls"].as_array().unwrap();
+    for call in calls {
+        assert!(call["expect"].get("/pid").is_none(), "{call:#}");
+        assert!(
+            comment(call).contains("/pid (differed from the last recording)"),
+            "{call:#}"
+        );
+    }
+    assert!(calls[0]["expect"].get("/call").is_none());
+    assert_eq!(calls[2]["expect"]["/call"], 3, "the same in both runs");
+    assert_green(&replay(&out));
+
+    // Named by the user: for every call, or for one tool's.
+    let third = record(&["--force", "--volatile", "/path", "--volatile", "echo:/cwd"]);
+    for call in third["calls"].as_array().unwrap() {
+        assert!(call["expect"].get("/path").is_none(), "{call:#}");
+        assert!(call["expect"].get("/cwd").is_none(), "{call:#}");
+        assert!(comment(call).contains("/path (--volatile)"), "{call:#}");
+        assert!(comment(call).contains("/cwd (--volatile)"), "{call:#}");
+    }
+    let other_tool = record(&["--force", "--volatile", "other:/cwd"]);
+    assert!(other_tool["calls"][2]["expect"]["/cwd"].is_string());
+
+    // Not a pointer: refused before anything starts.
+    let bad = Command::new(TOOLCALL)
+        .args(["mcp", "record", "--volatile", "created_at", "--out"])
+        .arg(dir.join("flows/bad.json"))
+        .args(["--", "true"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        text(&bad.stderr).contains("--volatile `created_at` is not valid"),
+        "{}",
+        text(&bad.stderr)
+    );
 }
