@@ -71,6 +71,17 @@ pub enum RecordError {
         /// What is wrong with it, naming the rule.
         why: String,
     },
+    /// A `--redact-pattern` that is not a regex, a `--redact-path` that is not JSONPath, a
+    /// `--volatile` that is not a JSON pointer.
+    #[error("{option} `{value}` is not valid: {why}")]
+    Invalid {
+        /// The option.
+        option: &'static str,
+        /// What was given.
+        value: String,
+        /// Why it is not valid.
+        why: String,
+    },
     /// The server could not be started.
     #[error("cannot start the server `{command}`: {source}")]
     Spawn {

@@ -33,7 +33,7 @@ use serde_json::json;
 use crate::errors::RecordError;
 use crate::loopback::{forbidden, refusal, Listen};
 use crate::record::{finish, lock, start_journal, Event, Journal, RecordOptions, Recorded};
-use crate::session::{Direction, ServerSpec, Session};
+use crate::session::{Direction, ServerSpec};
 
 /// The most a request head (request line and headers) may hold.
 const MAX_HEAD: usize = 64 * 1024;
@@ -121,6 +121,8 @@ pub fn record_http(
         headers: options.headers.clone(),
         ..ServerSpec::default()
     };
+    let redaction = Arc::new(options.redaction()?);
+    let mut session = options.session()?;
     let journal = Arc::new(Mutex::new(start_journal(options, &spec)?));
     // Requests the upstream did not answer (the client got a 502): how many, and the last why.
     let unreached = Arc::new(Mutex::new((0usize, String::new())));
@@ -156,12 +158,16 @@ pub fn record_http(
                 }
                 let (agent, upstream) = (agent.clone(), upstream.clone());
                 let (journal, tx) = (Arc::clone(&journal), tx.clone());
+                let redaction = Arc::clone(&redaction);
                 let (listen, open) = (Arc::clone(&listen), Arc::clone(&open));
                 let unreached = Arc::clone(&unreached);
                 std::thread::spawn(move || {
-                    let _ = forward(
-                        stream, &agent, &upstream, &listen, &journal, &tx, &unreached,
-                    );
+                    let copy = Copy {
+                        journal: &journal,
+                        tx: &tx,
+                        redaction: &redaction,
+                    };
+                    let _ = forward(stream, &agent, &upstream, &listen, &copy, &unreached);
                     open.fetch_sub(1, Ordering::SeqCst);
                 });
             }
@@ -171,12 +177,11 @@ pub fn record_http(
     let options = options.clone();
     let stopping = Arc::clone(&stop);
     std::thread::spawn(move || {
-        let mut session = Session::new();
         while !stopping.load(Ordering::SeqCst) {
             match rx.recv_timeout(Duration::from_millis(50)) {
                 Ok(Event::Line(direction, line)) => session.feed(direction, &line),
                 Ok(Event::Skipped(direction, bytes)) => session.skip(direction, bytes),
-                Ok(Event::Closed(_)) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Ok(Event::Closed(_) | Event::Stop) | Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
@@ -184,7 +189,7 @@ pub fn record_http(
             match event {
                 Event::Line(direction, line) => session.feed(direction, &line),
                 Event::Skipped(direction, bytes) => session.skip(direction, bytes),
-                Event::Closed(_) => {}
+                Event::Closed(_) | Event::Stop => {}
             }
         }
         let failed = lock(&journal).failed.take();
@@ -215,6 +220,13 @@ pub fn record_http(
 /// Sets `stop` on SIGINT, SIGTERM or SIGHUP (Ctrl-C alone off Unix); returns once the handlers
 /// are in place, so a signal sent after it is never missed.
 pub fn stop_on_signals(stop: Arc<AtomicBool>) {
+    on_signals(move || stop.store(true, Ordering::SeqCst));
+}
+
+/// Calls `then` on the first SIGINT, SIGTERM or SIGHUP (Ctrl-C alone off Unix); returns once the
+/// handlers are in place, so a signal sent after it is never missed. The handlers stay: a second
+/// signal does not kill the process while it writes what the first one asked for.
+pub fn on_signals(then: impl FnOnce() + Send + 'static) {
     let (ready_tx, ready) = mpsc::channel::<()>();
     std::thread::spawn(move || {
         let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
@@ -251,21 +263,29 @@ pub fn stop_on_signals(stop: Arc<AtomicBool>) {
                 let _ = tokio::signal::ctrl_c().await;
             }
         });
-        stop.store(true, Ordering::SeqCst);
+        then();
     });
     let _ = ready.recv();
 }
 
-/// Journals and hands over one message that went `direction`.
-fn note(journal: &Mutex<Journal>, tx: &mpsc::Sender<Event>, direction: Direction, bytes: &[u8]) {
+/// Where a copy of each message goes: the journal and the recorder, redacted.
+struct Copy<'a> {
+    journal: &'a Mutex<Journal>,
+    tx: &'a mpsc::Sender<Event>,
+    redaction: &'a crate::redact::Redaction,
+}
+
+/// Journals and hands over one message that went `direction`, redacted.
+fn note(copy: &Copy<'_>, direction: Direction, bytes: &[u8]) {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return;
     }
-    lock(journal).append(&json!({
+    let redacted = copy.redaction.line(bytes);
+    lock(copy.journal).append(&json!({
         "from": direction,
-        "line": String::from_utf8_lossy(bytes),
+        "line": String::from_utf8_lossy(&redacted),
     }));
-    let _ = tx.send(Event::Line(direction, bytes.to_vec()));
+    let _ = copy.tx.send(Event::Line(direction, redacted.into_owned()));
 }
 
 /// One request from the client, forwarded, and its answer streamed back.
@@ -274,8 +294,7 @@ fn forward(
     agent: &ureq::Agent,
     upstream: &str,
     listen: &Listen,
-    journal: &Mutex<Journal>,
-    tx: &mpsc::Sender<Event>,
+    copy: &Copy<'_>,
     unreached: &Mutex<(usize, String)>,
 ) -> std::io::Result<()> {
     let mut client = stream.try_clone()?;
@@ -355,7 +374,7 @@ fn forward(
         }
         body
     };
-    note(journal, tx, Direction::Client, &body);
+    note(copy, Direction::Client, &body);
 
     let mut request = ureq::http::Request::builder()
         .method(method.as_str())
@@ -422,7 +441,7 @@ fn forward(
             // Each complete event is recorded before its bytes are written on.
             while let Some(end) = event_end(&pending) {
                 let event: Vec<u8> = pending.drain(..end).collect();
-                note(journal, tx, Direction::Server, &event_data(&event));
+                note(copy, Direction::Server, &event_data(&event));
                 client.write_all(&event)?;
             }
         } else if pending.len() > toolcall_score::max_input_bytes() as usize {
@@ -433,9 +452,9 @@ fn forward(
         client.flush()?;
     }
     if event_stream {
-        note(journal, tx, Direction::Server, &event_data(&pending));
+        note(copy, Direction::Server, &event_data(&pending));
     } else {
-        note(journal, tx, Direction::Server, &pending);
+        note(copy, Direction::Server, &pending);
     }
     client.write_all(&pending)?;
     client.flush()

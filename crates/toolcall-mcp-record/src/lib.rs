@@ -40,6 +40,7 @@ pub mod expectation;
 pub mod http;
 pub mod loopback;
 pub mod record;
+pub mod redact;
 pub mod screen;
 pub mod serve;
 pub mod session;

@@ -10,11 +10,17 @@
 //!
 //! **Journal invariant:** every line is appended to `NAME.json.partial` (JSONL: a header with
 //! the server, then one `{"from", "line"}` per message) before it is forwarded. When the session
-//! ends (the client closes stdin, or the server exits) the flow and the catalog snapshot are
-//! written atomically from it and the journal is removed. A client killed mid-session closes our
-//! stdin, so it ends the session like any other client; if the proxy itself is killed, the
-//! journal stays and [`recover`] finishes it (a new recording refuses to start over it, saying
-//! how).
+//! ends (the client closes stdin, the server exits, or SIGINT, SIGTERM or SIGHUP reaches the
+//! recorder) the flow and the catalog snapshot are written atomically from it and the journal
+//! is removed. The client's end is written at once, before the server's grace: the SDK clients
+//! close stdin and send SIGTERM two seconds later, and a server that ignores the end of its
+//! stdin must not cost the recording. A client killed mid-session closes our stdin, so it ends
+//! the session like any other client; if the proxy itself is killed (SIGKILL), the journal stays
+//! and [`recover`] finishes it (a new recording refuses to start over it, saying how).
+//!
+//! **No server left behind:** the server runs in a process group of its own, and the session's
+//! end is the end of that group (after the grace, at once on a signal), as in `toolcall
+//! replay`: a wrapper (`npx`, `uv run`) and what it started go with it.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -25,6 +31,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::errors::RecordError;
+use crate::redact::Redaction;
 use crate::session::{Direction, ServerSpec, Session};
 
 /// What to record and where.
@@ -32,17 +39,28 @@ use crate::session::{Direction, ServerSpec, Session};
 pub struct RecordOptions {
     /// The flow to write (`flows/NAME.json`).
     pub out: PathBuf,
-    /// The catalog snapshot to write; by default `catalog/NAME.json` under the current
-    /// directory (the project's folder of snapshots, which `Harness::mcp_contracts("catalog")`
-    /// reads; not inside the folder of flows, where every `*.json` is read as a flow).
+    /// The catalog snapshot to write; by default `catalog/NAME.json` beside the flow (in the
+    /// flow's folder: `flows/NAME.json` gets `flows/catalog/NAME.json`, a folder of snapshots
+    /// `Harness::mcp_contracts` reads, not read as flows, which are the `*.json` directly in
+    /// the folder). Never relative to the working directory, which is the client's.
     pub snapshot: Option<PathBuf>,
     /// The server's program.
     pub command: String,
     /// Its arguments.
     pub args: Vec<String>,
     /// Environment variables the server needs, by name (`--env NAME`): the flow gets
-    /// `"NAME": "${NAME}"`, never the value.
+    /// `"NAME": "${NAME}"`, never the value, and the value is redacted everywhere in what is
+    /// written ([`crate::redact`]).
     pub env: Vec<String>,
+    /// `--redact-pattern REGEX`: what it matches in any string recorded is written `[REDACTED]`.
+    pub redact_patterns: Vec<String>,
+    /// `--redact-path JSONPATH`: what it selects in any message (`$.result.structuredContent.
+    /// token`, `$.params.arguments.password`) is written `[REDACTED]`.
+    pub redact_paths: Vec<String>,
+    /// `--volatile`: JSON pointers into a result's document left out of `expect` (`/pointer`,
+    /// that value and what is under it, in every call; `TOOL:/pointer`, in that tool's), beside
+    /// what differed between identical calls ([`crate::expectation`]).
+    pub volatile: Vec<String>,
     /// How long the server gets to exit after the client closed its side, before it is killed.
     pub grace: Duration,
     /// For an HTTP server: headers the flow sends, as written (`("Authorization", "Bearer
@@ -54,6 +72,10 @@ pub struct RecordOptions {
     pub force: bool,
     /// Over HTTP (`--listen`): how long a connection may send nothing before it is closed.
     pub idle_timeout: Duration,
+    /// Over stdio: end the session on SIGINT, SIGTERM or SIGHUP, writing the flow and ending the
+    /// server's process group (what the command does). Off by default: the handlers, once in
+    /// place, stay for the life of the process.
+    pub handle_signals: bool,
 }
 
 impl RecordOptions {
@@ -65,14 +87,54 @@ impl RecordOptions {
             command: command.into(),
             args,
             env: Vec::new(),
+            redact_patterns: Vec::new(),
+            redact_paths: Vec::new(),
+            volatile: Vec::new(),
             grace: Duration::from_secs(2),
             headers: Vec::new(),
             force: false,
             idle_timeout: Duration::from_secs(30),
+            handle_signals: false,
         }
     }
 
-    /// The catalog snapshot's path: [`RecordOptions::snapshot`] or `catalog/NAME.json`.
+    /// What to redact: the values of [`RecordOptions::env`] in this environment, the patterns
+    /// and the paths.
+    pub fn redaction(&self) -> Result<Redaction, RecordError> {
+        Redaction::new(&self.env, &self.redact_patterns, &self.redact_paths)
+    }
+
+    /// The session to record into: judging volatility by [`RecordOptions::volatile`] and by
+    /// the flow at `out` if there is one (recorded over with `--force`: the last recording).
+    /// Refuses a `--volatile` that is not a JSON pointer.
+    pub(crate) fn session(&self) -> Result<Session, RecordError> {
+        for named in &self.volatile {
+            let pointer = match named.split_once(":/") {
+                Some(_) if !named.starts_with('/') => true,
+                _ => named.starts_with('/'),
+            };
+            if !pointer {
+                return Err(RecordError::Invalid {
+                    option: "--volatile",
+                    value: named.clone(),
+                    why: "a JSON pointer into the result's document is wanted: /created_at, \
+                          or TOOL:/pointer for one tool's"
+                        .into(),
+                });
+            }
+        }
+        let mut session = Session::new();
+        session.set_volatile(self.volatile.clone());
+        if let Ok(text) = toolcall_score::read_text(&self.out) {
+            if let Ok(flow) = serde_json::from_str::<Value>(&text) {
+                session.set_baseline(&flow);
+            }
+        }
+        Ok(session)
+    }
+
+    /// The catalog snapshot's path: [`RecordOptions::snapshot`] or `catalog/NAME.json` beside
+    /// the flow.
     fn snapshot_path(&self) -> PathBuf {
         self.snapshot
             .clone()
@@ -95,6 +157,9 @@ pub struct Recorded {
     pub notes: Vec<String>,
     /// Nothing was written: the session made no call and the flow already existed.
     pub kept: bool,
+    /// Why the catalog snapshot could not be written, when it could not: the flow is written
+    /// all the same (without naming a snapshot), and the command exits 1.
+    pub snapshot_failed: Option<String>,
 }
 
 impl std::fmt::Display for Recorded {
@@ -123,6 +188,14 @@ impl std::fmt::Display for Recorded {
         for note in &self.notes {
             write!(f, "\n  note: {}", toolcall_score::escape(note))?;
         }
+        if let Some(why) = &self.snapshot_failed {
+            write!(
+                f,
+                "\n  error: {}; the flow is written without naming a snapshot (--snapshot FILE \
+                 to write it elsewhere)",
+                toolcall_score::escape(why)
+            )?;
+        }
         Ok(())
     }
 }
@@ -134,14 +207,16 @@ pub fn journal_path(out: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// `catalog/NAME.json` for the flow `NAME.json`, made absolute against the current directory
-/// (so that a recovery run elsewhere writes it to the same place).
+/// `catalog/NAME.json` beside the flow `DIR/NAME.json` (`DIR/catalog/NAME.json`), made
+/// absolute (so that a recovery run elsewhere writes it to the same place). Beside the flow,
+/// not under the working directory: that is the client's, which may be anywhere, unwritable
+/// too.
 fn default_snapshot(out: &Path) -> PathBuf {
     let name = out
         .file_name()
         .map(|n| n.to_os_string())
         .unwrap_or_else(|| "flow.json".into());
-    let path = Path::new("catalog").join(name);
+    let path = flow_dir(out).join("catalog").join(name);
     std::path::absolute(&path).unwrap_or(path)
 }
 
@@ -176,7 +251,7 @@ fn relative(from: &Path, to: &Path) -> PathBuf {
 /// flow's folder, which is what a flow resolves it against (absolute, it would name this
 /// machine's paths; as typed, the folder it was run from), a bare name as typed (found on
 /// PATH), and the working directory written relative to the flow's folder when it is another.
-fn server_spec(options: &RecordOptions) -> ServerSpec {
+fn server_spec(options: &RecordOptions, redaction: &Redaction) -> ServerSpec {
     let cwd = std::env::current_dir().unwrap_or_default();
     let command = if options.command.contains('/') && Path::new(&options.command).is_relative() {
         let path = relative(&flow_dir(&options.out), &cwd.join(&options.command));
@@ -193,11 +268,13 @@ fn server_spec(options: &RecordOptions) -> ServerSpec {
         options.command.clone()
     };
     let cwd = relative(&flow_dir(&options.out), &cwd);
+    // The command line is a template as typed: a secret in it becomes its `${NAME}`.
+    let typed = |text: &str| crate::redact::plain_text(&redaction.text(text));
     ServerSpec {
-        command,
+        command: typed(&command),
         url: None,
         headers: Vec::new(),
-        args: options.args.clone(),
+        args: options.args.iter().map(|a| typed(a)).collect(),
         env: options.env.clone(),
         cwd: (!cwd.as_os_str().is_empty()).then(|| cwd.to_string_lossy().replace('\\', "/")),
     }
@@ -249,6 +326,7 @@ pub(crate) fn start_journal(
         "version": 1,
         "server": spec,
         "snapshot": options.snapshot_path(),
+        "volatile": options.volatile,
     }));
     Ok(journal)
 }
@@ -258,6 +336,8 @@ pub(crate) enum Event {
     /// A line over the input limit, forwarded and not recorded: its size.
     Skipped(Direction, usize),
     Closed(Direction),
+    /// A signal asked the recording to end.
+    Stop,
 }
 
 /// Appends journal lines; a failed write is noted once and the recording goes on (the session
@@ -289,24 +369,51 @@ impl Journal {
     }
 }
 
+/// How a recorded session ended.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Ended {
+    /// The server closed its stdout.
+    Server,
+    /// The client closed its side and the server did not end within the grace.
+    Grace,
+    /// SIGINT, SIGTERM or SIGHUP to the recorder.
+    Signal,
+}
+
 /// Records one session: `client_in` is what the client writes (our stdin), `client_out` what
 /// it reads (our stdout). Returns when the session ended and the flow is written.
+///
+/// The flow is written as soon as the client's side ends, before the server gets its grace: an
+/// SDK client closes stdin and sends SIGTERM two seconds later, and a server that ignores the
+/// end of its stdin must not cost the recording. What the server still writes in its grace is
+/// recorded and the flow written again. With [`RecordOptions::handle_signals`], SIGINT, SIGTERM
+/// and SIGHUP end the session the same way: the flow is written and the server's process group
+/// ended.
 pub fn record(
     options: &RecordOptions,
     client_in: impl Read + Send + 'static,
     client_out: impl Write + Send + 'static,
 ) -> Result<Recorded, RecordError> {
     let journal_path = journal_path(&options.out);
-    let spec = server_spec(options);
+    let redaction = Arc::new(options.redaction()?);
+    let mut session = options.session()?;
+    let spec = server_spec(options, &redaction);
     let journal = start_journal(options, &spec)?;
 
-    let mut child = match Command::new(&options.command)
+    let mut command = Command::new(&options.command);
+    command
         .args(&options.args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
+        .stderr(Stdio::inherit());
+    // A group of its own: a wrapper (npx, uv run) and whatever it started end together, and a
+    // signal to the client's group reaches the recorder alone, which writes the flow first.
+    #[cfg(unix)]
     {
+        use std::os::unix::process::CommandExt;
+        command.process_group(0);
+    }
+    let mut child = match command.spawn() {
         Ok(child) => child,
         Err(source) => {
             drop(journal);
@@ -318,8 +425,7 @@ pub fn record(
         }
     };
     let (Some(server_in), Some(server_out)) = (child.stdin.take(), child.stdout.take()) else {
-        let _ = child.kill();
-        let _ = child.wait();
+        end_server(&mut child, Duration::ZERO);
         return Err(RecordError::Spawn {
             command: options.command.clone(),
             source: std::io::Error::other("no pipe to the server"),
@@ -328,12 +434,19 @@ pub fn record(
 
     let journal = Arc::new(Mutex::new(journal));
     let (tx, rx) = mpsc::channel::<Event>();
+    if options.handle_signals {
+        let tx = tx.clone();
+        crate::http::on_signals(move || {
+            let _ = tx.send(Event::Stop);
+        });
+    }
     pump(
         client_in,
         server_in,
         Direction::Client,
         tx.clone(),
         Arc::clone(&journal),
+        Arc::clone(&redaction),
     );
     pump(
         server_out,
@@ -341,68 +454,115 @@ pub fn record(
         Direction::Server,
         tx,
         Arc::clone(&journal),
+        redaction,
     );
 
-    let mut session = Session::new();
-    let take = |event: Event, session: &mut Session| -> Option<Direction> {
+    let take = |event: Event, session: &mut Session| match event {
+        Event::Line(direction, line) => session.feed(direction, &line),
+        Event::Skipped(direction, bytes) => session.skip(direction, bytes),
+        Event::Closed(_) | Event::Stop => {}
+    };
+    // The flow as last written, and the lines the session had then.
+    let mut written: Option<(Recorded, (usize, usize))> = None;
+    let mut grace_ends: Option<std::time::Instant> = None;
+    let ended = loop {
+        let event = match grace_ends {
+            None => rx.recv().ok(),
+            Some(at) => {
+                match rx.recv_timeout(at.saturating_duration_since(std::time::Instant::now())) {
+                    Ok(event) => Some(event),
+                    Err(_) => break Ended::Grace,
+                }
+            }
+        };
         match event {
-            Event::Line(direction, line) => {
-                session.feed(direction, &line);
-                None
-            }
-            Event::Skipped(direction, bytes) => {
-                session.skip(direction, bytes);
-                None
-            }
-            Event::Closed(direction) => Some(direction),
-        }
-    };
-    // Until one side closes.
-    let closed = loop {
-        match rx.recv() {
-            Ok(event) => {
-                if let Some(direction) = take(event, &mut session) {
-                    break Some(direction);
-                }
-            }
-            Err(_) => break None,
-        }
-    };
-    if closed == Some(Direction::Client) {
-        // The client is gone: the server, its stdin closed, gets the grace to finish and exit;
-        // what it still writes is recorded.
-        let deadline = std::time::Instant::now() + options.grace;
-        loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            match rx.recv_timeout(left) {
-                Ok(event) => {
-                    if take(event, &mut session) == Some(Direction::Server) {
-                        break;
+            // Every sender gone: nothing more can come.
+            None => break Ended::Server,
+            Some(Event::Closed(Direction::Server)) => break Ended::Server,
+            Some(Event::Stop) => break Ended::Signal,
+            Some(Event::Closed(Direction::Client)) => {
+                if grace_ends.is_none() {
+                    // Everything the client sent came before its end (one channel, in order):
+                    // the session is whole from its side, so it is written now.
+                    match finish(&session, &spec, options) {
+                        Ok(recorded) => written = Some((recorded, session.lines())),
+                        Err(e) => {
+                            end_server(&mut child, Duration::ZERO);
+                            return Err(e);
+                        }
                     }
+                    grace_ends = Some(std::time::Instant::now() + options.grace);
                 }
-                Err(_) => break,
             }
+            Some(event) => take(event, &mut session),
         }
-    } else {
-        // The server is gone: what the client sent meanwhile is already in the channel.
-        while let Ok(event) = rx.try_recv() {
-            take(event, &mut session);
-        }
+    };
+    // What either side sent meanwhile is already in the channel.
+    while let Ok(event) = rx.try_recv() {
+        take(event, &mut session);
     }
-    let _ = child.kill();
-    let status = child.wait();
+    // A server that closed its stdout is exiting: it gets the grace to say how; otherwise its
+    // group is ended now.
+    let wait = if ended == Ended::Server {
+        options.grace
+    } else {
+        Duration::ZERO
+    };
+    let status = end_server(&mut child, wait);
     let failed = lock(&journal).failed.take();
     drop(journal);
-    let mut recorded = finish(&session, &spec, options)?;
-    if closed == Some(Direction::Server) {
-        let status = status.map_or_else(|e| e.to_string(), |s| s.to_string());
-        recorded.notes.push(format!(
-            "the server ended the session (it closed its stdout; {status}), not the client"
-        ));
+    let mut recorded = match written {
+        Some((recorded, lines)) if lines == session.lines() => recorded,
+        _ => finish(&session, &spec, options)?,
+    };
+    match ended {
+        Ended::Server => {
+            if grace_ends.is_none() {
+                let status = status.map_or_else(|| "still running".to_owned(), |s| s.to_string());
+                recorded.notes.push(format!(
+                    "the server ended the session (it closed its stdout; {status}), not the client"
+                ));
+            }
+        }
+        Ended::Grace => recorded.notes.push(format!(
+            "the server was still running {:?} after the client closed its side; its process \
+             group was ended",
+            options.grace
+        )),
+        Ended::Signal => recorded.notes.push(
+            "a signal (SIGINT, SIGTERM or SIGHUP) ended the recording; the server's process \
+             group was ended"
+                .to_owned(),
+        ),
     }
     recorded.notes.extend(failed);
     let _ = std::fs::remove_file(&journal_path);
     Ok(recorded)
+}
+
+/// Ends the server: waits up to `wait` for it to exit by itself, then kills its process group
+/// (the server and everything it started; after it exited too, for what it left behind) and
+/// reaps it. Its exit status, if it was reaped.
+fn end_server(child: &mut std::process::Child, wait: Duration) -> Option<std::process::ExitStatus> {
+    let deadline = std::time::Instant::now() + wait;
+    let mut status = child.try_wait().ok().flatten();
+    while status.is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+        status = child.try_wait().ok().flatten();
+    }
+    #[cfg(unix)]
+    if let Some(pid) = i32::try_from(child.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        // ESRCH (nothing left in the group) is the usual, happy answer.
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    if status.is_none() {
+        let _ = child.kill();
+        status = child.wait().ok();
+    }
+    status
 }
 
 pub(crate) fn lock(journal: &Mutex<Journal>) -> std::sync::MutexGuard<'_, Journal> {
@@ -410,13 +570,15 @@ pub(crate) fn lock(journal: &Mutex<Journal>) -> std::sync::MutexGuard<'_, Journa
 }
 
 /// Copies `from` to `to` line by line; each line is in the journal and handed to the recorder
-/// before it is written, so whatever the other side has seen, the journal holds.
+/// before it is written, so whatever the other side has seen, the journal holds. Both get the
+/// line redacted; the other side gets it as it came.
 fn pump(
     from: impl Read + Send + 'static,
     mut to: impl Write + Send + 'static,
     direction: Direction,
     tx: mpsc::Sender<Event>,
     journal: Arc<Mutex<Journal>>,
+    redaction: Arc<Redaction>,
 ) {
     std::thread::spawn(move || {
         let mut from = BufReader::new(from);
@@ -424,11 +586,12 @@ fn pump(
         while let Some(line) = next_line(&mut from, &mut to, limit) {
             let forwarded = match line {
                 Line::Whole(line) => {
+                    let copy = redaction.line(&line);
                     lock(&journal).append(&json!({
                         "from": direction,
-                        "line": String::from_utf8_lossy(&line),
+                        "line": String::from_utf8_lossy(&copy),
                     }));
-                    let _ = tx.send(Event::Line(direction, line.clone()));
+                    let _ = tx.send(Event::Line(direction, copy.into_owned()));
                     to.write_all(&line).and_then(|()| to.flush())
                 }
                 // Already forwarded as it came; recorded as skipped.
@@ -535,15 +698,24 @@ pub(crate) fn finish(
             lines: session.lines(),
             notes,
             kept: true,
+            snapshot_failed: None,
         });
     }
-    // The snapshot first: the flow names it, and reading the flow reads it.
+    // The snapshot first: the flow names it, and reading the flow reads it. A snapshot that
+    // cannot be written costs the flow its `snapshot`, never the flow.
+    let mut snapshot_failed = None;
     let snapshot = match session.snapshot() {
         Some(snapshot) => {
             let path = options.snapshot_path();
             let named = toolcall_mcp::catalog::naming_flow(snapshot, &options.out, &path);
-            write_json(&path, &named)?;
-            Some(path)
+            // Not a template: a redacted value is written as its `${NAME}` or `[REDACTED]`.
+            match write_json(&path, &crate::redact::plain_value(&named)) {
+                Ok(()) => Some(path),
+                Err(e) => {
+                    snapshot_failed = Some(format!("the catalog snapshot was not written: {e}"));
+                    None
+                }
+            }
         }
         None => None,
     };
@@ -561,6 +733,7 @@ pub(crate) fn finish(
         lines: session.lines(),
         notes: session.notes().to_vec(),
         kept: false,
+        snapshot_failed,
     })
 }
 
@@ -604,7 +777,19 @@ pub fn recover(out: &Path) -> Result<Recorded, RecordError> {
         .get("snapshot")
         .and_then(Value::as_str)
         .map(PathBuf::from);
-    let mut session = Session::new();
+    let volatile = header
+        .get("volatile")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| Some(v.as_str()?.to_owned()))
+        .collect();
+    let options = RecordOptions {
+        snapshot,
+        volatile,
+        ..RecordOptions::new(out, spec.command.clone(), spec.args.clone())
+    };
+    let mut session = options.session()?;
     let mut cut = 0;
     for line in lines {
         let entry = serde_json::from_str::<Value>(line).ok();
@@ -621,10 +806,6 @@ pub fn recover(out: &Path) -> Result<Recorded, RecordError> {
             _ => cut += 1,
         }
     }
-    let options = RecordOptions {
-        snapshot,
-        ..RecordOptions::new(out, spec.command.clone(), spec.args.clone())
-    };
     let mut recorded = finish(&session, &spec, &options)?;
     if cut > 0 {
         recorded.notes.push(format!(
@@ -666,7 +847,11 @@ mod tests {
             journal_path(Path::new("flows/a.json")),
             Path::new("flows/a.json.partial")
         );
-        assert!(default_snapshot(Path::new("flows/a.json")).ends_with("catalog/a.json"));
+        assert!(default_snapshot(Path::new("flows/a.json")).ends_with("flows/catalog/a.json"));
+        assert_eq!(
+            default_snapshot(Path::new("/srv/p/flows/a.json")),
+            Path::new("/srv/p/flows/catalog/a.json")
+        );
         assert_eq!(
             relative(Path::new("/a/b"), Path::new("/a/c/d")),
             Path::new("../c/d")

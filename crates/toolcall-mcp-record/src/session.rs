@@ -13,9 +13,10 @@ use std::collections::{HashMap, VecDeque};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use toolcall_mcp::{escape_template, escape_templates};
+use toolcall_mcp::escape_template;
 
-use crate::expectation::suggest;
+use crate::expectation::{suggest, Evidence};
+use crate::redact::{flow_text, flow_value, holds_redacted, plain_value};
 
 /// Which way a message went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,6 +108,10 @@ pub struct Session {
     notes: Vec<String>,
     /// The protocol era of the last handshake the server answered: what the flow pins.
     era: Option<&'static str>,
+    /// `--volatile`: `/pointer` for every call, `TOOL:/pointer` for one tool's.
+    volatile: Vec<String>,
+    /// The calls of the flow recorded over, as written: `(name, input, result)`.
+    baseline: Vec<(String, Value, Value)>,
 }
 
 /// The most notes kept (a client that sends junk on every line gets one summary, not a flood).
@@ -116,6 +121,71 @@ impl Session {
     /// A session with nothing in it yet.
     pub fn new() -> Session {
         Session::default()
+    }
+
+    /// Leaves out of every `expect` what `volatile` names: `/pointer` (that value and what is
+    /// under it, in every call's result) or `TOOL:/pointer` (in that tool's).
+    pub fn set_volatile(&mut self, volatile: Vec<String>) {
+        self.volatile = volatile;
+    }
+
+    /// Takes the calls `flow` (the flow this session is recorded over) recorded as evidence:
+    /// a value that differs from the answer it recorded to the same call is left out of
+    /// `expect`. A flow without `recorded` answers gives none.
+    pub fn set_baseline(&mut self, flow: &Value) {
+        let calls = flow.get("calls").and_then(Value::as_array);
+        self.baseline = calls
+            .into_iter()
+            .flatten()
+            .filter_map(|call| {
+                let name = call.get("name")?.as_str()?.to_owned();
+                let input = call.get("input").cloned().unwrap_or_else(|| json!({}));
+                let result = call.get("recorded")?.get("result")?.clone();
+                Some((
+                    name,
+                    toolcall_mcp::unescape_templates(input),
+                    toolcall_mcp::unescape_templates(result),
+                ))
+            })
+            .collect();
+    }
+
+    /// What is known of which parts of call `i`'s answer move: the other answers to the same
+    /// call (name and arguments, as written) in this session and in the flow recorded over,
+    /// and the `--volatile` pointers for its tool.
+    fn evidence(&self, i: usize) -> (Vec<(Value, &'static str)>, Vec<String>) {
+        let call = &self.calls[i];
+        let input = plain_value(&call.input);
+        let mut samples: Vec<(Value, &'static str)> = self
+            .calls
+            .iter()
+            .enumerate()
+            .filter(|(j, other)| *j != i && other.name == call.name)
+            .filter(|(_, other)| plain_value(&other.input) == input)
+            .filter_map(|(_, other)| match &other.answer {
+                Answer::Result(result) => {
+                    Some((plain_value(result), "differed between identical calls"))
+                }
+                _ => None,
+            })
+            .collect();
+        samples.extend(
+            self.baseline
+                .iter()
+                .filter(|(name, before, _)| *name == call.name && *before == input)
+                .map(|(_, _, result)| (result.clone(), "differed from the last recording")),
+        );
+        let volatile = self
+            .volatile
+            .iter()
+            .filter_map(|named| match named.split_once(":/") {
+                Some((tool, pointer)) if !named.starts_with('/') => {
+                    (tool == call.name).then(|| format!("/{pointer}"))
+                }
+                _ => Some(named.clone()),
+            })
+            .collect();
+        (samples, volatile)
     }
 
     /// The calls so far, in order.
@@ -352,12 +422,22 @@ impl Session {
         let calls: Vec<Value> = self
             .calls
             .iter()
-            .map(|call| flow_call(call, self.declares(&call.name)))
+            .enumerate()
+            .map(|(i, call)| {
+                let (samples, volatile) = self.evidence(i);
+                let evidence = Evidence {
+                    samples,
+                    volatile: &volatile,
+                };
+                flow_call(call, self.declares(&call.name), &evidence)
+            })
             .collect();
         let mut flow = json!({
             "about": format!(
                 "Recorded by toolcall mcp record: {} call(s). Review the expectations: values \
-                 that looked volatile are left out and listed in each call's $comment.",
+                 that differed between identical calls (or from the last recording), or named \
+                 with --volatile, are left out; each call's $comment lists them, and what was \
+                 pinned though it looks volatile.",
                 self.calls.len()
             ),
             "server": Value::Object(spec),
@@ -366,18 +446,21 @@ impl Session {
         if let Some(snapshot) = snapshot {
             flow["snapshot"] = Value::String(snapshot.to_owned());
         }
-        flow
+        // A mark the escaping did not reach (a tool's name, a key in a comment) is written out
+        // too: no private-use mark, and no secret, is ever on disk.
+        plain_value(&flow)
     }
 }
 
 /// One recorded call as a flow call: the call, what to expect, and what the server answered
 /// (`recorded`, which `toolcall mcp serve` answers with and a replay does not read). Every string
-/// the session said is written with its `$`s escaped ([`escape_templates`]): a replay sends and
-/// expects exactly what passed, never a variable of its own environment.
-fn flow_call(call: &RecordedCall, declared: Option<bool>) -> Value {
+/// the session said is written with its `$`s escaped ([`flow_value`]): a replay sends and
+/// expects exactly what passed, never a variable of its own environment, except the `${NAME}`
+/// a redacted `--env` value is written as. A value redacted to `[REDACTED]` is not expected.
+fn flow_call(call: &RecordedCall, declared: Option<bool>, evidence: &Evidence<'_>) -> Value {
     let mut out = Map::new();
     out.insert("name".into(), Value::String(call.name.clone()));
-    out.insert("input".into(), escape_templates(&call.input));
+    out.insert("input".into(), flow_value(&call.input));
     let mut comments = Vec::new();
     if declared == Some(false) {
         comments.push("not a tool the server's tools/list declared".to_owned());
@@ -398,20 +481,45 @@ fn flow_call(call: &RecordedCall, declared: Option<bool>) -> Value {
         }
         Answer::Result(_) if declared == Some(false) => Some(Value::Bool(true)),
         Answer::Result(result) => {
-            let suggestion = suggest(result, &call.input);
+            let mut suggestion = suggest(result, &call.input, evidence);
+            // What the server will say where `[REDACTED]` stands is not known: not expected.
+            let (redacted, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut suggestion.expect)
+                .into_iter()
+                .partition(|(_, value)| holds_redacted(value));
+            suggestion.expect = kept;
+            let mut left_out: Vec<(String, &'static str)> = redacted
+                .into_iter()
+                .map(|(pointer, _)| (pointer, "redacted"))
+                .collect();
+            if suggestion
+                .expect_text
+                .as_ref()
+                .is_some_and(|t| holds_redacted(&Value::String(t.clone())))
+            {
+                suggestion.expect_text = None;
+                left_out.push(("/content/0/text".to_owned(), "redacted"));
+            }
+            if suggestion
+                .expect_content
+                .as_ref()
+                .is_some_and(holds_redacted)
+            {
+                suggestion.expect_content = None;
+            }
+            suggestion.left_out.extend(left_out);
             if !suggestion.expect.is_empty() {
                 let expect: Map<String, Value> = suggestion
                     .expect
                     .iter()
-                    .map(|(pointer, value)| (pointer.clone(), escape_templates(value)))
+                    .map(|(pointer, value)| (pointer.clone(), flow_value(value)))
                     .collect();
                 out.insert("expect".into(), Value::Object(expect));
             }
             if let Some(text) = &suggestion.expect_text {
-                out.insert("expect_text".into(), Value::String(escape_template(text)));
+                out.insert("expect_text".into(), Value::String(flow_text(text)));
             }
             if let Some(content) = &suggestion.expect_content {
-                out.insert("expect_content".into(), escape_templates(content));
+                out.insert("expect_content".into(), flow_value(content));
             }
             comments.extend(suggestion.comment());
             None
@@ -425,13 +533,10 @@ fn flow_call(call: &RecordedCall, declared: Option<bool>) -> Value {
     }
     match &call.answer {
         Answer::Result(result) => {
-            out.insert(
-                "recorded".into(),
-                json!({"result": escape_templates(result)}),
-            );
+            out.insert("recorded".into(), json!({"result": flow_value(result)}));
         }
         Answer::Error(error) => {
-            out.insert("recorded".into(), json!({"error": escape_templates(error)}));
+            out.insert("recorded".into(), json!({"error": flow_value(error)}));
         }
         Answer::None => {}
     }

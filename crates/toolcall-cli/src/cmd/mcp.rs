@@ -92,7 +92,8 @@ pub enum Action {
     /// Be a stdio MCP server to whatever client starts this, start the real server (`-- CMD
     /// ARGS…`), pass every message through unchanged both ways, and write the session as a flow:
     /// the server, each tools/call with its arguments, a suggested expect for each result
-    /// (values that look volatile left out, listed in $comment), refused and undeclared calls
+    /// (values that differed between identical calls or from the last recording, or named
+    /// with --volatile, left out and listed in $comment), refused and undeclared calls
     /// with expect_error; and the catalog snapshot it names. Messages go on stdout; the summary
     /// on stderr.
     Record(RecordArgs),
@@ -109,14 +110,32 @@ pub struct RecordArgs {
     /// The flow to write (its journal is FILE.partial until the session ends).
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
-    /// Where to write the catalog snapshot (default: catalog/NAME.json under the current
-    /// directory, the folder Harness::mcp_contracts reads).
+    /// Where to write the catalog snapshot (default: catalog/NAME.json beside the flow, in its
+    /// folder, whatever the working directory). If it cannot be written, the flow still is
+    /// (without naming it) and the exit code is 1.
     #[arg(long, value_name = "FILE")]
     snapshot: Option<PathBuf>,
     /// An environment variable the server needs (repeatable): the flow gets "NAME": "${NAME}",
-    /// never its value.
+    /// never its value, and the value is redacted everywhere it is written (the flow, where it
+    /// becomes ${NAME}, the snapshot, the journal). With --listen, for the redaction alone.
     #[arg(long = "env", value_name = "NAME")]
     env: Vec<String>,
+    /// A regex whose matches, in any string recorded (arguments, results, the catalog), are
+    /// written [REDACTED] (repeatable); a redacted value is left out of expect.
+    #[arg(long = "redact-pattern", value_name = "REGEX")]
+    redact_patterns: Vec<String>,
+    /// A JSONPath (RFC 9535) into each JSON-RPC message whose matches are written [REDACTED]
+    /// (repeatable): '$.result.structuredContent.token', '$.params.arguments.password',
+    /// '$..apiKey'.
+    #[arg(long = "redact-path", value_name = "JSONPATH")]
+    redact_paths: Vec<String>,
+    /// A JSON pointer into results left out of expect (repeatable): /created_at (that value
+    /// and what is under it, in every call) or TOOL:/pointer (in that tool's). Beside it, a
+    /// value is left out when it differed between two calls of the session with the same
+    /// arguments, or from the flow recorded over (--force); one that only looks volatile is
+    /// pinned and named in $comment.
+    #[arg(long = "volatile", value_name = "POINTER")]
+    volatile: Vec<String>,
     /// Record over an existing --out flow and its snapshot (without it, either being there is
     /// an error). Even so, a session that made no call replaces nothing.
     #[arg(long)]
@@ -517,6 +536,10 @@ fn record(args: &RecordArgs) -> Result {
         let options = toolcall_mcp_record::RecordOptions {
             snapshot: args.snapshot.clone(),
             headers,
+            env: args.env.clone(),
+            redact_patterns: args.redact_patterns.clone(),
+            redact_paths: args.redact_paths.clone(),
+            volatile: args.volatile.clone(),
             force: args.force,
             ..toolcall_mcp_record::RecordOptions::new(&args.out, "", Vec::new())
         };
@@ -547,14 +570,20 @@ fn record(args: &RecordArgs) -> Result {
         let options = toolcall_mcp_record::RecordOptions {
             snapshot: args.snapshot.clone(),
             env: args.env.clone(),
+            redact_patterns: args.redact_patterns.clone(),
+            redact_paths: args.redact_paths.clone(),
+            volatile: args.volatile.clone(),
             grace,
             force: args.force,
+            handle_signals: true,
             ..toolcall_mcp_record::RecordOptions::new(&args.out, command, rest.to_vec())
         };
         toolcall_mcp_record::record::record(&options, std::io::stdin(), std::io::stdout())
     };
-    eprintln!("{}", recorded?);
-    Ok(Outcome::Pass)
+    let recorded = recorded?;
+    eprintln!("{recorded}");
+    // The flow is written; a snapshot that is not fails the command, saying so above.
+    Ok(Outcome::of(recorded.snapshot_failed.is_none()))
 }
 
 /// `toolcall mcp serve`: stdout is the client's channel, so the report goes to stderr.

@@ -145,23 +145,29 @@ fn a_recorded_session_replays_green_against_the_server_and_against_its_own_mock(
             flow["server"]["command"],
             json!(example_server("refund-server"))
         );
-        // The proxy ran in the folder of the driving flow: the snapshot is in its catalog/.
-        assert_eq!(flow["snapshot"], "../catalog/refund.json");
+        // The snapshot is beside the flow, wherever the proxy ran.
+        assert_eq!(flow["snapshot"], "catalog/refund.json");
         // The era the session spoke is pinned.
         assert_eq!(flow["server"]["protocol"], protocol);
         assert_eq!(flow["server"]["cwd"], "..");
-        // The minted refund id is left out and said so; what the input fixed is pinned.
+        // One call is no evidence that the minted refund id moves: it is pinned (the server
+        // mints rf_0001 on every start, so the replay below is green) and named as looking
+        // volatile, for the reviewer.
         assert_eq!(calls[1]["expect"]["/status"], "pending");
         assert_eq!(calls[1]["expect"]["/order_id"], "ord_1042");
-        assert!(calls[1]["expect"].get("/refund_id").is_none());
-        assert_eq!(
-            calls[1]["$comment"],
-            "left out as volatile: /refund_id (id)"
+        assert_eq!(calls[1]["expect"]["/refund_id"], "rf_0001");
+        assert!(
+            calls[1]["$comment"]
+                .as_str()
+                .unwrap()
+                .starts_with("pinned though they look volatile: /refund_id (id)"),
+            "{}",
+            calls[1]
         );
         assert_eq!(calls[6]["expect_error"], true, "isError: {}", calls[6]);
         assert_eq!(calls[7]["expect_error"], true, "wrong type: {}", calls[7]);
-        let snapshot = read_json(&dir.join("catalog/refund.json"));
-        assert_eq!(snapshot["flow"], "../flows/refund.json");
+        let snapshot = read_json(&dir.join("flows/catalog/refund.json"));
+        assert_eq!(snapshot["flow"], "../refund.json");
         assert_eq!(snapshot["tools"].as_array().unwrap().len(), 3);
 
         // Against the real server.
@@ -413,7 +419,7 @@ fn a_killed_client_leaves_its_flow_and_a_killed_proxy_a_journal_to_recover() {
     );
     let flow = read_json(&out);
     assert_eq!(flow["calls"][0]["expect"]["/count"], 2);
-    assert!(dir.join("catalog/k.json").exists());
+    assert!(dir.join("flows/catalog/k.json").exists());
     assert!(!journal.exists());
     // And the recovered flow replays green.
     let real = replay(&out);
@@ -579,10 +585,19 @@ fn the_proxy_changes_no_byte_either_way() {
     let flow = read_json(&out);
     let calls = flow["calls"].as_array().unwrap();
     assert_eq!(calls.len(), 201, "{stderr}");
-    assert_eq!(calls[0]["expect"], json!({"/echo": "café 0"}));
+    // Each call has arguments of its own: a timestamp-shaped value nothing contradicts is
+    // pinned, and named.
     assert_eq!(
-        calls[0]["$comment"],
-        "left out as volatile: /at (timestamp)"
+        calls[0]["expect"],
+        json!({"/at": "2026-12-01T14:05:00Z", "/echo": "café 0"})
+    );
+    assert!(
+        calls[0]["$comment"]
+            .as_str()
+            .unwrap()
+            .starts_with("pinned though they look volatile: /at (timestamp)"),
+        "{}",
+        calls[0]
     );
     assert_eq!(calls[3]["expect_error"], -32602);
     assert_eq!(calls[200]["name"], "missing");
@@ -715,7 +730,7 @@ fn an_http_session_is_recorded_with_listen_and_replays_green() {
     );
     assert_eq!(flow["calls"][0]["expect_text"], "hi");
     assert_eq!(flow["calls"][1]["expect_text"], "caf\u{e9} \u{1f600}");
-    assert!(dir.join("catalog/http.json").exists());
+    assert!(dir.join("flows/catalog/http.json").exists());
     assert!(!dir.join("flows/http.json.partial").exists());
     let real = replay_with(&out, |c| c.env("ATP_TEST_TOKEN", "s3cret-token"));
     assert_green(&real);
@@ -806,8 +821,8 @@ fn an_existing_flow_is_replaced_only_with_force_and_never_by_a_session_without_a
 
     // The snapshot alone in the way is refused too.
     let lone = dir.join("flows/s.json");
-    std::fs::create_dir_all(dir.join("catalog")).unwrap();
-    std::fs::write(dir.join("catalog/s.json"), "{}").unwrap();
+    std::fs::create_dir_all(dir.join("flows/catalog")).unwrap();
+    std::fs::write(dir.join("flows/catalog/s.json"), "{}").unwrap();
     let (code, _, stderr) = scripted(
         Command::new(TOOLCALL)
             .args(["mcp", "record", "--out"])
@@ -831,7 +846,7 @@ fn an_existing_flow_is_replaced_only_with_force_and_never_by_a_session_without_a
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stderr.contains("the session made no call"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), reviewed);
-    assert!(!dir.join("catalog/r.json").exists());
+    assert!(!dir.join("flows/catalog/r.json").exists());
     assert!(!dir.join("flows/r.json.partial").exists());
 
     // --force and a call: the recording replaces it.
@@ -844,7 +859,7 @@ fn an_existing_flow_is_replaced_only_with_force_and_never_by_a_session_without_a
         "search_orders",
         "{stderr}"
     );
-    assert!(dir.join("catalog/r.json").exists());
+    assert!(dir.join("flows/catalog/r.json").exists());
 }
 
 /// What a client said is recorded as data: an argument holding `${ATP_TEST_SECRET}` and `$$`
@@ -1200,4 +1215,483 @@ fn listen_with_the_upstream_down_says_so_and_writes_nothing() {
     assert!(rest.contains("onnection refused"), "{rest}");
     assert!(!out.exists(), "a flow was written: {rest}");
     assert!(!dir.join("flows/down.json.partial").exists(), "{rest}");
+}
+
+/// The fault servers whose command line holds `marker` (a word passed to the fault server after its
+/// mode, which it ignores), found in /proc.
+#[cfg(target_os = "linux")]
+fn marked(marker: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+        // The fault server itself, not the recorder whose arguments name it.
+        let server = args.first().is_some_and(|a| a.ends_with(b"fault-server"));
+        if server && args.contains(&marker.as_bytes()) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Waits up to `limit` for every process holding `marker` to be gone; the ones left.
+#[cfg(target_os = "linux")]
+fn marked_after(marker: &str, limit: Duration) -> Vec<u32> {
+    let started = Instant::now();
+    loop {
+        let left = marked(marker);
+        if left.is_empty() || started.elapsed() > limit {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Kills, when dropped, whatever still holds its marker: a failed assertion must not leave a
+/// server that ignores the end of its stdin running.
+#[cfg(target_os = "linux")]
+struct Marked(String);
+
+#[cfg(target_os = "linux")]
+impl Drop for Marked {
+    fn drop(&mut self) {
+        for pid in marked(&self.0) {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+    }
+}
+
+/// Waits for `child` to exit, for at most `limit` (then the test fails).
+fn exits_within(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(started.elapsed() < limit, "still running after {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `toolcall mcp record --out OUT [extra] -- fault-server ignore-eof MARKER` in `dir`, with a
+/// session of one `echo` call sent and answered; its stderr goes to `dir/stderr.txt` (a server
+/// left running would hold a pipe open).
+#[cfg(target_os = "linux")]
+fn recording_ignore_eof(
+    dir: &Path,
+    out: &Path,
+    extra: &[&str],
+    marker: &str,
+) -> (Reaped, std::process::ChildStdin) {
+    let stderr = std::fs::File::create(dir.join("stderr.txt")).unwrap();
+    let mut proxy = Reaped(
+        Command::new(TOOLCALL)
+            .args(["mcp", "record", "--out"])
+            .arg(out)
+            .args(extra)
+            .arg("--")
+            .arg(example_server("fault-server"))
+            .args(["ignore-eof", marker])
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .unwrap(),
+    );
+    let mut stdin = proxy.0.stdin.take().unwrap();
+    let mut stdout = BufReader::new(proxy.0.stdout.take().unwrap());
+    let mut lines = initialize().to_vec();
+    lines.push(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    lines.push(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "hi"}}}));
+    for line in &lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    for _ in 0..3 {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        assert!(line.contains("\"result\""), "{line}");
+    }
+    (proxy, stdin)
+}
+
+/// SIGTERM to the stdio recorder mid-session (what a client's shutdown sends) ends it as the
+/// end of the client's side does: the flow is written, the journal removed, the exit clean, and
+/// the server's process group ended. It used to die at once: no flow (only the journal), and a
+/// server that ignores the end of its stdin left running, its parent gone.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_sigterm_to_the_stdio_recorder_writes_the_flow_and_ends_the_server() {
+    let dir = scratch("record-sigterm");
+    let out = dir.join("flows/t.json");
+    let marker = format!("atp-record-sigterm-{}", std::process::id());
+    let _cleanup = Marked(marker.clone());
+    let (mut proxy, stdin) = recording_ignore_eof(&dir, &out, &[], &marker);
+    assert_eq!(marked(&marker).len(), 1, "the server runs");
+    let pid = proxy.0.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let status = exits_within(&mut proxy.0, Duration::from_secs(20));
+    let said = std::fs::read_to_string(dir.join("stderr.txt")).unwrap();
+    assert!(status.success(), "{status}: {said}");
+    assert!(said.contains("1 call(s)"), "{said}");
+    let flow = read_json(&out);
+    assert_eq!(flow["calls"][0]["input"], json!({"text": "hi"}));
+    assert_eq!(flow["calls"][0]["expect"]["/text"], "hi", "{flow:#}");
+    assert!(!dir.join("flows/t.json.partial").exists());
+    assert_eq!(
+        marked_after(&marker, Duration::from_secs(10)),
+        Vec::<u32>::new(),
+        "the server outlived the recorder"
+    );
+    drop(stdin);
+}
+
+/// The flow is written when the client's side ends, not when the server's grace does: with
+/// `--grace 600` and a server that ignores the end of its stdin, the flow is there while the
+/// recorder still waits on the server (an SDK client sends SIGTERM two seconds after closing
+/// stdin, and the default grace is two seconds too). The grace then ends with the server's
+/// process group, and so does a SIGTERM within it.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_flow_is_written_when_the_client_closes_its_side_not_after_the_grace() {
+    let dir = scratch("record-eof-flow");
+    let out = dir.join("flows/g.json");
+    let marker = format!("atp-record-eof-{}", std::process::id());
+    let _cleanup = Marked(marker.clone());
+    let (mut proxy, stdin) = recording_ignore_eof(&dir, &out, &["--grace", "600"], &marker);
+    drop(stdin);
+    wait_for(&out, Duration::from_secs(20));
+    assert!(
+        proxy.0.try_wait().unwrap().is_none(),
+        "the recorder is still in the server's grace"
+    );
+    let flow = read_json(&out);
+    assert_eq!(flow["calls"][0]["expect"]["/text"], "hi", "{flow:#}");
+    let pid = proxy.0.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let status = exits_within(&mut proxy.0, Duration::from_secs(20));
+    let said = std::fs::read_to_string(dir.join("stderr.txt")).unwrap();
+    assert!(status.success(), "{status}: {said}");
+    assert_eq!(read_json(&out), flow, "nothing new came: the flow stays");
+    assert!(!dir.join("flows/g.json.partial").exists());
+    assert_eq!(
+        marked_after(&marker, Duration::from_secs(10)),
+        Vec::<u32>::new()
+    );
+
+    // A grace that runs out ends the server's group too, and the recorder exits by itself.
+    let dir = scratch("record-eof-grace");
+    let out = dir.join("flows/g.json");
+    let marker = format!("atp-record-grace-{}", std::process::id());
+    let _cleanup = Marked(marker.clone());
+    let (mut proxy, stdin) = recording_ignore_eof(&dir, &out, &["--grace", "0.2"], &marker);
+    drop(stdin);
+    let status = exits_within(&mut proxy.0, Duration::from_secs(20));
+    let said = std::fs::read_to_string(dir.join("stderr.txt")).unwrap();
+    assert!(status.success(), "{status}: {said}");
+    assert!(said.contains("was still running"), "{said}");
+    assert_eq!(read_json(&out)["calls"][0]["expect"]["/text"], "hi");
+    assert_eq!(
+        marked_after(&marker, Duration::from_secs(10)),
+        Vec::<u32>::new()
+    );
+}
+
+/// The catalog goes beside the flow, not under the working directory, which is the client's:
+/// a client started where `catalog/` cannot be made lost the whole flow, and otherwise left a
+/// `catalog/` wherever it ran. A snapshot that cannot be written is said and exits 1, and the
+/// flow is written all the same (naming no snapshot) and replays green.
+#[test]
+fn the_catalog_is_written_beside_the_flow_and_a_failed_one_never_costs_the_flow() {
+    let dir = scratch("record-catalog-beside");
+    let elsewhere = dir.join("client");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    // Where the client runs, `catalog/` cannot be made (a file is in the way; root may write
+    // anywhere else).
+    std::fs::write(elsewhere.join("catalog"), "not a folder").unwrap();
+    let mut lines = initialize().to_vec();
+    lines.push(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    lines.push(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "search_orders", "arguments": {"customer_email": "ada@example.com"}}}));
+    let record = |out: &Path, extra: &[&std::ffi::OsStr]| {
+        scripted(
+            Command::new(TOOLCALL)
+                .args(["mcp", "record", "--out"])
+                .arg(out)
+                .args(extra)
+                .arg("--")
+                .arg(example_server("refund-server"))
+                .current_dir(&elsewhere),
+            &lines,
+        )
+    };
+    let out = dir.join("flows/c.json");
+    let (code, _, stderr) = record(&out, &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(read_json(&out)["snapshot"], "catalog/c.json");
+    assert_eq!(
+        read_json(&dir.join("flows/catalog/c.json"))["flow"],
+        "../c.json"
+    );
+    assert!(
+        elsewhere.join("catalog").is_file(),
+        "nothing made where the client runs"
+    );
+    assert_green(&replay(&out));
+
+    // A snapshot that cannot be written: said, exit 1, and the flow is there.
+    let blocked = dir.join("blocked");
+    std::fs::write(&blocked, "not a folder").unwrap();
+    let out = dir.join("flows/d.json");
+    let (code, _, stderr) = record(
+        &out,
+        &["--snapshot".as_ref(), blocked.join("d.json").as_os_str()],
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the catalog snapshot was not written")
+            && stderr.contains("blocked/d.json")
+            && stderr.contains("the flow is written"),
+        "{stderr}"
+    );
+    let flow = read_json(&out);
+    assert_eq!(flow["calls"][0]["expect"]["/count"], 2, "{flow:#}");
+    assert!(flow.get("snapshot").is_none(), "{flow:#}");
+    assert!(!dir.join("flows/d.json.partial").exists());
+    assert_green(&replay(&out));
+}
+
+/// Every file under `dir`, with its text (lossy), for a grep.
+fn every_file(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut folders = vec![dir.to_owned()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else {
+                let text = text(&std::fs::read(&path).unwrap());
+                out.push((path, text));
+            }
+        }
+    }
+    out
+}
+
+/// `--env NAME` keeps the variable's value out of every file the recording writes, not only
+/// out of `expect`: the server's answer that shows it (the fault server echoes `ATP_FLOW_VAR`,
+/// as the everything server's `get-env` shows its environment), an argument the client sent
+/// it in, the journal while the session runs. In the flow it is `${NAME}`, which the replay
+/// expands (so its expectation still passes, and a `$` of what was said stays `$$`);
+/// `--redact-pattern` and `--redact-path` write `[REDACTED]` and leave it out of `expect`.
+#[test]
+fn redacted_values_are_in_no_file_the_recording_writes() {
+    let dir = scratch("record-redact");
+    let out = dir.join("flows/r.json");
+    let secret = "hunter2-flow-secret-value";
+    let said = format!("costs $5, my tok_abc123 and {secret}");
+    let mut proxy = Reaped(
+        Command::new(TOOLCALL)
+            .args(["mcp", "record", "--env", "ATP_FLOW_VAR"])
+            .args(["--redact-pattern", "tok_[a-z0-9]+"])
+            .args(["--redact-path", "$.result.structuredContent.cwd"])
+            .arg("--out")
+            .arg(&out)
+            .arg("--")
+            .arg(example_server("fault-server"))
+            .arg("ok")
+            .env("ATP_FLOW_VAR", secret)
+            .current_dir(&dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stdin = proxy.0.stdin.take().unwrap();
+    let mut stdout = BufReader::new(proxy.0.stdout.take().unwrap());
+    let mut lines = initialize().to_vec();
+    lines.push(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    lines.push(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": said}}}));
+    for line in &lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    let mut answers = String::new();
+    for _ in 0..3 {
+        stdout.read_line(&mut answers).unwrap();
+    }
+    // What passes is unchanged: the client sees the secret the server sent.
+    assert!(answers.contains(secret), "{answers}");
+    // The journal holds the answer already (it is written before it is forwarded), redacted.
+    let journal = std::fs::read_to_string(dir.join("flows/r.json.partial")).unwrap();
+    assert!(journal.contains("flow_var"), "{journal}");
+    for word in [secret, "tok_abc123"] {
+        assert!(!journal.contains(word), "{word} in the journal: {journal}");
+    }
+    drop(stdin);
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    let status = proxy.0.wait().unwrap();
+    let mut said_err = String::new();
+    proxy
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut said_err)
+        .unwrap();
+    assert!(status.success(), "{said_err}");
+
+    let written = every_file(&dir);
+    assert!(written.len() >= 2, "{written:?}");
+    for (path, text) in &written {
+        for word in [secret, "tok_abc123"] {
+            assert!(!text.contains(word), "{word} in {}: {text}", path.display());
+        }
+    }
+    let flow = read_json(&out);
+    let call = &flow["calls"][0];
+    assert_eq!(
+        call["input"]["text"],
+        "costs $$5, my [REDACTED] and ${ATP_FLOW_VAR}"
+    );
+    assert_eq!(call["expect"]["/flow_var"], "${ATP_FLOW_VAR}", "{call:#}");
+    // What holds a `[REDACTED]` cannot be expected.
+    assert!(call["expect"].get("/text").is_none(), "{call:#}");
+    assert!(call["expect"].get("/cwd").is_none(), "{call:#}");
+    let comment = call["$comment"].as_str().unwrap();
+    assert!(
+        comment.contains("/cwd") && comment.contains("/text") && comment.contains("redacted"),
+        "{call:#}"
+    );
+    assert_eq!(
+        call["recorded"]["result"]["structuredContent"]["cwd"],
+        "[REDACTED]"
+    );
+    assert_eq!(flow["server"]["env"]["ATP_FLOW_VAR"], "${ATP_FLOW_VAR}");
+
+    // The replay reads the value from its own environment: green.
+    let run = replay_with(&out, |c| c.env("ATP_FLOW_VAR", secret));
+    assert_green(&run);
+
+    // A pattern that is not a regex is refused before anything starts.
+    let bad = Command::new(TOOLCALL)
+        .args(["mcp", "record", "--redact-pattern", "(", "--out"])
+        .arg(dir.join("flows/bad.json"))
+        .args(["--", "true"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        text(&bad.stderr).contains("--redact-pattern `(` is not valid"),
+        "{}",
+        text(&bad.stderr)
+    );
+    assert!(!dir.join("flows/bad.json.partial").exists());
+}
+
+/// Volatility is decided by evidence, not by a value's shape: what differed between two calls
+/// of the session with the same arguments is left out (the fault server's `counter` numbers its
+/// calls), what differed from the flow recorded over (`--force`: its `pid`, another every run)
+/// is left out on the second recording, and what the user names with `--volatile` is left out;
+/// everything else is pinned, and the second recording replays green.
+#[test]
+fn what_differed_between_identical_calls_or_runs_is_left_out_and_the_rest_pinned() {
+    let dir = scratch("record-volatility");
+    let out = dir.join("flows/v.json");
+    let mut lines = initialize().to_vec();
+    lines.push(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    for (id, text) in [(2, "a"), (3, "a"), (4, "b")] {
+        lines.push(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": text}}}));
+    }
+    let record = |extra: &[&str]| {
+        let (code, _, stderr) = scripted(
+            Command::new(TOOLCALL)
+                .args(["mcp", "record", "--out"])
+                .arg(&out)
+                .args(extra)
+                .arg("--")
+                .arg(example_server("fault-server"))
+                .arg("counter")
+                .current_dir(&dir),
+            &lines,
+        );
+        assert_eq!(code, Some(0), "{stderr}");
+        read_json(&out)
+    };
+    let comment = |call: &Value| call["$comment"].as_str().unwrap_or_default().to_owned();
+
+    // One run: the two calls of `a` numbered 1 and 2 leave /call out; `b`, called once, pins it.
+    let first = record(&[]);
+    let calls = first["calls"].as_array().unwrap();
+    for call in &calls[..2] {
+        assert!(call["expect"].get("/call").is_none(), "{call:#}");
+        assert_eq!(call["expect"]["/text"], "a", "{call:#}");
+        assert!(call["expect"]["/pid"].is_number(), "{call:#}");
+        assert!(
+            comment(call).contains("/call (differed between identical calls)"),
+            "{call:#}"
+        );
+    }
+    assert_eq!(calls[2]["expect"]["/call"], 3, "{:#}", calls[2]);
+
+    // A second run over it: the pid differed from the last recording, in every call.
+    let second = record(&["--force"]);
+    let calls = second["calls"].as_array().unwrap();
+    for call in calls {
+        assert!(call["expect"].get("/pid").is_none(), "{call:#}");
+        assert!(
+            comment(call).contains("/pid (differed from the last recording)"),
+            "{call:#}"
+        );
+    }
+    assert!(calls[0]["expect"].get("/call").is_none());
+    assert_eq!(calls[2]["expect"]["/call"], 3, "the same in both runs");
+    assert_green(&replay(&out));
+
+    // Named by the user: for every call, or for one tool's.
+    let third = record(&["--force", "--volatile", "/path", "--volatile", "echo:/cwd"]);
+    for call in third["calls"].as_array().unwrap() {
+        assert!(call["expect"].get("/path").is_none(), "{call:#}");
+        assert!(call["expect"].get("/cwd").is_none(), "{call:#}");
+        assert!(comment(call).contains("/path (--volatile)"), "{call:#}");
+        assert!(comment(call).contains("/cwd (--volatile)"), "{call:#}");
+    }
+    let other_tool = record(&["--force", "--volatile", "other:/cwd"]);
+    assert!(other_tool["calls"][2]["expect"]["/cwd"].is_string());
+
+    // Not a pointer: refused before anything starts.
+    let bad = Command::new(TOOLCALL)
+        .args(["mcp", "record", "--volatile", "created_at", "--out"])
+        .arg(dir.join("flows/bad.json"))
+        .args(["--", "true"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        text(&bad.stderr).contains("--volatile `created_at` is not valid"),
+        "{}",
+        text(&bad.stderr)
+    );
 }

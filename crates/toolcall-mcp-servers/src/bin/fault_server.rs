@@ -32,6 +32,10 @@
 //! | `output-missing` | declares its `outputSchema`, then answers with text alone |
 //! | `wide` | behaves, but `echo` declares 3,000 more required string properties (`p0`…), which it does not check |
 //! | `big-catalog` | behaves, but its `tools/list` page is over 5 MB (a 5 MB description of `echo`) |
+//! | `ignore-eof` | behaves, but keeps running when its stdin ends (as mcp-cron does), until it is killed |
+//! | `counter` | behaves, but each `echo` result also holds `call` (1, 2, … in the session) and `pid` (its process id: another on every run) |
+//!
+//! Arguments after the mode are ignored: a test passes a marker there to find the process.
 
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
@@ -65,6 +69,8 @@ fn main() -> ExitCode {
         "input-required",
         "big-catalog",
         "wide",
+        "ignore-eof",
+        "counter",
     ];
     if !known.contains(&mode.as_str()) {
         eprintln!(
@@ -305,6 +311,11 @@ fn main() -> ExitCode {
                             "path": std::env::var("PATH").ok(),
                             "flow_var": std::env::var("ATP_FLOW_VAR").ok(),
                         });
+                        let mut seen = seen;
+                        if mode == "counter" {
+                            seen["call"] = json!(calls);
+                            seen["pid"] = json!(std::process::id());
+                        }
                         json!({
                             "content": [{"type": "text", "text": seen.to_string()}],
                             "structuredContent": seen
@@ -326,6 +337,12 @@ fn main() -> ExitCode {
             .is_err()
         {
             break;
+        }
+    }
+    if mode == "ignore-eof" {
+        // Its stdin is gone and it does not care: only a signal ends it.
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(600));
         }
     }
     ExitCode::SUCCESS
