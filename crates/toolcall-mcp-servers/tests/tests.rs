@@ -20,6 +20,7 @@ macro_rules! trials {
 }
 
 mod faults;
+mod flow_steps;
 mod flows;
 mod harness_flows;
 
@@ -35,6 +36,7 @@ fn main() -> ExitCode {
     let args = libtest_mimic::Arguments::from_args();
     let mut trials = faults::trials();
     trials.extend(flows::trials());
+    trials.extend(flow_steps::trials());
     trials.extend(harness_flows::trials());
     libtest_mimic::run(&args, trials).exit_code()
 }

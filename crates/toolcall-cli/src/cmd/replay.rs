@@ -35,6 +35,16 @@ pub struct Args {
     pub json: bool,
     #[command(flatten)]
     pub files: crate::outputs::Files,
+    /// A JSON pointer into each response (`/result/content/*/text`; `*` is any member or item)
+    /// left out of every `verify` step's comparison, besides the flow's own `ignore_paths`.
+    /// Repeatable.
+    #[arg(long = "ignore-path", value_name = "POINTER")]
+    pub ignore_paths: Vec<String>,
+    /// Accept the new responses of the `verify` steps: write each one that differs from its
+    /// `recorded` (or has none) into the flow, in place and atomically, and say what changed. A
+    /// flow whose every step matched is not touched, nor is one that fails otherwise.
+    #[arg(long)]
+    pub update: bool,
 }
 
 fn seconds(flag: &str, secs: f64) -> Result<Duration> {
@@ -55,8 +65,21 @@ pub fn run(args: &Args) -> Result {
         call_timeout: seconds("call-timeout", args.call_timeout)?,
         max_message_bytes: args.limit.max_message_bytes,
         handle_ctrl_c: true,
+        ignore_paths: args.ignore_paths.clone(),
+        update: args.update,
         ..Options::default()
     };
+    if let Some(bad) = args
+        .ignore_paths
+        .iter()
+        .find(|p| !(p.is_empty() || p.starts_with('/')))
+    {
+        return Err(CliError::usage(format!(
+            "--ignore-path {} is not a JSON pointer; write /{}",
+            toolcall_score::escape(bad),
+            toolcall_score::escape(bad)
+        )));
+    }
     // Read every flow first: a typo in the third file should not cost two server start-ups.
     let files = super::json_files(&args.flows, "flow")?;
     let mut flows = Vec::with_capacity(files.len());
@@ -87,6 +110,7 @@ pub fn run(args: &Args) -> Result {
         if !args.json {
             print_end(&report, &outcome);
         }
+        update(flow, &report, args.json)?;
         failed |= !outcome.is_pass();
         match outcome {
             Outcome::Passed => passed += 1,
@@ -119,6 +143,27 @@ pub fn run(args: &Args) -> Result {
         args.files.write(&run)?;
     }
     Ok(crate::errors::Outcome::of(!failed))
+}
+
+/// `--update`: the new responses of a flow that otherwise passed, written into it.
+fn update(flow: &Flow, report: &Report, json: bool) -> Result<()> {
+    if report.updates.is_empty() {
+        return Ok(());
+    }
+    if report.failure.is_some() {
+        if !json {
+            outln!(
+                "not updated: {} fails for another reason; fix that first",
+                escape_path(&flow.path)
+            );
+        }
+        return Ok(());
+    }
+    let updated = toolcall_mcp::update_flow(flow, &report.updates)?;
+    if !json {
+        outln!("{updated}");
+    }
+    Ok(())
 }
 
 fn print_end(report: &Report, outcome: &Outcome) {

@@ -26,6 +26,8 @@ mod interrupts;
 mod report;
 mod run;
 mod steps;
+mod steps_of_kind;
+pub(crate) mod verify;
 
 use std::time::{Duration, Instant};
 
@@ -33,6 +35,7 @@ use serde_json::Value;
 
 pub use report::{Failure, FailureKind, Report, Step};
 pub(crate) use run::{Phase, Run};
+pub use verify::{update_flow, Difference, Update, Updated};
 
 use crate::Flow;
 
@@ -55,6 +58,13 @@ pub struct Options {
     /// reach it: a command-line caller wants this on; a library caller that handles SIGINT
     /// itself leaves it off (the default).
     pub handle_ctrl_c: bool,
+    /// JSON pointers left out of every `verify` comparison, besides the flow's own
+    /// (`toolcall replay --ignore-path`).
+    pub ignore_paths: Vec<String>,
+    /// A `verify` step whose response differs from the recorded one does not fail the replay:
+    /// it goes into [`Report::updates`], for the caller to write into the flow
+    /// ([`crate::update_flow`], `toolcall replay --update`).
+    pub update: bool,
 }
 
 impl Default for Options {
@@ -66,6 +76,8 @@ impl Default for Options {
             stderr_tail_bytes: 64 * 1024,
             shutdown_grace: Duration::from_secs(2),
             handle_ctrl_c: false,
+            ignore_paths: Vec::new(),
+            update: false,
         }
     }
 }
