@@ -219,7 +219,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("toolcall-fs", &[]),
     ("toolcall-score", &[]),
     ("toolcall-traces", &["toolcall-score", "toolcall-fs"]),
-    ("toolcall-mcp", &["toolcall-score"]),
+    ("toolcall-mcp", &["toolcall-score", "toolcall-fs"]),
     (
         "toolcall-mcp-record",
         &["toolcall-mcp", "toolcall-score", "toolcall-fs"],

@@ -27,7 +27,8 @@ mod report;
 mod run;
 mod steps;
 mod steps_of_kind;
-pub(crate) mod verify;
+mod golden;
+mod verify;
 
 use std::time::{Duration, Instant};
 
@@ -35,7 +36,7 @@ use serde_json::Value;
 
 pub use report::{Failure, FailureKind, Report, Step};
 pub(crate) use run::{Phase, Run};
-pub use verify::{update_flow, Difference, Update, Updated};
+pub use golden::{update_flow, Difference, Update, Updated};
 
 use crate::Flow;
 

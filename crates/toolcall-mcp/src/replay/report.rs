@@ -156,7 +156,7 @@ pub struct Report {
     pub discover_failed: Option<String>,
     /// With [`Options::update`](crate::Options::update): each step under `verify` whose
     /// response differs from the recorded one (or has none recorded), to write into the flow.
-    pub updates: Vec<crate::replay::verify::Update>,
+    pub updates: Vec<crate::replay::golden::Update>,
 }
 
 impl Report {

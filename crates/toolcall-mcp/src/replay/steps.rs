@@ -233,7 +233,7 @@ impl Run<'_> {
                 Some((code, message)) => {
                     let refusal = Refusal::Rpc(*code, message);
                     let step = refused(phase, call, wanted, &refusal, elapsed)?;
-                    let response = super::verify::error_response(*code, message);
+                    let response = super::golden::error_response(*code, message);
                     self.verify_step(index_of(phase), call, phase, Some(response))?;
                     return Ok(step);
                 }

@@ -13,8 +13,8 @@ use std::time::Instant;
 use serde_json::{json, Value};
 
 use super::checks::{describe, refused, Refusal};
+use super::golden::error_response;
 use super::run::{Client, OpError, Phase, Run};
-use super::verify::error_response;
 use super::{Failure, FailureKind, Step};
 use crate::expect::{check_content, check_expectations, check_text, printable_result};
 use crate::{Call, CompletionRef, Listing, StepKind};
