@@ -23,6 +23,7 @@ mod faults;
 mod flow_steps;
 mod flows;
 mod harness_flows;
+mod session_check;
 
 /// `flows/` at the repository root.
 fn flows_dir() -> PathBuf {
@@ -37,6 +38,7 @@ fn main() -> ExitCode {
     let mut trials = faults::trials();
     trials.extend(flows::trials());
     trials.extend(flow_steps::trials());
+    trials.extend(session_check::trials());
     trials.extend(harness_flows::trials());
     libtest_mimic::run(&args, trials).exit_code()
 }

@@ -78,6 +78,7 @@ mod leftovers;
 mod outcome;
 pub mod probe;
 mod replay;
+mod session;
 
 pub use errors::FlowError;
 pub use expect::Mismatch;
@@ -93,3 +94,4 @@ pub use replay::{
     Report, Step,
 };
 pub use replay::{update_flow, Difference, Update, Updated};
+pub use session::{SessionFinding, SessionFindingKind};

@@ -45,6 +45,12 @@ pub struct Args {
     /// flow whose every step matched is not touched, nor is one that fails otherwise.
     #[arg(long)]
     pub update: bool,
+    /// Fail a flow on what the session check finds on a stdio server's stream: output on
+    /// stderr, a line on stdout that is not JSON-RPC, a response whose id matches no request
+    /// (or that answers one twice), an answer after its call timed out. Without it they are
+    /// printed as notes.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 fn seconds(flag: &str, secs: f64) -> Result<Duration> {
@@ -67,6 +73,7 @@ pub fn run(args: &Args) -> Result {
         handle_ctrl_c: true,
         ignore_paths: args.ignore_paths.clone(),
         update: args.update,
+        strict: args.strict,
         ..Options::default()
     };
     if let Some(bad) = args
@@ -109,10 +116,23 @@ pub fn run(args: &Args) -> Result {
         let outcome = Outcome::of(flow, &report);
         if !args.json {
             print_end(&report, &outcome);
+            let said = if args.strict { "finding" } else { "note" };
+            for finding in &report.session {
+                outln!("{said}: session: {finding}");
+            }
         }
         update(flow, &report, args.json)?;
-        failed |= !outcome.is_pass();
+        let strict_failed = args.strict && !report.session.is_empty() && outcome.is_pass();
+        if strict_failed && !args.json {
+            outln!(
+                "FAIL {}: the session check found {} thing(s) (--strict)",
+                escape_path(&flow.path),
+                report.session.len()
+            );
+        }
+        failed |= !outcome.is_pass() || strict_failed;
         match outcome {
+            _ if strict_failed => failures.push(escape_path(&flow.path).to_string()),
             Outcome::Passed => passed += 1,
             Outcome::FailedAsExpected(_) => as_expected += 1,
             _ => failures.push(escape_path(&flow.path).to_string()),

@@ -32,6 +32,9 @@
 //! | `output-missing` | declares its `outputSchema`, then answers with text alone |
 //! | `wide` | behaves, but `echo` declares 3,000 more required string properties (`p0`…), which it does not check |
 //! | `big-catalog` | behaves, but its `tools/list` page is over 5 MB (a 5 MB description of `echo`) |
+//! | `stray-at-exit` | behaves, then prints `fault-server: bye` to stdout once its stdin closes |
+//! | `wrong-id` | answers its first `tools/call` twice: first with id 9999, which no request had, then as it should |
+//! | `late-result` | answers each `tools/call` 600 ms late |
 
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
@@ -65,6 +68,9 @@ fn main() -> ExitCode {
         "input-required",
         "big-catalog",
         "wide",
+        "stray-at-exit",
+        "wrong-id",
+        "late-result",
     ];
     if !known.contains(&mode.as_str()) {
         eprintln!(
@@ -255,6 +261,22 @@ fn main() -> ExitCode {
                             }),
                         }
                     }
+                    // A response to a request nobody made, then the right one.
+                    "wrong-id" if calls == 1 => {
+                        let stray = json!({"jsonrpc": "2.0", "id": 9999, "result": {
+                            "content": [{"type": "text", "text": "for nobody"}]}});
+                        let _ = writeln!(out, "{stray}");
+                        let text = &request["params"]["arguments"]["text"];
+                        json!({"content": [{"type": "text", "text": text}],
+                               "structuredContent": {"text": text}})
+                    }
+                    // An answer after the client has given up on it.
+                    "late-result" => {
+                        std::thread::sleep(std::time::Duration::from_millis(600));
+                        let text = &request["params"]["arguments"]["text"];
+                        json!({"content": [{"type": "text", "text": text}],
+                               "structuredContent": {"text": text}})
+                    }
                     "big-result" => json!({
                         "content": [{"type": "text", "text": "y".repeat(10 * 1000 * 1000)}]
                     }),
@@ -327,6 +349,11 @@ fn main() -> ExitCode {
         {
             break;
         }
+    }
+    if mode == "stray-at-exit" {
+        // A goodbye on the protocol channel, after the last answer.
+        let _ = writeln!(out, "fault-server: bye");
+        let _ = out.flush();
     }
     ExitCode::SUCCESS
 }

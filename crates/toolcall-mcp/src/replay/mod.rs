@@ -22,21 +22,22 @@
 mod checks;
 mod connect;
 mod explain;
+mod golden;
 mod interrupts;
 mod report;
 mod run;
+mod session_check;
 mod steps;
 mod steps_of_kind;
-mod golden;
 mod verify;
 
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub use golden::{update_flow, Difference, Update, Updated};
 pub use report::{Failure, FailureKind, Report, Step};
 pub(crate) use run::{Phase, Run};
-pub use golden::{update_flow, Difference, Update, Updated};
 
 use crate::Flow;
 
@@ -66,6 +67,10 @@ pub struct Options {
     /// it goes into [`Report::updates`], for the caller to write into the flow
     /// ([`crate::update_flow`], `toolcall replay --update`).
     pub update: bool,
+    /// `toolcall replay --strict`: after a call timed out, the server gets up to
+    /// [`Options::shutdown_grace`] to send the answers the replay gave up on, so the session
+    /// check can name them late ([`Report::session`]); the caller fails a run with findings.
+    pub strict: bool,
 }
 
 impl Default for Options {
@@ -79,6 +84,7 @@ impl Default for Options {
             handle_ctrl_c: false,
             ignore_paths: Vec::new(),
             update: false,
+            strict: false,
         }
     }
 }

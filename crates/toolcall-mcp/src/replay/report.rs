@@ -157,6 +157,11 @@ pub struct Report {
     /// With [`Options::update`](crate::Options::update): each step under `verify` whose
     /// response differs from the recorded one (or has none recorded), to write into the flow.
     pub updates: Vec<crate::replay::golden::Update>,
+    /// What the session check found on a stdio server's stream: stderr output, a stray stdout
+    /// line no step saw, a response whose id matches no request or that came twice or late.
+    /// Findings under `toolcall replay --strict` ([`Options::strict`](crate::Options::strict)),
+    /// notes otherwise.
+    pub session: Vec<crate::SessionFinding>,
 }
 
 impl Report {
@@ -179,6 +184,7 @@ impl Report {
             protocol_version: None,
             discover_failed: None,
             updates: Vec::new(),
+            session: Vec::new(),
         }
     }
 
