@@ -219,7 +219,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("toolcall-fs", &[]),
     ("toolcall-score", &[]),
     ("toolcall-traces", &["toolcall-score", "toolcall-fs"]),
-    ("toolcall-mcp", &["toolcall-score"]),
+    ("toolcall-mcp", &["toolcall-score", "toolcall-fs"]),
     (
         "toolcall-mcp-record",
         &["toolcall-mcp", "toolcall-score", "toolcall-fs"],
@@ -690,6 +690,10 @@ fn the_schemas_refuse_what_the_readers_refuse_and_no_more() {
                 r#"{"$schema": 1, "server": {"command": "node"}, "calls": []}"#,
                 r#"{"server": {"command": "node"}, "calls": [{"name": "t", "$comment": ["a"]}]}"#,
                 r#"{"server": {"command": "node"}, "calls": [{"name": "t", "recorded": "ok"}]}"#,
+                r#"{"server": {"command": "node"}, "calls": [{"name": "t", "prompt": "p"}]}"#,
+                r#"{"server": {"command": "node"}, "calls": [{"list": "roots"}]}"#,
+                r#"{"server": {"command": "node"}, "calls": [{"complete": {"argument": "a"}}]}"#,
+                r#"{"server": {"command": "node"}, "verify": {"ignore_paths": ["a"]}, "calls": []}"#,
             ],
         ),
         (
@@ -737,6 +741,11 @@ fn the_schemas_refuse_what_the_readers_refuse_and_no_more() {
                 r#"{"server": {"command": "node"}, "calls": [{"name": "t", "expect_error": -32602,
                     "$comment": "left out as volatile: /id (id)",
                     "recorded": {"error": {"code": -32602, "message": "Unknown tool: t"}}}]}"#,
+                r#"{"server": {"command": "node"}, "verify": {"ignore_paths": ["/result/meta", ""]},
+                    "calls": [{"prompt": "p", "input": {"a": "b"}, "verify": false},
+                    {"complete": {"resource": "r://{id}", "argument": "id", "context": {"k": "v"}}},
+                    {"resource": "r://1", "verify": true, "recorded": {"result": {"contents": []}}},
+                    {"list": "resource_templates"}]}"#,
             ],
         ),
         (

@@ -20,8 +20,10 @@ macro_rules! trials {
 }
 
 mod faults;
+mod flow_steps;
 mod flows;
 mod harness_flows;
+mod session_check;
 
 /// `flows/` at the repository root.
 fn flows_dir() -> PathBuf {
@@ -35,6 +37,8 @@ fn main() -> ExitCode {
     let args = libtest_mimic::Arguments::from_args();
     let mut trials = faults::trials();
     trials.extend(flows::trials());
+    trials.extend(flow_steps::trials());
+    trials.extend(session_check::trials());
     trials.extend(harness_flows::trials());
     libtest_mimic::run(&args, trials).exit_code()
 }

@@ -5,7 +5,9 @@
 //! a timeout with nothing to say why. So we read the child's stdout ourselves, line by line, pass
 //! each valid JSON-RPC line on to rmcp through an in-memory pipe, and stop at the first line that
 //! is not, remembering what it was. stderr is drained into a bounded ring buffer so a chatty server
-//! never blocks on a full pipe, and its tail can be shown when anything fails.
+//! never blocks on a full pipe, and its tail can be shown when anything fails. Each message
+//! passed on, and each the client writes to stdin (`TeeStdin`), is also noted for the session
+//! check (`session.rs`).
 
 use std::collections::VecDeque;
 use std::process::{ExitStatus, Stdio};
@@ -18,6 +20,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::leftovers::{self, Mark};
+use crate::session::{SessionLog, Shared, TeeStdin};
 use crate::StdioServer;
 
 /// Something wrong on the child's stdout: the first one ends the session.
@@ -90,10 +93,12 @@ pub(crate) struct ChildServer {
     stderr: Arc<Mutex<StderrRing>>,
     faults: watch::Receiver<Option<StdoutFault>>,
     tasks: Vec<JoinHandle<()>>,
+    /// What the session check notes of a stdio server's stream (none for an HTTP server).
+    session: Option<Shared>,
 }
 
 /// The pipe rmcp talks through: it reads the filtered stdout and writes to the child's stdin.
-pub(crate) type Pipes = (tokio::io::DuplexStream, ChildStdin);
+pub(crate) type Pipes = (tokio::io::DuplexStream, TeeStdin<ChildStdin>);
 
 /// How big the in-memory pipe between our stdout reader and rmcp is.
 const PIPE_BYTES: usize = 256 * 1024;
@@ -115,6 +120,7 @@ impl ChildServer {
         let ring = StderrRing::shared(stderr_tail_bytes);
         let (fault_tx, faults) = watch::channel(None);
         let (ours, theirs) = tokio::io::duplex(PIPE_BYTES);
+        let session = SessionLog::shared();
 
         let stderr_task = tokio::spawn(drain_stderr(stderr, Arc::clone(&ring)));
         let stdout_task = tokio::spawn(filter_stdout(
@@ -122,6 +128,7 @@ impl ChildServer {
             ours,
             fault_tx,
             max_message_bytes,
+            Some(Arc::clone(&session)),
         ));
         Ok((
             ChildServer {
@@ -131,8 +138,9 @@ impl ChildServer {
                 stderr: ring,
                 faults,
                 tasks: vec![stderr_task, stdout_task],
+                session: Some(Arc::clone(&session)),
             },
-            (theirs, stdin),
+            (theirs, TeeStdin::new(stdin, session)),
         ))
     }
 
@@ -163,11 +171,17 @@ impl ChildServer {
             stderr: ring,
             faults,
             tasks,
+            session: None,
         })
     }
 
     pub(crate) fn pid(&self) -> Option<u32> {
         self.pid
+    }
+
+    /// The session check's notes of this server's stream.
+    pub(crate) fn session(&self) -> Option<Shared> {
+        self.session.clone()
     }
 
     /// A receiver that changes to `Some` on the first stdout fault.
@@ -354,6 +368,7 @@ async fn filter_stdout<R: AsyncBufRead + Unpin>(
     mut to_rmcp: tokio::io::DuplexStream,
     faults: watch::Sender<Option<StdoutFault>>,
     limit: usize,
+    session: Option<Shared>,
 ) {
     let mut line = Vec::with_capacity(4096);
     loop {
@@ -371,6 +386,12 @@ async fn filter_stdout<R: AsyncBufRead + Unpin>(
         }
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
+        }
+        if let Some(session) = &session {
+            session
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .server_line(&line);
         }
         line.push(b'\n');
         if to_rmcp.write_all(&line).await.is_err() {

@@ -29,6 +29,14 @@ pub enum FlowError {
         /// Why.
         source: std::io::Error,
     },
+    /// The file could not be written (`toolcall replay --update`).
+    #[error("{}: cannot write the flow: {source}", path.display())]
+    Write {
+        /// The flow file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// The file is not valid JSON, or not the shape of a flow.
     #[error("{}:{line}:{column}: {message}", path.display())]
     Syntax {

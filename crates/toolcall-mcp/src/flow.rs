@@ -14,6 +14,10 @@ use serde_json::Value;
 
 use crate::errors::FlowError;
 
+mod kinds;
+
+pub use kinds::{Completion, CompletionRef, Listing, StepKind, Verify};
+
 /// A flow: a server and the calls to replay against it, in order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Flow {
@@ -176,6 +180,12 @@ pub struct Call {
     /// request key, or request method (`elicitation/create`, `roots/list`,
     /// `sampling/createMessage`), to the client's result for it (`"input_responses"`).
     pub input_responses: BTreeMap<String, Value>,
+    /// What the step asks: a tool call, or `prompts/get`, `resources/read`,
+    /// `completion/complete` or a listing ([`Call::name`] is then the prompt, the URI, the
+    /// completed prompt or template, or the method).
+    pub kind: StepKind,
+    /// The step's whole response compared with its recorded one (`"verify"`), when asked.
+    pub verify: Option<Verify>,
 }
 
 /// What the first text block of a result must be.
@@ -250,6 +260,8 @@ struct RawFlow {
     expected_failure: Option<String>,
     #[serde(default)]
     snapshot: Option<String>,
+    #[serde(default)]
+    verify: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -283,7 +295,18 @@ struct RawTimeouts {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawCall {
-    name: String,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    prompt: Option<String>,
+    #[serde(default)]
+    resource: Option<String>,
+    #[serde(default)]
+    complete: Option<Value>,
+    #[serde(default)]
+    list: Option<String>,
+    #[serde(default)]
+    verify: Option<Value>,
     #[serde(default = "empty_object")]
     input: Value,
     #[serde(default)]
@@ -303,9 +326,9 @@ struct RawCall {
     #[serde(default, rename = "$comment")]
     _comment: Option<String>,
     /// What the server answered when the call was recorded (`{"result": …}` or `{"error": …}`):
-    /// what `toolcall mcp serve` answers with; a replay does not read it.
-    #[serde(default, rename = "recorded")]
-    _recorded: Option<serde_json::Map<String, Value>>,
+    /// what `toolcall mcp serve` answers with; a replay reads it only to `verify` the step.
+    #[serde(default)]
+    recorded: Option<serde_json::Map<String, Value>>,
 }
 
 fn empty_object() -> Value {
@@ -402,11 +425,12 @@ impl Flow {
         let server = reader.server(&raw.server)?;
         let protocol = reader.protocol(raw.server.protocol.as_deref())?;
         let snapshot = reader.snapshot(raw.snapshot.as_deref())?;
+        let verify = reader.flow_verify(raw.verify)?;
         let calls = raw
             .calls
             .into_iter()
             .enumerate()
-            .map(|(i, call)| reader.call(i, call))
+            .map(|(i, call)| reader.call(i, call, verify.as_ref()))
             .collect::<Result<Vec<Call>, FlowError>>()?;
         Ok(Flow {
             expanded: reader.masked(),
@@ -638,7 +662,17 @@ impl Reader<'_> {
     /// `/calls/{i}`: its `input` (an object), its expectations, and its `input_responses`.
     /// A call that must fail (`expect_error`) has no result to check, so it has no other
     /// expectation.
-    fn call(&self, i: usize, call: RawCall) -> Result<Call, FlowError> {
+    fn call(&self, i: usize, call: RawCall, verify: Option<&Verify>) -> Result<Call, FlowError> {
+        let (kind, name) = self.kind(
+            i,
+            kinds::RawKind {
+                name: call.name,
+                prompt: call.prompt,
+                resource: call.resource,
+                complete: call.complete,
+                list: call.list,
+            },
+        )?;
         if !call.input.is_object() {
             return Err(self.invalid(
                 format!("/calls/{i}/input"),
@@ -665,15 +699,20 @@ impl Reader<'_> {
             ));
         }
         let input_responses = self.input_responses(i, call.input_responses)?;
-        Ok(Call {
-            name: call.name,
+        let verify = self.verify(i, verify, call.verify, call.recorded)?;
+        let call = Call {
+            name,
             input,
             expect,
             expect_error,
             expect_text,
             expect_content,
             input_responses,
-        })
+            kind,
+            verify,
+        };
+        self.check_kind(i, &call)?;
+        Ok(call)
     }
 
     /// `/calls/{i}/expect`: JSON pointers (each key) to the values the result must hold there.

@@ -78,6 +78,7 @@ mod leftovers;
 mod outcome;
 pub mod probe;
 mod replay;
+mod session;
 
 pub use errors::FlowError;
 pub use expect::Mismatch;
@@ -86,8 +87,11 @@ pub use flow::{
     ExpectError, Flow, FlowTimeouts, Protocol, Server, Snapshot, StdioServer, TextExpectation,
     Vars,
 };
+pub use flow::{Completion, CompletionRef, Listing, StepKind, Verify};
 pub use outcome::Outcome;
 pub use replay::{
     list_catalog, list_catalog_blocking, replay, replay_blocking, Failure, FailureKind, Options,
     Report, Step,
 };
+pub use replay::{update_flow, Difference, Update, Updated};
+pub use session::{SessionFinding, SessionFindingKind};

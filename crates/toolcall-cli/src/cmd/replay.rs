@@ -35,6 +35,22 @@ pub struct Args {
     pub json: bool,
     #[command(flatten)]
     pub files: crate::outputs::Files,
+    /// A JSON pointer into each response (`/result/content/*/text`; `*` is any member or item)
+    /// left out of every `verify` step's comparison, besides the flow's own `ignore_paths`.
+    /// Repeatable.
+    #[arg(long = "ignore-path", value_name = "POINTER")]
+    pub ignore_paths: Vec<String>,
+    /// Accept the new responses of the `verify` steps: write each one that differs from its
+    /// `recorded` (or has none) into the flow, in place and atomically, and say what changed. A
+    /// flow whose every step matched is not touched, nor is one that fails otherwise.
+    #[arg(long)]
+    pub update: bool,
+    /// Fail a flow on what the session check finds on a stdio server's stream: output on
+    /// stderr, a line on stdout that is not JSON-RPC, a response whose id matches no request
+    /// (or that answers one twice), an answer after its call timed out. Without it they are
+    /// printed as notes.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 fn seconds(flag: &str, secs: f64) -> Result<Duration> {
@@ -55,8 +71,22 @@ pub fn run(args: &Args) -> Result {
         call_timeout: seconds("call-timeout", args.call_timeout)?,
         max_message_bytes: args.limit.max_message_bytes,
         handle_ctrl_c: true,
+        ignore_paths: args.ignore_paths.clone(),
+        update: args.update,
+        strict: args.strict,
         ..Options::default()
     };
+    if let Some(bad) = args
+        .ignore_paths
+        .iter()
+        .find(|p| !(p.is_empty() || p.starts_with('/')))
+    {
+        return Err(CliError::usage(format!(
+            "--ignore-path {} is not a JSON pointer; write /{}",
+            toolcall_score::escape(bad),
+            toolcall_score::escape(bad)
+        )));
+    }
     // Read every flow first: a typo in the third file should not cost two server start-ups.
     let files = super::json_files(&args.flows, "flow")?;
     let mut flows = Vec::with_capacity(files.len());
@@ -86,9 +116,23 @@ pub fn run(args: &Args) -> Result {
         let outcome = Outcome::of(flow, &report);
         if !args.json {
             print_end(&report, &outcome);
+            let said = if args.strict { "finding" } else { "note" };
+            for finding in &report.session {
+                outln!("{said}: session: {finding}");
+            }
         }
-        failed |= !outcome.is_pass();
+        update(flow, &report, args.json)?;
+        let strict_failed = args.strict && !report.session.is_empty() && outcome.is_pass();
+        if strict_failed && !args.json {
+            outln!(
+                "FAIL {}: the session check found {} thing(s) (--strict)",
+                escape_path(&flow.path),
+                report.session.len()
+            );
+        }
+        failed |= !outcome.is_pass() || strict_failed;
         match outcome {
+            _ if strict_failed => failures.push(escape_path(&flow.path).to_string()),
             Outcome::Passed => passed += 1,
             Outcome::FailedAsExpected(_) => as_expected += 1,
             _ => failures.push(escape_path(&flow.path).to_string()),
@@ -119,6 +163,27 @@ pub fn run(args: &Args) -> Result {
         args.files.write(&run)?;
     }
     Ok(crate::errors::Outcome::of(!failed))
+}
+
+/// `--update`: the new responses of a flow that otherwise passed, written into it.
+fn update(flow: &Flow, report: &Report, json: bool) -> Result<()> {
+    if report.updates.is_empty() {
+        return Ok(());
+    }
+    if report.failure.is_some() {
+        if !json {
+            outln!(
+                "not updated: {} fails for another reason; fix that first",
+                escape_path(&flow.path)
+            );
+        }
+        return Ok(());
+    }
+    let updated = toolcall_mcp::update_flow(flow, &report.updates)?;
+    if !json {
+        outln!("{updated}");
+    }
+    Ok(())
 }
 
 fn print_end(report: &Report, outcome: &Outcome) {

@@ -34,6 +34,9 @@
 //! | `big-catalog` | behaves, but its `tools/list` page is over 5 MB (a 5 MB description of `echo`) |
 //! | `ignore-eof` | behaves, but keeps running when its stdin ends (as mcp-cron does), until it is killed |
 //! | `counter` | behaves, but each `echo` result also holds `call` (1, 2, … in the session) and `pid` (its process id: another on every run) |
+//! | `stray-at-exit` | behaves, then prints `fault-server: bye` to stdout once its stdin closes |
+//! | `wrong-id` | answers its first `tools/call` twice: first with id 9999, which no request had, then as it should |
+//! | `late-result` | answers each `tools/call` 600 ms late |
 //!
 //! Arguments after the mode are ignored: a test passes a marker there to find the process.
 
@@ -71,6 +74,9 @@ fn main() -> ExitCode {
         "wide",
         "ignore-eof",
         "counter",
+        "stray-at-exit",
+        "wrong-id",
+        "late-result",
     ];
     if !known.contains(&mode.as_str()) {
         eprintln!(
@@ -261,6 +267,22 @@ fn main() -> ExitCode {
                             }),
                         }
                     }
+                    // A response to a request nobody made, then the right one.
+                    "wrong-id" if calls == 1 => {
+                        let stray = json!({"jsonrpc": "2.0", "id": 9999, "result": {
+                            "content": [{"type": "text", "text": "for nobody"}]}});
+                        let _ = writeln!(out, "{stray}");
+                        let text = &request["params"]["arguments"]["text"];
+                        json!({"content": [{"type": "text", "text": text}],
+                               "structuredContent": {"text": text}})
+                    }
+                    // An answer after the client has given up on it.
+                    "late-result" => {
+                        std::thread::sleep(std::time::Duration::from_millis(600));
+                        let text = &request["params"]["arguments"]["text"];
+                        json!({"content": [{"type": "text", "text": text}],
+                               "structuredContent": {"text": text}})
+                    }
                     "big-result" => json!({
                         "content": [{"type": "text", "text": "y".repeat(10 * 1000 * 1000)}]
                     }),
@@ -344,6 +366,11 @@ fn main() -> ExitCode {
         loop {
             std::thread::sleep(std::time::Duration::from_secs(600));
         }
+    }
+    if mode == "stray-at-exit" {
+        // A goodbye on the protocol channel, after the last answer.
+        let _ = writeln!(out, "fault-server: bye");
+        let _ = out.flush();
     }
     ExitCode::SUCCESS
 }

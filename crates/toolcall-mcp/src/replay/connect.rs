@@ -112,6 +112,7 @@ impl Run<'_> {
                 .map_err(|e| phase.cannot_start(server, &e))?;
                 self.report.server_pid = child.pid();
                 self.faults = Some(child.faults());
+                self.session = child.session();
                 self.child = Some(child);
                 self.guarded(
                     phase,

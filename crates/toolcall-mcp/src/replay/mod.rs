@@ -22,15 +22,20 @@
 mod checks;
 mod connect;
 mod explain;
+mod golden;
 mod interrupts;
 mod report;
 mod run;
+mod session_check;
 mod steps;
+mod steps_of_kind;
+mod verify;
 
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub use golden::{update_flow, Difference, Update, Updated};
 pub use report::{Failure, FailureKind, Report, Step};
 pub(crate) use run::{Phase, Run};
 
@@ -55,6 +60,17 @@ pub struct Options {
     /// reach it: a command-line caller wants this on; a library caller that handles SIGINT
     /// itself leaves it off (the default).
     pub handle_ctrl_c: bool,
+    /// JSON pointers left out of every `verify` comparison, besides the flow's own
+    /// (`toolcall replay --ignore-path`).
+    pub ignore_paths: Vec<String>,
+    /// A `verify` step whose response differs from the recorded one does not fail the replay:
+    /// it goes into [`Report::updates`], for the caller to write into the flow
+    /// ([`crate::update_flow`], `toolcall replay --update`).
+    pub update: bool,
+    /// `toolcall replay --strict`: after a call timed out, the server gets up to
+    /// [`Options::shutdown_grace`] to send the answers the replay gave up on, so the session
+    /// check can name them late ([`Report::session`]); the caller fails a run with findings.
+    pub strict: bool,
 }
 
 impl Default for Options {
@@ -66,6 +82,9 @@ impl Default for Options {
             stderr_tail_bytes: 64 * 1024,
             shutdown_grace: Duration::from_secs(2),
             handle_ctrl_c: false,
+            ignore_paths: Vec::new(),
+            update: false,
+            strict: false,
         }
     }
 }

@@ -92,6 +92,8 @@ pub enum FailureKind {
     Expectation,
     /// Ctrl-C, SIGTERM or SIGHUP (with [`Options::handle_ctrl_c`](crate::Options::handle_ctrl_c)).
     Interrupted,
+    /// A step under `verify` answered other than its recorded response, or has none recorded.
+    Verify,
 }
 
 /// What broke, where.
@@ -152,6 +154,14 @@ pub struct Report {
     /// Under `"protocol": "auto"`: why `server/discover` failed when the replay had to start
     /// again with `initialize` on a fresh connection.
     pub discover_failed: Option<String>,
+    /// With [`Options::update`](crate::Options::update): each step under `verify` whose
+    /// response differs from the recorded one (or has none recorded), to write into the flow.
+    pub updates: Vec<crate::replay::golden::Update>,
+    /// What the session check found on a stdio server's stream: stderr output, a stray stdout
+    /// line no step saw, a response whose id matches no request or that came twice or late.
+    /// Findings under `toolcall replay --strict` ([`Options::strict`](crate::Options::strict)),
+    /// notes otherwise.
+    pub session: Vec<crate::SessionFinding>,
 }
 
 impl Report {
@@ -173,6 +183,8 @@ impl Report {
             stderr_bytes: 0,
             protocol_version: None,
             discover_failed: None,
+            updates: Vec::new(),
+            session: Vec::new(),
         }
     }
 

@@ -31,6 +31,8 @@ pub(crate) struct Run<'a> {
     pub(super) faults: Option<watch::Receiver<Option<StdoutFault>>>,
     pub(super) interrupts: Interrupts,
     pub(crate) report: Report,
+    /// The session check's notes of the stdio server's stream.
+    pub(super) session: Option<crate::session::Shared>,
 }
 
 /// Where a request was made, for the failure line.
@@ -91,6 +93,7 @@ impl<'a> Run<'a> {
             faults: None,
             interrupts: Interrupts::new(options.handle_ctrl_c),
             report: Report::before_start(flow),
+            session: None,
         }
     }
 }
@@ -125,7 +128,13 @@ impl Run<'_> {
             r = op => r.map_err(Into::into),
             f = fault => Err(OpError::Stdout(f)),
             status = exited => Err(OpError::Exited(status)),
-            () = tokio::time::sleep(timeout) => Err(OpError::TimedOut),
+            () = tokio::time::sleep(timeout) => {
+                // What the server answers to it from now on is late (the session check).
+                if let Some(session) = &self.session {
+                    session.lock().unwrap_or_else(|e| e.into_inner()).abandon_outstanding();
+                }
+                Err(OpError::TimedOut)
+            }
             signal = self.interrupts.next() => Err(OpError::Interrupted(signal)),
         };
         match outcome {
@@ -137,6 +146,7 @@ impl Run<'_> {
     /// Shuts the server down (politely after a clean run, at once after a failure) and collects
     /// its stderr tail.
     pub(crate) async fn finish(&mut self, clean: bool) {
+        self.await_late_answers().await;
         if let Some(child) = self.child.take() {
             // An HTTP server does not stop when the client goes: it is killed at once.
             let http = matches!(self.flow.server, Server::Http { .. });
@@ -150,6 +160,7 @@ impl Run<'_> {
             self.report.stderr_tail = child.stderr_tail;
             self.report.stderr_bytes = child.stderr_bytes;
         }
+        self.check_session();
     }
 }
 

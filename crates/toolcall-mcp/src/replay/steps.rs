@@ -81,10 +81,13 @@ impl Run<'_> {
         for (i, call) in self.flow.calls.iter().enumerate() {
             let phase = Phase {
                 step: Some(i + 1),
-                label: format!("step {}: {}", i + 1, escape(&call.name)),
+                label: format!("step {}: {}", i + 1, escape(&call.label())),
             };
             let started = Instant::now();
-            let step = self.call(client, &catalogs, call, &phase).await;
+            let step = match call.kind {
+                crate::StepKind::Tool => self.call(client, &catalogs, call, &phase).await,
+                _ => self.step_of_kind(client, i, call, &phase).await,
+            };
             self.report.calls += started.elapsed();
             let mut step = step?;
             step.result = self.flow.mask_value(&step.result);
@@ -229,7 +232,10 @@ impl Run<'_> {
             (Err(failure), Some(wanted)) => match &failure.rpc_error {
                 Some((code, message)) => {
                     let refusal = Refusal::Rpc(*code, message);
-                    return refused(phase, call, wanted, &refusal, elapsed);
+                    let step = refused(phase, call, wanted, &refusal, elapsed)?;
+                    let response = super::golden::error_response(*code, message);
+                    self.verify_step(index_of(phase), call, phase, Some(response))?;
+                    return Ok(step);
                 }
                 None => return Err(failure),
             },
@@ -246,7 +252,10 @@ impl Run<'_> {
             let text = first_text(&result).unwrap_or(Value::Null);
             if result.get("isError") == Some(&Value::Bool(true)) {
                 let text = text.as_str().unwrap_or_default().to_owned();
-                return refused(phase, call, wanted, &Refusal::IsError(&text), elapsed);
+                let step = refused(phase, call, wanted, &Refusal::IsError(&text), elapsed)?;
+                let response = serde_json::json!({ "result": result.clone() });
+                self.verify_step(index_of(phase), call, phase, Some(response))?;
+                return Ok(step);
             }
             return Err(phase.fail(
                 FailureKind::Expectation,
@@ -280,6 +289,10 @@ impl Run<'_> {
             check_content(&result, wanted)
                 .map_err(|message| phase.fail(FailureKind::Expectation, message))?;
         }
+        if call.verify.is_some() {
+            let response = serde_json::json!({ "result": result.clone() });
+            self.verify_step(index_of(phase), call, phase, Some(response))?;
+        }
         Ok(Step {
             index: phase.step.unwrap_or_default(),
             name: call.name.clone(),
@@ -299,6 +312,11 @@ impl Run<'_> {
                 .unwrap_or(Value::Null),
         })
     }
+}
+
+/// The 0-based index in the flow's calls of the step `phase` is of.
+fn index_of(phase: &Phase) -> usize {
+    phase.step.unwrap_or_default().saturating_sub(1)
 }
 
 pub(super) fn first_text(result: &Value) -> Option<Value> {

@@ -1,0 +1,260 @@
+//! The session check: what a stdio session's raw stream shows beyond the steps' results, as
+//! mcpsnoop's `check` reads a captured session.
+//!
+//! rmcp drops a response whose id matches no request, and a response that comes after the
+//! replay gave up on its request, without a word; a server that writes to stderr or prints a
+//! line to stdout after its last answer passes every step. So the child's stdio is teed: every
+//! request the client writes (its id and method) and every response the server sends (its id)
+//! is noted here as it passes, and the replay's report ends with what the notes show. Each is a
+//! finding under `toolcall replay --strict`, and a note otherwise.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::io::AsyncWrite;
+use toolcall_score::escape;
+
+/// What a session check found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SessionFindingKind {
+    /// The server wrote to stderr.
+    Stderr,
+    /// A line on stdout that is not JSON-RPC, which no step saw (after the last answer).
+    StrayStdout,
+    /// A response whose id matches no request the client made.
+    UnknownId,
+    /// A second response to a request already answered.
+    AnsweredTwice,
+    /// A response to a request the replay had stopped waiting for (its call timed out).
+    Late,
+}
+
+/// One thing the session check found, with the sentence that says it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionFinding {
+    /// Which kind.
+    pub kind: SessionFindingKind,
+    /// What happened (escaped).
+    pub message: String,
+}
+
+impl fmt::Display for SessionFinding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// A request the client made: its method, and whether the replay stopped waiting for it.
+#[derive(Debug)]
+struct Request {
+    method: String,
+    abandoned: bool,
+}
+
+/// What passed on one session's stdio, as far as the check needs it.
+#[derive(Debug, Default)]
+pub(crate) struct SessionLog {
+    /// Requests by id (as JSON text: `1` and `"1"` are different ids).
+    requests: BTreeMap<String, Request>,
+    answered: BTreeSet<String>,
+    findings: Vec<SessionFinding>,
+    /// Bytes the client has written that do not end a line yet.
+    partial: Vec<u8>,
+}
+
+/// The members of a message the check reads; the rest (a result of megabytes) is skipped.
+#[derive(Deserialize)]
+struct Message {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct RawRequest {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    method: Option<String>,
+}
+
+pub(crate) type Shared = Arc<Mutex<SessionLog>>;
+
+impl SessionLog {
+    pub(crate) fn shared() -> Shared {
+        Arc::new(Mutex::new(SessionLog::default()))
+    }
+
+    /// A line the client wrote: a request is noted by its id.
+    fn client_line(&mut self, line: &[u8]) {
+        let notes = |r: RawRequest| (r.id, r.method);
+        let parsed: Vec<(Option<Value>, Option<String>)> =
+            match serde_json::from_slice::<Vec<RawRequest>>(line) {
+                Ok(batch) => batch.into_iter().map(notes).collect(),
+                Err(_) => serde_json::from_slice::<RawRequest>(line)
+                    .map(notes)
+                    .into_iter()
+                    .collect(),
+            };
+        for (id, method) in parsed {
+            if let (Some(id), Some(method)) = (id, method) {
+                self.requests.insert(
+                    id.to_string(),
+                    Request {
+                        method,
+                        abandoned: false,
+                    },
+                );
+            }
+        }
+    }
+
+    /// A JSON-RPC line the server sent: a response is matched to its request.
+    pub(crate) fn server_line(&mut self, line: &[u8]) {
+        let messages: Vec<Message> = match serde_json::from_slice::<Vec<Message>>(line) {
+            Ok(batch) => batch,
+            Err(_) => serde_json::from_slice::<Message>(line)
+                .into_iter()
+                .collect(),
+        };
+        for message in messages {
+            // A request or notification of the server's own, or a response without an id.
+            let (Some(id), None) = (message.id, message.method) else {
+                continue;
+            };
+            let key = id.to_string();
+            let (kind, message) = match self.requests.get(&key) {
+                None => (
+                    SessionFindingKind::UnknownId,
+                    format!(
+                        "the server sent a response with id {}, which matches no request",
+                        escape(&key)
+                    ),
+                ),
+                Some(_) if self.answered.contains(&key) => (
+                    SessionFindingKind::AnsweredTwice,
+                    format!(
+                        "the server answered request {} ({}) twice",
+                        escape(&key),
+                        escape(&self.requests[&key].method)
+                    ),
+                ),
+                Some(request) if request.abandoned => (
+                    SessionFindingKind::Late,
+                    format!(
+                        "the server answered request {} ({}) after the call had timed out",
+                        escape(&key),
+                        escape(&request.method)
+                    ),
+                ),
+                Some(_) => {
+                    self.answered.insert(key);
+                    continue;
+                }
+            };
+            self.answered.insert(key);
+            self.findings.push(SessionFinding { kind, message });
+        }
+    }
+
+    /// The replay stopped waiting: every request not answered yet is abandoned.
+    pub(crate) fn abandon_outstanding(&mut self) {
+        for (id, request) in &mut self.requests {
+            if !self.answered.contains(id) {
+                request.abandoned = true;
+            }
+        }
+    }
+
+    /// Whether a request the replay abandoned is still unanswered.
+    pub(crate) fn awaits_abandoned(&self) -> bool {
+        self.requests
+            .iter()
+            .any(|(id, r)| r.abandoned && !self.answered.contains(id))
+    }
+
+    /// What the check found on the stream.
+    pub(crate) fn findings(&self) -> Vec<SessionFinding> {
+        self.findings.clone()
+    }
+}
+
+/// The child's stdin as rmcp writes to it, each line the client writes noted in the log.
+pub(crate) struct TeeStdin<W> {
+    inner: W,
+    log: Shared,
+}
+
+impl<W> TeeStdin<W> {
+    pub(crate) fn new(inner: W, log: Shared) -> TeeStdin<W> {
+        TeeStdin { inner, log }
+    }
+}
+
+impl<W: AsyncWrite + Unpin> AsyncWrite for TeeStdin<W> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = &mut *self;
+        let written = Pin::new(&mut this.inner).poll_write(cx, buf);
+        if let Poll::Ready(Ok(n)) = &written {
+            let mut log = this.log.lock().unwrap_or_else(|e| e.into_inner());
+            let mut rest = &buf[..*n];
+            while let Some(end) = rest.iter().position(|&b| b == b'\n') {
+                let mut line = std::mem::take(&mut log.partial);
+                line.extend_from_slice(&rest[..end]);
+                log.client_line(&line);
+                rest = &rest[end + 1..];
+            }
+            log.partial.extend_from_slice(rest);
+        }
+        written
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn responses_are_matched_to_requests_by_id() {
+        let mut log = SessionLog::default();
+        log.client_line(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#);
+        log.client_line(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        log.client_line(br#"{"jsonrpc":"2.0","id":"a","method":"tools/call"}"#);
+        log.server_line(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+        log.server_line(br#"{"jsonrpc":"2.0","id":7,"method":"roots/list"}"#);
+        log.server_line(br#"{"jsonrpc":"2.0","id":"1","result":{}}"#);
+        log.server_line(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+        log.abandon_outstanding();
+        assert!(log.awaits_abandoned());
+        log.server_line(br#"[{"jsonrpc":"2.0","id":"a","result":{}}]"#);
+        assert!(!log.awaits_abandoned());
+        let said: Vec<String> = log.findings().iter().map(ToString::to_string).collect();
+        assert_eq!(
+            said,
+            [
+                "the server sent a response with id \"1\", which matches no request",
+                "the server answered request 1 (initialize) twice",
+                "the server answered request \"a\" (tools/call) after the call had timed out",
+            ]
+        );
+    }
+}
