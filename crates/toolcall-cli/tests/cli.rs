@@ -997,8 +997,9 @@ fn mcp_snapshot_and_diff_gate_catalog_drift() {
     assert_eq!(out.status.code(), Some(1), "{text}");
     for line in [
         "breaking (1):\n  breaking: `echo` now requires `text`",
-        "security (1):\n  security: `echo` may now be destructive",
-        "info (1):\n  info: `echo_twice` was added",
+        "security (1):\n  security: `echo_twice` was added, and may be destructive",
+        // `destructiveHint: true` where none was: the spec's default, spelled out.
+        "info (1):\n  info: `echo` wrote out a hint, the same by the spec's defaults",
         "FAILED: 1 change(s) at or above --fail-on breaking",
     ] {
         assert!(text.contains(line), "missing {line:?} in:\n{text}");
