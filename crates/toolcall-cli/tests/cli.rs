@@ -1015,6 +1015,72 @@ fn mcp_snapshot_and_diff_gate_catalog_drift() {
     assert!(stdout(&out).contains("the catalog matches"));
 }
 
+/// `toolcall mcp snapshot` keeps the tools as the server wrote them, members rmcp's `Tool` does
+/// not model included (`execution.taskSupport`, as `record`'s snapshot keeps it), so that a change
+/// of one shows in `mcp diff`.
+#[test]
+fn mcp_snapshot_keeps_members_the_client_library_does_not_model() {
+    let dir = scratch("mcp-raw");
+    let (tasks, ok) = (server_flow(&dir, "tasks"), server_flow(&dir, "ok"));
+    let snapshot = dir.join("catalog/tasks.json");
+    let snapshot = snapshot.to_str().unwrap();
+    let out = toolcall(&["mcp", "snapshot", tasks.to_str().unwrap(), "--out", snapshot]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let snap: Value = serde_json::from_str(&std::fs::read_to_string(snapshot).unwrap()).unwrap();
+    assert_eq!(
+        snap["tools"][0]["execution"],
+        json!({"taskSupport": "optional"}),
+        "{snap}"
+    );
+    // The same server diffs clean; one that dropped the member says so, path and values.
+    let out = toolcall(&["mcp", "diff", tasks.to_str().unwrap(), "--snapshot", snapshot]);
+    assert!(stdout(&out).contains("the catalog matches"), "{}", stdout(&out));
+    // Unset is `forbidden`: a client that called it as a task now fails.
+    let out = toolcall(&["mcp", "diff", ok.to_str().unwrap(), "--snapshot", snapshot]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(
+            "breaking: `echo` no longer runs as a task (a task-augmented call fails) \
+             (execution.taskSupport: \"optional\" -> unset)"
+        ),
+        "{}",
+        stdout(&out)
+    );
+}
+
+/// A server that lists its sets in another order at every start (`required`, `enum`, a list of
+/// `type`s, the tools themselves) snapshots to the same file every time.
+#[test]
+fn mcp_snapshots_of_a_reordering_server_are_one_file() {
+    let dir = scratch("mcp-canonical");
+    let mut files = Vec::new();
+    for seed in ["0", "1", "2"] {
+        let flow = json!({
+            "server": {"command": example_server("fault-server"), "args": ["shuffled"],
+                       "env": {"ATP_FAULT_SEED": seed}},
+            "calls": []
+        });
+        let flow = write(&dir, &format!("shuffled-{seed}.json"), &flow.to_string());
+        let snapshot = dir.join(format!("catalog/shuffled-{seed}.json"));
+        let out = toolcall(&[
+            "mcp",
+            "snapshot",
+            "--out",
+            snapshot.to_str().unwrap(),
+            flow.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let text = std::fs::read_to_string(&snapshot).unwrap();
+        // Each names its own flow; the catalog is what must be the same.
+        let mut snap: Value = serde_json::from_str(&text).unwrap();
+        snap.as_object_mut().unwrap().remove("flow");
+        files.push(toolcall_score::to_json_pretty(&snap).unwrap());
+    }
+    assert!(files[0].contains("\"pick\""), "{}", files[0]);
+    assert_eq!(files[0], files[1]);
+    assert_eq!(files[1], files[2]);
+}
+
 /// `toolcall mcp` without a flow: the server named on the command line (`-- COMMAND ARGS…` or
 /// `--url`). The snapshot names no flow (there is none to name), and the accept command it
 /// suggests repeats the server as given.

@@ -403,10 +403,18 @@ fn leaf_changes(
     if was == now {
         return;
     }
-    if let (Some(Value::Object(a)), Some(Value::Object(b))) = (was, now) {
-        let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    // An object is walked against an object or against nothing (a member added or gone).
+    let (a, b) = (was.and_then(Value::as_object), now.and_then(Value::as_object));
+    if (a.is_some() || was.is_none()) && (b.is_some() || now.is_none()) {
+        let keys: std::collections::BTreeSet<&String> =
+            a.into_iter().chain(b).flat_map(Map::keys).collect();
         for key in keys {
-            leaf_changes(&format!("{path}.{key}"), a.get(key), b.get(key), out);
+            leaf_changes(
+                &format!("{path}.{key}"),
+                a.and_then(|m| m.get(key)),
+                b.and_then(|m| m.get(key)),
+                out,
+            );
         }
         return;
     }

@@ -35,6 +35,42 @@ pub(crate) enum StdoutFault {
     Io(String),
 }
 
+/// Every `tools/list` page the server answered, each tool as its bytes had it: rmcp's `Tool`
+/// keeps only the members it models, and a snapshot must keep them all (`execution`, and what
+/// the protocol adds next), or a change of them could never show.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ToolPages(Arc<Mutex<Vec<Vec<serde_json::Value>>>>);
+
+impl ToolPages {
+    /// Keeps the tools of `message` (or of each message of a batch) if it is a response whose
+    /// result lists tools.
+    pub(crate) fn note(&self, message: &serde_json::Value) {
+        match message {
+            serde_json::Value::Array(batch) => batch.iter().for_each(|m| self.note(m)),
+            serde_json::Value::Object(m) => {
+                if let Some(tools) = m
+                    .get("result")
+                    .and_then(|r| r.get("tools"))
+                    .and_then(serde_json::Value::as_array)
+                {
+                    if let Ok(mut pages) = self.0.lock() {
+                        pages.push(tools.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The pages noted so far, which are then forgotten.
+    pub(crate) fn take(&self) -> Vec<Vec<serde_json::Value>> {
+        self.0
+            .lock()
+            .map(|mut pages| std::mem::take(&mut *pages))
+            .unwrap_or_default()
+    }
+}
+
 /// The bytes most recently written to stderr, up to a fixed size, and how many were written in
 /// all.
 #[derive(Debug)]
@@ -89,6 +125,7 @@ pub(crate) struct ChildServer {
     mark: Mark,
     stderr: Arc<Mutex<StderrRing>>,
     faults: watch::Receiver<Option<StdoutFault>>,
+    pages: ToolPages,
     tasks: Vec<JoinHandle<()>>,
 }
 
@@ -115,6 +152,7 @@ impl ChildServer {
         let ring = StderrRing::shared(stderr_tail_bytes);
         let (fault_tx, faults) = watch::channel(None);
         let (ours, theirs) = tokio::io::duplex(PIPE_BYTES);
+        let pages = ToolPages::default();
 
         let stderr_task = tokio::spawn(drain_stderr(stderr, Arc::clone(&ring)));
         let stdout_task = tokio::spawn(filter_stdout(
@@ -122,6 +160,7 @@ impl ChildServer {
             ours,
             fault_tx,
             max_message_bytes,
+            pages.clone(),
         ));
         Ok((
             ChildServer {
@@ -130,6 +169,7 @@ impl ChildServer {
                 mark,
                 stderr: ring,
                 faults,
+                pages,
                 tasks: vec![stderr_task, stdout_task],
             },
             (theirs, stdin),
@@ -162,8 +202,14 @@ impl ChildServer {
             mark,
             stderr: ring,
             faults,
+            pages: ToolPages::default(),
             tasks,
         })
+    }
+
+    /// The `tools/list` pages read from the server's stdout, as they were written.
+    pub(crate) fn tool_pages(&self) -> ToolPages {
+        self.pages.clone()
     }
 
     pub(crate) fn pid(&self) -> Option<u32> {
@@ -354,6 +400,7 @@ async fn filter_stdout<R: AsyncBufRead + Unpin>(
     mut to_rmcp: tokio::io::DuplexStream,
     faults: watch::Sender<Option<StdoutFault>>,
     limit: usize,
+    pages: ToolPages,
 ) {
     let mut line = Vec::with_capacity(4096);
     loop {
@@ -371,6 +418,12 @@ async fn filter_stdout<R: AsyncBufRead + Unpin>(
         }
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
+        }
+        // Only a line that names `tools` is read twice (rmcp reads it too, into its model).
+        if line.windows(7).any(|w| w == b"\"tools\"") {
+            if let Ok(message) = serde_json::from_slice::<serde_json::Value>(&line) {
+                pages.note(&message);
+            }
         }
         line.push(b'\n');
         if to_rmcp.write_all(&line).await.is_err() {

@@ -32,6 +32,8 @@
 //! | `output-missing` | declares its `outputSchema`, then answers with text alone |
 //! | `wide` | behaves, but `echo` declares 3,000 more required string properties (`p0`…), which it does not check |
 //! | `big-catalog` | behaves, but its `tools/list` page is over 5 MB (a 5 MB description of `echo`) |
+//! | `tasks` | behaves, but `echo` declares `execution: {"taskSupport": "optional"}` (MCP tasks), a member rmcp's `Tool` does not model |
+//! | `shuffled` | behaves, but also lists a tool `pick`; the order of the two tools and of `pick`'s `required`, `type` and `enum` lists changes with every start (rotated by `ATP_FAULT_SEED`, else by its process id), as a server building them from a hash set does |
 
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
@@ -65,6 +67,8 @@ fn main() -> ExitCode {
         "input-required",
         "big-catalog",
         "wide",
+        "tasks",
+        "shuffled",
     ];
     if !known.contains(&mode.as_str()) {
         eprintln!(
@@ -211,7 +215,30 @@ fn main() -> ExitCode {
                 if mode == "null-crash" {
                     echo["inputSchema"]["required"] = json!(["text"]);
                 }
-                if mode == "drifted" {
+                if mode == "tasks" {
+                    echo["execution"] = json!({"taskSupport": "optional"});
+                }
+                if mode == "shuffled" {
+                    let seed = std::env::var("ATP_FAULT_SEED")
+                        .ok()
+                        .and_then(|s| s.parse::<usize>().ok())
+                        .unwrap_or(std::process::id() as usize);
+                    let rotated = |items: &[Value]| {
+                        let mut items = items.to_vec();
+                        let by = seed % items.len();
+                        items.rotate_left(by);
+                        Value::Array(items)
+                    };
+                    let pick = json!({"name": "pick", "description": "Picks a unit.",
+                        "inputSchema": {"type": "object",
+                            "required": rotated(&[json!("unit"), json!("text"), json!("count")]),
+                            "properties": {
+                                "unit": {"enum": rotated(&[json!("s"), json!("ms"), json!("us")])},
+                                "text": {"type": rotated(&[json!("string"), json!("null")])},
+                                "count": {"type": "integer"}}}});
+                    let tools = if seed % 2 == 0 { [pick, echo] } else { [echo, pick] };
+                    json!({"tools": tools})
+                } else if mode == "drifted" {
                     echo["inputSchema"]["required"] = json!(["text"]);
                     echo["annotations"] = json!({"destructiveHint": true});
                     let twice = json!({"name": "echo_twice", "description": "Echoes its text twice.",

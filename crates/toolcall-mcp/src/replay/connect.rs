@@ -112,6 +112,10 @@ impl Run<'_> {
                 .map_err(|e| phase.cannot_start(server, &e))?;
                 self.report.server_pid = child.pid();
                 self.faults = Some(child.faults());
+                let pages = child.tool_pages();
+                // Nothing before the handshake lists tools; pages are noted from here on.
+                pages.take();
+                self.pages = Some(pages);
                 self.child = Some(child);
                 self.guarded(
                     phase,
