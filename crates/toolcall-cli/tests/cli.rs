@@ -1081,6 +1081,60 @@ fn mcp_snapshots_of_a_reordering_server_are_one_file() {
     assert_eq!(files[1], files[2]);
 }
 
+/// `toolcall mcp coverage`: the tools of a catalog no flow calls, those that are called with
+/// their flows, and called names the catalog lacks; a folder of flows counts as its flows, each
+/// flow's own snapshot serves when --snapshot is not given, and --fail-under gates.
+#[test]
+fn mcp_coverage_names_the_tools_no_flow_calls() {
+    let dir = scratch("mcp-coverage");
+    for sub in ["catalog", "flows"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    let tool = |name: &str| json!({"name": name, "inputSchema": {"type": "object"}});
+    let snapshot = write(
+        &dir,
+        "catalog/files.json",
+        &json!({"tools": [tool("read"), tool("write"), tool("delete")]}).to_string(),
+    );
+    let flow = |name: &str, calls: &[&str]| {
+        let calls: Vec<Value> = calls.iter().map(|c| json!({"name": c, "input": {}})).collect();
+        // An unset variable does not stop coverage: it never starts the server.
+        let text = json!({"server": {"command": "${ATP_COVERAGE_UNSET}"},
+                          "snapshot": "../catalog/files.json", "calls": calls});
+        write(&dir, &format!("flows/{name}.json"), &text.to_string())
+    };
+    flow("a", &["read", "wirte"]);
+    flow("b", &["read", "write"]);
+    let flows = dir.join("flows");
+    let out = toolcall(&["mcp", "coverage", flows.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    let (a, b) = (flows.join("a.json"), flows.join("b.json"));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    for line in [
+        "2 of 3 tool(s) called by 2 flow(s) (67%)\n".to_owned(),
+        "  uncalled  `delete`\n".to_owned(),
+        format!("  called    `read`: {a}, {b}\n"),
+        format!("  called    `write`: {b}\n"),
+        format!("  unknown   `wirte`: {a} (not in the catalog)\n"),
+    ] {
+        assert!(text.contains(&line), "missing {line:?} in:\n{text}");
+    }
+    let out = toolcall(&[
+        "mcp",
+        "coverage",
+        "--snapshot",
+        snapshot.to_str().unwrap(),
+        b,
+        "--fail-under",
+        "100",
+    ]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(text.contains("2 of 3 tool(s) called by 1 flow(s) (67%)"), "{text}");
+    assert!(text.contains("FAILED: the flows call less than --fail-under 100%"), "{text}");
+}
+
 /// `toolcall mcp` without a flow: the server named on the command line (`-- COMMAND ARGS…` or
 /// `--url`). The snapshot names no flow (there is none to name), and the accept command it
 /// suggests repeats the server as given.

@@ -1077,6 +1077,64 @@ fn set_effect(was: Option<&Value>, now: Option<&Value>) -> Effect {
     }
 }
 
+/// Which of a catalog's tools the flows call: a tool no flow calls is one whose drift only a
+/// catalog diff would catch, and whose behaviour nothing checks.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Coverage {
+    /// Each tool of the catalog some flow calls, with the flows that call it (in the order
+    /// given, each once).
+    pub called: BTreeMap<String, Vec<String>>,
+    /// The catalog's tools no flow calls, by name.
+    pub uncalled: Vec<String>,
+    /// Names the flows call that the catalog lacks (a typo, a tool removed, a flow's
+    /// `expect_error` of an unknown name), with the flows that call them.
+    pub unknown: BTreeMap<String, Vec<String>>,
+}
+
+impl Coverage {
+    /// The share of the catalog's tools called, in percent (100 for an empty catalog).
+    pub fn percent(&self) -> f64 {
+        let all = self.called.len() + self.uncalled.len();
+        if all == 0 {
+            100.0
+        } else {
+            100.0 * self.called.len() as f64 / all as f64
+        }
+    }
+}
+
+/// The coverage of `snapshot`'s tools by `flows`: each flow's name (as shown) with the tool
+/// names it calls.
+pub fn coverage<'a>(snapshot: &Value, flows: impl IntoIterator<Item = (&'a str, Vec<&'a str>)>) -> Coverage {
+    let tools: std::collections::BTreeSet<&str> = snapshot
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(name)
+        .collect();
+    let mut out = Coverage::default();
+    for (flow, names) in flows {
+        for called in names {
+            let into = if tools.contains(called) {
+                &mut out.called
+            } else {
+                &mut out.unknown
+            };
+            let by = into.entry(called.to_owned()).or_default();
+            if !by.iter().any(|f| f == flow) {
+                by.push(flow.to_owned());
+            }
+        }
+    }
+    out.uncalled = tools
+        .into_iter()
+        .filter(|t| !out.called.contains_key(*t))
+        .map(str::to_owned)
+        .collect();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1377,5 +1435,27 @@ mod tests {
         assert_eq!(b["properties"]["x"]["enum"], json!(["p", "q", null]));
         assert_eq!(b["properties"]["x"]["type"], json!(["null", "string"]));
         assert_eq!(b["properties"]["y"]["default"], json!(["second", "first"]));
+    }
+
+    /// Coverage names the tools no flow calls and the names no catalog has.
+    #[test]
+    fn coverage_names_the_tools_no_flow_calls() {
+        let snap = snapshot(&[
+            tool("read", json!({})),
+            tool("write", json!({})),
+            tool("delete", json!({})),
+        ]);
+        let got = coverage(
+            &snap,
+            [
+                ("a.json", vec!["read", "read", "wirte"]),
+                ("b.json", vec!["read", "write"]),
+            ],
+        );
+        assert_eq!(got.uncalled, ["delete"]);
+        assert_eq!(got.called["read"], ["a.json", "b.json"]);
+        assert_eq!(got.called["write"], ["b.json"]);
+        assert_eq!(got.unknown["wirte"], ["a.json"]);
+        assert!((got.percent() - 200.0 / 3.0).abs() < 1e-9);
     }
 }
