@@ -374,6 +374,10 @@ fn tool_changes(name: &str, before: &Value, after: &Value, out: &mut Vec<Change>
                         Severity::Breaking,
                         "no longer runs as a task (a task-augmented call fails)",
                     ),
+                    (w, n) if w == n => (
+                        Severity::Info,
+                        "wrote out how it runs as a task, the same by the default (forbidden)",
+                    ),
                     _ => (Severity::Info, "changed how it runs as a task"),
                 }
             } else {
@@ -1401,6 +1405,12 @@ mod tests {
             lines(&[task("optional")], &[task("required")]),
             ["breaking: `t` now runs only as a task (a plain tools/call fails) \
               (execution.taskSupport: \"optional\" -> \"required\")"]
+        );
+        let plain = json!({"name": "t", "inputSchema": {"type": "object"}});
+        assert_eq!(
+            lines(&[task("forbidden")], &[plain]),
+            ["info: `t` wrote out how it runs as a task, the same by the default (forbidden) \
+              (execution.taskSupport: \"forbidden\" -> unset)"]
         );
         assert_eq!(
             lines(&[task("forbidden")], &[task("optional")]),

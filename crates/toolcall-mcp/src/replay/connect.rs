@@ -145,7 +145,11 @@ impl Run<'_> {
                         }
                     }
                 }
-                let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
+                // rmcp's reqwest client, but with `tools/list` answers kept as written.
+                let pages = crate::child::ToolPages::default();
+                self.pages = Some(pages.clone());
+                let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
+                    super::wire::Tapped::new(pages),
                     StreamableHttpClientTransportConfig::with_uri(url.as_str())
                         .custom_headers(custom),
                 );

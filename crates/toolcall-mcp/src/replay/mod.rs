@@ -26,6 +26,8 @@ mod interrupts;
 mod report;
 mod run;
 mod steps;
+#[cfg(feature = "http")]
+mod wire;
 
 use std::time::{Duration, Instant};
 
