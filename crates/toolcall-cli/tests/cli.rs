@@ -1024,7 +1024,13 @@ fn mcp_snapshot_keeps_members_the_client_library_does_not_model() {
     let (tasks, ok) = (server_flow(&dir, "tasks"), server_flow(&dir, "ok"));
     let snapshot = dir.join("catalog/tasks.json");
     let snapshot = snapshot.to_str().unwrap();
-    let out = toolcall(&["mcp", "snapshot", tasks.to_str().unwrap(), "--out", snapshot]);
+    let out = toolcall(&[
+        "mcp",
+        "snapshot",
+        tasks.to_str().unwrap(),
+        "--out",
+        snapshot,
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let snap: Value = serde_json::from_str(&std::fs::read_to_string(snapshot).unwrap()).unwrap();
     assert_eq!(
@@ -1033,8 +1039,18 @@ fn mcp_snapshot_keeps_members_the_client_library_does_not_model() {
         "{snap}"
     );
     // The same server diffs clean; one that dropped the member says so, path and values.
-    let out = toolcall(&["mcp", "diff", tasks.to_str().unwrap(), "--snapshot", snapshot]);
-    assert!(stdout(&out).contains("the catalog matches"), "{}", stdout(&out));
+    let out = toolcall(&[
+        "mcp",
+        "diff",
+        tasks.to_str().unwrap(),
+        "--snapshot",
+        snapshot,
+    ]);
+    assert!(
+        stdout(&out).contains("the catalog matches"),
+        "{}",
+        stdout(&out)
+    );
     // Unset is `forbidden`: a client that called it as a task now fails.
     let out = toolcall(&["mcp", "diff", ok.to_str().unwrap(), "--snapshot", snapshot]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
@@ -1097,7 +1113,10 @@ fn mcp_coverage_names_the_tools_no_flow_calls() {
         &json!({"tools": [tool("read"), tool("write"), tool("delete")]}).to_string(),
     );
     let flow = |name: &str, calls: &[&str]| {
-        let calls: Vec<Value> = calls.iter().map(|c| json!({"name": c, "input": {}})).collect();
+        let calls: Vec<Value> = calls
+            .iter()
+            .map(|c| json!({"name": c, "input": {}}))
+            .collect();
         // An unset variable does not stop coverage: it never starts the server.
         let text = json!({"server": {"command": "${ATP_COVERAGE_UNSET}"},
                           "snapshot": "../catalog/files.json", "calls": calls});
@@ -1131,8 +1150,14 @@ fn mcp_coverage_names_the_tools_no_flow_calls() {
     ]);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
-    assert!(text.contains("2 of 3 tool(s) called by 1 flow(s) (67%)"), "{text}");
-    assert!(text.contains("FAILED: the flows call less than --fail-under 100%"), "{text}");
+    assert!(
+        text.contains("2 of 3 tool(s) called by 1 flow(s) (67%)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("FAILED: the flows call less than --fail-under 100%"),
+        "{text}"
+    );
 }
 
 /// `toolcall mcp` without a flow: the server named on the command line (`-- COMMAND ARGS…` or

@@ -359,11 +359,8 @@ fn tool_changes(name: &str, before: &Value, after: &Value, out: &mut Vec<Change>
         let mut leaves = Vec::new();
         leaf_changes(key, before.get(key), after.get(key), &mut leaves);
         for (path, was, now) in leaves {
-            let task = |v: Option<&Value>| {
-                v.and_then(Value::as_str)
-                    .unwrap_or("forbidden")
-                    .to_owned()
-            };
+            let task =
+                |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("forbidden").to_owned();
             let (severity, what) = if path == "execution.taskSupport" {
                 match (task(was.as_ref()).as_str(), task(now.as_ref()).as_str()) {
                     (w, "required") if w != "required" => (
@@ -408,7 +405,10 @@ fn leaf_changes(
         return;
     }
     // An object is walked against an object or against nothing (a member added or gone).
-    let (a, b) = (was.and_then(Value::as_object), now.and_then(Value::as_object));
+    let (a, b) = (
+        was.and_then(Value::as_object),
+        now.and_then(Value::as_object),
+    );
     if (a.is_some() || was.is_none()) && (b.is_some() || now.is_none()) {
         let keys: std::collections::BTreeSet<&String> =
             a.into_iter().chain(b).flat_map(Map::keys).collect();
@@ -553,7 +553,12 @@ fn annotation_changes(name: &str, before: &Value, after: &Value, out: &mut Vec<C
             ));
         }
     }
-    let hints = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"];
+    let hints = [
+        "readOnlyHint",
+        "destructiveHint",
+        "idempotentHint",
+        "openWorldHint",
+    ];
     let others = |tool: &Value| -> Map<String, Value> {
         tool["annotations"]
             .as_object()
@@ -867,7 +872,9 @@ impl Schemas<'_> {
                         w.keys().chain(n.keys()).collect();
                     for def in names {
                         path.with(key, None, |p| match (w.get(def), n.get(def)) {
-                            (Some(x), Some(y)) => p.with(def, None, |p| self.compare(side, p, x, y)),
+                            (Some(x), Some(y)) => {
+                                p.with(def, None, |p| self.compare(side, p, x, y))
+                            }
                             (x, y) => {
                                 // A definition nothing refers to any more, or one not yet
                                 // used: a `$ref` change, if any, is what matters.
@@ -908,7 +915,13 @@ impl Schemas<'_> {
         }
     }
 
-    fn properties(&mut self, side: Side, path: &mut At, a: &Map<String, Value>, b: &Map<String, Value>) {
+    fn properties(
+        &mut self,
+        side: Side,
+        path: &mut At,
+        a: &Map<String, Value>,
+        b: &Map<String, Value>,
+    ) {
         let empty = Map::new();
         let props = |s: &Map<String, Value>| -> Map<String, Value> {
             s.get("properties")
@@ -1003,7 +1016,14 @@ impl Schemas<'_> {
 
     /// `anyOf` / `oneOf` (more alternatives: wider) and `allOf` (more conditions: narrower);
     /// lists of the same length compared one by one.
-    fn alternatives(&mut self, side: Side, path: &mut At, key: &str, was: Option<&Value>, now: Option<&Value>) {
+    fn alternatives(
+        &mut self,
+        side: Side,
+        path: &mut At,
+        key: &str,
+        was: Option<&Value>,
+        now: Option<&Value>,
+    ) {
         let list = |v: Option<&Value>| v.and_then(Value::as_array).cloned().unwrap_or_default();
         let (old, new) = (list(was), list(now));
         if was.is_some() && now.is_some() && old.len() == new.len() {
@@ -1109,7 +1129,10 @@ impl Coverage {
 
 /// The coverage of `snapshot`'s tools by `flows`: each flow's name (as shown) with the tool
 /// names it calls.
-pub fn coverage<'a>(snapshot: &Value, flows: impl IntoIterator<Item = (&'a str, Vec<&'a str>)>) -> Coverage {
+pub fn coverage<'a>(
+    snapshot: &Value,
+    flows: impl IntoIterator<Item = (&'a str, Vec<&'a str>)>,
+) -> Coverage {
     let tools: std::collections::BTreeSet<&str> = snapshot
         .get("tools")
         .and_then(Value::as_array)
@@ -1272,7 +1295,7 @@ mod tests {
         let read_only = annotated("t", json!({"readOnlyHint": true, "openWorldHint": false}));
         let bare = json!({"name": "t", "inputSchema": {"type": "object"}});
         assert_eq!(
-            lines(&[read_only.clone()], &[bare.clone()]),
+            lines(std::slice::from_ref(&read_only), std::slice::from_ref(&bare)),
             [
                 "security: `t` is no longer read-only (annotations.readOnlyHint: true -> false (unset))",
                 "security: `t` may now be destructive (annotations.destructiveHint: false (read-only) -> true (unset))",
@@ -1281,7 +1304,7 @@ mod tests {
             ]
         );
         // The other way is safer: info.
-        let back = lines(&[bare.clone()], &[read_only]);
+        let back = lines(std::slice::from_ref(&bare), &[read_only]);
         assert!(
             back.iter().all(|l| l.starts_with("info: ")) && back.len() == 4,
             "{back:#?}"
@@ -1289,19 +1312,18 @@ mod tests {
         // unset -> its default: the same meaning, said once as info.
         let spelled = annotated("t", json!({"destructiveHint": true}));
         assert_eq!(
-            lines(&[bare.clone()], &[spelled]),
-            ["info: `t` wrote out a hint, the same by the spec's defaults \
-              (annotations.destructiveHint: true (unset) -> true)"]
+            lines(std::slice::from_ref(&bare), &[spelled]),
+            [
+                "info: `t` wrote out a hint, the same by the spec's defaults \
+              (annotations.destructiveHint: true (unset) -> true)"
+            ]
         );
         // A destructive hint under readOnlyHint: true means nothing either way.
         let noise = annotated("t", json!({"readOnlyHint": true, "destructiveHint": true}));
         let quiet = annotated("t", json!({"readOnlyHint": true}));
         assert!(lines(&[quiet], &[noise]).is_empty());
         // New tools: unannotated (destructive by default) is a security change; read-only is not.
-        let added = lines(
-            &[],
-            &[bare, annotated("u", json!({"readOnlyHint": true}))],
-        );
+        let added = lines(&[], &[bare, annotated("u", json!({"readOnlyHint": true}))]);
         assert_eq!(
             added,
             [
@@ -1357,23 +1379,21 @@ mod tests {
     /// for is breaking; a promise made tighter (or a new optional member) is info.
     #[test]
     fn output_changes_are_classified_by_what_a_caller_may_receive() {
-        let with_output = |schema: Value| {
-            json!({"name": "t", "inputSchema": {"type": "object"}, "outputSchema": schema})
-        };
+        let with_output = |schema: Value| json!({"name": "t", "inputSchema": {"type": "object"}, "outputSchema": schema});
         let old = with_output(json!({"type": "object", "required": ["id", "when"],
             "properties": {"id": {"type": "integer"}, "when": {"type": "string"}}}));
         let added = with_output(json!({"type": "object", "required": ["id", "when"],
             "properties": {"id": {"type": "integer"}, "when": {"type": "string"},
                            "note": {"type": "string"}}}));
         assert_eq!(
-            lines(&[old.clone()], &[added]),
+            lines(std::slice::from_ref(&old), &[added]),
             ["info: `t` may now return the property `note` (outputSchema.properties.note: unset -> \
               {\"type\":\"string\"})"]
         );
         let looser = with_output(json!({"type": "object", "required": ["id"],
             "properties": {"id": {"type": ["integer", "null"]}, "when": {"type": "string", "maxLength": 30}}}));
         assert_eq!(
-            lines(&[old.clone()], &[looser]),
+            lines(std::slice::from_ref(&old), &[looser]),
             [
                 "breaking: `t` widened the type of `id` (outputSchema.properties.id.type: \"integer\" -> \
                  [\"integer\",\"null\"]; widens what a caller may receive)",
@@ -1403,14 +1423,18 @@ mod tests {
         assert_eq!(snap["tools"][0]["execution"]["taskSupport"], "optional");
         assert_eq!(
             lines(&[task("optional")], &[task("required")]),
-            ["breaking: `t` now runs only as a task (a plain tools/call fails) \
-              (execution.taskSupport: \"optional\" -> \"required\")"]
+            [
+                "breaking: `t` now runs only as a task (a plain tools/call fails) \
+              (execution.taskSupport: \"optional\" -> \"required\")"
+            ]
         );
         let plain = json!({"name": "t", "inputSchema": {"type": "object"}});
         assert_eq!(
             lines(&[task("forbidden")], &[plain]),
-            ["info: `t` wrote out how it runs as a task, the same by the default (forbidden) \
-              (execution.taskSupport: \"forbidden\" -> unset)"]
+            [
+                "info: `t` wrote out how it runs as a task, the same by the default (forbidden) \
+              (execution.taskSupport: \"forbidden\" -> unset)"
+            ]
         );
         assert_eq!(
             lines(&[task("forbidden")], &[task("optional")]),
@@ -1423,17 +1447,23 @@ mod tests {
     #[test]
     fn a_snapshot_is_canonical_where_order_means_nothing() {
         let one = [
-            tool("b", json!({"type": "object", "required": ["x", "y"], "properties": {
+            tool(
+                "b",
+                json!({"type": "object", "required": ["x", "y"], "properties": {
                 "x": {"type": ["string", "null"], "enum": ["p", "q", null]},
-                "y": {"type": "array", "default": ["second", "first"]}}})),
+                "y": {"type": "array", "default": ["second", "first"]}}}),
+            ),
             tool("a", json!({"type": "object"})),
         ];
         let two = [
             tool("a", json!({"type": "object"})),
-            tool("b", json!({"properties": {
+            tool(
+                "b",
+                json!({"properties": {
                 "y": {"default": ["second", "first"], "type": "array"},
                 "x": {"enum": [null, "q", "p"], "type": ["null", "string"]}},
-                "required": ["y", "x"], "type": "object"})),
+                "required": ["y", "x"], "type": "object"}),
+            ),
         ];
         let (one, two) = (snapshot(&one), snapshot(&two));
         assert_eq!(

@@ -411,11 +411,17 @@ impl toolcall_mcp::Vars for Unexpanded {
     }
 }
 
+/// A catalog (its file and content) and the flows counted against it, each with the names it
+/// calls.
+type Group = (PathBuf, serde_json::Value, Vec<(String, Vec<String>)>);
+
 /// `toolcall mcp coverage`: the flows' calls against the catalog (one, or each one the flows
 /// name).
 fn coverage(paths: &[PathBuf], snapshot: Option<&std::path::Path>, fail_under: f64) -> Result {
     if !(0.0..=100.0).contains(&fail_under) {
-        return Err(CliError::usage("--fail-under takes a percentage from 0 to 100"));
+        return Err(CliError::usage(
+            "--fail-under takes a percentage from 0 to 100",
+        ));
     }
     let mut files = Vec::new();
     for path in paths {
@@ -426,7 +432,7 @@ fn coverage(paths: &[PathBuf], snapshot: Option<&std::path::Path>, fail_under: f
         }
     }
     // Each catalog with the flows checked against it, in the order first seen.
-    let mut groups: Vec<(PathBuf, serde_json::Value, Vec<(String, Vec<String>)>)> = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
     if let Some(path) = snapshot {
         let text = toolcall_score::read_text(path)?;
         let catalog = serde_json::from_str(&text).map_err(|source| CliError::NotJson {

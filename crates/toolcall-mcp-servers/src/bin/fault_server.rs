@@ -236,7 +236,11 @@ fn main() -> ExitCode {
                                 "unit": {"enum": rotated(&[json!("s"), json!("ms"), json!("us")])},
                                 "text": {"type": rotated(&[json!("string"), json!("null")])},
                                 "count": {"type": "integer"}}}});
-                    let tools = if seed % 2 == 0 { [pick, echo] } else { [echo, pick] };
+                    let tools = if seed & 1 == 0 {
+                        [pick, echo]
+                    } else {
+                        [echo, pick]
+                    };
                     json!({"tools": tools})
                 } else if mode == "drifted" {
                     echo["inputSchema"]["required"] = json!(["text"]);

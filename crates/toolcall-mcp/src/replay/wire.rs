@@ -64,10 +64,10 @@ impl Tapped {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
-        let mut request = self
-            .inner
-            .post(uri.as_ref())
-            .header(reqwest::header::ACCEPT, "text/event-stream, application/json");
+        let mut request = self.inner.post(uri.as_ref()).header(
+            reqwest::header::ACCEPT,
+            "text/event-stream, application/json",
+        );
         if let Some(token) = auth_token {
             request = request.bearer_auth(token);
         }
@@ -123,7 +123,10 @@ impl Tapped {
                 content_type,
             )));
         }
-        let body = response.bytes().await.map_err(StreamableHttpError::Client)?;
+        let body = response
+            .bytes()
+            .await
+            .map_err(StreamableHttpError::Client)?;
         if body.len() > limits.max_json_response_size {
             return Err(StreamableHttpError::ResponseBodyTooLarge {
                 max_size: limits.max_json_response_size,
@@ -173,7 +176,14 @@ impl StreamableHttpClient for Tapped {
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         if is_tools_list(&message) {
             return self
-                .list_tools(uri, message, session_id, auth_header, custom_headers, limits)
+                .list_tools(
+                    uri,
+                    message,
+                    session_id,
+                    auth_header,
+                    custom_headers,
+                    limits,
+                )
                 .await;
         }
         self.inner
