@@ -997,8 +997,9 @@ fn mcp_snapshot_and_diff_gate_catalog_drift() {
     assert_eq!(out.status.code(), Some(1), "{text}");
     for line in [
         "breaking (1):\n  breaking: `echo` now requires `text`",
-        "security (1):\n  security: `echo` may now be destructive",
-        "info (1):\n  info: `echo_twice` was added",
+        "security (1):\n  security: `echo_twice` was added, and may be destructive",
+        // `destructiveHint: true` where none was: the spec's default, spelled out.
+        "info (1):\n  info: `echo` wrote out a hint, the same by the spec's defaults",
         "FAILED: 1 change(s) at or above --fail-on breaking",
     ] {
         assert!(text.contains(line), "missing {line:?} in:\n{text}");
@@ -1012,6 +1013,151 @@ fn mcp_snapshot_and_diff_gate_catalog_drift() {
     let out = diff(&drifted, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(stdout(&out).contains("the catalog matches"));
+}
+
+/// `toolcall mcp snapshot` keeps the tools as the server wrote them, members rmcp's `Tool` does
+/// not model included (`execution.taskSupport`, as `record`'s snapshot keeps it), so that a change
+/// of one shows in `mcp diff`.
+#[test]
+fn mcp_snapshot_keeps_members_the_client_library_does_not_model() {
+    let dir = scratch("mcp-raw");
+    let (tasks, ok) = (server_flow(&dir, "tasks"), server_flow(&dir, "ok"));
+    let snapshot = dir.join("catalog/tasks.json");
+    let snapshot = snapshot.to_str().unwrap();
+    let out = toolcall(&[
+        "mcp",
+        "snapshot",
+        tasks.to_str().unwrap(),
+        "--out",
+        snapshot,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let snap: Value = serde_json::from_str(&std::fs::read_to_string(snapshot).unwrap()).unwrap();
+    assert_eq!(
+        snap["tools"][0]["execution"],
+        json!({"taskSupport": "optional"}),
+        "{snap}"
+    );
+    // The same server diffs clean; one that dropped the member says so, path and values.
+    let out = toolcall(&[
+        "mcp",
+        "diff",
+        tasks.to_str().unwrap(),
+        "--snapshot",
+        snapshot,
+    ]);
+    assert!(
+        stdout(&out).contains("the catalog matches"),
+        "{}",
+        stdout(&out)
+    );
+    // Unset is `forbidden`: a client that called it as a task now fails.
+    let out = toolcall(&["mcp", "diff", ok.to_str().unwrap(), "--snapshot", snapshot]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(
+            "breaking: `echo` no longer runs as a task (a task-augmented call fails) \
+             (execution.taskSupport: \"optional\" -> unset)"
+        ),
+        "{}",
+        stdout(&out)
+    );
+}
+
+/// A server that lists its sets in another order at every start (`required`, `enum`, a list of
+/// `type`s, the tools themselves) snapshots to the same file every time.
+#[test]
+fn mcp_snapshots_of_a_reordering_server_are_one_file() {
+    let dir = scratch("mcp-canonical");
+    let mut files = Vec::new();
+    for seed in ["0", "1", "2"] {
+        let flow = json!({
+            "server": {"command": example_server("fault-server"), "args": ["shuffled"],
+                       "env": {"ATP_FAULT_SEED": seed}},
+            "calls": []
+        });
+        let flow = write(&dir, &format!("shuffled-{seed}.json"), &flow.to_string());
+        let snapshot = dir.join(format!("catalog/shuffled-{seed}.json"));
+        let out = toolcall(&[
+            "mcp",
+            "snapshot",
+            "--out",
+            snapshot.to_str().unwrap(),
+            flow.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let text = std::fs::read_to_string(&snapshot).unwrap();
+        // Each names its own flow; the catalog is what must be the same.
+        let mut snap: Value = serde_json::from_str(&text).unwrap();
+        snap.as_object_mut().unwrap().remove("flow");
+        files.push(toolcall_score::to_json_pretty(&snap).unwrap());
+    }
+    assert!(files[0].contains("\"pick\""), "{}", files[0]);
+    assert_eq!(files[0], files[1]);
+    assert_eq!(files[1], files[2]);
+}
+
+/// `toolcall mcp coverage`: the tools of a catalog no flow calls, those that are called with
+/// their flows, and called names the catalog lacks; a folder of flows counts as its flows, each
+/// flow's own snapshot serves when --snapshot is not given, and --fail-under gates.
+#[test]
+fn mcp_coverage_names_the_tools_no_flow_calls() {
+    let dir = scratch("mcp-coverage");
+    for sub in ["catalog", "flows"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    let tool = |name: &str| json!({"name": name, "inputSchema": {"type": "object"}});
+    let snapshot = write(
+        &dir,
+        "catalog/files.json",
+        &json!({"tools": [tool("read"), tool("write"), tool("delete")]}).to_string(),
+    );
+    let flow = |name: &str, calls: &[&str]| {
+        let calls: Vec<Value> = calls
+            .iter()
+            .map(|c| json!({"name": c, "input": {}}))
+            .collect();
+        // An unset variable does not stop coverage: it never starts the server.
+        let text = json!({"server": {"command": "${ATP_COVERAGE_UNSET}"},
+                          "snapshot": "../catalog/files.json", "calls": calls});
+        write(&dir, &format!("flows/{name}.json"), &text.to_string())
+    };
+    flow("a", &["read", "wirte"]);
+    flow("b", &["read", "write"]);
+    let flows = dir.join("flows");
+    let out = toolcall(&["mcp", "coverage", flows.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    let (a, b) = (flows.join("a.json"), flows.join("b.json"));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    for line in [
+        "2 of 3 tool(s) called by 2 flow(s) (67%)\n".to_owned(),
+        "  uncalled  `delete`\n".to_owned(),
+        format!("  called    `read`: {a}, {b}\n"),
+        format!("  called    `write`: {b}\n"),
+        format!("  unknown   `wirte`: {a} (not in the catalog)\n"),
+    ] {
+        assert!(text.contains(&line), "missing {line:?} in:\n{text}");
+    }
+    let out = toolcall(&[
+        "mcp",
+        "coverage",
+        "--snapshot",
+        snapshot.to_str().unwrap(),
+        b,
+        "--fail-under",
+        "100",
+    ]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("2 of 3 tool(s) called by 1 flow(s) (67%)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("FAILED: the flows call less than --fail-under 100%"),
+        "{text}"
+    );
 }
 
 /// `toolcall mcp` without a flow: the server named on the command line (`-- COMMAND ARGS…` or

@@ -829,8 +829,10 @@ fn a_flow_naming_a_snapshot_fails_on_catalog_drift() {
     assert_eq!(
         message,
         format!(
-            "tools/list: the catalog drifted from {file}: breaking: `echo` now requires `text`; \
-             security: `echo` may now be destructive (annotations.destructiveHint: unset -> true); \
+            "tools/list: the catalog drifted from {file}: breaking: `echo` now requires `text` \
+             (inputSchema.required: unset -> [\"text\"]; narrows what a caller may send); \
+             security: `echo_twice` was added, and may be destructive \
+             (annotations.destructiveHint: true (unset)); \
              to accept it: toolcall mcp diff \
              drift.json --snapshot {file} --write",
             file = file.display()

@@ -20,9 +20,20 @@ use toolcall_score::escape;
 /// snapshot so that it diffs clean.
 const VOLATILE: [&str; 4] = ["_meta", "ttlMs", "cacheScope", "sessionId"];
 
-/// The snapshot of `tools`: sorted by name, volatile members left out (at any depth), icons kept
-/// without their data, keys sorted: a file that reads well in a diff and changes only when the
-/// catalog does.
+/// Schema keywords whose value is data, not a schema: nothing inside is put in order or left
+/// out (a `default` may well hold a list whose order matters).
+const DATA: [&str; 4] = ["const", "default", "enum", "examples"];
+
+/// The snapshot of `tools` (each as the wire has it, members the client library does not model
+/// included): a file that reads well in a diff and changes only when the catalog does.
+///
+/// Canonical where the protocol gives an order no meaning, so that a server that lists the same
+/// catalog in another order (Python's set order changes with every start) snapshots the same:
+/// tools sorted by name (a client finds a tool by its name, never by its place); object keys
+/// sorted; in a schema, `required` and a list of `type`s sorted and de-duplicated (a set
+/// either way), and `enum` values sorted (their order may guide a UI, never what is valid: an
+/// order-only change is not drift). Volatile members are left out (at any depth) and icons kept
+/// without their data.
 pub fn snapshot(tools: &[Value]) -> Value {
     let mut tools: Vec<Value> = tools.iter().map(stable).collect();
     tools.sort_by(|a, b| name(a).cmp(name(b)));
@@ -34,6 +45,12 @@ fn name(tool: &Value) -> &str {
 }
 
 fn stable(value: &Value) -> Value {
+    canonical(value, false)
+}
+
+/// `value` with volatile members left out and the sets put in order; `data`: a value inside a
+/// data keyword, kept as it is (volatile members aside).
+fn canonical(value: &Value, data: bool) -> Value {
     match value {
         Value::Object(map) => {
             let mut out = Map::new();
@@ -41,7 +58,7 @@ fn stable(value: &Value) -> Value {
                 if VOLATILE.contains(&key.as_str()) {
                     continue;
                 }
-                if key == "icons" {
+                if key == "icons" && !data {
                     // An icon's data is bytes a review cannot read; its source and type stay.
                     let icons = v
                         .as_array()
@@ -49,7 +66,7 @@ fn stable(value: &Value) -> Value {
                             icons
                                 .iter()
                                 .map(|icon| {
-                                    let mut icon = stable(icon);
+                                    let mut icon = canonical(icon, false);
                                     if let Some(o) = icon.as_object_mut() {
                                         o.remove("data");
                                     }
@@ -61,11 +78,22 @@ fn stable(value: &Value) -> Value {
                     out.insert(key.clone(), Value::Array(icons));
                     continue;
                 }
-                out.insert(key.clone(), stable(v));
+                let inner = data || DATA.contains(&key.as_str());
+                let mut v = canonical(v, inner);
+                if !data && matches!(key.as_str(), "required" | "type" | "enum") {
+                    if let Value::Array(items) = &mut v {
+                        // Compared as their JSON text: a total order over any values.
+                        items.sort_by_cached_key(Value::to_string);
+                        if key != "enum" {
+                            items.dedup();
+                        }
+                    }
+                }
+                out.insert(key.clone(), v);
             }
             Value::Object(out)
         }
-        Value::Array(items) => Value::Array(items.iter().map(stable).collect()),
+        Value::Array(items) => Value::Array(items.iter().map(|v| canonical(v, data)).collect()),
         other => other.clone(),
     }
 }
@@ -213,7 +241,20 @@ pub fn diff(old: &Value, new: &Value) -> Vec<Change> {
         tool_changes(name, before, after, &mut changes);
     }
     for name in added {
-        changes.push(change(Severity::Info, name, "was added".into()));
+        // A new tool that may destroy is what a review must see, not an aside.
+        let hints = Hints::of(&new[name]);
+        if hints.destructive.value {
+            changes.push(change(
+                Severity::Security,
+                name,
+                format!(
+                    "was added, and may be destructive (annotations.destructiveHint: {})",
+                    hints.destructive
+                ),
+            ));
+        } else {
+            changes.push(change(Severity::Info, name, "was added".into()));
+        }
     }
     changes.sort_by(|a, b| {
         b.severity
@@ -231,143 +272,894 @@ fn change(severity: Severity, tool: &str, what: String) -> Change {
     }
 }
 
-fn tool_changes(name: &str, before: &Value, after: &Value, out: &mut Vec<Change>) {
-    let (old_in, new_in) = (&before["inputSchema"], &after["inputSchema"]);
-    schema_changes(name, "", old_in, new_in, out);
-    if before.get("outputSchema") != after.get("outputSchema") {
-        out.push(change(
-            Severity::Breaking,
-            name,
-            "changed its outputSchema (callers read its structuredContent by it)".into(),
-        ));
+/// A value as a change line shows it: compact JSON, `unset` when absent, long ones cut.
+fn shown(value: Option<&Value>) -> String {
+    let Some(value) = value else {
+        return "unset".to_owned();
+    };
+    let text = value.to_string();
+    const MOST: usize = 80;
+    if text.chars().count() <= MOST {
+        return escape(&text).to_string();
     }
-    // Annotations that, flipped this way, let a tool do more than its callers were written for.
-    let hint = |tool: &Value, key: &str| tool["annotations"][key].as_bool();
-    for (key, worse, what) in [
-        ("destructiveHint", true, "may now be destructive"),
-        ("openWorldHint", true, "may now reach an open world"),
-        ("idempotentHint", false, "is no longer idempotent"),
-        ("readOnlyHint", false, "is no longer read-only"),
-    ] {
-        let (was, now) = (hint(before, key), hint(after, key));
-        if now == Some(worse) && was != Some(worse) {
-            out.push(change(
-                Severity::Security,
-                name,
-                format!("{what} (annotations.{key}: {} -> {worse})", shown(was)),
-            ));
+    let cut: String = text.chars().take(MOST).collect();
+    format!("{}…", escape(&cut))
+}
+
+fn tool_changes(name: &str, before: &Value, after: &Value, out: &mut Vec<Change>) {
+    let empty = Value::Object(Map::new());
+    let mut schemas = Schemas { tool: name, out };
+    schemas.compare(
+        Side::Input,
+        &mut At::root("inputSchema"),
+        before.get("inputSchema").unwrap_or(&empty),
+        after.get("inputSchema").unwrap_or(&empty),
+    );
+    match (before.get("outputSchema"), after.get("outputSchema")) {
+        (None, None) => {}
+        (Some(was), Some(now)) => {
+            schemas.compare(Side::Output, &mut At::root("outputSchema"), was, now)
+        }
+        (was, now) => {
+            // No schema promises nothing: dropping it widens what a caller may receive.
+            let effect = if was.is_none() {
+                Effect::Narrows
+            } else {
+                Effect::Widens
+            };
+            let verb = if was.is_none() {
+                "now declares"
+            } else {
+                "no longer declares"
+            };
+            schemas.push(
+                Side::Output,
+                effect,
+                format!(
+                    "{verb} an outputSchema (callers read its structuredContent by it) \
+                     (outputSchema: {} -> {})",
+                    if was.is_some() { "{…}" } else { "unset" },
+                    if now.is_some() { "{…}" } else { "unset" },
+                ),
+            );
         }
     }
+    annotation_changes(name, before, after, out);
     for key in ["description", "title"] {
         if before.get(key) != after.get(key) {
             out.push(change(
                 Severity::Info,
                 name,
-                format!("changed its {key} (a model reads it)"),
+                format!(
+                    "changed its {key} (a model reads it) ({key}: {} -> {})",
+                    shown(before.get(key)),
+                    shown(after.get(key))
+                ),
+            ));
+        }
+    }
+    // What the protocol adds to a tool beyond these (`execution`, `icons`, what comes next):
+    // each change named by its path, breaking only where the protocol says a call now fails.
+    let known = [
+        "name",
+        "description",
+        "title",
+        "inputSchema",
+        "outputSchema",
+        "annotations",
+    ];
+    let keys: std::collections::BTreeSet<&String> = before
+        .as_object()
+        .into_iter()
+        .chain(after.as_object())
+        .flat_map(Map::keys)
+        .filter(|k| !known.contains(&k.as_str()))
+        .collect();
+    for key in keys {
+        let mut leaves = Vec::new();
+        leaf_changes(key, before.get(key), after.get(key), &mut leaves);
+        for (path, was, now) in leaves {
+            let task =
+                |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("forbidden").to_owned();
+            let (severity, what) = if path == "execution.taskSupport" {
+                match (task(was.as_ref()).as_str(), task(now.as_ref()).as_str()) {
+                    (w, "required") if w != "required" => (
+                        Severity::Breaking,
+                        "now runs only as a task (a plain tools/call fails)",
+                    ),
+                    ("optional" | "required", "forbidden") => (
+                        Severity::Breaking,
+                        "no longer runs as a task (a task-augmented call fails)",
+                    ),
+                    (w, n) if w == n => (
+                        Severity::Info,
+                        "wrote out how it runs as a task, the same by the default (forbidden)",
+                    ),
+                    _ => (Severity::Info, "changed how it runs as a task"),
+                }
+            } else {
+                (Severity::Info, "changed a member")
+            };
+            out.push(change(
+                severity,
+                name,
+                format!(
+                    "{what} ({path}: {} -> {})",
+                    shown(was.as_ref()),
+                    shown(now.as_ref())
+                ),
             ));
         }
     }
 }
 
-fn shown(hint: Option<bool>) -> String {
-    hint.map_or("unset".to_owned(), |b| b.to_string())
+/// Every leaf under `path` that differs between `was` and `now`: objects are walked, anything
+/// else is a leaf.
+fn leaf_changes(
+    path: &str,
+    was: Option<&Value>,
+    now: Option<&Value>,
+    out: &mut Vec<(String, Option<Value>, Option<Value>)>,
+) {
+    if was == now {
+        return;
+    }
+    // An object is walked against an object or against nothing (a member added or gone).
+    let (a, b) = (
+        was.and_then(Value::as_object),
+        now.and_then(Value::as_object),
+    );
+    if (a.is_some() || was.is_none()) && (b.is_some() || now.is_none()) {
+        let keys: std::collections::BTreeSet<&String> =
+            a.into_iter().chain(b).flat_map(Map::keys).collect();
+        for key in keys {
+            leaf_changes(
+                &format!("{path}.{key}"),
+                a.and_then(|m| m.get(key)),
+                b.and_then(|m| m.get(key)),
+                out,
+            );
+        }
+        return;
+    }
+    out.push((path.to_owned(), was.cloned(), now.cloned()));
 }
 
-/// The changes of one (sub)schema, `at` its path in words (`` of `address` ``).
-fn schema_changes(name: &str, at: &str, old: &Value, new: &Value, out: &mut Vec<Change>) {
-    let required = |s: &Value| -> Vec<String> {
-        s.get("required")
-            .and_then(Value::as_array)
-            .map(|r| {
-                r.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
+/// One behaviour hint as the spec's defaults make it: its value, and where that comes from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Hint {
+    value: bool,
+    from: Source,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// Written in the annotations.
+    Written,
+    /// Not written: the spec's default.
+    Default,
+    /// Not meaningful: the tool is read-only, which settles it.
+    ReadOnly,
+}
+
+impl fmt::Display for Hint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.from {
+            Source::Written => write!(f, "{}", self.value),
+            Source::Default => write!(f, "{} (unset)", self.value),
+            Source::ReadOnly => write!(f, "{} (read-only)", self.value),
+        }
+    }
+}
+
+/// A tool's four behaviour hints with the MCP spec's defaults applied (`ToolAnnotations`:
+/// readOnlyHint false, destructiveHint true, idempotentHint false, openWorldHint true; the
+/// destructive and idempotent hints "meaningful only when readOnlyHint == false": a tool that
+/// changes nothing destroys nothing, and calling it again changes nothing more).
+struct Hints {
+    read_only: Hint,
+    destructive: Hint,
+    idempotent: Hint,
+    open_world: Hint,
+}
+
+impl Hints {
+    fn of(tool: &Value) -> Hints {
+        let written = |key: &str| tool["annotations"][key].as_bool();
+        let hint = |key: &str, default: bool| match written(key) {
+            Some(value) => Hint {
+                value,
+                from: Source::Written,
+            },
+            None => Hint {
+                value: default,
+                from: Source::Default,
+            },
+        };
+        let read_only = hint("readOnlyHint", false);
+        let settled = |value| Hint {
+            value,
+            from: Source::ReadOnly,
+        };
+        Hints {
+            read_only,
+            destructive: if read_only.value {
+                settled(false)
+            } else {
+                hint("destructiveHint", true)
+            },
+            idempotent: if read_only.value {
+                settled(true)
+            } else {
+                hint("idempotentHint", false)
+            },
+            open_world: hint("openWorldHint", true),
+        }
+    }
+}
+
+/// The annotations compared by what they mean: a hint whose meaning flipped toward harm is a
+/// security change, one that flipped toward safety is info, and one spelled out with the same
+/// meaning (unset → its default) is info that says so.
+fn annotation_changes(name: &str, before: &Value, after: &Value, out: &mut Vec<Change>) {
+    let (was, now) = (Hints::of(before), Hints::of(after));
+    for (key, was, now, worse, harm, safety) in [
+        (
+            "readOnlyHint",
+            was.read_only,
+            now.read_only,
+            false,
+            "is no longer read-only",
+            "is now read-only",
+        ),
+        (
+            "destructiveHint",
+            was.destructive,
+            now.destructive,
+            true,
+            "may now be destructive",
+            "is no longer destructive",
+        ),
+        (
+            "idempotentHint",
+            was.idempotent,
+            now.idempotent,
+            false,
+            "is no longer idempotent",
+            "is now idempotent",
+        ),
+        (
+            "openWorldHint",
+            was.open_world,
+            now.open_world,
+            true,
+            "may now reach an open world",
+            "no longer reaches an open world",
+        ),
+    ] {
+        let detail = format!("(annotations.{key}: {was} -> {now})");
+        if was.value != now.value {
+            let (severity, what) = if now.value == worse {
+                (Severity::Security, harm)
+            } else {
+                (Severity::Info, safety)
+            };
+            out.push(change(severity, name, format!("{what} {detail}")));
+        } else if was != now && was.from != Source::ReadOnly && now.from != Source::ReadOnly {
+            out.push(change(
+                Severity::Info,
+                name,
+                format!("wrote out a hint, the same by the spec's defaults {detail}"),
+            ));
+        }
+    }
+    let hints = [
+        "readOnlyHint",
+        "destructiveHint",
+        "idempotentHint",
+        "openWorldHint",
+    ];
+    let others = |tool: &Value| -> Map<String, Value> {
+        tool["annotations"]
+            .as_object()
+            .map(|a| {
+                a.iter()
+                    .filter(|(k, _)| !hints.contains(&k.as_str()))
+                    .map(|(k, v)| (k.clone(), v.clone()))
                     .collect()
             })
             .unwrap_or_default()
     };
-    let (old_required, new_required) = (required(old), required(new));
-    for property in new_required.iter().filter(|p| !old_required.contains(p)) {
-        out.push(change(
-            Severity::Breaking,
-            name,
-            format!("now requires `{}`{at}", escape(property)),
-        ));
-    }
-    let properties = |s: &Value| s.get("properties").and_then(Value::as_object).cloned();
-    let (old_props, new_props) = (
-        properties(old).unwrap_or_default(),
-        properties(new).unwrap_or_default(),
-    );
-    for (property, before) in &old_props {
-        let Some(after) = new_props.get(property) else {
+    let (a, b) = (others(before), others(after));
+    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    for key in keys {
+        if a.get(key) != b.get(key) {
             out.push(change(
-                Severity::Breaking,
-                name,
-                format!("no longer has the property `{}`{at}", escape(property)),
-            ));
-            continue;
-        };
-        let here = format!(" of `{}`{at}", escape(property));
-        let types = |s: &Value| -> Option<Vec<String>> {
-            match s.get("type")? {
-                Value::String(t) => Some(vec![t.clone()]),
-                Value::Array(ts) => Some(
-                    ts.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
-                        .collect(),
-                ),
-                _ => None,
-            }
-        };
-        if let (Some(was), Some(now)) = (types(before), types(after)) {
-            let lost: Vec<&String> = was.iter().filter(|t| !now.contains(t)).collect();
-            // `integer` inside `number` is a narrowing too; any type lost is one.
-            if !lost.is_empty() {
-                out.push(change(
-                    Severity::Breaking,
-                    name,
-                    format!(
-                        "narrowed the type{here}: {} -> {}",
-                        was.join(" | "),
-                        now.join(" | ")
-                    ),
-                ));
-            }
-        } else if types(before).is_none() && types(after).is_some() {
-            out.push(change(
-                Severity::Breaking,
+                Severity::Info,
                 name,
                 format!(
-                    "narrowed the type{here}: any -> {}",
-                    types(after).unwrap_or_default().join(" | ")
+                    "changed an annotation (annotations.{key}: {} -> {})",
+                    shown(a.get(key)),
+                    shown(b.get(key))
                 ),
             ));
         }
-        let values = |s: &Value| s.get("enum").and_then(Value::as_array).cloned();
-        if let (Some(was), Some(now)) = (values(before), values(after)) {
-            for value in was.iter().filter(|v| !now.contains(v)) {
-                out.push(change(
-                    Severity::Breaking,
-                    name,
-                    format!("no longer accepts {} for the property{here}", value),
-                ));
+    }
+}
+
+/// Which schema: what a caller may send, or what it may receive.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Input,
+    Output,
+}
+
+/// What a change does to the set of values a schema accepts.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Effect {
+    /// Fewer values are valid.
+    Narrows,
+    /// More values are valid.
+    Widens,
+    /// Some values left, others came (a pattern replaced, a property gone).
+    Changes,
+    /// Nothing about validity: a description, a title, a property added as optional.
+    Describes,
+}
+
+impl Effect {
+    /// Input: narrowing refuses a call that worked. Output: widening hands a caller what it was
+    /// not written for; narrowing only keeps a promise tighter.
+    fn severity(self, side: Side) -> Severity {
+        match (self, side) {
+            (Effect::Describes, _)
+            | (Effect::Widens, Side::Input)
+            | (Effect::Narrows, Side::Output) => Severity::Info,
+            _ => Severity::Breaking,
+        }
+    }
+
+    fn verb(self) -> &'static str {
+        match self {
+            Effect::Narrows => "narrowed",
+            Effect::Widens => "widened",
+            Effect::Changes | Effect::Describes => "changed",
+        }
+    }
+
+    fn why(self, side: Side) -> &'static str {
+        match (self, side) {
+            (Effect::Narrows, Side::Input) => "narrows what a caller may send",
+            (Effect::Widens, Side::Input) => "widens what a caller may send",
+            (Effect::Narrows, Side::Output) => "narrows what a caller may receive",
+            (Effect::Widens, Side::Output) => "widens what a caller may receive",
+            (Effect::Changes, Side::Input) => "refuses some of what a caller sent",
+            (Effect::Changes, Side::Output) => "a caller may receive what it never did",
+            (Effect::Describes, _) => "a model reads it",
+        }
+    }
+}
+
+/// Where in a tool a schema change is: its JSON path (`inputSchema.properties.tz.maximum`) and
+/// the innermost property it is in, for the sentence.
+struct At {
+    parts: Vec<String>,
+    properties: Vec<String>,
+}
+
+impl At {
+    fn root(name: &str) -> At {
+        At {
+            parts: vec![name.to_owned()],
+            properties: Vec::new(),
+        }
+    }
+
+    fn with<T>(&mut self, part: &str, property: Option<String>, f: impl FnOnce(&mut At) -> T) -> T {
+        let simple = !part.is_empty()
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '-'));
+        self.parts.push(if simple {
+            format!(".{part}")
+        } else {
+            format!("[{}]", Value::String(part.to_owned()))
+        });
+        let pushed = property.is_some();
+        if let Some(p) = property {
+            self.properties.push(p);
+        }
+        let out = f(self);
+        if pushed {
+            self.properties.pop();
+        }
+        self.parts.pop();
+        out
+    }
+
+    fn index<T>(&mut self, key: &str, i: usize, f: impl FnOnce(&mut At) -> T) -> T {
+        self.parts.push(format!(".{key}[{i}]"));
+        let out = f(self);
+        self.parts.pop();
+        out
+    }
+
+    fn shown(&self) -> String {
+        self.parts.concat()
+    }
+
+    /// `` of `city` `` (nothing at the top of a schema).
+    fn of(&self) -> String {
+        match self.properties.last() {
+            Some(p) => format!(" of `{}`", escape(p)),
+            None => String::new(),
+        }
+    }
+}
+
+/// The schema walk of one tool: every change it finds, classified by its side.
+struct Schemas<'a> {
+    tool: &'a str,
+    out: &'a mut Vec<Change>,
+}
+
+/// Keywords that only describe: a change of one is info.
+const DESCRIBING: [&str; 10] = [
+    "description",
+    "title",
+    "examples",
+    "default",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$schema",
+    "$id",
+];
+
+/// Lower bounds (raising one narrows) and upper bounds (lowering one narrows).
+const LOWER: [&str; 5] = [
+    "minimum",
+    "exclusiveMinimum",
+    "minLength",
+    "minItems",
+    "minProperties",
+];
+const UPPER: [&str; 5] = [
+    "maximum",
+    "exclusiveMaximum",
+    "maxLength",
+    "maxItems",
+    "maxProperties",
+];
+
+/// Keywords whose appearance narrows, whose removal widens, and whose change is both.
+const RESTRICTING: [&str; 5] = ["pattern", "format", "const", "multipleOf", "$ref"];
+
+impl Schemas<'_> {
+    fn push(&mut self, side: Side, effect: Effect, what: String) {
+        self.out
+            .push(change(effect.severity(side), self.tool, what));
+    }
+
+    /// One keyword's change: `sentence (path: old -> new; why)`.
+    fn keyword(
+        &mut self,
+        side: Side,
+        path: &mut At,
+        key: &str,
+        effect: Effect,
+        was: Option<&Value>,
+        now: Option<&Value>,
+    ) {
+        let of = path.of();
+        let words = match key {
+            "enum" => "the values it takes (enum)".to_owned(),
+            "type" => "the type".to_owned(),
+            "additionalProperties" => "the properties it does not list".to_owned(),
+            "items" => "the items".to_owned(),
+            "required" => "what it requires".to_owned(),
+            other => format!("the {other}"),
+        };
+        let why = effect.why(side);
+        let at = path.with(key, None, |p| p.shown());
+        let what = format!(
+            "{} {words}{of} ({at}: {} -> {}; {why})",
+            effect.verb(),
+            shown(was),
+            shown(now)
+        );
+        self.push(side, effect, what);
+    }
+
+    /// Every change from the (sub)schema `old` to `new` at `path`.
+    fn compare(&mut self, side: Side, path: &mut At, old: &Value, new: &Value) {
+        if old == new {
+            return;
+        }
+        let (Some(a), Some(b)) = (old.as_object(), new.as_object()) else {
+            // `true` / `false` schemas, or something that is no schema: compared whole.
+            let effect = match (old, new) {
+                (Value::Bool(true), _) | (_, Value::Bool(false)) => Effect::Narrows,
+                (Value::Bool(false), _) | (_, Value::Bool(true)) => Effect::Widens,
+                _ => Effect::Changes,
+            };
+            let what = format!(
+                "{} the schema{} ({}: {} -> {}; {})",
+                effect.verb(),
+                path.of(),
+                path.shown(),
+                shown(Some(old)),
+                shown(Some(new)),
+                effect.why(side)
+            );
+            self.push(side, effect, what);
+            return;
+        };
+        let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+        for key in keys {
+            let (was, now) = (a.get(key), b.get(key));
+            if was == now {
+                continue;
+            }
+            match key.as_str() {
+                "properties" => self.properties(side, path, a, b),
+                "required" => self.required(side, path, was, now),
+                "type" => {
+                    let effect = type_effect(was, now);
+                    self.keyword(side, path, key, effect, was, now);
+                }
+                "enum" => {
+                    let effect = set_effect(was, now);
+                    self.keyword(side, path, key, effect, was, now);
+                }
+                k if LOWER.contains(&k) || UPPER.contains(&k) => {
+                    let number = |v: Option<&Value>| v.and_then(Value::as_f64);
+                    let effect = match (number(was), number(now)) {
+                        (None, Some(_)) => Effect::Narrows,
+                        (Some(_), None) => Effect::Widens,
+                        (Some(w), Some(n)) if (n > w) == LOWER.contains(&k) => Effect::Narrows,
+                        (Some(_), Some(_)) => Effect::Widens,
+                        (None, None) => Effect::Changes,
+                    };
+                    self.keyword(side, path, key, effect, was, now);
+                }
+                k if RESTRICTING.contains(&k) => {
+                    let effect = match (was, now) {
+                        (None, Some(_)) => Effect::Narrows,
+                        (Some(_), None) => Effect::Widens,
+                        _ => Effect::Changes,
+                    };
+                    self.keyword(side, path, key, effect, was, now);
+                }
+                "uniqueItems" => {
+                    let on = |v: Option<&Value>| v.and_then(Value::as_bool).unwrap_or(false);
+                    let effect = if on(now) {
+                        Effect::Narrows
+                    } else {
+                        Effect::Widens
+                    };
+                    self.keyword(side, path, key, effect, was, now);
+                }
+                "additionalProperties" | "items" => match (was, now) {
+                    (Some(w @ Value::Object(_)), Some(n @ Value::Object(_))) => {
+                        let label = path.properties.last().map(|p| format!("{p}[]"));
+                        path.with(key, label, |p| self.compare(side, p, w, n));
+                    }
+                    _ => {
+                        // Unset and `true` accept anything; `false` nothing; a schema between.
+                        let rank = |v: Option<&Value>| match v {
+                            None | Some(Value::Bool(true)) => 2,
+                            Some(Value::Bool(false)) => 0,
+                            Some(_) => 1,
+                        };
+                        let effect = match rank(now).cmp(&rank(was)) {
+                            std::cmp::Ordering::Less => Effect::Narrows,
+                            std::cmp::Ordering::Greater => Effect::Widens,
+                            std::cmp::Ordering::Equal => Effect::Changes,
+                        };
+                        self.keyword(side, path, key, effect, was, now);
+                    }
+                },
+                "anyOf" | "oneOf" | "allOf" => self.alternatives(side, path, key, was, now),
+                "$defs" | "definitions" => {
+                    let empty = Map::new();
+                    let (w, n) = (
+                        was.and_then(Value::as_object).unwrap_or(&empty),
+                        now.and_then(Value::as_object).unwrap_or(&empty),
+                    );
+                    let names: std::collections::BTreeSet<&String> =
+                        w.keys().chain(n.keys()).collect();
+                    for def in names {
+                        path.with(key, None, |p| match (w.get(def), n.get(def)) {
+                            (Some(x), Some(y)) => {
+                                p.with(def, None, |p| self.compare(side, p, x, y))
+                            }
+                            (x, y) => {
+                                // A definition nothing refers to any more, or one not yet
+                                // used: a `$ref` change, if any, is what matters.
+                                let effect = if x.is_none() {
+                                    Effect::Describes
+                                } else {
+                                    Effect::Changes
+                                };
+                                p.with(def, None, |p| {
+                                    let what = format!(
+                                        "{} a definition ({}: {} -> {}; {})",
+                                        if x.is_none() { "added" } else { "removed" },
+                                        p.shown(),
+                                        shown(x),
+                                        shown(y),
+                                        effect.why(side)
+                                    );
+                                    self.push(side, effect, what);
+                                })
+                            }
+                        });
+                    }
+                }
+                k if DESCRIBING.contains(&k) => {
+                    self.keyword(side, path, key, Effect::Describes, was, now)
+                }
+                // Validation keywords not weighed one by one (`not`, `if`, `patternProperties`…),
+                // and `x-` extensions: a change of the former may refuse anything.
+                k => {
+                    let effect = if k.starts_with("x-") {
+                        Effect::Describes
+                    } else {
+                        Effect::Changes
+                    };
+                    self.keyword(side, path, key, effect, was, now);
+                }
             }
         }
-        if before.get("properties").is_some() || after.get("properties").is_some() {
-            schema_changes(name, &here, before, after, out);
+    }
+
+    fn properties(
+        &mut self,
+        side: Side,
+        path: &mut At,
+        a: &Map<String, Value>,
+        b: &Map<String, Value>,
+    ) {
+        let empty = Map::new();
+        let props = |s: &Map<String, Value>| -> Map<String, Value> {
+            s.get("properties")
+                .and_then(Value::as_object)
+                .unwrap_or(&empty)
+                .clone()
+        };
+        let (old, new) = (props(a), props(b));
+        let names: std::collections::BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+        path.with("properties", None, |path| {
+            for property in names {
+                path.with(property, Some(property.clone()), |p| {
+                    match (old.get(property), new.get(property)) {
+                        (Some(w), Some(n)) => self.compare(side, p, w, n),
+                        (Some(w), None) => {
+                            // Input: the server no longer reads it (or refuses it). Output: a
+                            // caller reading it finds nothing promised.
+                            let what = match side {
+                                Side::Input => "no longer has the property",
+                                Side::Output => "no longer returns the property",
+                            };
+                            let text = format!(
+                                "{what} `{}` ({}: {} -> unset; {})",
+                                escape(property),
+                                p.shown(),
+                                shown(Some(w)),
+                                Effect::Changes.why(side)
+                            );
+                            self.push(side, Effect::Changes, text);
+                        }
+                        (None, Some(n)) => {
+                            let what = match side {
+                                Side::Input => "now accepts the property",
+                                Side::Output => "may now return the property",
+                            };
+                            let text = format!(
+                                "{what} `{}` ({}: unset -> {})",
+                                escape(property),
+                                p.shown(),
+                                shown(Some(n))
+                            );
+                            self.push(side, Effect::Describes, text);
+                        }
+                        (None, None) => {}
+                    }
+                })
+            }
+        });
+    }
+
+    fn required(&mut self, side: Side, path: &mut At, was: Option<&Value>, now: Option<&Value>) {
+        let names = |v: Option<&Value>| -> Vec<String> {
+            v.and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        };
+        let (old, new) = (names(was), names(now));
+        let of = path.of();
+        let at = path.with("required", None, |p| p.shown());
+        for property in new.iter().filter(|p| !old.contains(p)) {
+            let what = match side {
+                Side::Input => "now requires",
+                Side::Output => "now always returns",
+            };
+            let text = format!(
+                "{what} `{}`{of} ({at}: {} -> {}; {})",
+                escape(property),
+                shown(was),
+                shown(now),
+                Effect::Narrows.why(side)
+            );
+            self.push(side, Effect::Narrows, text);
+        }
+        for property in old.iter().filter(|p| !new.contains(p)) {
+            let what = match side {
+                Side::Input => "no longer requires",
+                Side::Output => "may now leave out",
+            };
+            let text = format!(
+                "{what} `{}`{of} ({at}: {} -> {}; {})",
+                escape(property),
+                shown(was),
+                shown(now),
+                Effect::Widens.why(side)
+            );
+            self.push(side, Effect::Widens, text);
         }
     }
-    if old.get("additionalProperties") != Some(&Value::Bool(false))
-        && new.get("additionalProperties") == Some(&Value::Bool(false))
-    {
-        out.push(change(
-            Severity::Breaking,
-            name,
-            format!("now refuses properties it does not list{at}"),
-        ));
+
+    /// `anyOf` / `oneOf` (more alternatives: wider) and `allOf` (more conditions: narrower);
+    /// lists of the same length compared one by one.
+    fn alternatives(
+        &mut self,
+        side: Side,
+        path: &mut At,
+        key: &str,
+        was: Option<&Value>,
+        now: Option<&Value>,
+    ) {
+        let list = |v: Option<&Value>| v.and_then(Value::as_array).cloned().unwrap_or_default();
+        let (old, new) = (list(was), list(now));
+        if was.is_some() && now.is_some() && old.len() == new.len() {
+            for (i, (w, n)) in old.iter().zip(&new).enumerate() {
+                path.index(key, i, |p| self.compare(side, p, w, n));
+            }
+            return;
+        }
+        let kept = old.iter().all(|o| new.contains(o));
+        let nothing_new = new.iter().all(|n| old.contains(n));
+        let (more, fewer) = (kept && !nothing_new, nothing_new && !kept);
+        let union = key != "allOf";
+        let effect = match (more, fewer) {
+            _ if was.is_none() || now.is_none() => Effect::Changes,
+            (true, false) if union => Effect::Widens,
+            (true, false) => Effect::Narrows,
+            (false, true) if union => Effect::Narrows,
+            (false, true) => Effect::Widens,
+            _ => Effect::Changes,
+        };
+        self.keyword(side, path, key, effect, was, now);
     }
+}
+
+/// The effect of a `type` change: types as sets (unset: any), `integer` inside `number`.
+fn type_effect(was: Option<&Value>, now: Option<&Value>) -> Effect {
+    let types = |v: Option<&Value>| -> Option<Vec<String>> {
+        match v? {
+            Value::String(t) => Some(vec![t.clone()]),
+            Value::Array(ts) => Some(
+                ts.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect(),
+            ),
+            _ => None,
+        }
+    };
+    let covered = |t: &String, by: &[String]| {
+        by.contains(t) || (t == "integer" && by.iter().any(|b| b == "number"))
+    };
+    match (types(was), types(now)) {
+        (None, None) => Effect::Changes,
+        (None, Some(_)) => Effect::Narrows,
+        (Some(_), None) => Effect::Widens,
+        (Some(w), Some(n)) => {
+            let kept = w.iter().all(|t| covered(t, &n));
+            let within = n.iter().all(|t| covered(t, &w));
+            match (kept, within) {
+                (true, true) => Effect::Describes,
+                (true, false) => Effect::Widens,
+                (false, true) => Effect::Narrows,
+                (false, false) => Effect::Changes,
+            }
+        }
+    }
+}
+
+/// The effect of an `enum` change: the values as a set (unset: any value).
+fn set_effect(was: Option<&Value>, now: Option<&Value>) -> Effect {
+    match (was.and_then(Value::as_array), now.and_then(Value::as_array)) {
+        (None, None) => Effect::Changes,
+        (None, Some(_)) => Effect::Narrows,
+        (Some(_), None) => Effect::Widens,
+        (Some(w), Some(n)) => {
+            let kept = w.iter().all(|v| n.contains(v));
+            let within = n.iter().all(|v| w.contains(v));
+            match (kept, within) {
+                (true, true) => Effect::Describes,
+                (true, false) => Effect::Widens,
+                (false, true) => Effect::Narrows,
+                (false, false) => Effect::Changes,
+            }
+        }
+    }
+}
+
+/// Which of a catalog's tools the flows call: a tool no flow calls is one whose drift only a
+/// catalog diff would catch, and whose behaviour nothing checks.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Coverage {
+    /// Each tool of the catalog some flow calls, with the flows that call it (in the order
+    /// given, each once).
+    pub called: BTreeMap<String, Vec<String>>,
+    /// The catalog's tools no flow calls, by name.
+    pub uncalled: Vec<String>,
+    /// Names the flows call that the catalog lacks (a typo, a tool removed, a flow's
+    /// `expect_error` of an unknown name), with the flows that call them.
+    pub unknown: BTreeMap<String, Vec<String>>,
+}
+
+impl Coverage {
+    /// The share of the catalog's tools called, in percent (100 for an empty catalog).
+    pub fn percent(&self) -> f64 {
+        let all = self.called.len() + self.uncalled.len();
+        if all == 0 {
+            100.0
+        } else {
+            100.0 * self.called.len() as f64 / all as f64
+        }
+    }
+}
+
+/// The coverage of `snapshot`'s tools by `flows`: each flow's name (as shown) with the tool
+/// names it calls.
+pub fn coverage<'a>(
+    snapshot: &Value,
+    flows: impl IntoIterator<Item = (&'a str, Vec<&'a str>)>,
+) -> Coverage {
+    let tools: std::collections::BTreeSet<&str> = snapshot
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(name)
+        .collect();
+    let mut out = Coverage::default();
+    for (flow, names) in flows {
+        for called in names {
+            let into = if tools.contains(called) {
+                &mut out.called
+            } else {
+                &mut out.unknown
+            };
+            let by = into.entry(called.to_owned()).or_default();
+            if !by.iter().any(|f| f == flow) {
+                by.push(flow.to_owned());
+            }
+        }
+    }
+    out.uncalled = tools
+        .into_iter()
+        .filter(|t| !out.called.contains_key(*t))
+        .map(str::to_owned)
+        .collect();
+    out
 }
 
 #[cfg(test)]
@@ -439,11 +1231,16 @@ mod tests {
             changes,
             [
                 "breaking: `convert_time` was removed; renamed to `convert_timezone`?",
-                "breaking: `delete_file` now requires `path`",
+                "breaking: `delete_file` now requires `path` (inputSchema.required: unset -> [\"path\"]; \
+                 narrows what a caller may send)",
+                "security: `convert_timezone` was added, and may be destructive \
+                 (annotations.destructiveHint: true (unset))",
                 "security: `delete_file` may now be destructive (annotations.destructiveHint: false -> true)",
                 "security: `delete_file` is no longer idempotent (annotations.idempotentHint: true -> false)",
-                "info: `convert_timezone` was added",
-                "info: `delete_file` changed its description (a model reads it)",
+                "info: `delete_file` now accepts the property `path` (inputSchema.properties.path: unset -> \
+                 {\"type\":\"string\"})",
+                "info: `delete_file` changed its description (a model reads it) \
+                 (description: \"Deletes.\" -> \"Deletes a file.\")",
             ]
         );
         // Narrowed types, removed enum values and properties, inside nested objects too.
@@ -461,16 +1258,244 @@ mod tests {
         )]);
         let changes: Vec<String> = diff(&old, &new).iter().map(ToString::to_string).collect();
         for want in [
-            "breaking: `t` narrowed the type of `when`: string | integer -> string",
-            "breaking: `t` no longer accepts \"ms\" for the property of `unit`",
-            "breaking: `t` no longer has the property `city` of `address`",
-            "breaking: `t` now requires `zip` of `address`",
-            "breaking: `t` now refuses properties it does not list",
+            "breaking: `t` narrowed the type of `when` (inputSchema.properties.when.type: \
+             [\"integer\",\"string\"] -> \"string\"; narrows what a caller may send)",
+            "breaking: `t` narrowed the values it takes (enum) of `unit` \
+             (inputSchema.properties.unit.enum: [\"ms\",\"s\"] -> [\"s\"]; narrows what a caller may send)",
+            "breaking: `t` no longer has the property `city` (inputSchema.properties.address.properties.city: \
+             {\"type\":\"string\"} -> unset; refuses some of what a caller sent)",
+            "breaking: `t` now requires `zip` of `address` (inputSchema.properties.address.required: \
+             unset -> [\"zip\"]; narrows what a caller may send)",
+            "breaking: `t` narrowed the properties it does not list (inputSchema.additionalProperties: \
+             unset -> false; narrows what a caller may send)",
         ] {
             assert!(
                 changes.iter().any(|c| c == want),
                 "missing {want:?} in {changes:#?}"
             );
         }
+    }
+
+    fn lines(old: &[Value], new: &[Value]) -> Vec<String> {
+        diff(&snapshot(old), &snapshot(new))
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    fn annotated(name: &str, annotations: Value) -> Value {
+        json!({"name": name, "inputSchema": {"type": "object"}, "annotations": annotations})
+    }
+
+    /// Annotations mean what the spec's defaults make them: dropping `readOnlyHint: true` makes
+    /// a tool destructive, non-idempotent (and, here, open-world); spelling out a default is no
+    /// change of meaning; a new tool that may destroy is a security change.
+    #[test]
+    fn annotations_are_compared_with_the_spec_defaults() {
+        let read_only = annotated("t", json!({"readOnlyHint": true, "openWorldHint": false}));
+        let bare = json!({"name": "t", "inputSchema": {"type": "object"}});
+        assert_eq!(
+            lines(std::slice::from_ref(&read_only), std::slice::from_ref(&bare)),
+            [
+                "security: `t` is no longer read-only (annotations.readOnlyHint: true -> false (unset))",
+                "security: `t` may now be destructive (annotations.destructiveHint: false (read-only) -> true (unset))",
+                "security: `t` is no longer idempotent (annotations.idempotentHint: true (read-only) -> false (unset))",
+                "security: `t` may now reach an open world (annotations.openWorldHint: false -> true (unset))",
+            ]
+        );
+        // The other way is safer: info.
+        let back = lines(std::slice::from_ref(&bare), &[read_only]);
+        assert!(
+            back.iter().all(|l| l.starts_with("info: ")) && back.len() == 4,
+            "{back:#?}"
+        );
+        // unset -> its default: the same meaning, said once as info.
+        let spelled = annotated("t", json!({"destructiveHint": true}));
+        assert_eq!(
+            lines(std::slice::from_ref(&bare), &[spelled]),
+            [
+                "info: `t` wrote out a hint, the same by the spec's defaults \
+              (annotations.destructiveHint: true (unset) -> true)"
+            ]
+        );
+        // A destructive hint under readOnlyHint: true means nothing either way.
+        let noise = annotated("t", json!({"readOnlyHint": true, "destructiveHint": true}));
+        let quiet = annotated("t", json!({"readOnlyHint": true}));
+        assert!(lines(&[quiet], &[noise]).is_empty());
+        // New tools: unannotated (destructive by default) is a security change; read-only is not.
+        let added = lines(&[], &[bare, annotated("u", json!({"readOnlyHint": true}))]);
+        assert_eq!(
+            added,
+            [
+                "security: `t` was added, and may be destructive (annotations.destructiveHint: true (unset))",
+                "info: `u` was added",
+            ]
+        );
+    }
+
+    fn with_input(properties: Value) -> Value {
+        tool("t", json!({"type": "object", "properties": properties}))
+    }
+
+    /// An input constraint that refuses a call that worked is breaking, one that accepts more
+    /// is info; each change names its JSON path and its old and new value.
+    #[test]
+    fn input_constraints_are_classified_by_what_a_caller_may_send() {
+        let old = with_input(json!({
+            "count": {"type": "integer", "minimum": 1, "description": "How many."},
+            "name": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "size": {"type": "integer", "maximum": 10},
+        }));
+        let new = with_input(json!({
+            "count": {"type": "integer", "minimum": 2, "description": "How many to make."},
+            "name": {"type": "string", "maxLength": 8, "pattern": "^[a-z]+$", "enum": ["a", "b"]},
+            "tags": {"type": "array", "items": {"type": "integer"}},
+            "size": {"type": "integer", "maximum": 20},
+        }));
+        let got = lines(&[old], &[new]);
+        for want in [
+            "breaking: `t` narrowed the minimum of `count` (inputSchema.properties.count.minimum: 1 -> 2; \
+             narrows what a caller may send)",
+            "breaking: `t` narrowed the maxLength of `name` (inputSchema.properties.name.maxLength: unset -> 8; \
+             narrows what a caller may send)",
+            "breaking: `t` narrowed the pattern of `name` (inputSchema.properties.name.pattern: unset -> \
+             \"^[a-z]+$\"; narrows what a caller may send)",
+            "breaking: `t` narrowed the values it takes (enum) of `name` (inputSchema.properties.name.enum: \
+             unset -> [\"a\",\"b\"]; narrows what a caller may send)",
+            "breaking: `t` changed the type of `tags[]` (inputSchema.properties.tags.items.type: \"string\" -> \
+             \"integer\"; refuses some of what a caller sent)",
+            "info: `t` changed the description of `count` (inputSchema.properties.count.description: \
+             \"How many.\" -> \"How many to make.\"; a model reads it)",
+            "info: `t` widened the maximum of `size` (inputSchema.properties.size.maximum: 10 -> 20; \
+             widens what a caller may send)",
+        ] {
+            assert!(got.iter().any(|c| c == want), "missing {want:?} in {got:#?}");
+        }
+        assert_eq!(got.len(), 7, "{got:#?}");
+    }
+
+    /// The output schema the other way round: what a caller may now receive and was not written
+    /// for is breaking; a promise made tighter (or a new optional member) is info.
+    #[test]
+    fn output_changes_are_classified_by_what_a_caller_may_receive() {
+        let with_output = |schema: Value| json!({"name": "t", "inputSchema": {"type": "object"}, "outputSchema": schema});
+        let old = with_output(json!({"type": "object", "required": ["id", "when"],
+            "properties": {"id": {"type": "integer"}, "when": {"type": "string"}}}));
+        let added = with_output(json!({"type": "object", "required": ["id", "when"],
+            "properties": {"id": {"type": "integer"}, "when": {"type": "string"},
+                           "note": {"type": "string"}}}));
+        assert_eq!(
+            lines(std::slice::from_ref(&old), &[added]),
+            ["info: `t` may now return the property `note` (outputSchema.properties.note: unset -> \
+              {\"type\":\"string\"})"]
+        );
+        let looser = with_output(json!({"type": "object", "required": ["id"],
+            "properties": {"id": {"type": ["integer", "null"]}, "when": {"type": "string", "maxLength": 30}}}));
+        assert_eq!(
+            lines(std::slice::from_ref(&old), &[looser]),
+            [
+                "breaking: `t` widened the type of `id` (outputSchema.properties.id.type: \"integer\" -> \
+                 [\"integer\",\"null\"]; widens what a caller may receive)",
+                "breaking: `t` may now leave out `when` (outputSchema.required: [\"id\",\"when\"] -> [\"id\"]; \
+                 widens what a caller may receive)",
+                "info: `t` narrowed the maxLength of `when` (outputSchema.properties.when.maxLength: unset -> 30; \
+                 narrows what a caller may receive)",
+            ]
+        );
+        let none = json!({"name": "t", "inputSchema": {"type": "object"}});
+        assert_eq!(
+            lines(&[old], &[none]),
+            ["breaking: `t` no longer declares an outputSchema (callers read its structuredContent by it) \
+              (outputSchema: {…} -> unset)"]
+        );
+    }
+
+    /// A member the client library does not model is kept and compared: a tool that now runs
+    /// only as a task fails every plain call.
+    #[test]
+    fn members_beyond_the_model_are_compared() {
+        let task = |support: &str| {
+            json!({"name": "t", "inputSchema": {"type": "object"},
+                   "execution": {"taskSupport": support}})
+        };
+        let snap = snapshot(&[task("optional")]);
+        assert_eq!(snap["tools"][0]["execution"]["taskSupport"], "optional");
+        assert_eq!(
+            lines(&[task("optional")], &[task("required")]),
+            [
+                "breaking: `t` now runs only as a task (a plain tools/call fails) \
+              (execution.taskSupport: \"optional\" -> \"required\")"
+            ]
+        );
+        let plain = json!({"name": "t", "inputSchema": {"type": "object"}});
+        assert_eq!(
+            lines(&[task("forbidden")], &[plain]),
+            [
+                "info: `t` wrote out how it runs as a task, the same by the default (forbidden) \
+              (execution.taskSupport: \"forbidden\" -> unset)"
+            ]
+        );
+        assert_eq!(
+            lines(&[task("forbidden")], &[task("optional")]),
+            ["info: `t` changed how it runs as a task (execution.taskSupport: \"forbidden\" -> \"optional\")"]
+        );
+    }
+
+    /// The order a server lists in where the protocol gives it no meaning does not reach the
+    /// snapshot: tools, keys, `required`, `type` lists and `enum` values; data keeps its order.
+    #[test]
+    fn a_snapshot_is_canonical_where_order_means_nothing() {
+        let one = [
+            tool(
+                "b",
+                json!({"type": "object", "required": ["x", "y"], "properties": {
+                "x": {"type": ["string", "null"], "enum": ["p", "q", null]},
+                "y": {"type": "array", "default": ["second", "first"]}}}),
+            ),
+            tool("a", json!({"type": "object"})),
+        ];
+        let two = [
+            tool("a", json!({"type": "object"})),
+            tool(
+                "b",
+                json!({"properties": {
+                "y": {"default": ["second", "first"], "type": "array"},
+                "x": {"enum": [null, "q", "p"], "type": ["null", "string"]}},
+                "required": ["y", "x"], "type": "object"}),
+            ),
+        ];
+        let (one, two) = (snapshot(&one), snapshot(&two));
+        assert_eq!(
+            toolcall_score::to_json_pretty(&one).unwrap(),
+            toolcall_score::to_json_pretty(&two).unwrap()
+        );
+        let b = &one["tools"][1]["inputSchema"];
+        assert_eq!(b["required"], json!(["x", "y"]));
+        assert_eq!(b["properties"]["x"]["enum"], json!(["p", "q", null]));
+        assert_eq!(b["properties"]["x"]["type"], json!(["null", "string"]));
+        assert_eq!(b["properties"]["y"]["default"], json!(["second", "first"]));
+    }
+
+    /// Coverage names the tools no flow calls and the names no catalog has.
+    #[test]
+    fn coverage_names_the_tools_no_flow_calls() {
+        let snap = snapshot(&[
+            tool("read", json!({})),
+            tool("write", json!({})),
+            tool("delete", json!({})),
+        ]);
+        let got = coverage(
+            &snap,
+            [
+                ("a.json", vec!["read", "read", "wirte"]),
+                ("b.json", vec!["read", "write"]),
+            ],
+        );
+        assert_eq!(got.uncalled, ["delete"]);
+        assert_eq!(got.called["read"], ["a.json", "b.json"]);
+        assert_eq!(got.called["write"], ["b.json"]);
+        assert_eq!(got.unknown["wirte"], ["a.json"]);
+        assert!((got.percent() - 200.0 / 3.0).abs() < 1e-9);
     }
 }

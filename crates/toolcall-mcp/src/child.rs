@@ -38,6 +38,42 @@ pub(crate) enum StdoutFault {
     Io(String),
 }
 
+/// Every `tools/list` page the server answered, each tool as its bytes had it: rmcp's `Tool`
+/// keeps only the members it models, and a snapshot must keep them all (`execution`, and what
+/// the protocol adds next), or a change of them could never show.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ToolPages(Arc<Mutex<Vec<Vec<serde_json::Value>>>>);
+
+impl ToolPages {
+    /// Keeps the tools of `message` (or of each message of a batch) if it is a response whose
+    /// result lists tools.
+    pub(crate) fn note(&self, message: &serde_json::Value) {
+        match message {
+            serde_json::Value::Array(batch) => batch.iter().for_each(|m| self.note(m)),
+            serde_json::Value::Object(m) => {
+                if let Some(tools) = m
+                    .get("result")
+                    .and_then(|r| r.get("tools"))
+                    .and_then(serde_json::Value::as_array)
+                {
+                    if let Ok(mut pages) = self.0.lock() {
+                        pages.push(tools.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The pages noted so far, which are then forgotten.
+    pub(crate) fn take(&self) -> Vec<Vec<serde_json::Value>> {
+        self.0
+            .lock()
+            .map(|mut pages| std::mem::take(&mut *pages))
+            .unwrap_or_default()
+    }
+}
+
 /// The bytes most recently written to stderr, up to a fixed size, and how many were written in
 /// all.
 #[derive(Debug)]
@@ -92,6 +128,7 @@ pub(crate) struct ChildServer {
     mark: Mark,
     stderr: Arc<Mutex<StderrRing>>,
     faults: watch::Receiver<Option<StdoutFault>>,
+    pages: ToolPages,
     tasks: Vec<JoinHandle<()>>,
     /// What the session check notes of a stdio server's stream (none for an HTTP server).
     session: Option<Shared>,
@@ -121,6 +158,7 @@ impl ChildServer {
         let (fault_tx, faults) = watch::channel(None);
         let (ours, theirs) = tokio::io::duplex(PIPE_BYTES);
         let session = SessionLog::shared();
+        let pages = ToolPages::default();
 
         let stderr_task = tokio::spawn(drain_stderr(stderr, Arc::clone(&ring)));
         let stdout_task = tokio::spawn(filter_stdout(
@@ -129,6 +167,7 @@ impl ChildServer {
             fault_tx,
             max_message_bytes,
             Some(Arc::clone(&session)),
+            pages.clone(),
         ));
         Ok((
             ChildServer {
@@ -137,6 +176,7 @@ impl ChildServer {
                 mark,
                 stderr: ring,
                 faults,
+                pages,
                 tasks: vec![stderr_task, stdout_task],
                 session: Some(Arc::clone(&session)),
             },
@@ -170,9 +210,15 @@ impl ChildServer {
             mark,
             stderr: ring,
             faults,
+            pages: ToolPages::default(),
             tasks,
             session: None,
         })
+    }
+
+    /// The `tools/list` pages read from the server's stdout, as they were written.
+    pub(crate) fn tool_pages(&self) -> ToolPages {
+        self.pages.clone()
     }
 
     pub(crate) fn pid(&self) -> Option<u32> {
@@ -369,6 +415,7 @@ async fn filter_stdout<R: AsyncBufRead + Unpin>(
     faults: watch::Sender<Option<StdoutFault>>,
     limit: usize,
     session: Option<Shared>,
+    pages: ToolPages,
 ) {
     let mut line = Vec::with_capacity(4096);
     loop {
@@ -392,6 +439,12 @@ async fn filter_stdout<R: AsyncBufRead + Unpin>(
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .server_line(&line);
+        }
+        // Only a line that names `tools` is read twice (rmcp reads it too, into its model).
+        if line.windows(7).any(|w| w == b"\"tools\"") {
+            if let Ok(message) = serde_json::from_slice::<serde_json::Value>(&line) {
+                pages.note(&message);
+            }
         }
         line.push(b'\n');
         if to_rmcp.write_all(&line).await.is_err() {

@@ -355,6 +355,30 @@ fn catalog_is_stable(path: &Path) -> Result<(), Failed> {
     Ok(())
 }
 
+/// server-everything declares `execution.taskSupport` on each of its tools, a member rmcp's
+/// `Tool` does not model: the snapshot keeps it, over stdio and over streamable HTTP alike (as
+/// `record`'s snapshot of the same server does).
+fn catalog_keeps_the_wire(path: &Path) -> Result<(), Failed> {
+    let loaded = load(path, "wire")?;
+    let (tools, report) = toolcall_mcp::list_catalog_blocking(&loaded.flow, &options());
+    let tools = tools.map_err(|f| format!("{f}; stderr: {:?}", report.stderr_tail))?;
+    let snapshot = toolcall_mcp::catalog::snapshot(&tools);
+    let listed = snapshot["tools"].as_array().cloned().unwrap_or_default();
+    let without: Vec<&str> = listed
+        .iter()
+        .filter(|t| !t["execution"]["taskSupport"].is_string())
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    if listed.is_empty() || !without.is_empty() {
+        return Err(format!(
+            "{} tool(s), these without execution.taskSupport: {without:?}",
+            listed.len()
+        )
+        .into());
+    }
+    Ok(())
+}
+
 /// The robustness probe against a real server: it runs to the end (the server started, every
 /// tool with something to break probed, a crashed server started again), and prints each probe.
 /// What a third-party server accepts is its own business; that the probe completes is ours.
@@ -599,6 +623,22 @@ fn record_http_session() -> Result<(), Failed> {
     if recorded.calls != 3 {
         return Err(format!("{recorded}").into());
     }
+    // The recorder's snapshot (the raw tools/list it passed on) is the one `mcp snapshot`
+    // takes of the same server.
+    let recorded_catalog = read_json(&dir.join("catalog/everything-http.json"))?;
+    let direct = Flow::from_json_str(
+        &serde_json::json!({"server": {"url": upstream}, "calls": []}).to_string(),
+        Path::new("direct.json"),
+        &dir,
+        &toolcall_mcp::EnvVars,
+    )
+    .map_err(|e| e.to_string())?;
+    let (tools, _) = toolcall_mcp::list_catalog_blocking(&direct, &options());
+    let listed = toolcall_mcp::catalog::snapshot(&tools.map_err(|f| f.to_string())?);
+    if listed["tools"] != recorded_catalog["tools"] {
+        let drift = toolcall_mcp::catalog::diff(&recorded_catalog, &listed);
+        return Err(format!("mcp snapshot and record's snapshot differ: {drift:?}").into());
+    }
     let written = read_json(&out)?;
     if written["calls"][2]["expect"]["/temperature"] != 33 {
         return Err(format!("recorded: {written:#}").into());
@@ -638,6 +678,15 @@ fn main() {
                 })
                 .with_kind("catalog"),
             );
+            if stem.starts_with("everything") {
+                let wire = path.clone();
+                trials.push(
+                    Trial::test(format!("catalog/{stem}-wire"), move || {
+                        catalog_keeps_the_wire(&wire)
+                    })
+                    .with_kind("catalog"),
+                );
+            }
             let probed = path.clone();
             trials.push(
                 Trial::test(format!("probe/{stem}"), move || probe_completes(&probed))

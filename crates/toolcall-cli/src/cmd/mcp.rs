@@ -25,9 +25,10 @@ pub struct Args {
 /// What to do with a server's catalog.
 #[derive(Debug, clap::Subcommand)]
 pub enum Action {
-    /// Write the server's whole catalog (every tools/list page) as a stable, reviewable file:
-    /// tools sorted by name, keys sorted, volatile members (_meta, ttlMs, cacheScope, icon data)
-    /// left out.
+    /// Write the server's whole catalog (every tools/list page, each tool as the server wrote
+    /// it) as a stable, reviewable file: tools sorted by name, keys sorted, `required`, `type`
+    /// lists and `enum` values sorted (an order-only change is no drift), volatile members
+    /// (_meta, ttlMs, cacheScope, icon data) left out.
     Snapshot {
         #[command(flatten)]
         target: Target,
@@ -66,11 +67,15 @@ pub enum Action {
         #[command(flatten)]
         limit: MessageLimit,
     },
-    /// Compare the server's live catalog with a snapshot and classify every change: breaking
-    /// (a tool removed, a property newly required or removed, a type narrowed, an enum value
-    /// removed, outputSchema changed), security (annotations flipped toward destructive, open
-    /// world, not idempotent, not read-only), info (a tool added, a description or title).
-    /// Exit 1 when a change at or above --fail-on is found, 2 when the server cannot be reached.
+    /// Compare the server's live catalog with a snapshot and classify every change, each with
+    /// its JSON path and old -> new: breaking (a tool removed; the inputSchema narrowed: a
+    /// property required or removed, a bound raised, a maxLength, pattern or enum added, a type
+    /// narrowed; the outputSchema widened: a member no longer required, a type widened, the
+    /// schema dropped; a tool now task-only), security (a hint's meaning, with the spec's
+    /// defaults applied, flipped toward destructive, open world, not idempotent, not read-only;
+    /// a tool added that may be destructive), info (the rest: a tool added, an input widened,
+    /// an output narrowed or given an optional member, a description or title). Exit 1 when a
+    /// change at or above --fail-on is found, 2 when the server cannot be reached.
     Diff {
         #[command(flatten)]
         target: Target,
@@ -88,6 +93,21 @@ pub enum Action {
         timeouts: Timeouts,
         #[command(flatten)]
         limit: MessageLimit,
+    },
+    /// Which of a catalog's tools no flow calls: the snapshot's tools against the calls of the
+    /// flows given (files, or folders of *.json flows); no server is started. Prints each tool
+    /// no flow calls, each that is called with its flows, and called names the catalog lacks.
+    /// Exit 1 when the flows call less than --fail-under percent of the tools.
+    Coverage {
+        /// The flows: files, or folders whose *.json files are flows.
+        #[arg(required = true, value_name = "FLOW")]
+        flows: Vec<PathBuf>,
+        /// The catalog snapshot; without it, the snapshot each flow names (its "snapshot").
+        #[arg(long)]
+        snapshot: Option<PathBuf>,
+        /// The least share of the catalog's tools, in percent, the flows must call.
+        #[arg(long, value_name = "PERCENT", default_value_t = 0.0)]
+        fail_under: f64,
     },
     /// Be a stdio MCP server to whatever client starts this, start the real server (`-- CMD
     /// ARGS…`), pass every message through unchanged both ways, and write the session as a flow:
@@ -308,6 +328,11 @@ pub fn run(args: &Args) -> Result {
             );
             Ok(Outcome::Pass)
         }
+        Action::Coverage {
+            flows,
+            snapshot,
+            fail_under,
+        } => coverage(flows, snapshot.as_deref(), *fail_under),
         Action::Probe {
             target,
             tools,
@@ -393,6 +418,120 @@ pub fn run(args: &Args) -> Result {
             Ok(Outcome::of(failing == 0))
         }
     }
+}
+
+/// A `${VAR}` left as it is written: coverage reads only the names a flow calls, so a variable
+/// the shell lacks is no reason to stop.
+struct Unexpanded;
+
+impl toolcall_mcp::Vars for Unexpanded {
+    fn get(&self, name: &str) -> Option<String> {
+        Some(format!("${{{name}}}"))
+    }
+}
+
+/// A catalog (its file and content) and the flows counted against it, each with the names it
+/// calls.
+type Group = (PathBuf, serde_json::Value, Vec<(String, Vec<String>)>);
+
+/// `toolcall mcp coverage`: the flows' calls against the catalog (one, or each one the flows
+/// name).
+fn coverage(paths: &[PathBuf], snapshot: Option<&std::path::Path>, fail_under: f64) -> Result {
+    if !(0.0..=100.0).contains(&fail_under) {
+        return Err(CliError::usage(
+            "--fail-under takes a percentage from 0 to 100",
+        ));
+    }
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            files.extend(Flow::files_in(path)?);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    // Each catalog with the flows checked against it, in the order first seen.
+    let mut groups: Vec<Group> = Vec::new();
+    if let Some(path) = snapshot {
+        let text = toolcall_score::read_text(path)?;
+        let catalog = serde_json::from_str(&text).map_err(|source| CliError::NotJson {
+            path: path.to_path_buf(),
+            expected: "a snapshot",
+            source,
+        })?;
+        groups.push((path.to_path_buf(), catalog, Vec::new()));
+    }
+    let mut unnamed = Vec::new();
+    for file in &files {
+        let flow = Flow::load_with(file, &Unexpanded)?;
+        let shown = escape_path(file).to_string();
+        let names: Vec<String> = flow.calls.iter().map(|c| c.name.clone()).collect();
+        let index = match (snapshot, &flow.snapshot) {
+            (Some(_), _) => 0,
+            (None, Some(named)) => match groups.iter().position(|g| g.0 == named.path) {
+                Some(i) => i,
+                None => {
+                    groups.push((named.path.clone(), named.catalog.clone(), Vec::new()));
+                    groups.len() - 1
+                }
+            },
+            (None, None) => {
+                unnamed.push(shown);
+                continue;
+            }
+        };
+        groups[index].2.push((shown, names));
+    }
+    if groups.is_empty() {
+        return Err(CliError::usage(
+            "name the catalog: --snapshot FILE, or flows that name one (\"snapshot\")",
+        ));
+    }
+    let mut out = String::new();
+    let mut short = false;
+    for (path, catalog, flows) in &groups {
+        let got = catalog::coverage(
+            catalog,
+            flows
+                .iter()
+                .map(|(f, names)| (f.as_str(), names.iter().map(String::as_str).collect())),
+        );
+        let all = got.called.len() + got.uncalled.len();
+        out.push_str(&format!(
+            "{}: {} of {all} tool(s) called by {} flow(s) ({:.0}%)\n",
+            escape_path(path),
+            got.called.len(),
+            flows.len(),
+            got.percent()
+        ));
+        let tick = |t: &str| format!("`{}`", toolcall_score::escape(t));
+        for tool in &got.uncalled {
+            out.push_str(&format!("  uncalled  {}\n", tick(tool)));
+        }
+        for (tool, by) in &got.called {
+            out.push_str(&format!("  called    {}: {}\n", tick(tool), by.join(", ")));
+        }
+        for (name, by) in &got.unknown {
+            out.push_str(&format!(
+                "  unknown   {}: {} (not in the catalog)\n",
+                tick(name),
+                by.join(", ")
+            ));
+        }
+        short |= got.percent() < fail_under;
+    }
+    for flow in &unnamed {
+        out.push_str(&format!(
+            "note: {flow} names no snapshot (--snapshot FILE checks it against one)\n"
+        ));
+    }
+    if short {
+        out.push_str(&format!(
+            "FAILED: the flows call less than --fail-under {fail_under}% of the tools\n"
+        ));
+    }
+    write_stdout(format_args!("{out}"));
+    Ok(Outcome::of(!short))
 }
 
 fn probe(

@@ -37,6 +37,8 @@
 //! | `stray-at-exit` | behaves, then prints `fault-server: bye` to stdout once its stdin closes |
 //! | `wrong-id` | answers its first `tools/call` twice: first with id 9999, which no request had, then as it should |
 //! | `late-result` | answers each `tools/call` 600 ms late |
+//! | `tasks` | behaves, but `echo` declares `execution: {"taskSupport": "optional"}` (MCP tasks), a member rmcp's `Tool` does not model |
+//! | `shuffled` | behaves, but also lists a tool `pick`; the order of the two tools and of `pick`'s `required`, `type` and `enum` lists changes with every start (rotated by `ATP_FAULT_SEED`, else by its process id), as a server building them from a hash set does |
 //!
 //! Arguments after the mode are ignored: a test passes a marker there to find the process.
 
@@ -77,6 +79,8 @@ fn main() -> ExitCode {
         "stray-at-exit",
         "wrong-id",
         "late-result",
+        "tasks",
+        "shuffled",
     ];
     if !known.contains(&mode.as_str()) {
         eprintln!(
@@ -223,7 +227,34 @@ fn main() -> ExitCode {
                 if mode == "null-crash" {
                     echo["inputSchema"]["required"] = json!(["text"]);
                 }
-                if mode == "drifted" {
+                if mode == "tasks" {
+                    echo["execution"] = json!({"taskSupport": "optional"});
+                }
+                if mode == "shuffled" {
+                    let seed = std::env::var("ATP_FAULT_SEED")
+                        .ok()
+                        .and_then(|s| s.parse::<usize>().ok())
+                        .unwrap_or(std::process::id() as usize);
+                    let rotated = |items: &[Value]| {
+                        let mut items = items.to_vec();
+                        let by = seed % items.len();
+                        items.rotate_left(by);
+                        Value::Array(items)
+                    };
+                    let pick = json!({"name": "pick", "description": "Picks a unit.",
+                        "inputSchema": {"type": "object",
+                            "required": rotated(&[json!("unit"), json!("text"), json!("count")]),
+                            "properties": {
+                                "unit": {"enum": rotated(&[json!("s"), json!("ms"), json!("us")])},
+                                "text": {"type": rotated(&[json!("string"), json!("null")])},
+                                "count": {"type": "integer"}}}});
+                    let tools = if seed & 1 == 0 {
+                        [pick, echo]
+                    } else {
+                        [echo, pick]
+                    };
+                    json!({"tools": tools})
+                } else if mode == "drifted" {
                     echo["inputSchema"]["required"] = json!(["text"]);
                     echo["annotations"] = json!({"destructiveHint": true});
                     let twice = json!({"name": "echo_twice", "description": "Echoes its text twice.",

@@ -113,6 +113,10 @@ impl Run<'_> {
                 self.report.server_pid = child.pid();
                 self.faults = Some(child.faults());
                 self.session = child.session();
+                let pages = child.tool_pages();
+                // Nothing before the handshake lists tools; pages are noted from here on.
+                pages.take();
+                self.pages = Some(pages);
                 self.child = Some(child);
                 self.guarded(
                     phase,
@@ -142,7 +146,11 @@ impl Run<'_> {
                         }
                     }
                 }
-                let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
+                // rmcp's reqwest client, but with `tools/list` answers kept as written.
+                let pages = crate::child::ToolPages::default();
+                self.pages = Some(pages.clone());
+                let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
+                    super::wire::Tapped::new(pages),
                     StreamableHttpClientTransportConfig::with_uri(url.as_str())
                         .custom_headers(custom),
                 );

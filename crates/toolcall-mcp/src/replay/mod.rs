@@ -30,6 +30,8 @@ mod session_check;
 mod steps;
 mod steps_of_kind;
 mod verify;
+#[cfg(feature = "http")]
+mod wire;
 
 use std::time::{Duration, Instant};
 
@@ -139,14 +141,8 @@ pub async fn list_catalog(flow: &Flow, options: &Options) -> (Result<Vec<Value>,
         let tools = run.guarded(&phase, timeout, client.list_all_tools()).await;
         let _ = tokio::time::timeout(options.shutdown_grace, client.cancel()).await;
         let tools = tools?;
-        tools
-            .iter()
-            .map(|t| {
-                serde_json::to_value(t).map_err(|e| {
-                    phase.fail(FailureKind::Protocol, format!("cannot re-read a tool: {e}"))
-                })
-            })
-            .collect::<Result<Vec<Value>, Failure>>()
+        // As the server wrote them: rmcp's model keeps only the members it knows.
+        Ok::<Vec<Value>, Failure>(run.wire_tools(&tools))
     }
     .await;
     if let Err(failure) = &listed {

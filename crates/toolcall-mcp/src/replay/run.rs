@@ -16,7 +16,7 @@ use toolcall_score::escape;
 
 use super::interrupts::Interrupts;
 use super::{Failure, FailureKind, Options, Report, Step};
-use crate::child::{ChildServer, StdoutFault};
+use crate::child::{ChildServer, StdoutFault, ToolPages};
 use crate::{Flow, Server};
 
 pub(crate) type Client = RunningService<RoleClient, ClientConfig>;
@@ -29,6 +29,9 @@ pub(crate) struct Run<'a> {
     pub(crate) call_timeout: Duration,
     pub(super) child: Option<ChildServer>,
     pub(super) faults: Option<watch::Receiver<Option<StdoutFault>>>,
+    /// The `tools/list` pages as the server wrote them (stdio: read off its stdout; HTTP: off
+    /// the response body), for a snapshot that keeps what rmcp's model drops.
+    pub(super) pages: Option<ToolPages>,
     pub(super) interrupts: Interrupts,
     pub(crate) report: Report,
     /// The session check's notes of the stdio server's stream.
@@ -91,6 +94,7 @@ impl<'a> Run<'a> {
             call_timeout: flow.timeouts.call.unwrap_or(options.call_timeout),
             child: None,
             faults: None,
+            pages: None,
             interrupts: Interrupts::new(options.handle_ctrl_c),
             report: Report::before_start(flow),
             session: None,
@@ -99,6 +103,28 @@ impl<'a> Run<'a> {
 }
 
 impl Run<'_> {
+    /// The catalog rmcp listed as `typed`, each tool as the wire had it when the raw pages were
+    /// seen and hold the same tools (by name, in order); else rmcp's model of it.
+    pub(crate) fn wire_tools(&self, typed: &[rmcp::model::Tool]) -> Vec<serde_json::Value> {
+        let raw: Vec<serde_json::Value> = self
+            .pages
+            .as_ref()
+            .map(|p| p.take().into_iter().flatten().collect())
+            .unwrap_or_default();
+        let same = raw.len() == typed.len()
+            && raw
+                .iter()
+                .zip(typed)
+                .all(|(r, t)| r.get("name").and_then(serde_json::Value::as_str) == Some(&*t.name));
+        if same {
+            return raw;
+        }
+        typed
+            .iter()
+            .filter_map(|t| serde_json::to_value(t).ok())
+            .collect()
+    }
+
     pub(super) async fn drive(&mut self, on_step: &mut dyn FnMut(&Step)) -> Result<(), Failure> {
         let started = Instant::now();
         let client = self.connect().await;

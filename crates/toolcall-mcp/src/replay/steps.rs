@@ -38,10 +38,7 @@ impl Run<'_> {
         let listed = listed?;
         self.report.tools = listed.len();
         if let Some(snapshot) = &self.flow.snapshot {
-            let live: Vec<Value> = listed
-                .iter()
-                .filter_map(|t| serde_json::to_value(t).ok())
-                .collect();
+            let live = self.wire_tools(&listed);
             let drift: Vec<String> =
                 crate::catalog::diff(&snapshot.catalog, &crate::catalog::snapshot(&live))
                     .iter()
