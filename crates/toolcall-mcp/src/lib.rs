@@ -69,6 +69,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod assertions;
+mod capture;
 pub mod catalog;
 mod child;
 mod errors;
@@ -79,6 +81,8 @@ mod outcome;
 pub mod probe;
 mod replay;
 
+pub use assertions::Assertions;
+pub use capture::Capture;
 pub use errors::FlowError;
 pub use expect::Mismatch;
 pub use flow::{

@@ -81,6 +81,10 @@ pub fn replay_blocking(flow: &Flow, options: &Options, on_step: &mut dyn FnMut(&
 
 /// Replays `flow`; `on_step` sees each step as it passes.
 pub async fn replay(flow: &Flow, options: &Options, on_step: &mut dyn FnMut(&Step)) -> Report {
+    // A skipped flow starts no server: its report says why, and nothing else.
+    if flow.skip.is_some() {
+        return Report::before_start(flow);
+    }
     let started = Instant::now();
     let mut run = Run::new(flow, options);
     let outcome = run.drive(on_step).await;

@@ -31,6 +31,9 @@ pub(crate) struct Run<'a> {
     pub(super) faults: Option<watch::Receiver<Option<StdoutFault>>>,
     pub(super) interrupts: Interrupts,
     pub(crate) report: Report,
+    /// The wire result of each call with an `id` that went through, by id: what a later
+    /// call's `${steps.ID…}` reads.
+    pub(super) captured: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// Where a request was made, for the failure line.
@@ -91,6 +94,7 @@ impl<'a> Run<'a> {
             faults: None,
             interrupts: Interrupts::new(options.handle_ctrl_c),
             report: Report::before_start(flow),
+            captured: std::collections::BTreeMap::new(),
         }
     }
 }
