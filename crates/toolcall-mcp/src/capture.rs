@@ -12,14 +12,10 @@
 //! (a number stays a number); a reference inside a longer string is written into it (a string
 //! as it is, any other value as JSON).
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 use toolcall_score::escape;
 
 use crate::errors::FlowError;
-use crate::expect::printable_result;
-use crate::Call;
 
 /// The start of a reference; what follows up to `}` is `ID.result[.PATH]` or `ID.text`.
 const PREFIX: &str = "${steps.";
@@ -44,10 +40,10 @@ pub(crate) enum Piece {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct StepRef {
     /// As the flow writes it, for messages.
-    written: String,
-    step: String,
+    pub(crate) written: String,
+    pub(crate) step: String,
     /// `None` for `text` (the first text block); the path's segments for `result`.
-    path: Option<Vec<String>>,
+    pub(crate) path: Option<Vec<String>>,
 }
 
 /// Why `input` could not be taken apart.
@@ -79,8 +75,8 @@ pub(crate) fn take_apart(
             let shown: String = pieces
                 .iter()
                 .map(|p| match p {
-                    Piece::Text(t) => crate::escape_template(t),
-                    Piece::Ref(r) => crate::escape_template(&r.written),
+                    Piece::Text(t) => t.replace('$', "$$"),
+                    Piece::Ref(r) => r.written.replace('$', "$$"),
                 })
                 .collect();
             captures.push(Capture {
@@ -108,7 +104,7 @@ pub(crate) fn take_apart(
         Value::Object(map) => Value::Object(
             map.into_iter()
                 .map(|(k, v)| {
-                    let token = crate::flow::pointer_token(&k);
+                    let token = pointer_token(&k);
                     let v = take_apart(
                         v,
                         &format!("{at}/{token}"),
@@ -146,9 +142,9 @@ fn pieces(
     while let Some(i) = rest.find('$') {
         literal.push_str(&rest[..i]);
         let here = &rest[i..];
-        if here.starts_with("$$") {
+        if let Some(after) = here.strip_prefix("$$") {
             literal.push_str("$$");
-            rest = &here[2..];
+            rest = after;
         } else if here.starts_with(PREFIX) {
             let Some(end) = here.find('}') else {
                 return Err(TakeApart::Invalid {
@@ -215,98 +211,7 @@ fn step_ref(written: &str, at: &str, ids: &[Option<String>]) -> Result<StepRef, 
     })
 }
 
-/// `call`'s input with every reference filled in from `results` (the wire result of each
-/// earlier call that has an id and went through); `calls` are the flow's, to say why a step
-/// has no result. The error names the reference, the step and the path.
-pub(crate) fn fill_in(
-    call: &Call,
-    calls: &[Call],
-    results: &BTreeMap<String, Value>,
-) -> Result<Value, String> {
-    let mut input = call.input.clone();
-    for capture in &call.captures {
-        let mut values = Vec::with_capacity(capture.pieces.len());
-        for piece in &capture.pieces {
-            values.push(match piece {
-                Piece::Text(text) => Value::String(text.clone()),
-                Piece::Ref(r) => resolve(r, calls, results)?,
-            });
-        }
-        let value = match (capture.pieces.as_slice(), values.as_slice()) {
-            ([Piece::Ref(_)], [one]) => one.clone(),
-            _ => Value::String(
-                values
-                    .iter()
-                    .map(|v| match v {
-                        Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    })
-                    .collect(),
-            ),
-        };
-        if let Some(slot) = input.pointer_mut(&capture.pointer) {
-            *slot = value;
-        } else if capture.pointer.is_empty() {
-            input = value;
-        }
-    }
-    Ok(input)
-}
-
-/// The value `r` names.
-fn resolve(
-    r: &StepRef,
-    calls: &[Call],
-    results: &BTreeMap<String, Value>,
-) -> Result<Value, String> {
-    let written = escape(&r.written);
-    let step = escape(&r.step);
-    let Some(result) = results.get(&r.step) else {
-        let why = match calls
-            .iter()
-            .find(|c| c.id.as_deref() == Some(r.step.as_str()))
-        {
-            Some(c) if c.skip.is_some() => format!(
-                "was skipped ({}), so it has no result",
-                escape(c.skip.as_deref().unwrap_or_default())
-            ),
-            Some(c) if c.expect_error.is_some() => {
-                "was refused (expect_error), so it has no result".to_owned()
-            }
-            _ => "has no result".to_owned(),
-        };
-        return Err(format!("`{written}`: step `{step}` {why}"));
-    };
-    let Some(path) = &r.path else {
-        return crate::expect::first_text(result)
-            .map(|t| Value::String(t.to_owned()))
-            .ok_or_else(|| format!("`{written}`: step `{step}`'s result has no text block"));
-    };
-    let doc = crate::expect::document(result)
-        .map_err(|why| format!("`{written}`: step `{step}`: {why}"))?;
-    let mut here = &doc;
-    for (n, segment) in path.iter().enumerate() {
-        let next = match here {
-            Value::Object(map) => map.get(segment),
-            Value::Array(items) => segment.parse::<usize>().ok().and_then(|i| items.get(i)),
-            _ => None,
-        };
-        match next {
-            Some(v) => here = v,
-            None => {
-                let reached = if n == 0 {
-                    "result".to_owned()
-                } else {
-                    format!("result.{}", path[..n].join("."))
-                };
-                return Err(format!(
-                    "`{written}`: step `{step}`'s result has no `{}` (at `{}`: {})",
-                    escape(&path[..=n].join(".")),
-                    escape(&reached),
-                    printable_result(here)
-                ));
-            }
-        }
-    }
-    Ok(here.clone())
+/// `key` as one token of a JSON pointer (`~` and `/` escaped), as a flow's reader writes one.
+fn pointer_token(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
 }

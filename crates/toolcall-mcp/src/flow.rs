@@ -1166,7 +1166,7 @@ impl Vars for AsWrittenWhenUnset<'_> {
 }
 
 /// `key` as one token of a JSON pointer (`~` and `/` escaped).
-pub(crate) fn pointer_token(key: &str) -> String {
+fn pointer_token(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 

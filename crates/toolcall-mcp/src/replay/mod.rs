@@ -16,13 +16,17 @@
 //!   `input_required` rounds.
 //! - `checks.rs` — what a call and its result are checked against (catalog, `outputSchema`,
 //!   `expect_error`) and the sentences when they fail.
+//! - `assert.rs` — a result checked against the call's `assert`.
+//! - `references.rs` — a call's `${steps.ID…}` references filled in from earlier results.
 //! - `explain.rs` — error wording: what went wrong awaiting the server, as a failure's sentence.
 //! - `interrupts.rs` — Ctrl-C, SIGTERM and SIGHUP, when [`Options::handle_ctrl_c`] asks.
 
+mod assert;
 mod checks;
 mod connect;
 mod explain;
 mod interrupts;
+mod references;
 mod report;
 mod run;
 mod steps;

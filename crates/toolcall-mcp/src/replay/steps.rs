@@ -198,7 +198,7 @@ impl Run<'_> {
         let input = if call.captures.is_empty() {
             &call.input
         } else {
-            filled = crate::capture::fill_in(call, &self.flow.calls, &self.captured)
+            filled = super::references::fill_in(call, &self.flow.calls, &self.captured)
                 .map_err(|message| phase.fail(FailureKind::Capture, message))?;
             &filled
         };
@@ -304,7 +304,7 @@ impl Run<'_> {
             check_content(&result, wanted)
                 .map_err(|message| phase.fail(FailureKind::Expectation, message))?;
         }
-        crate::assertions::check(&result, &call.assert).map_err(|(message, mismatch)| Failure {
+        super::assert::check(&result, &call.assert).map_err(|(message, mismatch)| Failure {
             mismatch: mismatch.map(Box::new),
             ..phase.fail(FailureKind::Expectation, message)
         })?;
