@@ -6,6 +6,7 @@
 
 mod check;
 mod exit_codes;
+mod flowcheck;
 mod rate;
 mod record_serve;
 mod support;

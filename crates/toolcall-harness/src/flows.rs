@@ -55,7 +55,10 @@ pub(crate) fn trials(dir: &Path, list: bool) -> Vec<Trial> {
         .map(|path| {
             let name = name("flow", dir, &path);
             let declared = expects_failure(&path);
+            let skipped = skipped(&path);
             let trial = Trial::test(name, move || replay(&path));
+            // A skipped flow (`skip`, `skip_unless_env`) is an ignored test, never a pass.
+            let trial = trial.with_ignored_flag(skipped);
             if declared && !list {
                 trial.with_kind("xfail")
             } else {
@@ -78,6 +81,20 @@ fn expects_failure(path: &Path) -> bool {
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
         .is_some_and(|v| v.get("expected_failure").is_some_and(|e| !e.is_null()))
+}
+
+/// Whether the flow at `path` says it is skipped; a flow that cannot be read is not (its trial
+/// fails, saying why).
+fn skipped(path: &Path) -> bool {
+    #[cfg(feature = "mcp")]
+    {
+        toolcall_mcp::Flow::load(path).is_ok_and(|flow| flow.skip.is_some())
+    }
+    #[cfg(not(feature = "mcp"))]
+    {
+        let _ = path;
+        false
+    }
 }
 
 #[cfg(feature = "mcp")]

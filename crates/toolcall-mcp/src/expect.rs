@@ -21,7 +21,7 @@ pub struct Mismatch {
 }
 
 /// The document `expect` pointers address in a `tools/call` result (wire shape).
-fn document(result: &Value) -> Result<Value, String> {
+pub(crate) fn document(result: &Value) -> Result<Value, String> {
     if let Some(structured) = result.get("structuredContent") {
         return Ok(structured.clone());
     }
@@ -148,7 +148,7 @@ fn shown_regex(pattern: &str) -> String {
 }
 
 /// The first text block's text.
-fn first_text(result: &Value) -> Option<&str> {
+pub(crate) fn first_text(result: &Value) -> Option<&str> {
     result
         .get("content")?
         .as_array()?
@@ -258,7 +258,7 @@ pub(crate) fn check_content(result: &Value, wanted: &ContentExpectation) -> Resu
 }
 
 /// JSON equality where numbers compare by value (`9164` equals `9164.0`).
-fn same(a: &Value, b: &Value) -> bool {
+pub(crate) fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
             (Some(x), Some(y)) => x == y,

@@ -42,6 +42,9 @@ pub struct Flow {
     /// Every value a `${VAR}` expanded to, with its variable, longest first: what
     /// [`Flow::mask`] hides wherever the replay prints or reports.
     pub(crate) expanded: Vec<(String, String)>,
+    /// Why the whole flow is not replayed (`"skip"`, or `"skip_unless_env"` naming a variable
+    /// that is unset or empty); `None` when it is.
+    pub skip: Option<String>,
 }
 
 /// Values this short are not masked: `${N}` = `1` would turn every `1` in a report into `${N}`.
@@ -186,6 +189,17 @@ pub struct Call {
     pub kind: StepKind,
     /// The step's whole response compared with its recorded one (`"verify"`), when asked.
     pub verify: Option<Verify>,
+    /// The call's name for later calls (`"id"`): `${steps.ID.result.PATH}` in a later call's
+    /// `input` is a value from this call's result.
+    pub id: Option<String>,
+    /// The strings of `input` that hold a `${steps.…}` reference, filled in when the call is
+    /// made.
+    pub captures: Vec<crate::capture::Capture>,
+    /// Assertions on the result beyond `expect` (`"assert"`): texts it contains, JSON paths,
+    /// array lengths.
+    pub assert: crate::assertions::Assertions,
+    /// Why this call is not made (`"skip"`, or `"skip_unless_env"`); `None` when it is.
+    pub skip: Option<String>,
 }
 
 /// What the first text block of a result must be.
@@ -262,6 +276,9 @@ struct RawFlow {
     snapshot: Option<String>,
     #[serde(default)]
     verify: Option<Value>,
+    skip: Option<Value>,
+    #[serde(default)]
+    skip_unless_env: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -329,6 +346,14 @@ struct RawCall {
     /// what `toolcall mcp serve` answers with; a replay reads it only to `verify` the step.
     #[serde(default)]
     recorded: Option<serde_json::Map<String, Value>>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    assert: Option<Value>,
+    #[serde(default)]
+    skip: Option<Value>,
+    #[serde(default)]
+    skip_unless_env: Option<String>,
 }
 
 fn empty_object() -> Value {
@@ -415,11 +440,22 @@ impl Flow {
             column: e.column(),
             message: e.to_string(),
         })?;
+        // A skipped flow is still read whole (a typo in it is an error), but a variable it
+        // uses may be unset: most often the very one `skip_unless_env` names.
+        let skip = skip_reason(
+            path,
+            "",
+            raw.skip.as_ref(),
+            raw.skip_unless_env.as_deref(),
+            vars,
+        )?;
+        let lenient = AsWrittenWhenUnset(vars);
         let reader = Reader {
             path,
             dir,
-            vars,
+            vars: if skip.is_some() { &lenient } else { vars },
             used: std::cell::RefCell::new(Vec::new()),
+            ids: std::cell::RefCell::new(Vec::new()),
         };
         // Read in the file's order, so that of two errors the first in the file is the one named.
         let server = reader.server(&raw.server)?;
@@ -445,6 +481,7 @@ impl Flow {
             },
             calls,
             expected_failure: raw.expected_failure,
+            skip,
         })
     }
 }
@@ -460,6 +497,9 @@ struct Reader<'a> {
     vars: &'a dyn Vars,
     /// Every `(value, NAME)` a `${NAME}` expanded to.
     used: std::cell::RefCell<Vec<(String, String)>>,
+    /// The `id` of each call read so far (`None` for a call without one), in order: what a
+    /// `${steps.ID…}` reference may name.
+    ids: std::cell::RefCell<Vec<Option<String>>>,
 }
 
 impl Reader<'_> {
@@ -662,7 +702,124 @@ impl Reader<'_> {
     /// `/calls/{i}`: its `input` (an object), its expectations, and its `input_responses`.
     /// A call that must fail (`expect_error`) has no result to check, so it has no other
     /// expectation.
-    fn call(&self, i: usize, call: RawCall, verify: Option<&Verify>) -> Result<Call, FlowError> {
+    fn call(
+        &self,
+        i: usize,
+        mut call: RawCall,
+        verify: Option<&Verify>,
+    ) -> Result<Call, FlowError> {
+        let at = format!("/calls/{i}");
+        call.id = self.call_id(i, call.id.take())?;
+        let skip = skip_reason(
+            self.path,
+            &at,
+            call.skip.as_ref(),
+            call.skip_unless_env.as_deref(),
+            self.vars,
+        )?;
+        // A skipped call is read whole, as a skipped flow is, its unset variables as written.
+        if skip.is_some() {
+            let lenient = AsWrittenWhenUnset(self.vars);
+            let reader = Reader {
+                path: self.path,
+                dir: self.dir,
+                vars: &lenient,
+                used: std::cell::RefCell::new(Vec::new()),
+                ids: std::cell::RefCell::new(self.ids.borrow().clone()),
+            };
+            let read = reader.call_parts(i, call, verify)?;
+            self.used.borrow_mut().extend(reader.used.into_inner());
+            self.ids.borrow_mut().push(read.id.clone());
+            return Ok(Call { skip, ..read });
+        }
+        let read = self.call_parts(i, call, verify)?;
+        self.ids.borrow_mut().push(read.id.clone());
+        Ok(read)
+    }
+
+    /// `/calls/{i}/id`: a name of letters, digits, `_` and `-`, no other call's.
+    fn call_id(&self, i: usize, id: Option<String>) -> Result<Option<String>, FlowError> {
+        let Some(id) = id else { return Ok(None) };
+        let at = format!("/calls/{i}/id");
+        if id.is_empty()
+            || !id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(self.invalid(
+                at,
+                format!(
+                    "\"{}\" is not a step id: letters, digits, `_` and `-` (it is written \
+                     ${{steps.ID.result…}})",
+                    toolcall_score::escape(&id)
+                ),
+            ));
+        }
+        if let Some(j) = self
+            .ids
+            .borrow()
+            .iter()
+            .position(|o| o.as_deref() == Some(&id))
+        {
+            return Err(self.invalid(
+                at,
+                format!(
+                    "\"{}\" is already the id of /calls/{j}",
+                    toolcall_score::escape(&id)
+                ),
+            ));
+        }
+        Ok(Some(id))
+    }
+
+    /// `/calls/{i}/input` with each string that holds a `${steps.…}` reference taken apart
+    /// (its `${VAR}`s expanded now, its references filled in when the call is made) and
+    /// written back as it reads: `$$` for each `$`, so that expanding the input leaves it be.
+    fn captures(
+        &self,
+        i: usize,
+        input: Value,
+    ) -> Result<(Value, Vec<crate::capture::Capture>), FlowError> {
+        let mut captures = Vec::new();
+        let ids = self.ids.borrow().clone();
+        let input = crate::capture::take_apart(
+            input,
+            &format!("/calls/{i}/input"),
+            "",
+            &ids,
+            &mut captures,
+            &|at, text| self.expand(at, text),
+        )
+        .map_err(|e| match e {
+            crate::capture::TakeApart::Flow(e) => e,
+            crate::capture::TakeApart::Invalid { at, message } => self.invalid(at, message),
+        })?;
+        Ok((input, captures))
+    }
+
+    /// `/calls/{i}/assert`: each assertion checked now (a JSON path that addresses one value,
+    /// counts that are numbers), its strings' `${VAR}`s expanded.
+    fn assertions(
+        &self,
+        i: usize,
+        assert: Option<Value>,
+    ) -> Result<crate::assertions::Assertions, FlowError> {
+        let Some(value) = assert else {
+            return Ok(crate::assertions::Assertions::default());
+        };
+        let at = format!("/calls/{i}/assert");
+        let value = self.expand_strings(value, &at)?;
+        crate::assertions::Assertions::read(value)
+            .map_err(|(pointer, message)| self.invalid(format!("{at}{pointer}"), message))
+    }
+
+    /// [`Reader::call`] once the call's `skip` is known: everything else.
+    fn call_parts(
+        &self,
+        i: usize,
+        call: RawCall,
+        verify: Option<&Verify>,
+    ) -> Result<Call, FlowError> {
         let (kind, name) = self.kind(
             i,
             kinds::RawKind {
@@ -679,7 +836,8 @@ impl Reader<'_> {
                 "expected a JSON object of arguments",
             ));
         }
-        let input = self.expand_strings(call.input, &format!("/calls/{i}/input"))?;
+        let (input, captures) = self.captures(i, call.input)?;
+        let input = self.expand_strings(input, &format!("/calls/{i}/input"))?;
         let expect = self.expect(i, call.expect)?;
         let expect_error = self.expect_error(i, call.expect_error)?;
         if expect_error.is_some() && !expect.is_empty() {
@@ -699,6 +857,14 @@ impl Reader<'_> {
             ));
         }
         let input_responses = self.input_responses(i, call.input_responses)?;
+        let assert = self.assertions(i, call.assert)?;
+        if expect_error.is_some() && !assert.is_empty() {
+            return Err(self.invalid(
+                format!("/calls/{i}"),
+                "has \"expect_error\" and \"assert\": a call that must fail has no result to \
+                 check",
+            ));
+        }
         let verify = self.verify(i, verify, call.verify, call.recorded)?;
         let call = Call {
             name,
@@ -710,6 +876,10 @@ impl Reader<'_> {
             input_responses,
             kind,
             verify,
+            id: call.id,
+            captures,
+            assert,
+            skip: None,
         };
         self.check_kind(i, &call)?;
         Ok(call)
@@ -982,6 +1152,67 @@ fn expand_vars(
     Ok(out)
 }
 
+/// Why a flow (`at` empty) or the call at `at` is skipped: its `skip` (`true`, or the reason),
+/// or its `skip_unless_env` naming a variable that is unset or empty (a CI secret a fork's run
+/// does not get is set to nothing).
+fn skip_reason(
+    path: &Path,
+    at: &str,
+    skip: Option<&Value>,
+    skip_unless_env: Option<&str>,
+    vars: &dyn Vars,
+) -> Result<Option<String>, FlowError> {
+    let invalid = |key: &str, message: String| FlowError::Invalid {
+        path: path.to_owned(),
+        pointer: format!("{at}/{key}"),
+        message,
+    };
+    let skip = match skip {
+        None | Some(Value::Null | Value::Bool(false)) => None,
+        Some(Value::Bool(true)) => Some("skip: true".to_owned()),
+        Some(Value::String(reason)) if !reason.trim().is_empty() => Some(reason.clone()),
+        Some(other) => {
+            return Err(invalid(
+                "skip",
+                format!(
+                    "expected true, false or the reason (a string that is not empty), found {}",
+                    toolcall_score::escape(&other.to_string())
+                ),
+            ))
+        }
+    };
+    let Some(name) = skip_unless_env else {
+        return Ok(skip);
+    };
+    if name.is_empty() || name.contains(['$', '{', '}', '=']) {
+        return Err(invalid(
+            "skip_unless_env",
+            format!(
+                "expected the name of an environment variable (CI_TOKEN), found \"{}\"",
+                toolcall_score::escape(name)
+            ),
+        ));
+    }
+    if skip.is_some() {
+        return Ok(skip);
+    }
+    Ok(match vars.get(name) {
+        Some(value) if !value.is_empty() => None,
+        Some(_) => Some(format!("skip_unless_env: {name} is empty")),
+        None => Some(format!("skip_unless_env: {name} is not set")),
+    })
+}
+
+/// The variables of a skipped flow or call: an unset one reads as written (`${TOKEN}`), so
+/// that what is never sent cannot stop the flow from being read.
+struct AsWrittenWhenUnset<'a>(&'a dyn Vars);
+
+impl Vars for AsWrittenWhenUnset<'_> {
+    fn get(&self, name: &str) -> Option<String> {
+        self.0.get(name).or_else(|| Some(format!("${{{name}}}")))
+    }
+}
+
 /// `key` as one token of a JSON pointer (`~` and `/` escaped).
 fn pointer_token(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
@@ -1140,15 +1371,20 @@ mod tests {
     fn every_refusal_names_the_file_and_the_place() {
         const SERVER: &str = r#""server": {"command": "node"}"#;
         let call = |fields: &str| format!(r#"{{{SERVER}, "calls": [{{"name": "t", {fields}}}]}}"#);
-        let cases: Vec<(&str, String)> =
-            vec![
-            ("not JSON", "{\"server\": {\"url\": \"http://x\"},\n \"calls\": [,]}".into()),
+        let cases: Vec<(&str, String)> = vec![
+            (
+                "not JSON",
+                "{\"server\": {\"url\": \"http://x\"},\n \"calls\": [,]}".into(),
+            ),
             ("no calls", format!("{{{SERVER}}}")),
             (
                 "an unknown key",
                 r#"{"server": {"url": "http://x"}, "calls": [], "cals": []}"#.into(),
             ),
-            ("neither command nor url", r#"{"server": {}, "calls": []}"#.into()),
+            (
+                "neither command nor url",
+                r#"{"server": {}, "calls": []}"#.into(),
+            ),
             (
                 "args on a url server",
                 r#"{"server": {"url": "http://x", "args": ["a"]}, "calls": []}"#.into(),
@@ -1157,7 +1393,10 @@ mod tests {
                 "headers on a command server",
                 r#"{"server": {"command": "node", "headers": {"A": "b"}}, "calls": []}"#.into(),
             ),
-            ("an empty command", r#"{"server": {"command": ""}, "calls": []}"#.into()),
+            (
+                "an empty command",
+                r#"{"server": {"command": ""}, "calls": []}"#.into(),
+            ),
             (
                 "an unset variable",
                 r#"{"server": {"command": "node", "env": {"K": "${NOPE_ATP_Z}"}}, "calls": []}"#
@@ -1172,7 +1411,10 @@ mod tests {
                 r#"{"server": {"url": "http://x", "headers": {"A": "v\r\nB: c"}}, "calls": []}"#
                     .into(),
             ),
-            ("a url that is not http", r#"{"server": {"url": "ftp://x"}, "calls": []}"#.into()),
+            (
+                "a url that is not http",
+                r#"{"server": {"url": "ftp://x"}, "calls": []}"#.into(),
+            ),
             (
                 "an unknown protocol",
                 r#"{"server": {"command": "x", "protocol": "2025-11-25"}, "calls": []}"#.into(),
@@ -1182,8 +1424,14 @@ mod tests {
                 format!(r#"{{{SERVER}, "snapshot": "missing.json", "calls": []}}"#),
             ),
             ("an input that is not an object", call(r#""input": [1]"#)),
-            ("an expect key that is not a pointer", call(r#""expect": {"status": "ok"}"#)),
-            ("an expect_error of no known shape", call(r#""expect_error": {"code": 1}"#)),
+            (
+                "an expect key that is not a pointer",
+                call(r#""expect": {"status": "ok"}"#),
+            ),
+            (
+                "an expect_error of no known shape",
+                call(r#""expect_error": {"code": 1}"#),
+            ),
             (
                 "expect and expect_error",
                 call(r#""expect": {"/a": 1}, "expect_error": true"#),
@@ -1192,8 +1440,14 @@ mod tests {
                 "expect_text and expect_match",
                 call(r#""expect_text": "a", "expect_match": "a""#),
             ),
-            ("an expect_match that does not compile", call(r#""expect_match": "(""#)),
-            ("an expect_content of no known shape", call(r#""expect_content": {"kind": 1}"#)),
+            (
+                "an expect_match that does not compile",
+                call(r#""expect_match": "(""#),
+            ),
+            (
+                "an expect_content of no known shape",
+                call(r#""expect_content": {"kind": 1}"#),
+            ),
             (
                 "an expect_content of an unknown type",
                 call(r#""expect_content": {"type": "video"}"#),
@@ -1206,6 +1460,32 @@ mod tests {
                 "an input response that is not an object",
                 call(r#""input_responses": {"a/b": "yes"}"#),
             ),
+            ("a skip that is a number", call(r#""skip": 1"#)),
+            (
+                "a skip_unless_env that is not a name",
+                call(r#""skip_unless_env": "${X}""#),
+            ),
+            (
+                "a flow skip that is empty",
+                format!(r#"{{{SERVER}, "skip": " ", "calls": []}}"#),
+            ),
+            ("an id with a dot", call(r#""id": "a.b""#)),
+            (
+                "a step reference with no id before it",
+                call(r#""input": {"a": "${steps.x.result}"}"#),
+            ),
+            (
+                "an assert of an unknown kind",
+                call(r#""assert": {"contain": "ok"}"#),
+            ),
+            (
+                "an assert path to many values",
+                call(r#""assert": {"json_path": {"$..id": 1}}"#),
+            ),
+            (
+                "assert and expect_error",
+                call(r#""assert": {"contains": "a"}, "expect_error": true"#),
+            ),
         ];
         let refusals: String = cases
             .iter()
@@ -1215,6 +1495,89 @@ mod tests {
             })
             .collect();
         insta::assert_snapshot!(refusals);
+    }
+
+    /// `skip` and `skip_unless_env`, on a flow and on a call: the reason kept, and a variable a
+    /// skipped part uses may be unset (the token `skip_unless_env` is about, most often).
+    #[test]
+    fn skip_and_skip_unless_env_on_a_flow_and_a_call() {
+        let flow = parse(
+            r#"{"skip_unless_env": "NOPE_ATP_TOKEN",
+                "server": {"url": "https://x/mcp", "headers": {"A": "Bearer ${NOPE_ATP_TOKEN}"}},
+                "calls": [{"name": "t", "input": {"k": "${NOPE_ATP_TOKEN}"}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            flow.skip.as_deref(),
+            Some("skip_unless_env: NOPE_ATP_TOKEN is not set")
+        );
+        let flow = parse(
+            r#"{"server": {"command": "node"}, "calls": [
+                {"name": "a", "skip": "the sandbox has no ledger"},
+                {"name": "b", "skip_unless_env": "NOPE_ATP_T2", "input": {"k": "${NOPE_ATP_T2}"}},
+                {"name": "c", "skip_unless_env": "SERVER", "skip": false},
+                {"name": "d", "skip": true}]}"#,
+        )
+        .unwrap();
+        let skips: Vec<Option<&str>> = flow.calls.iter().map(|c| c.skip.as_deref()).collect();
+        assert_eq!(
+            skips,
+            [
+                Some("the sandbox has no ledger"),
+                Some("skip_unless_env: NOPE_ATP_T2 is not set"),
+                None,
+                Some("skip: true")
+            ]
+        );
+        assert_eq!(flow.skip, None);
+        // A call that is not skipped still needs its variables.
+        let err = parse(
+            r#"{"server": {"command": "node"}, "calls": [{"name": "t", "skip_unless_env": "SERVER",
+                "input": {"k": "${NOPE_ATP_T3}"}}]}"#,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("uses ${NOPE_ATP_T3}"), "{err}");
+    }
+
+    /// `${steps.ID.result.PATH}` is kept for the replay to fill in; a reference to a step no
+    /// earlier call names is the file's error, naming the place and the ids there are.
+    #[test]
+    fn step_references_are_kept_and_checked_against_earlier_ids() {
+        let flow = parse(
+            r##"{"server": {"command": "node"}, "calls": [
+                {"name": "create", "id": "create"},
+                {"name": "close", "input": {"n": "${steps.create.result.id}",
+                  "s": "#${steps.create.result.id} by ${SERVER}", "lit": "$${steps.create.text}"}}]}"##,
+        )
+        .unwrap();
+        let close = &flow.calls[1];
+        assert_eq!(
+            close.input,
+            serde_json::json!({"n": "${steps.create.result.id}",
+                "s": "#${steps.create.result.id} by /opt/server", "lit": "${steps.create.text}"})
+        );
+        let pointers: Vec<&str> = close.captures.iter().map(|c| c.pointer.as_str()).collect();
+        assert_eq!(pointers, ["/n", "/s"]);
+        let err = |text: &str| parse(text).unwrap_err().to_string();
+        assert_eq!(
+            err(
+                r#"{"server": {"command": "node"}, "calls": [{"name": "a", "id": "a"},
+                {"name": "b", "input": {"x": ["${steps.later.result.id}"]}}, {"name": "c", "id": "later"}]}"#
+            ),
+            "flows/x.json: at /calls/1/input/x/0: `${steps.later.result.id}` names step `later`, \
+             which no earlier call has as its \"id\" (earlier ids: `a`)"
+        );
+        assert!(err(
+            r#"{"server": {"command": "node"}, "calls": [{"name": "a", "id": "a"},
+                {"name": "b", "input": {"x": "${steps.a.output}"}}]}"#
+        )
+        .contains("is not a step reference"));
+        assert_eq!(
+            err(
+                r#"{"server": {"command": "node"}, "calls": [{"name": "a", "id": "a"}, {"name": "b", "id": "a"}]}"#
+            ),
+            "flows/x.json: at /calls/1/id: \"a\" is already the id of /calls/0"
+        );
     }
 
     #[test]

@@ -69,6 +69,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod assertions;
+mod capture;
 pub mod catalog;
 mod child;
 mod errors;
@@ -80,6 +82,8 @@ pub mod probe;
 mod replay;
 mod session;
 
+pub use assertions::Assertions;
+pub use capture::Capture;
 pub use errors::FlowError;
 pub use expect::Mismatch;
 pub use flow::{

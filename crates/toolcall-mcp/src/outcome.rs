@@ -33,11 +33,17 @@ pub enum Outcome {
         /// The flow's `expected_failure`.
         expected: String,
     },
+    /// The flow was not replayed (`skip`, or `skip_unless_env` naming an unset variable): the
+    /// reason. Neither a pass nor a failure.
+    Skipped(String),
 }
 
 impl Outcome {
     /// Judges `report`, a replay of `flow`.
     pub fn of(flow: &Flow, report: &Report) -> Outcome {
+        if let Some(reason) = &report.skipped {
+            return Outcome::Skipped(reason.clone());
+        }
         match (&flow.expected_failure, &report.failure) {
             (None, None) => Outcome::Passed,
             (None, Some(failure)) => Outcome::Failed(failure.clone()),
@@ -55,8 +61,14 @@ impl Outcome {
     }
 
     /// Whether the flow passes: every step passed as it expects, or it failed as it expects.
+    /// A skipped flow does not pass (see [`Outcome::is_failure`]).
     pub fn is_pass(&self) -> bool {
         matches!(self, Outcome::Passed | Outcome::FailedAsExpected(_))
+    }
+
+    /// Whether the flow fails the run: it neither passed nor was skipped.
+    pub fn is_failure(&self) -> bool {
+        !self.is_pass() && !matches!(self, Outcome::Skipped(_))
     }
 }
 
@@ -67,6 +79,7 @@ impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Outcome::Passed => f.write_str("every step passed"),
+            Outcome::Skipped(reason) => write!(f, "skipped ({})", escape(reason)),
             Outcome::FailedAsExpected(failure) | Outcome::Failed(failure) => {
                 write!(f, "{failure}")
             }

@@ -3,8 +3,11 @@
 //! Prints one line per step, the failure line and the server's stderr tail on the first failure,
 //! and a summary with timings. A flow with `expected_failure` passes when the replay fails
 //! exactly so (`XFAIL <flow>: <the failure>`), and fails when it fails otherwise or passes
-//! (`FAIL <flow>: ...`, saying which). Exit code 0 when every flow passed, 1 when one failed, 2
-//! when a flow file is unreadable or invalid.
+//! (`FAIL <flow>: ...`, saying which). A skipped flow (`skip`, `skip_unless_env`) is
+//! `SKIP <flow>: <why>` and fails nothing. Exit code 0 when every flow passed or was skipped,
+//! 1 when one failed, 2 when a flow file is unreadable or invalid: that flow is an `error` in
+//! every report, the others are replayed, and the exit code (and the `error:` line naming each
+//! such file) comes after the reports are written.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -87,12 +90,11 @@ pub fn run(args: &Args) -> Result {
             toolcall_score::escape(bad)
         )));
     }
-    // Read every flow first: a typo in the third file should not cost two server start-ups.
+    // Read every flow first, so that a typo is said before any server starts; a flow that
+    // cannot be read is an error of its own, and the others still run.
     let files = super::json_files(&args.flows, "flow")?;
-    let mut flows = Vec::with_capacity(files.len());
-    for path in &files {
-        flows.push(Flow::load(path)?);
-    }
+    let flows: Vec<(&PathBuf, std::result::Result<Flow, toolcall_mcp::FlowError>)> =
+        files.iter().map(|path| (path, Flow::load(path))).collect();
     let inputs: Vec<&std::path::Path> = args.flows.iter().map(PathBuf::as_path).collect();
     if let Some((output, path)) = args.files.clobbers(&inputs) {
         return Err(CliError::usage(format!(
@@ -103,11 +105,30 @@ pub fn run(args: &Args) -> Result {
     }
     let mut failed = false;
     let (mut passed, mut as_expected, mut failures) = (0, 0, Vec::new());
+    let (mut skipped, mut errors) = (0, Vec::new());
     let mut runs = Vec::with_capacity(flows.len());
-    for flow in &flows {
+    for (path, flow) in &flows {
         if flows.len() > 1 && !args.json {
-            outln!("replay {}", escape_path(&flow.path));
+            outln!("replay {}", escape_path(path));
         }
+        let flow = match flow {
+            Ok(flow) => flow,
+            Err(error) => {
+                // One flow alone is said once, as the `error:` line.
+                if flows.len() > 1 && !args.json {
+                    outln!("ERROR {}: {error}", escape_path(path));
+                }
+                annotate(&annotation(
+                    &escape_path(path).to_string(),
+                    None,
+                    "toolcall replay",
+                    &error.to_string(),
+                ));
+                runs.push(crate::outputs::model::FlowRun::error(path, error));
+                errors.push(error);
+                continue;
+            }
+        };
         let report = replay_blocking(flow, &options, &mut |step| {
             if !args.json {
                 outln!("{step}")
@@ -130,27 +151,48 @@ pub fn run(args: &Args) -> Result {
                 report.session.len()
             );
         }
-        failed |= !outcome.is_pass() || strict_failed;
+        failed |= outcome.is_failure() || strict_failed;
         match outcome {
             _ if strict_failed => failures.push(escape_path(&flow.path).to_string()),
             Outcome::Passed => passed += 1,
             Outcome::FailedAsExpected(_) => as_expected += 1,
+            Outcome::Skipped(_) => skipped += 1,
             _ => failures.push(escape_path(&flow.path).to_string()),
         }
         runs.push(crate::outputs::model::FlowRun::of(flow, &report, &outcome));
     }
     if flows.len() > 1 && !args.json {
         outln!(
-            "\nreplayed {} flow(s): {passed} passed, {as_expected} failed as expected, {} failed{}",
+            "\nreplayed {} flow(s): {passed} passed, {as_expected} failed as expected, {} failed{}{}{}",
             flows.len(),
             failures.len(),
             if failures.is_empty() {
                 String::new()
             } else {
                 format!(" ({})", failures.join(", "))
+            },
+            if skipped > 0 {
+                format!(", {skipped} skipped")
+            } else {
+                String::new()
+            },
+            if errors.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", {} could not be read ({})",
+                    errors.len(),
+                    flows
+                        .iter()
+                        .filter(|(_, f)| f.is_err())
+                        .map(|(p, _)| escape_path(p).to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
             }
         );
     }
+    failed |= !errors.is_empty();
     if args.json || args.files.any() {
         let model = crate::outputs::model::ReplayRun { flows: runs };
         let run = crate::outputs::value("replay", !failed, &model)?;
@@ -161,6 +203,19 @@ pub fn run(args: &Args) -> Result {
             ));
         }
         args.files.write(&run)?;
+    }
+    // Bad input, as one flow alone has always been: exit 2, now with every report written.
+    if !errors.is_empty() {
+        let mut errors: Vec<CliError> = flows
+            .into_iter()
+            .filter_map(|(_, f)| f.err())
+            .map(CliError::Flow)
+            .collect();
+        return Err(if errors.len() == 1 {
+            errors.remove(0)
+        } else {
+            CliError::Each(errors)
+        });
     }
     Ok(crate::errors::Outcome::of(!failed))
 }
@@ -188,6 +243,10 @@ fn update(flow: &Flow, report: &Report, json: bool) -> Result<()> {
 
 fn print_end(report: &Report, outcome: &Outcome) {
     let flow = escape_path(&report.flow).to_string();
+    if let Outcome::Skipped(reason) = outcome {
+        outln!("SKIP {flow}: {}", toolcall_score::escape(reason));
+        return;
+    }
     if let Outcome::FailedAsExpected(failure) = outcome {
         outln!("{}", report.summary_as_expected());
         outln!("XFAIL {flow}: {failure}");
@@ -208,7 +267,7 @@ fn print_end(report: &Report, outcome: &Outcome) {
     }
     outln!("{}", report.summary());
     let failure = match outcome {
-        Outcome::Passed | Outcome::FailedAsExpected(_) => return,
+        Outcome::Passed | Outcome::FailedAsExpected(_) | Outcome::Skipped(_) => return,
         Outcome::Failed(failure) => failure.to_string(),
         Outcome::FailedDifferently { .. } | Outcome::PassedUnexpectedly { .. } => {
             outln!("FAIL {flow}: {outcome}");

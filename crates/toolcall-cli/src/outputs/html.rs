@@ -292,6 +292,7 @@ fn outcome_label(outcome: &str) -> &str {
         "changed" => "changed fingerprint",
         "now_passes" => "now passes",
         "error" => "error",
+        "skipped" => "skipped",
         other => other,
     }
 }
@@ -1000,7 +1001,7 @@ fn replay(out: &mut String, run: &Value) {
     for flow in items(&run["flows"]) {
         let name = str_of(&flow["flow"]);
         let outcome = str_of(&flow["outcome"]);
-        let failing = !matches!(outcome, "pass" | "expected_failure");
+        let failing = !matches!(outcome, "pass" | "expected_failure" | "skipped");
         let _ = writeln!(
             out,
             "<details class=\"result {outcome}\" id=\"f-{}\" data-outcome=\"{outcome}\"{}>\
@@ -1013,6 +1014,17 @@ fn replay(out: &mut String, run: &Value) {
         let _ = writeln!(out, "<p>{}</p>", text(str_of(&flow["summary"])));
         out.push_str("<ol class=\"timeline\">\n");
         for step in items(&flow["steps"]) {
+            if let Some(reason) = step["skipped"].as_str() {
+                let _ = writeln!(
+                    out,
+                    "<li class=\"turn step skipped\"><div class=\"who\">step {}</div><div class=\"call\">\
+                     <code class=\"name\">{}</code> skipped: {}</div></li>",
+                    step["index"],
+                    text(str_of(&step["name"])),
+                    text(reason)
+                );
+                continue;
+            }
             let _ = writeln!(
                 out,
                 "<li class=\"turn step\"><div class=\"who\">step {}</div><div class=\"call\">call \

@@ -72,6 +72,10 @@ enum Result_ {
     Xfail {
         message: String,
     },
+    /// Not run at all (a flow's `skip`): `<skipped>` with no type, unlike a known failure.
+    Skipped {
+        message: String,
+    },
 }
 
 impl Suite {
@@ -85,7 +89,7 @@ impl Suite {
     fn skipped(&self) -> usize {
         self.cases
             .iter()
-            .filter(|c| matches!(c.result, Result_::Xfail { .. }))
+            .filter(|c| matches!(c.result, Result_::Xfail { .. } | Result_::Skipped { .. }))
             .count()
     }
 
@@ -117,6 +121,10 @@ impl Suite {
                 )),
                 Result_::Xfail { message } => out.push_str(&format!(
                     "{open}>\n      <skipped type=\"xfail\" message=\"{}\"/>\n    </testcase>\n",
+                    attr(message)
+                )),
+                Result_::Skipped { message } => out.push_str(&format!(
+                    "{open}>\n      <skipped message=\"{}\"/>\n    </testcase>\n",
                     attr(message)
                 )),
             }
@@ -221,6 +229,7 @@ fn replay_suites(run: &Value) -> Vec<Suite> {
                     result: match outcome {
                         "pass" => Result_::Pass,
                         "expected_failure" => Result_::Xfail { message: summary },
+                        "skipped" => Result_::Skipped { message: summary },
                         _ => Result_::Failure {
                             kind: outcome.into(),
                             message: summary.clone(),

@@ -414,8 +414,13 @@ pub struct ReplayRun {
 pub struct FlowRun {
     /// The flow file.
     pub flow: String,
-    /// `pass`, `expected_failure` (failed as its `expected_failure` says), or `failure`.
+    /// `pass`, `expected_failure` (failed as its `expected_failure` says), `failure`,
+    /// `skipped` (its `skip` or `skip_unless_env`; no server started) or `error` (the flow file
+    /// cannot be read or is not a valid flow; `failure.message` says why).
     pub outcome: &'static str,
+    /// Why the flow was skipped, when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
     /// The one-line summary `toolcall replay` prints.
     pub summary: String,
     /// The flow's `expected_failure`, when it has one.
@@ -460,6 +465,9 @@ pub struct StepView {
     pub elapsed_ms: f64,
     /// How many `tools/call` requests it took (more than one when the server asked for input).
     pub rounds: usize,
+    /// Why the call was not made (its `skip` or `skip_unless_env`), when it was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
 /// What broke, where.
@@ -503,6 +511,7 @@ impl FlowRun {
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
         let (label, summary) = match outcome {
             Outcome::Passed => ("pass", report.summary()),
+            Outcome::Skipped(_) => ("skipped", report.summary()),
             Outcome::FailedAsExpected(_) => ("expected_failure", report.summary_as_expected()),
             _ => ("failure", report.summary()),
         };
@@ -542,6 +551,7 @@ impl FlowRun {
         FlowRun {
             flow: report.flow.display().to_string(),
             outcome: label,
+            skipped: report.skipped.clone(),
             summary,
             expected_failure: flow.expected_failure.clone(),
             steps: report
@@ -550,14 +560,17 @@ impl FlowRun {
                 .map(|s| StepView {
                     index: s.index,
                     name: s.name.clone(),
-                    input: flow
-                        .calls
-                        .get(s.index.wrapping_sub(1))
-                        .map(|c| flow.mask_value(&c.input))
-                        .unwrap_or_default(),
+                    // What was sent, `${steps.…}` filled in; else the flow's input.
+                    input: s.sent.clone().unwrap_or_else(|| {
+                        flow.calls
+                            .get(s.index.wrapping_sub(1))
+                            .map(|c| flow.mask_value(&c.input))
+                            .unwrap_or_default()
+                    }),
                     result: s.result.clone(),
                     elapsed_ms: ms(s.elapsed),
                     rounds: s.rounds,
+                    skipped: s.skipped.clone(),
                 })
                 .collect(),
             planned: report.planned,
@@ -570,6 +583,41 @@ impl FlowRun {
             total_ms: ms(report.total),
             stderr_tail: report.stderr_tail.clone(),
             stderr_bytes: report.stderr_bytes,
+        }
+    }
+}
+
+impl FlowRun {
+    /// The model of a flow file that could not be read or is not a valid flow: an `error`,
+    /// with nothing replayed.
+    pub fn error(path: &std::path::Path, error: &toolcall_mcp::FlowError) -> FlowRun {
+        FlowRun {
+            flow: path.display().to_string(),
+            outcome: "error",
+            skipped: None,
+            summary: format!("not replayed: {error}"),
+            expected_failure: None,
+            steps: Vec::new(),
+            planned: 0,
+            failure: Some(FailureView {
+                step: None,
+                phase: "the flow file".into(),
+                kind: "flow_error".into(),
+                message: error.to_string(),
+                pointer: None,
+                expected: None,
+                got: None,
+                name: None,
+                input: None,
+            }),
+            tools: 0,
+            protocol: toolcall_mcp::Protocol::default().name(),
+            protocol_version: None,
+            discover_failed: None,
+            startup_ms: 0.0,
+            total_ms: 0.0,
+            stderr_tail: Vec::new(),
+            stderr_bytes: 0,
         }
     }
 }

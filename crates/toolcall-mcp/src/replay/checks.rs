@@ -123,6 +123,8 @@ pub(super) fn refused(
         name: call.name.clone(),
         elapsed,
         rounds: 1,
+        skipped: None,
+        sent: None,
         result: match refusal {
             Refusal::Rpc(code, message) => {
                 serde_json::json!({"refused": {"code": code, "message": message}})

@@ -16,14 +16,18 @@
 //!   `input_required` rounds.
 //! - `checks.rs` — what a call and its result are checked against (catalog, `outputSchema`,
 //!   `expect_error`) and the sentences when they fail.
+//! - `assert.rs` — a result checked against the call's `assert`.
+//! - `references.rs` — a call's `${steps.ID…}` references filled in from earlier results.
 //! - `explain.rs` — error wording: what went wrong awaiting the server, as a failure's sentence.
 //! - `interrupts.rs` — Ctrl-C, SIGTERM and SIGHUP, when [`Options::handle_ctrl_c`] asks.
 
+mod assert;
 mod checks;
 mod connect;
 mod explain;
 mod golden;
 mod interrupts;
+mod references;
 mod report;
 mod run;
 mod session_check;
@@ -102,6 +106,10 @@ pub fn replay_blocking(flow: &Flow, options: &Options, on_step: &mut dyn FnMut(&
 
 /// Replays `flow`; `on_step` sees each step as it passes.
 pub async fn replay(flow: &Flow, options: &Options, on_step: &mut dyn FnMut(&Step)) -> Report {
+    // A skipped flow starts no server: its report says why, and nothing else.
+    if flow.skip.is_some() {
+        return Report::before_start(flow);
+    }
     let started = Instant::now();
     let mut run = Run::new(flow, options);
     let outcome = run.drive(on_step).await;

@@ -28,10 +28,24 @@ pub struct Step {
     /// How many `tools/call` requests the call took: more than one when the server answered
     /// `input_required` and the flow's `input_responses` answered it.
     pub rounds: usize,
+    /// Why the call was not made (its `skip` or `skip_unless_env`): `None` for a call made.
+    pub skipped: Option<String>,
+    /// The arguments as sent, when `${steps.…}` references in the flow's `input` were filled
+    /// in (masked as the rest of the report); `None` when the flow's `input` went as written.
+    pub sent: Option<Value>,
 }
 
 impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(reason) = &self.skipped {
+            return write!(
+                f,
+                "step {}: {} skipped ({})",
+                self.index,
+                escape(&self.name),
+                escape(reason)
+            );
+        }
         let how = if self.result.get("refused").is_some() {
             "refused as expected"
         } else {
@@ -90,6 +104,9 @@ pub enum FailureKind {
     RpcError,
     /// An `expect` assertion did not hold.
     Expectation,
+    /// A `${steps.ID…}` reference in a call's `input` found no value: the step has no result,
+    /// or no value at the path.
+    Capture,
     /// Ctrl-C, SIGTERM or SIGHUP (with [`Options::handle_ctrl_c`](crate::Options::handle_ctrl_c)).
     Interrupted,
     /// A step under `verify` answered other than its recorded response, or has none recorded.
@@ -162,6 +179,8 @@ pub struct Report {
     /// Findings under `toolcall replay --strict` ([`Options::strict`](crate::Options::strict)),
     /// notes otherwise.
     pub session: Vec<crate::SessionFinding>,
+    /// Why the flow was not replayed (its `skip` or `skip_unless_env`): no server was started.
+    pub skipped: Option<String>,
 }
 
 impl Report {
@@ -185,6 +204,7 @@ impl Report {
             discover_failed: None,
             updates: Vec::new(),
             session: Vec::new(),
+            skipped: flow.skip.as_deref().map(|reason| flow.mask(reason)),
         }
     }
 
@@ -206,6 +226,9 @@ impl Report {
     }
 
     fn summary_with(&self, failed: &str) -> String {
+        if let Some(reason) = &self.skipped {
+            return format!("skipped ({})", escape(reason));
+        }
         // The phases the replay reached, each with its time, the one that failed included; a
         // phase it never reached is left out rather than shown as 0.0 ms.
         let reached = match &self.failure {
@@ -230,10 +253,17 @@ impl Report {
                 timings.push_str(" (server/discover failed: started again with initialize)");
             }
         }
+        // Skipped steps are counted apart: a skipped step never passed.
+        let skipped = self.steps.iter().filter(|s| s.skipped.is_some()).count();
+        let and_skipped = if skipped > 0 {
+            format!(", {skipped} skipped")
+        } else {
+            String::new()
+        };
         match &self.failure {
             None => format!(
-                "{} steps passed in {}{timings}",
-                self.steps.len(),
+                "{} steps passed{and_skipped} in {}{timings}",
+                self.steps.len() - skipped,
                 ms(self.total)
             ),
             Some(_) => format!(

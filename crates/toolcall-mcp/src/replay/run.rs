@@ -36,6 +36,9 @@ pub(crate) struct Run<'a> {
     pub(crate) report: Report,
     /// The session check's notes of the stdio server's stream.
     pub(super) session: Option<crate::session::Shared>,
+    /// The wire result of each call with an `id` that went through, by id: what a later
+    /// call's `${steps.ID…}` reads.
+    pub(super) captured: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// Where a request was made, for the failure line.
@@ -98,6 +101,7 @@ impl<'a> Run<'a> {
             interrupts: Interrupts::new(options.handle_ctrl_c),
             report: Report::before_start(flow),
             session: None,
+            captured: std::collections::BTreeMap::new(),
         }
     }
 }

@@ -80,6 +80,21 @@ impl Run<'_> {
                 step: Some(i + 1),
                 label: format!("step {}: {}", i + 1, escape(&call.label())),
             };
+            // A skipped call is never sent; it is a step of its own, said to be skipped.
+            if let Some(reason) = &call.skip {
+                let step = Step {
+                    index: i + 1,
+                    name: call.name.clone(),
+                    elapsed: std::time::Duration::ZERO,
+                    result: Value::Null,
+                    rounds: 0,
+                    skipped: Some(self.flow.mask(reason)),
+                    sent: None,
+                };
+                on_step(&step);
+                self.report.steps.push(step);
+                continue;
+            }
             let started = Instant::now();
             let step = match call.kind {
                 crate::StepKind::Tool => self.call(client, &catalogs, call, &phase).await,
@@ -178,6 +193,15 @@ impl Run<'_> {
         phase: &Phase,
     ) -> Result<Step, Failure> {
         let catalog = &catalogs.tools;
+        // `${steps.…}` references filled in from the results before this call.
+        let filled;
+        let input = if call.captures.is_empty() {
+            &call.input
+        } else {
+            filled = super::references::fill_in(call, &self.flow.calls, &self.captured)
+                .map_err(|message| phase.fail(FailureKind::Capture, message))?;
+            &filled
+        };
         // A call that must be refused may name a tool the server does not list: what the
         // server answers such a call (an agent's namespacing bug, recorded) is the test.
         if !catalog.contains(&call.name) && call.expect_error.is_none() {
@@ -185,7 +209,7 @@ impl Run<'_> {
         }
         // A call that must be refused is sent as written: the server's refusal is the test.
         if call.expect_error.is_none() {
-            match catalog.validate(&call.name, &call.input) {
+            match catalog.validate(&call.name, input) {
                 Ok(()) => {}
                 Err(SchemaError::Violations(errors)) => {
                     return Err(phase.fail(
@@ -215,7 +239,7 @@ impl Run<'_> {
             }
         }
         let mut params = CallToolRequestParams::new(call.name.clone());
-        params.arguments = call.input.as_object().cloned();
+        params.arguments = input.as_object().cloned();
 
         let started = Instant::now();
         let result = self.rounds(client, call, phase, params).await;
@@ -286,15 +310,24 @@ impl Run<'_> {
             check_content(&result, wanted)
                 .map_err(|message| phase.fail(FailureKind::Expectation, message))?;
         }
+        super::assert::check(&result, &call.assert).map_err(|(message, mismatch)| Failure {
+            mismatch: mismatch.map(Box::new),
+            ..phase.fail(FailureKind::Expectation, message)
+        })?;
         if call.verify.is_some() {
             let response = serde_json::json!({ "result": result.clone() });
             self.verify_step(index_of(phase), call, phase, Some(response))?;
+        }
+        if let Some(id) = &call.id {
+            self.captured.insert(id.clone(), result.clone());
         }
         Ok(Step {
             index: phase.step.unwrap_or_default(),
             name: call.name.clone(),
             elapsed,
             rounds,
+            skipped: None,
+            sent: (!call.captures.is_empty()).then(|| self.flow.mask_value(input)),
             // Structured content, else the first text; else what the blocks are (an image's
             // type, MIME type and size, never its data).
             result: result

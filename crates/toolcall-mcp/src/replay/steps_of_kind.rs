@@ -29,8 +29,19 @@ impl Run<'_> {
         phase: &Phase,
     ) -> Result<Step, Failure> {
         let timeout = self.call_timeout;
+        // `${steps.…}` references filled in from the results before this step.
+        let filled;
+        let input = if call.captures.is_empty() {
+            &call.input
+        } else {
+            filled = super::references::fill_in(call, &self.flow.calls, &self.captured)
+                .map_err(|message| phase.fail(FailureKind::Capture, message))?;
+            &filled
+        };
         let started = Instant::now();
-        let answer = self.guarded(phase, timeout, request(client, call)).await;
+        let answer = self
+            .guarded(phase, timeout, request(client, call, input))
+            .await;
         let elapsed = started.elapsed();
         let result = match (answer, &call.expect_error) {
             (Ok(result), _) => result,
@@ -70,19 +81,29 @@ impl Run<'_> {
             check_content(&read, wanted)
                 .map_err(|message| phase.fail(FailureKind::Expectation, message))?;
         }
+        super::assert::check(&read, &call.assert).map_err(|(message, mismatch)| Failure {
+            mismatch: mismatch.map(Box::new),
+            ..phase.fail(FailureKind::Expectation, message)
+        })?;
+        let shown = shown(&call.kind, &result);
         self.verify_step(index, call, phase, Some(json!({ "result": result })))?;
+        if let Some(id) = &call.id {
+            self.captured.insert(id.clone(), read);
+        }
         Ok(Step {
             index: phase.step.unwrap_or_default(),
             name: call.label(),
             elapsed,
             rounds: 1,
-            result: shown(&call.kind, &result),
+            result: shown,
+            skipped: None,
+            sent: (!call.captures.is_empty()).then(|| self.flow.mask_value(input)),
         })
     }
 }
 
 /// Sends the step's request; its result as the wire has it.
-async fn request(client: &Client, call: &Call) -> Result<Value, OpError> {
+async fn request(client: &Client, call: &Call, input: &Value) -> Result<Value, OpError> {
     fn params<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, OpError> {
         serde_json::from_value(value)
             .map_err(|e| OpError::Other(format!("cannot build the request: {e}")))
@@ -96,7 +117,7 @@ async fn request(client: &Client, call: &Call) -> Result<Value, OpError> {
     }
     match &call.kind {
         StepKind::Prompt => {
-            let params = params(json!({"name": call.name, "arguments": call.input}))?;
+            let params = params(json!({"name": call.name, "arguments": input}))?;
             wire(&client.get_prompt(params).await?)
         }
         StepKind::Resource => {
