@@ -1132,6 +1132,85 @@ fn mcp_probe_finds_what_a_server_should_have_refused() {
     );
 }
 
+/// A server that refuses every call (Playwright MCP without its browser) passed the probe, each
+/// bad input "refused as it should be", exit 0. The control call with a valid input comes first
+/// now: refused, it is a finding, and the tool's other refusals are marked as proving nothing.
+/// A tool without annotations (destructive by the spec's defaults) gets no control call unless
+/// --include-destructive, and the output says so; a flow's call of a tool is its valid input.
+#[test]
+fn mcp_probe_fails_a_server_that_refuses_valid_input() {
+    let dir = scratch("mcp-probe-refuse-all");
+    let flow = server_flow(&dir, "refuse-all");
+    let out = toolcall(&["mcp", "probe", flow.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(
+        text.contains(
+            "REFUSE `echo` with a valid input: {\"text\":\"x\"} was refused (isError: Browser \
+             is not installed"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("moot   `echo` without the required `text`: refused"),
+        "{text}"
+    );
+    assert!(
+        text.contains(": 0 valid input(s) answered, 0 refused as they should be, 1 finding(s); "),
+        "{text}"
+    );
+    // A flow's call of the tool is the valid input.
+    let called = write(
+        &dir,
+        "called.json",
+        &json!({
+            "server": {"command": example_server("fault-server"), "args": ["refuse-all"]},
+            "calls": [{"name": "echo", "input": {"text": "hello"}}]
+        })
+        .to_string(),
+    );
+    let out = toolcall(&["mcp", "probe", called.to_str().unwrap()]);
+    assert!(
+        stdout(&out).contains(
+            "REFUSE `echo` with the valid input of the flow's call: {\"text\":\"hello\"} was refused"
+        ),
+        "{}",
+        stdout(&out)
+    );
+    // `ok` lists `echo` without annotations: no control call unless asked, and said so.
+    let ok = server_flow(&dir, "ok");
+    let out = toolcall(&["mcp", "probe", ok.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("nocall `echo`: no valid-input control call")
+            && text.contains("1 tool(s) without a control call"),
+        "{text}"
+    );
+    let ok_called = write(
+        &dir,
+        "ok-called.json",
+        &json!({
+            "server": {"command": example_server("fault-server"), "args": ["ok"]},
+            "calls": [{"name": "echo", "input": {"text": "hi"}}]
+        })
+        .to_string(),
+    );
+    let out = toolcall(&[
+        "mcp",
+        "probe",
+        ok_called.to_str().unwrap(),
+        "--include-destructive",
+    ]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("ok     `echo` with the valid input of the flow's call: answered: ")
+            && text.contains(": 1 valid input(s) answered, "),
+        "{text}"
+    );
+}
+
 /// `--max-message-bytes`, which a too-long message's error advises, is taken by every command
 /// that reads a server: a catalog page over the 4 MiB default fails `snapshot`, `diff` and
 /// `probe` with that advice, and passes each of them with the limit raised.

@@ -1,12 +1,23 @@
-//! The robustness probe: each tool called with arguments its own `inputSchema` forbids, and
-//! every answer checked to be a refusal.
+//! The robustness probe: each tool called first with a valid input (the control call), then
+//! with arguments its own `inputSchema` forbids, and every answer checked.
 //!
-//! A server must refuse bad input cleanly, with an `isError` result or a JSON-RPC error
-//! (-32602, invalid params), within the call timeout. A crash, a hang, or a success on input
-//! the schema forbids is a finding naming the tool and the input: the same bugs mcp-assert's
-//! schema-driven fuzzing found (null arguments crashing servers built on a popular SDK). The
-//! inputs are derived from the schema alone ([`inputs`]), so the same schema always gives the
-//! same probes. Tools annotated `destructiveHint: true` are skipped unless asked for.
+//! A server must answer valid input, and refuse bad input cleanly, with an `isError` result or
+//! a JSON-RPC error (-32602, invalid params), within the call timeout. A crash, a hang, or a
+//! success on input the schema forbids is a finding naming the tool and the input: the same
+//! bugs mcp-assert's schema-driven fuzzing found (null arguments crashing servers built on a
+//! popular SDK). A refusal proves something only if the tool answers valid input: a server
+//! that refuses everything (Playwright MCP without its browser) refused every bad input "as it
+//! should", so the control call comes first, and a tool that refuses it is a finding whose
+//! other refusals are marked as proving nothing. The valid input is the flow's first call of
+//! the tool, else one made from the schema ([`valid_input`]); the bad inputs are derived from
+//! the schema alone ([`inputs`]), so the same schema always gives the same probes.
+//!
+//! The control call runs the tool for real, so it is made only where the tool's annotations
+//! say that is harmless by the MCP spec's own defaults: `readOnlyHint: true`, or
+//! `destructiveHint: false`. A tool without annotations is, by those defaults, destructive: it
+//! gets the bad inputs (which it must refuse before doing anything) but no control call, and
+//! the report says so. A tool annotated `destructiveHint: true` (and not read-only) gets no
+//! probe at all. `--include-destructive` lifts both.
 
 use std::fmt;
 
@@ -23,7 +34,8 @@ use crate::{Failure, FailureKind, Flow, Options};
 pub struct ProbeOptions {
     /// The tools to probe; empty for every tool.
     pub tools: Vec<String>,
-    /// Probe tools annotated `destructiveHint: true` too.
+    /// Probe tools annotated `destructiveHint: true` too, and make the control call of tools
+    /// that are destructive by the spec's defaults (no annotations saying otherwise).
     pub include_destructive: bool,
     /// The most probes run per tool ([`DEFAULT_MAX_PER_TOOL`]): the first ones, in the fixed
     /// order of [`inputs`]; how many more there were is in [`ProbeReport::capped`]. A server's
@@ -73,12 +85,35 @@ pub struct Probe {
     pub input: String,
     /// The answer.
     pub answer: Answer,
+    /// What the input was meant to be.
+    pub kind: ProbeKind,
+    /// A refusal that proves nothing: the tool refused its valid input too.
+    pub moot: bool,
+}
+
+/// What a probe's input is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProbeKind {
+    /// The control call: a valid input, which the tool must answer.
+    Control,
+    /// An input its schema forbids, which the tool must refuse.
+    Invalid,
 }
 
 impl Probe {
-    /// Whether the answer is a finding (anything but a refusal).
+    /// Whether the answer is a finding: a control call not answered, an invalid input not
+    /// refused.
     pub fn is_finding(&self) -> bool {
-        !matches!(self.answer, Answer::Refused(_))
+        match self.kind {
+            ProbeKind::Control => !matches!(self.answer, Answer::Accepted(_)),
+            ProbeKind::Invalid => !matches!(self.answer, Answer::Refused(_)),
+        }
+    }
+
+    /// Whether this is a refusal as it should be, one that proves something.
+    pub fn is_proof(&self) -> bool {
+        self.kind == ProbeKind::Invalid && !self.moot && matches!(self.answer, Answer::Refused(_))
     }
 }
 
@@ -86,31 +121,53 @@ impl fmt::Display for Probe {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let input = &self.input;
         let tool = escape(&self.tool);
-        match &self.answer {
-            Answer::Refused(why) => write!(
+        match (&self.answer, self.kind) {
+            (Answer::Accepted(result), ProbeKind::Control) => write!(
+                f,
+                "ok     `{tool}` {}: answered: {}",
+                self.breaks,
+                printable_result(result)
+            ),
+            (Answer::Refused(why), ProbeKind::Control) => write!(
+                f,
+                "REFUSE `{tool}` {}: {input} was refused ({}); its refusals of invalid input \
+                 prove nothing (if the input is wrong in a way its schema does not say, give \
+                 the tool a call in a flow: the probe takes a flow's first call of each tool \
+                 as its valid input)",
+                self.breaks,
+                escape(why)
+            ),
+            (Answer::Refused(why), _) if self.moot => write!(
+                f,
+                "moot   `{tool}` {}: refused ({}), which proves nothing: it refused valid \
+                 input too",
+                self.breaks,
+                escape(why)
+            ),
+            (Answer::Refused(why), _) => write!(
                 f,
                 "ok     `{tool}` {}: refused ({})",
                 self.breaks,
                 escape(why)
             ),
-            Answer::Accepted(result) => write!(
+            (Answer::Accepted(result), _) => write!(
                 f,
                 "ACCEPT `{tool}` {}: {input} was accepted though its schema forbids it: {}",
                 self.breaks,
                 printable_result(result)
             ),
-            Answer::Hang => write!(
+            (Answer::Hang, _) => write!(
                 f,
                 "HANG   `{tool}` {}: {input} got no answer in time",
                 self.breaks
             ),
-            Answer::Crash(how) => write!(
+            (Answer::Crash(how), _) => write!(
                 f,
                 "CRASH  `{tool}` {}: {input} killed the server: {}",
                 self.breaks,
                 escape(how)
             ),
-            Answer::Other(what) => write!(
+            (Answer::Other(what), _) => write!(
                 f,
                 "ERROR  `{tool}` {}: {input}: {}",
                 self.breaks,
@@ -127,6 +184,8 @@ pub struct ProbeReport {
     pub probes: Vec<Probe>,
     /// The tools left out, with why.
     pub skipped: Vec<(String, String)>,
+    /// The tools probed without a control call, with why: their refusals are unproven.
+    pub uncontrolled: Vec<(String, String)>,
     /// The tools with more probes than [`ProbeOptions::max_per_tool`], with how many they had
     /// (only the first ones ran).
     pub capped: Vec<(String, usize)>,
@@ -138,6 +197,25 @@ impl ProbeReport {
     /// The probes whose answer was not a refusal.
     pub fn findings(&self) -> impl Iterator<Item = &Probe> {
         self.probes.iter().filter(|p| p.is_finding())
+    }
+
+    /// How many control calls were answered.
+    pub fn answered(&self) -> usize {
+        self.probes
+            .iter()
+            .filter(|p| p.kind == ProbeKind::Control && !p.is_finding())
+            .count()
+    }
+
+    /// How many refusals prove nothing, their tool having refused valid input too.
+    pub fn moot(&self) -> usize {
+        self.probes.iter().filter(|p| p.moot).count()
+    }
+
+    /// How many invalid inputs were refused as they should be, by tools that answer valid
+    /// input (or got no control call).
+    pub fn refused(&self) -> usize {
+        self.probes.iter().filter(|p| p.is_proof()).count()
     }
 }
 
@@ -333,25 +411,245 @@ fn allows_null(property: &Value) -> bool {
     types(property).contains(&"null") || property.get("type").is_none()
 }
 
-/// A value of `property`'s type (its first enum value, or its minimum, when it has one).
+/// A valid input for a tool of input schema `schema`: each required property (at every depth)
+/// with a value its own schema allows, as far as that can be made from the schema alone (a
+/// `const`, the first `enum` value or `examples` entry, its `default`, a number within its
+/// bounds, a string of its length and `pattern` and `format`, an array of `minItems` valid
+/// items). A schema may ask what it cannot say (a time zone name, a file that exists): a flow's
+/// call of the tool is the better valid input, and [`probe`] takes it when there is one.
+pub fn valid_input(schema: &Value) -> Value {
+    example_at(schema, 0)
+}
+
+/// How deep [`valid_input`] follows nested objects and arrays.
+const MAX_DEPTH: usize = 8;
+
 fn example(property: &Value) -> Value {
-    if let Some(first) = property
-        .get("enum")
-        .and_then(Value::as_array)
-        .and_then(|v| v.first())
-    {
-        return first.clone();
+    example_at(property, 1)
+}
+
+fn example_at(property: &Value, depth: usize) -> Value {
+    if let Some(value) = property.get("const") {
+        return value.clone();
     }
-    let min = property.get("minimum").and_then(Value::as_f64);
-    match types(property).first().copied() {
-        Some("integer") => json!(min.map_or(1, |m| m.ceil() as i64)),
-        Some("number") => json!(min.unwrap_or(1.0)),
+    for listed in ["enum", "examples"] {
+        if let Some(first) = property
+            .get(listed)
+            .and_then(Value::as_array)
+            .and_then(|v| v.first())
+        {
+            return first.clone();
+        }
+    }
+    if let Some(default) = property.get("default") {
+        return default.clone();
+    }
+    // The first branch of a choice; every part of an `allOf` is taken as the first is.
+    for choice in ["anyOf", "oneOf", "allOf"] {
+        if let Some(first) = property
+            .get(choice)
+            .and_then(Value::as_array)
+            .and_then(|v| v.iter().find(|b| b.get("type") != Some(&json!("null"))))
+        {
+            return example_at(first, depth);
+        }
+    }
+    let kinds = types(property);
+    let kind = kinds
+        .iter()
+        .copied()
+        .find(|t| *t != "null")
+        .or(kinds.first().copied());
+    let kind = kind.or(if property.get("properties").is_some() {
+        Some("object")
+    } else if property.get("items").is_some() {
+        Some("array")
+    } else {
+        None
+    });
+    match kind {
+        Some("integer") => json!(whole_within(property)),
+        Some("number") => number(number_within(property)),
         Some("boolean") => json!(true),
-        Some("array") => json!([]),
-        Some("object") => json!({}),
+        Some("array") => {
+            let count = property
+                .get("minItems")
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            let item = match property.get("items") {
+                Some(items) if depth < MAX_DEPTH => example_at(items, depth + 1),
+                _ => json!("x"),
+            };
+            Value::Array(vec![item; usize::try_from(count.min(64)).unwrap_or(0)])
+        }
+        Some("object") => {
+            let mut object = Map::new();
+            if depth < MAX_DEPTH {
+                let required = required_names(property);
+                if let Some(properties) = property.get("properties").and_then(Value::as_object) {
+                    for (name, sub) in properties {
+                        if required.contains(name.as_str()) {
+                            object.insert(name.clone(), example_at(sub, depth + 1));
+                        }
+                    }
+                }
+            }
+            Value::Object(object)
+        }
         Some("null") => Value::Null,
-        _ => json!("x"),
+        _ => json!(string_within(property)),
     }
+}
+
+fn required_names(schema: &Value) -> std::collections::BTreeSet<&str> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// The lower bound a number schema sets, and whether it is exclusive (draft 6's number form,
+/// or draft 4's `exclusiveMinimum: true` beside `minimum`).
+fn lower(property: &Value) -> Option<(f64, bool)> {
+    match (
+        property.get("minimum").and_then(Value::as_f64),
+        property.get("exclusiveMinimum"),
+    ) {
+        (_, Some(Value::Number(n))) => n.as_f64().map(|n| (n, true)),
+        (Some(min), Some(Value::Bool(true))) => Some((min, true)),
+        (Some(min), _) => Some((min, false)),
+        (None, _) => None,
+    }
+}
+
+/// [`lower`] for the upper bound.
+fn upper(property: &Value) -> Option<(f64, bool)> {
+    match (
+        property.get("maximum").and_then(Value::as_f64),
+        property.get("exclusiveMaximum"),
+    ) {
+        (_, Some(Value::Number(n))) => n.as_f64().map(|n| (n, true)),
+        (Some(max), Some(Value::Bool(true))) => Some((max, true)),
+        (Some(max), _) => Some((max, false)),
+        (None, _) => None,
+    }
+}
+
+/// A whole number within the schema's bounds (1 when it has none, as before).
+fn whole_within(property: &Value) -> i64 {
+    let low = lower(property).map(
+        |(n, exclusive)| {
+            if exclusive {
+                n.floor() + 1.0
+            } else {
+                n.ceil()
+            }
+        },
+    );
+    let high = upper(property).map(
+        |(n, exclusive)| {
+            if exclusive {
+                n.ceil() - 1.0
+            } else {
+                n.floor()
+            }
+        },
+    );
+    let pick = match (low, high) {
+        (Some(low), _) => low,
+        (None, Some(high)) => high.min(1.0),
+        (None, None) => 1.0,
+    };
+    // Past i64 a bound is not one a probe can meet.
+    if pick.abs() < 9e15 {
+        pick as i64
+    } else {
+        1
+    }
+}
+
+/// A number within the schema's bounds.
+fn number_within(property: &Value) -> f64 {
+    match (lower(property), upper(property)) {
+        (Some((low, false)), _) => low,
+        (Some((low, true)), Some((high, _))) => (low + high) / 2.0,
+        (Some((low, true)), None) => low + 1.0,
+        (None, Some((high, exclusive))) => {
+            if high > 1.0 || (high == 1.0 && !exclusive) {
+                1.0
+            } else {
+                high - 1.0
+            }
+        }
+        (None, None) => 1.0,
+    }
+}
+
+/// Strings a `format` or a `pattern` commonly asks for, tried in order.
+const STRING_CANDIDATES: &[&str] = &[
+    "x",
+    "abc",
+    "a",
+    "A",
+    "1",
+    "123",
+    "UTC",
+    "2026-01-01",
+    "2026-01-01T00:00:00Z",
+    "00:00:00",
+    "https://example.com",
+    "a@example.com",
+    "00000000-0000-0000-0000-000000000000",
+    "127.0.0.1",
+    "a-b",
+    "a_b",
+    "ab12",
+];
+
+/// A string of the schema's length, `format` and `pattern` (the first candidate that fits;
+/// `x`, as before, when none does or nothing is asked).
+fn string_within(property: &Value) -> String {
+    let min = property
+        .get("minLength")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let max = property.get("maxLength").and_then(Value::as_u64);
+    let by_format = match property.get("format").and_then(Value::as_str) {
+        Some("date-time") => Some("2026-01-01T00:00:00Z"),
+        Some("date") => Some("2026-01-01"),
+        Some("time") => Some("00:00:00Z"),
+        Some("uri" | "url" | "iri" | "uri-reference") => Some("https://example.com"),
+        Some("email" | "idn-email") => Some("a@example.com"),
+        Some("uuid") => Some("00000000-0000-0000-0000-000000000000"),
+        Some("ipv4") => Some("127.0.0.1"),
+        Some("ipv6") => Some("::1"),
+        Some("hostname" | "idn-hostname") => Some("example.com"),
+        _ => None,
+    };
+    let pattern = property
+        .get("pattern")
+        .and_then(Value::as_str)
+        .and_then(|p| regex::Regex::new(p).ok());
+    let fits = |s: &str| {
+        let n = s.chars().count() as u64;
+        n >= min && max.is_none_or(|max| n <= max) && pattern.as_ref().is_none_or(|p| p.is_match(s))
+    };
+    let padded = |s: &str| {
+        let n = s.chars().count() as u64;
+        if n >= min {
+            s.to_owned()
+        } else {
+            let pad = usize::try_from(min - n).unwrap_or(0).min(1 << 20);
+            format!("{s}{}", "x".repeat(pad))
+        }
+    };
+    by_format
+        .into_iter()
+        .chain(STRING_CANDIDATES.iter().copied())
+        .map(padded)
+        .find(|s| fits(s))
+        .unwrap_or_else(|| padded("x"))
 }
 
 /// A value of none of `property`'s types, when it declares some.
@@ -419,12 +717,8 @@ pub async fn probe(flow: &Flow, options: &Options, what: &ProbeOptions) -> Probe
         if !what.tools.is_empty() && !what.tools.contains(&name) {
             continue;
         }
-        let destructive = tool
-            .annotations
-            .as_ref()
-            .and_then(|a| a.destructive_hint)
-            .unwrap_or(false);
-        if destructive && !what.include_destructive {
+        let harm = Harm::of(tool.annotations.as_ref());
+        if harm == Harm::Destructive && !what.include_destructive {
             report.skipped.push((
                 name,
                 "annotated destructive (--include-destructive probes it)".into(),
@@ -432,11 +726,20 @@ pub async fn probe(flow: &Flow, options: &Options, what: &ProbeOptions) -> Probe
             continue;
         }
         let schema = Value::Object((*tool.input_schema).clone());
-        let planned = inputs(&schema);
-        if planned.len() > what.max_per_tool {
-            report.capped.push((name.clone(), planned.len()));
+        let mut planned: Vec<(ProbeKind, String, Value)> = Vec::new();
+        match control(flow, &name, &schema, harm, what.include_destructive) {
+            Ok((breaks, input)) => planned.push((ProbeKind::Control, breaks, input)),
+            Err(why) => report.uncontrolled.push((name.clone(), why)),
         }
-        for (breaks, input) in planned.take(what.max_per_tool) {
+        let invalid = inputs(&schema);
+        if invalid.len() > what.max_per_tool {
+            report.capped.push((name.clone(), invalid.len()));
+        }
+        let mut refused_valid = false;
+        let invalid = invalid
+            .take(what.max_per_tool)
+            .map(|(breaks, input)| (ProbeKind::Invalid, breaks, input));
+        for (kind, breaks, input) in planned.into_iter().chain(invalid) {
             let mut params = CallToolRequestParams::new(name.clone());
             params.arguments = input.as_object().cloned();
             let phase = Phase::new(&format!("probe {}", escape(&name)));
@@ -475,12 +778,19 @@ pub async fn probe(flow: &Flow, options: &Options, what: &ProbeOptions) -> Probe
                     _ => Answer::Other(failure.message.clone()),
                 },
             };
+            if kind == ProbeKind::Control && matches!(answer, Answer::Refused(_)) {
+                refused_valid = true;
+            }
             let restart = matches!(answer, Answer::Crash(_) | Answer::Hang);
             report.probes.push(Probe {
                 tool: name.clone(),
                 breaks,
                 input: printable_result(&flow.mask_value(&input)),
+                moot: refused_valid
+                    && kind == ProbeKind::Invalid
+                    && matches!(answer, Answer::Refused(_)),
                 answer,
+                kind,
             });
             if restart {
                 // A dead or stuck server answers nothing more: start it again for the rest.
@@ -500,6 +810,70 @@ pub async fn probe(flow: &Flow, options: &Options, what: &ProbeOptions) -> Probe
     let _ = tokio::time::timeout(options.shutdown_grace, client.cancel()).await;
     run.finish(true).await;
     report
+}
+
+/// How much harm calling a tool for real may do, by its annotations with the MCP spec's
+/// defaults applied (`readOnlyHint` false, `destructiveHint` true, the latter meaningful only
+/// when the tool is not read-only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Harm {
+    /// Read-only, or says it only adds: a control call is harmless.
+    None,
+    /// No annotation says it is harmless, none says it destroys: destructive by the defaults.
+    ByDefault,
+    /// Annotated `destructiveHint: true`, and not read-only.
+    Destructive,
+}
+
+impl Harm {
+    fn of(annotations: Option<&rmcp::model::ToolAnnotations>) -> Harm {
+        let read_only = annotations.and_then(|a| a.read_only_hint) == Some(true);
+        let destructive = annotations.and_then(|a| a.destructive_hint);
+        match (read_only, destructive) {
+            (true, _) | (false, Some(false)) => Harm::None,
+            (false, Some(true)) => Harm::Destructive,
+            (false, None) => Harm::ByDefault,
+        }
+    }
+}
+
+/// The control call of tool `name`: the flow's first call of it, else a valid input made from
+/// its schema, checked against the schema; or why it gets none.
+fn control(
+    flow: &Flow,
+    name: &str,
+    schema: &Value,
+    harm: Harm,
+    include_destructive: bool,
+) -> Result<(String, Value), String> {
+    if harm == Harm::ByDefault && !include_destructive {
+        return Err(
+            "no valid-input control call: no annotation says the tool is read-only \
+             (readOnlyHint) or not destructive (destructiveHint: false), and by the MCP spec's \
+             defaults that makes it destructive; its refusals are unproven \
+             (--include-destructive calls it)"
+                .into(),
+        );
+    }
+    if let Some(call) = flow.calls.iter().find(|c| c.name == name) {
+        return Ok((
+            "with the valid input of the flow's call".into(),
+            call.input.clone(),
+        ));
+    }
+    let input = valid_input(schema);
+    let mut tool = toolcall_score::Tool::new(name, "");
+    tool.input_schema = Some(schema.clone());
+    match toolcall_score::Catalog::new([tool]).validate(name, &input) {
+        Ok(()) | Err(toolcall_score::SchemaError::Undecided(_)) => {
+            Ok(("with a valid input".into(), input))
+        }
+        Err(why) => Err(format!(
+            "no valid-input control call: no valid input could be made from its schema ({}); \
+             give the tool a call in a flow (its input is the control call's)",
+            escape(&why.to_string())
+        )),
+    }
 }
 
 /// [`probe`] on a fresh single-threaded tokio runtime.
@@ -549,6 +923,52 @@ mod tests {
             0,
             "nothing to break"
         );
+    }
+
+    /// The control call's input meets what the schema says: bounds (exclusive ones too), length,
+    /// pattern, format, items, nested required properties; and it validates.
+    #[test]
+    fn the_valid_input_meets_its_schema() {
+        let schema = json!({"type": "object", "required": ["n", "x", "s", "p", "when", "tags", "inner", "tz"],
+            "properties": {
+                "n": {"type": "integer", "exclusiveMinimum": 0},
+                "x": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+                "s": {"type": "string", "minLength": 5},
+                "p": {"type": "string", "pattern": "^[0-9]+$"},
+                "when": {"type": "string", "format": "date-time"},
+                "tags": {"type": "array", "items": {"type": "string"}, "minItems": 2},
+                "inner": {"type": "object", "required": ["k"], "properties": {"k": {"type": "boolean"}, "o": {"type": "string"}}},
+                "tz": {"type": "string", "default": "UTC"},
+                "optional": {"type": "string"}}});
+        let input = valid_input(&schema);
+        assert_eq!(
+            input,
+            json!({"n": 1, "x": 0.5, "s": "xxxxx", "p": "1", "when": "2026-01-01T00:00:00Z",
+                   "tags": ["x", "x"], "inner": {"k": true}, "tz": "UTC"})
+        );
+        let mut tool = toolcall_score::Tool::new("t", "");
+        tool.input_schema = Some(schema);
+        assert_eq!(
+            toolcall_score::Catalog::new([tool]).validate("t", &input),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn harm_applies_the_spec_defaults() {
+        use rmcp::model::ToolAnnotations;
+        let with = |read_only: Option<bool>, destructive: Option<bool>| {
+            let mut a = ToolAnnotations::default();
+            a.read_only_hint = read_only;
+            a.destructive_hint = destructive;
+            Harm::of(Some(&a))
+        };
+        assert_eq!(Harm::of(None), Harm::ByDefault);
+        assert_eq!(with(None, None), Harm::ByDefault);
+        assert_eq!(with(Some(true), None), Harm::None);
+        assert_eq!(with(Some(true), Some(true)), Harm::None, "read-only wins");
+        assert_eq!(with(None, Some(false)), Harm::None);
+        assert_eq!(with(Some(false), Some(true)), Harm::Destructive);
     }
 
     /// A schema of 3,000 required properties plans 9,001 probes, each a copy of the 3,000 valid

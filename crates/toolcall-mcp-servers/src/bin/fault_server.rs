@@ -32,6 +32,7 @@
 //! | `output-missing` | declares its `outputSchema`, then answers with text alone |
 //! | `wide` | behaves, but `echo` declares 3,000 more required string properties (`p0`…), which it does not check |
 //! | `big-catalog` | behaves, but its `tools/list` page is over 5 MB (a 5 MB description of `echo`) |
+//! | `refuse-all` | like Playwright MCP without its browser: `echo` (annotated `readOnlyHint: true`, `text` required) refuses every call with an `isError` result |
 
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
@@ -65,6 +66,7 @@ fn main() -> ExitCode {
         "input-required",
         "big-catalog",
         "wide",
+        "refuse-all",
     ];
     if !known.contains(&mode.as_str()) {
         eprintln!(
@@ -211,6 +213,10 @@ fn main() -> ExitCode {
                 if mode == "null-crash" {
                     echo["inputSchema"]["required"] = json!(["text"]);
                 }
+                if mode == "refuse-all" {
+                    echo["inputSchema"]["required"] = json!(["text"]);
+                    echo["annotations"] = json!({"readOnlyHint": true});
+                }
                 if mode == "drifted" {
                     echo["inputSchema"]["required"] = json!(["text"]);
                     echo["annotations"] = json!({"destructiveHint": true});
@@ -225,6 +231,12 @@ fn main() -> ExitCode {
                 calls += 1;
                 match mode.as_str() {
                     "hang-on-call" | "grandchild" | "escaped-grandchild" => continue,
+                    // Whatever it is asked: what a server whose backend is missing answers.
+                    "refuse-all" => json!({
+                        "content": [{"type": "text", "text":
+                            "Browser is not installed: run `npx playwright install chrome`"}],
+                        "isError": true
+                    }),
                     "crash-mid-flow" if calls == 2 => {
                         eprintln!("fault-server: segfault in call 2 (simulated)");
                         return ExitCode::from(101);
