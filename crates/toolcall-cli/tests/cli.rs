@@ -1211,6 +1211,50 @@ fn mcp_probe_fails_a_server_that_refuses_valid_input() {
     );
 }
 
+/// The probes that were missing: exclusive bounds (pydantic's `gt=`), `pattern`, `minLength`,
+/// `minItems`, a nested object's members and an array's items; a server that declares them and
+/// checks none is named for each. `--runs N --seed S` adds random inputs, the same for a seed,
+/// and the output names the seed to make them again.
+#[test]
+fn mcp_probe_breaks_every_constraint_and_random_runs_repeat() {
+    let dir = scratch("mcp-probe-deep");
+    let flow = server_flow(&dir, "lax-deep");
+    let flow = flow.to_str().unwrap();
+    let out = toolcall(&["mcp", "probe", flow]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    for accepted in [
+        "ACCEPT `echo` with `count` at its exclusive minimum: {\"count\":0,\"text\":\"xx\"}",
+        "ACCEPT `echo` with `code` not matching its pattern: {\"code\":\"!\",\"text\":\"xx\"}",
+        "ACCEPT `echo` with `text` short of its minLength: {\"text\":\"x\"}",
+        "ACCEPT `echo` with `tags` short of its minItems: {\"tags\":[],\"text\":\"xx\"}",
+        "ACCEPT `echo` with `tags[0]` of the wrong type: {\"tags\":[12345],\"text\":\"xx\"}",
+        "ACCEPT `echo` without the required `options.depth`: {\"options\":{},\"text\":\"xx\"}",
+        "ACCEPT `echo` with `options.depth` of the wrong type",
+    ] {
+        assert!(text.contains(accepted), "missing {accepted:?}:\n{text}");
+    }
+    let random = |seed: &str| {
+        let out = toolcall(&["mcp", "probe", flow, "--runs", "12", "--seed", seed]);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let first = random("7");
+    assert!(
+        first.contains("`echo` with random input #12")
+            && first.contains("random inputs from seed 7 (--runs 12 --seed 7 makes them again)"),
+        "{first}"
+    );
+    assert_eq!(first, random("7"), "the same seed makes the same inputs");
+    assert_ne!(first, random("8"), "another seed, other inputs");
+    let out = toolcall(&["mcp", "probe", flow, "--runs", "2"]);
+    assert!(
+        stdout(&out).contains("random inputs from seed "),
+        "a seed from the clock is named: {}",
+        stdout(&out)
+    );
+}
+
 /// `--max-message-bytes`, which a too-long message's error advises, is taken by every command
 /// that reads a server: a catalog page over the 4 MiB default fails `snapshot`, `diff` and
 /// `probe` with that advice, and passes each of them with the limit raised.

@@ -65,6 +65,15 @@ pub enum Action {
         /// thousands of properties plans thousands of probes; the output says how many more.
         #[arg(long, value_name = "N", default_value_t = toolcall_mcp::probe::DEFAULT_MAX_PER_TOOL)]
         max_probes_per_tool: usize,
+        /// After the fixed probes, N random inputs per tool (the valid input with random
+        /// changes): one its schema forbids must be refused, one it allows must not crash or
+        /// hang the server.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        runs: usize,
+        /// The seed of --runs' random inputs: the same seed makes the same inputs (without it,
+        /// one is taken from the clock; the output says which, to run them again).
+        #[arg(long, value_name = "S", requires = "runs")]
+        seed: Option<u64>,
         /// Seconds a probe may take before it is a hang.
         #[arg(long, value_name = "SECS", default_value_t = 5.0)]
         call_timeout: f64,
@@ -301,6 +310,8 @@ pub fn run(args: &Args) -> Result {
             tools,
             include_destructive,
             max_probes_per_tool,
+            runs,
+            seed,
             call_timeout,
             timeouts,
             limit,
@@ -309,6 +320,8 @@ pub fn run(args: &Args) -> Result {
                 tools: tools.to_vec(),
                 include_destructive: *include_destructive,
                 max_per_tool: *max_probes_per_tool,
+                runs: *runs,
+                seed: *seed,
             };
             probe(target, &what, *call_timeout, timeouts, limit)
         }
@@ -458,6 +471,12 @@ fn probe(
         ));
     }
     outln!("{summary}");
+    if let Some(seed) = report.seed {
+        outln!(
+            "random inputs from seed {seed} (--runs {} --seed {seed} makes them again)",
+            what.runs
+        );
+    }
     if in_github_actions() {
         for finding in &findings {
             annotate(&annotation(

@@ -32,6 +32,7 @@
 //! | `output-missing` | declares its `outputSchema`, then answers with text alone |
 //! | `wide` | behaves, but `echo` declares 3,000 more required string properties (`p0`…), which it does not check |
 //! | `big-catalog` | behaves, but its `tools/list` page is over 5 MB (a 5 MB description of `echo`) |
+//! | `lax-deep` | declares `echo` with constraints the probes of exclusive bounds, patterns, minimum lengths and counts, nested objects and array items break (`count` > 0, `code` matching `^[A-Z]{3}$`, `text` of at least 2 characters, `tags` a non-empty array of strings, `options` an object requiring an integer `depth`), but checks only that `text` is a string |
 //! | `refuse-all` | like Playwright MCP without its browser: `echo` (annotated `readOnlyHint: true`, `text` required) refuses every call with an `isError` result |
 
 use std::io::{BufRead, Write};
@@ -67,6 +68,7 @@ fn main() -> ExitCode {
         "big-catalog",
         "wide",
         "refuse-all",
+        "lax-deep",
     ];
     if !known.contains(&mode.as_str()) {
         eprintln!(
@@ -212,6 +214,16 @@ fn main() -> ExitCode {
                 }
                 if mode == "null-crash" {
                     echo["inputSchema"]["required"] = json!(["text"]);
+                }
+                if mode == "lax-deep" {
+                    echo["inputSchema"] = json!({"type": "object", "required": ["text"],
+                        "properties": {
+                            "text": {"type": "string", "minLength": 2},
+                            "count": {"type": "integer", "exclusiveMinimum": 0},
+                            "code": {"type": "string", "pattern": "^[A-Z]{3}$"},
+                            "tags": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+                            "options": {"type": "object", "required": ["depth"],
+                                        "properties": {"depth": {"type": "integer"}}}}});
                 }
                 if mode == "refuse-all" {
                     echo["inputSchema"]["required"] = json!(["text"]);
