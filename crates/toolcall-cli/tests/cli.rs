@@ -1327,6 +1327,97 @@ fn mcp_probe_of_a_wide_schema_is_capped_and_says_so() {
     );
 }
 
+/// An MCP server behind OAuth refuses with 401 and a `WWW-Authenticate` challenge naming its
+/// protected resource metadata (403 and `insufficient_scope` for a token without the scope):
+/// every command that connects over HTTP printed only rmcp's "Auth required" / "Insufficient
+/// scope"; each prints the status, the challenge, its `resource_metadata` and the body.
+#[test]
+fn an_oauth_refusal_shows_its_status_challenge_and_body() {
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let dir = scratch("http-oauth");
+    let mut server = Killed(
+        Command::new(example_server("fault-server"))
+            .arg("http-oauth")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut port = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.0.stdout.take().unwrap()),
+        &mut port,
+    )
+    .unwrap();
+    let url = format!("http://127.0.0.1:{}/mcp", port.trim());
+    let metadata = format!(
+        "http://127.0.0.1:{}/.well-known/oauth-protected-resource",
+        port.trim()
+    );
+    let flow = write(
+        &dir,
+        "flow.json",
+        &json!({"server": {"url": url}, "calls": [{"name": "echo", "input": {}}]}).to_string(),
+    );
+    let snapshot = write(&dir, "snapshot.json", "{}");
+    let out_path = dir.join("out.json");
+    let flow = flow.to_str().unwrap();
+    let runs: [Vec<&str>; 4] = [
+        vec!["replay", flow],
+        vec!["mcp", "snapshot", flow, "--out", out_path.to_str().unwrap()],
+        vec![
+            "mcp",
+            "diff",
+            flow,
+            "--snapshot",
+            snapshot.to_str().unwrap(),
+        ],
+        vec!["mcp", "probe", "--url", &url],
+    ];
+    for words in &runs {
+        let out = toolcall(words);
+        let said = format!("{}{}", stdout(&out), stderr(&out));
+        assert_ne!(
+            out.status.code(),
+            Some(0),
+            "toolcall {}: {said}",
+            words.join(" ")
+        );
+        for part in [
+            "the server answered HTTP 401 Unauthorized with WWW-Authenticate: Bearer \
+             error=\"invalid_token\"",
+            &format!("(its OAuth protected resource metadata: {metadata})"),
+            "the body: {\"error\":\"invalid_token\",\"error_description\":\"the access token expired\"}",
+        ] {
+            assert!(
+                said.contains(part),
+                "toolcall {}: no {part:?} in {said}",
+                words.join(" ")
+            );
+        }
+    }
+    let scoped = write(
+        &dir,
+        "scoped.json",
+        &json!({"server": {"url": url, "headers": {"Authorization": "Bearer low-scope"}},
+                "calls": [{"name": "echo", "input": {}}]})
+        .to_string(),
+    );
+    let out = toolcall(&["replay", scoped.to_str().unwrap()]);
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        said.contains(
+            "HTTP 403 Forbidden with WWW-Authenticate: Bearer error=\"insufficient_scope\""
+        ) && said.contains("the token lacks tools:call"),
+        "{said}"
+    );
+}
+
 /// A streamable HTTP server that refuses the connection is named so, by every command that
 /// reaches one: reqwest's own message ("error sending request for url") never said why.
 #[test]
