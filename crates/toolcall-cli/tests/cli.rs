@@ -1279,6 +1279,129 @@ fn mcp_probe_finds_what_a_server_should_have_refused() {
     );
 }
 
+/// A server that refuses every call (Playwright MCP without its browser) passed the probe, each
+/// bad input "refused as it should be", exit 0. The control call with a valid input comes first
+/// now: refused, it is a finding, and the tool's other refusals are marked as proving nothing.
+/// A tool without annotations (destructive by the spec's defaults) gets no control call unless
+/// --include-destructive, and the output says so; a flow's call of a tool is its valid input.
+#[test]
+fn mcp_probe_fails_a_server_that_refuses_valid_input() {
+    let dir = scratch("mcp-probe-refuse-all");
+    let flow = server_flow(&dir, "refuse-all");
+    let out = toolcall(&["mcp", "probe", flow.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(
+        text.contains(
+            "REFUSE `echo` with a valid input: {\"text\":\"x\"} was refused (isError: Browser \
+             is not installed"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("moot   `echo` without the required `text`: refused"),
+        "{text}"
+    );
+    assert!(
+        text.contains(": 0 valid input(s) answered, 0 refused as they should be, 1 finding(s); "),
+        "{text}"
+    );
+    // A flow's call of the tool is the valid input.
+    let called = write(
+        &dir,
+        "called.json",
+        &json!({
+            "server": {"command": example_server("fault-server"), "args": ["refuse-all"]},
+            "calls": [{"name": "echo", "input": {"text": "hello"}}]
+        })
+        .to_string(),
+    );
+    let out = toolcall(&["mcp", "probe", called.to_str().unwrap()]);
+    assert!(
+        stdout(&out).contains(
+            "REFUSE `echo` with the valid input of the flow's call: {\"text\":\"hello\"} was refused"
+        ),
+        "{}",
+        stdout(&out)
+    );
+    // `ok` lists `echo` without annotations: no control call unless asked, and said so.
+    let ok = server_flow(&dir, "ok");
+    let out = toolcall(&["mcp", "probe", ok.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("nocall `echo`: no valid-input control call")
+            && text.contains("1 tool(s) without a control call"),
+        "{text}"
+    );
+    let ok_called = write(
+        &dir,
+        "ok-called.json",
+        &json!({
+            "server": {"command": example_server("fault-server"), "args": ["ok"]},
+            "calls": [{"name": "echo", "input": {"text": "hi"}}]
+        })
+        .to_string(),
+    );
+    let out = toolcall(&[
+        "mcp",
+        "probe",
+        ok_called.to_str().unwrap(),
+        "--include-destructive",
+    ]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("ok     `echo` with the valid input of the flow's call: answered: ")
+            && text.contains(": 1 valid input(s) answered, "),
+        "{text}"
+    );
+}
+
+/// The probes that were missing: exclusive bounds (pydantic's `gt=`), `pattern`, `minLength`,
+/// `minItems`, a nested object's members and an array's items; a server that declares them and
+/// checks none is named for each. `--runs N --seed S` adds random inputs, the same for a seed,
+/// and the output names the seed to make them again.
+#[test]
+fn mcp_probe_breaks_every_constraint_and_random_runs_repeat() {
+    let dir = scratch("mcp-probe-deep");
+    let flow = server_flow(&dir, "lax-deep");
+    let flow = flow.to_str().unwrap();
+    let out = toolcall(&["mcp", "probe", flow]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    for accepted in [
+        "ACCEPT `echo` with `count` at its exclusive minimum: {\"count\":0,\"text\":\"xx\"}",
+        "ACCEPT `echo` with `code` not matching its pattern: {\"code\":\"!\",\"text\":\"xx\"}",
+        "ACCEPT `echo` with `text` short of its minLength: {\"text\":\"x\"}",
+        "ACCEPT `echo` with `tags` short of its minItems: {\"tags\":[],\"text\":\"xx\"}",
+        "ACCEPT `echo` with `tags[0]` of the wrong type: {\"tags\":[12345],\"text\":\"xx\"}",
+        "ACCEPT `echo` without the required `options.depth`: {\"options\":{},\"text\":\"xx\"}",
+        "ACCEPT `echo` with `options.depth` of the wrong type",
+    ] {
+        assert!(text.contains(accepted), "missing {accepted:?}:\n{text}");
+    }
+    let random = |seed: &str| {
+        let out = toolcall(&["mcp", "probe", flow, "--runs", "12", "--seed", seed]);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let first = random("7");
+    assert!(
+        first.contains("`echo` with random input #12")
+            && first.contains("random inputs from seed 7 (--runs 12 --seed 7 makes them again)"),
+        "{first}"
+    );
+    assert_eq!(first, random("7"), "the same seed makes the same inputs");
+    assert_ne!(first, random("8"), "another seed, other inputs");
+    let out = toolcall(&["mcp", "probe", flow, "--runs", "2"]);
+    assert!(
+        stdout(&out).contains("random inputs from seed "),
+        "a seed from the clock is named: {}",
+        stdout(&out)
+    );
+}
+
 /// `--max-message-bytes`, which a too-long message's error advises, is taken by every command
 /// that reads a server: a catalog page over the 4 MiB default fails `snapshot`, `diff` and
 /// `probe` with that advice, and passes each of them with the limit raised.
@@ -1348,6 +1471,97 @@ fn mcp_probe_of_a_wide_schema_is_capped_and_says_so() {
         text.contains("\n100 probe(s) of 1 tool(s)"),
         "{}",
         &text[text.len().saturating_sub(2000)..]
+    );
+}
+
+/// An MCP server behind OAuth refuses with 401 and a `WWW-Authenticate` challenge naming its
+/// protected resource metadata (403 and `insufficient_scope` for a token without the scope):
+/// every command that connects over HTTP printed only rmcp's "Auth required" / "Insufficient
+/// scope"; each prints the status, the challenge, its `resource_metadata` and the body.
+#[test]
+fn an_oauth_refusal_shows_its_status_challenge_and_body() {
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let dir = scratch("http-oauth");
+    let mut server = Killed(
+        Command::new(example_server("fault-server"))
+            .arg("http-oauth")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut port = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.0.stdout.take().unwrap()),
+        &mut port,
+    )
+    .unwrap();
+    let url = format!("http://127.0.0.1:{}/mcp", port.trim());
+    let metadata = format!(
+        "http://127.0.0.1:{}/.well-known/oauth-protected-resource",
+        port.trim()
+    );
+    let flow = write(
+        &dir,
+        "flow.json",
+        &json!({"server": {"url": url}, "calls": [{"name": "echo", "input": {}}]}).to_string(),
+    );
+    let snapshot = write(&dir, "snapshot.json", "{}");
+    let out_path = dir.join("out.json");
+    let flow = flow.to_str().unwrap();
+    let runs: [Vec<&str>; 4] = [
+        vec!["replay", flow],
+        vec!["mcp", "snapshot", flow, "--out", out_path.to_str().unwrap()],
+        vec![
+            "mcp",
+            "diff",
+            flow,
+            "--snapshot",
+            snapshot.to_str().unwrap(),
+        ],
+        vec!["mcp", "probe", "--url", &url],
+    ];
+    for words in &runs {
+        let out = toolcall(words);
+        let said = format!("{}{}", stdout(&out), stderr(&out));
+        assert_ne!(
+            out.status.code(),
+            Some(0),
+            "toolcall {}: {said}",
+            words.join(" ")
+        );
+        for part in [
+            "the server answered HTTP 401 Unauthorized with WWW-Authenticate: Bearer \
+             error=\"invalid_token\"",
+            &format!("(its OAuth protected resource metadata: {metadata})"),
+            "the body: {\"error\":\"invalid_token\",\"error_description\":\"the access token expired\"}",
+        ] {
+            assert!(
+                said.contains(part),
+                "toolcall {}: no {part:?} in {said}",
+                words.join(" ")
+            );
+        }
+    }
+    let scoped = write(
+        &dir,
+        "scoped.json",
+        &json!({"server": {"url": url, "headers": {"Authorization": "Bearer low-scope"}},
+                "calls": [{"name": "echo", "input": {}}]})
+        .to_string(),
+    );
+    let out = toolcall(&["replay", scoped.to_str().unwrap()]);
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        said.contains(
+            "HTTP 403 Forbidden with WWW-Authenticate: Bearer error=\"insufficient_scope\""
+        ) && said.contains("the token lacks tools:call"),
+        "{said}"
     );
 }
 

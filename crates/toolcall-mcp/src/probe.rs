@@ -1,12 +1,23 @@
-//! The robustness probe: each tool called with arguments its own `inputSchema` forbids, and
-//! every answer checked to be a refusal.
+//! The robustness probe: each tool called first with a valid input (the control call), then
+//! with arguments its own `inputSchema` forbids, and every answer checked.
 //!
-//! A server must refuse bad input cleanly, with an `isError` result or a JSON-RPC error
-//! (-32602, invalid params), within the call timeout. A crash, a hang, or a success on input
-//! the schema forbids is a finding naming the tool and the input: the same bugs mcp-assert's
-//! schema-driven fuzzing found (null arguments crashing servers built on a popular SDK). The
-//! inputs are derived from the schema alone ([`inputs`]), so the same schema always gives the
-//! same probes. Tools annotated `destructiveHint: true` are skipped unless asked for.
+//! A server must answer valid input, and refuse bad input cleanly, with an `isError` result or
+//! a JSON-RPC error (-32602, invalid params), within the call timeout. A crash, a hang, or a
+//! success on input the schema forbids is a finding naming the tool and the input: the same
+//! bugs mcp-assert's schema-driven fuzzing found (null arguments crashing servers built on a
+//! popular SDK). A refusal proves something only if the tool answers valid input: a server
+//! that refuses everything (Playwright MCP without its browser) refused every bad input "as it
+//! should", so the control call comes first, and a tool that refuses it is a finding whose
+//! other refusals are marked as proving nothing. The valid input is the flow's first call of
+//! the tool, else one made from the schema ([`valid_input`]); the bad inputs are derived from
+//! the schema alone ([`inputs`]), so the same schema always gives the same probes.
+//!
+//! The control call runs the tool for real, so it is made only where the tool's annotations
+//! say that is harmless by the MCP spec's own defaults: `readOnlyHint: true`, or
+//! `destructiveHint: false`. A tool without annotations is, by those defaults, destructive: it
+//! gets the bad inputs (which it must refuse before doing anything) but no control call, and
+//! the report says so. A tool annotated `destructiveHint: true` (and not read-only) gets no
+//! probe at all. `--include-destructive` lifts both.
 
 use std::fmt;
 
@@ -23,12 +34,18 @@ use crate::{Failure, FailureKind, Flow, Options};
 pub struct ProbeOptions {
     /// The tools to probe; empty for every tool.
     pub tools: Vec<String>,
-    /// Probe tools annotated `destructiveHint: true` too.
+    /// Probe tools annotated `destructiveHint: true` too, and make the control call of tools
+    /// that are destructive by the spec's defaults (no annotations saying otherwise).
     pub include_destructive: bool,
     /// The most probes run per tool ([`DEFAULT_MAX_PER_TOOL`]): the first ones, in the fixed
     /// order of [`inputs`]; how many more there were is in [`ProbeReport::capped`]. A server's
     /// schema, not the user, decides how many there are.
     pub max_per_tool: usize,
+    /// Random inputs per tool after the fixed ones ([`random_input`]): 0 for none.
+    pub runs: usize,
+    /// The seed of the random inputs: the same seed gives the same inputs. Without one, a
+    /// seed is taken from the clock, and [`ProbeReport::seed`] says which.
+    pub seed: Option<u64>,
 }
 
 /// The default of [`ProbeOptions::max_per_tool`]: enough for a tool of thirty properties.
@@ -40,6 +57,8 @@ impl Default for ProbeOptions {
             tools: Vec::new(),
             include_destructive: false,
             max_per_tool: DEFAULT_MAX_PER_TOOL,
+            runs: 0,
+            seed: None,
         }
     }
 }
@@ -73,12 +92,50 @@ pub struct Probe {
     pub input: String,
     /// The answer.
     pub answer: Answer,
+    /// What the input was meant to be.
+    pub kind: ProbeKind,
+    /// A refusal that proves nothing: the tool refused its valid input too.
+    pub moot: bool,
+}
+
+/// What a probe's input is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProbeKind {
+    /// The control call: a valid input, which the tool must answer.
+    Control,
+    /// An input its schema forbids, which the tool must refuse.
+    Invalid,
+    /// A random input ([`random_input`]): one the schema forbids must be refused, one it
+    /// allows may be answered or refused, but never crash or hang the server.
+    Random {
+        /// Whether the schema allows it.
+        allowed: bool,
+    },
 }
 
 impl Probe {
-    /// Whether the answer is a finding (anything but a refusal).
+    /// Whether the answer is a finding: a control call not answered, an invalid input not
+    /// refused.
     pub fn is_finding(&self) -> bool {
-        !matches!(self.answer, Answer::Refused(_))
+        match self.kind {
+            ProbeKind::Control => !matches!(self.answer, Answer::Accepted(_)),
+            ProbeKind::Invalid | ProbeKind::Random { allowed: false } => {
+                !matches!(self.answer, Answer::Refused(_))
+            }
+            ProbeKind::Random { allowed: true } => {
+                !matches!(self.answer, Answer::Refused(_) | Answer::Accepted(_))
+            }
+        }
+    }
+
+    /// Whether this is a refusal as it should be, one that proves something.
+    pub fn is_proof(&self) -> bool {
+        matches!(
+            self.kind,
+            ProbeKind::Invalid | ProbeKind::Random { allowed: false }
+        ) && !self.moot
+            && matches!(self.answer, Answer::Refused(_))
     }
 }
 
@@ -86,31 +143,64 @@ impl fmt::Display for Probe {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let input = &self.input;
         let tool = escape(&self.tool);
-        match &self.answer {
-            Answer::Refused(why) => write!(
+        match (&self.answer, self.kind) {
+            (Answer::Accepted(result), ProbeKind::Control) => write!(
+                f,
+                "ok     `{tool}` {}: answered: {}",
+                self.breaks,
+                printable_result(result)
+            ),
+            (Answer::Refused(why), ProbeKind::Control) => write!(
+                f,
+                "REFUSE `{tool}` {}: {input} was refused ({}); its refusals of invalid input \
+                 prove nothing (if the input is wrong in a way its schema does not say, give \
+                 the tool a call in a flow: the probe takes a flow's first call of each tool \
+                 as its valid input)",
+                self.breaks,
+                escape(why)
+            ),
+            (Answer::Accepted(_), ProbeKind::Random { allowed: true }) => write!(
+                f,
+                "ok     `{tool}` {}, which its schema allows: answered",
+                self.breaks
+            ),
+            (Answer::Refused(why), ProbeKind::Random { allowed: true }) => write!(
+                f,
+                "ok     `{tool}` {}, which its schema allows: refused ({})",
+                self.breaks,
+                escape(why)
+            ),
+            (Answer::Refused(why), _) if self.moot => write!(
+                f,
+                "moot   `{tool}` {}: refused ({}), which proves nothing: it refused valid \
+                 input too",
+                self.breaks,
+                escape(why)
+            ),
+            (Answer::Refused(why), _) => write!(
                 f,
                 "ok     `{tool}` {}: refused ({})",
                 self.breaks,
                 escape(why)
             ),
-            Answer::Accepted(result) => write!(
+            (Answer::Accepted(result), _) => write!(
                 f,
                 "ACCEPT `{tool}` {}: {input} was accepted though its schema forbids it: {}",
                 self.breaks,
                 printable_result(result)
             ),
-            Answer::Hang => write!(
+            (Answer::Hang, _) => write!(
                 f,
                 "HANG   `{tool}` {}: {input} got no answer in time",
                 self.breaks
             ),
-            Answer::Crash(how) => write!(
+            (Answer::Crash(how), _) => write!(
                 f,
                 "CRASH  `{tool}` {}: {input} killed the server: {}",
                 self.breaks,
                 escape(how)
             ),
-            Answer::Other(what) => write!(
+            (Answer::Other(what), _) => write!(
                 f,
                 "ERROR  `{tool}` {}: {input}: {}",
                 self.breaks,
@@ -127,11 +217,15 @@ pub struct ProbeReport {
     pub probes: Vec<Probe>,
     /// The tools left out, with why.
     pub skipped: Vec<(String, String)>,
+    /// The tools probed without a control call, with why: their refusals are unproven.
+    pub uncontrolled: Vec<(String, String)>,
     /// The tools with more probes than [`ProbeOptions::max_per_tool`], with how many they had
     /// (only the first ones ran).
     pub capped: Vec<(String, usize)>,
     /// Why the probe could not run at all (the server did not start, or list).
     pub failure: Option<Failure>,
+    /// The seed of the random inputs, when there were any: `--seed` with it makes them again.
+    pub seed: Option<u64>,
 }
 
 impl ProbeReport {
@@ -139,21 +233,56 @@ impl ProbeReport {
     pub fn findings(&self) -> impl Iterator<Item = &Probe> {
         self.probes.iter().filter(|p| p.is_finding())
     }
+
+    /// How many control calls were answered.
+    pub fn answered(&self) -> usize {
+        self.probes
+            .iter()
+            .filter(|p| p.kind == ProbeKind::Control && !p.is_finding())
+            .count()
+    }
+
+    /// How many refusals prove nothing, their tool having refused valid input too.
+    pub fn moot(&self) -> usize {
+        self.probes.iter().filter(|p| p.moot).count()
+    }
+
+    /// How many invalid inputs were refused as they should be, by tools that answer valid
+    /// input (or got no control call).
+    pub fn refused(&self) -> usize {
+        self.probes.iter().filter(|p| p.is_proof()).count()
+    }
 }
 
-/// How one probe breaks the schema: which property (an index into the properties), and how.
+/// One step into a value: an object's member, or an array's first item.
 #[derive(Clone, Debug)]
-enum Breach {
-    NoArguments,
-    Missing(String),
-    WrongType(usize, Value),
-    Null(usize),
-    BelowMinimum(usize, Value),
-    AboveMaximum(usize, Value),
-    Fraction(usize),
-    TooLong(usize, u64),
-    Outsider(usize),
-    Unlisted,
+enum Seg {
+    Key(String),
+    Item,
+}
+
+/// What a probe does at its path.
+#[derive(Clone, Debug)]
+enum Change {
+    /// Puts this value there.
+    Set(Value),
+    /// Takes the member away.
+    Remove,
+    /// A string of this many characters (made when the probe is: up to a MiB).
+    Long(u64),
+    /// An array of this many copies of a valid item.
+    Items(Value, u64),
+}
+
+/// How one probe breaks the schema: what it says, where, and how. A probe of a nested value
+/// starts from `base`, the valid value of the top-level property it lies in (which need not be
+/// required, so need not be in the valid arguments).
+#[derive(Clone, Debug)]
+struct Breach {
+    breaks: String,
+    path: Vec<Seg>,
+    base: Option<Value>,
+    change: Change,
 }
 
 /// The inputs that break a schema, made one at a time ([`inputs`]): a tool's schema decides
@@ -162,7 +291,6 @@ enum Breach {
 /// The plan is one small entry per probe; [`Iterator::next`] builds its input.
 #[derive(Clone, Debug)]
 pub struct Inputs {
-    names: Vec<String>,
     valid: Map<String, Value>,
     plan: std::vec::IntoIter<Breach>,
 }
@@ -172,62 +300,12 @@ impl Iterator for Inputs {
 
     fn next(&mut self) -> Option<(String, Value)> {
         let breach = self.plan.next()?;
-        let shown = |i: usize| escape(&self.names[i]).to_string();
-        let with = |i: usize, value: Value| {
-            let mut input = self.valid.clone();
-            input.insert(self.names[i].clone(), value);
-            Value::Object(input)
-        };
-        Some(match breach {
-            Breach::NoArguments => ("with no arguments".to_owned(), json!({})),
-            Breach::Missing(name) => {
-                let mut input = self.valid.clone();
-                input.remove(&name);
-                (
-                    format!("without the required `{}`", escape(&name)),
-                    Value::Object(input),
-                )
-            }
-            Breach::WrongType(i, wrong) => (
-                format!("with `{}` of the wrong type", shown(i)),
-                with(i, wrong),
-            ),
-            Breach::Null(i) => (format!("with `{}` null", shown(i)), with(i, Value::Null)),
-            Breach::BelowMinimum(i, n) => {
-                (format!("with `{}` below its minimum", shown(i)), with(i, n))
-            }
-            Breach::AboveMaximum(i, n) => {
-                (format!("with `{}` above its maximum", shown(i)), with(i, n))
-            }
-            Breach::Fraction(i) => (
-                format!("with `{}` not a whole number", shown(i)),
-                with(i, json!(1.5)),
-            ),
-            Breach::TooLong(i, max) => {
-                let long = "x".repeat(
-                    usize::try_from(max)
-                        .unwrap_or(0)
-                        .saturating_add(1)
-                        .min(1 << 20),
-                );
-                (
-                    format!("with `{}` past its maxLength", shown(i)),
-                    with(i, json!(long)),
-                )
-            }
-            Breach::Outsider(i) => (
-                format!("with `{}` not one of its values", shown(i)),
-                with(i, json!("__not_one_of_the_values__")),
-            ),
-            Breach::Unlisted => {
-                let mut input = self.valid.clone();
-                input.insert("__unlisted__".to_owned(), json!("x"));
-                (
-                    "with a property it does not list".to_owned(),
-                    Value::Object(input),
-                )
-            }
-        })
+        let mut input = Value::Object(self.valid.clone());
+        if let (Some(base), Some(Seg::Key(top))) = (&breach.base, breach.path.first()) {
+            input[top.as_str()] = base.clone();
+        }
+        apply(&mut input, &breach.path, &breach.change);
+        Some((breach.breaks, input))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -237,33 +315,107 @@ impl Iterator for Inputs {
 
 impl ExactSizeIterator for Inputs {}
 
+/// Makes `change` at `path` inside `value` (the whole value for an empty path).
+fn apply(value: &mut Value, path: &[Seg], change: &Change) {
+    match path {
+        [] => {
+            *value = match change {
+                Change::Set(v) => v.clone(),
+                Change::Remove => Value::Null,
+                Change::Long(n) => {
+                    json!("x".repeat(usize::try_from(*n).unwrap_or(0).min(1 << 20)))
+                }
+                Change::Items(item, n) => {
+                    Value::Array(vec![item.clone(); usize::try_from(*n).unwrap_or(0)])
+                }
+            }
+        }
+        [Seg::Key(key), rest @ ..] => {
+            if let Some(object) = value.as_object_mut() {
+                if rest.is_empty() && matches!(change, Change::Remove) {
+                    object.remove(key);
+                } else {
+                    apply(
+                        object.entry(key.clone()).or_insert(Value::Null),
+                        rest,
+                        change,
+                    );
+                }
+            }
+        }
+        [Seg::Item, rest @ ..] => {
+            if let Some(items) = value.as_array_mut() {
+                if items.is_empty() {
+                    items.push(Value::Null);
+                }
+                apply(&mut items[0], rest, change);
+            }
+        }
+    }
+}
+
 /// The inputs that break `schema`, each with what it breaks, in a fixed order: no arguments
-/// (when something is required), each required property missing, each property of the wrong
-/// type, each required property `null`, numbers past their bounds, an integer with a fraction,
-/// strings past `maxLength`, an enum's outsider, an extra property where none is allowed.
-/// Every input but the one it breaks is valid as far as the schema's top level says. Made one
-/// at a time, as they are asked for; [`ExactSizeIterator::len`] says how many there are.
+/// (when something is required), each required property missing, then for each property: of
+/// the wrong type, `null` when required, numbers past their bounds (`minimum`, `maximum`, and at
+/// an `exclusiveMinimum` / `exclusiveMaximum`, pydantic's `gt=` / `lt=`), an integer with a
+/// fraction, strings past `maxLength` or short of `minLength`, one its `pattern` does not match,
+/// an enum's outsider, arrays short of `minItems` or past `maxItems`, and the same again inside
+/// a nested object's members and an array's first item; last an extra property where none is
+/// allowed. Every input but the one it breaks is valid as far as the schema says. Made one at a
+/// time, as they are asked for; [`ExactSizeIterator::len`] says how many there are.
 pub fn inputs(schema: &Value) -> Inputs {
+    let valid = match valid_input(schema) {
+        Value::Object(valid) => valid,
+        _ => Map::new(),
+    };
+    let mut plan = Vec::new();
+    if !required_names(schema).is_empty() {
+        plan.push(Breach {
+            breaks: "with no arguments".into(),
+            path: Vec::new(),
+            base: None,
+            change: Change::Set(json!({})),
+        });
+    }
+    plan_object(schema, &[], "", None, 0, &mut plan);
+    Inputs {
+        valid,
+        plan: plan.into_iter(),
+    }
+}
+
+/// `path` followed by `seg`.
+fn joined(path: &[Seg], seg: Seg) -> Vec<Seg> {
+    let mut path = path.to_vec();
+    path.push(seg);
+    path
+}
+
+/// The breaches of an object's members at `path` (shown as `shown`): each required member
+/// missing, each member's own breaches, an unlisted member where none is allowed. `base` is the
+/// valid value of the top-level property the object lies in (none at the top).
+fn plan_object(
+    schema: &Value,
+    path: &[Seg],
+    shown: &str,
+    base: Option<&Value>,
+    depth: usize,
+    plan: &mut Vec<Breach>,
+) {
     let empty = Map::new();
     let properties = schema
         .get("properties")
         .and_then(Value::as_object)
         .unwrap_or(&empty);
-    let required: std::collections::BTreeSet<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let names: Vec<String> = properties.keys().cloned().collect();
-    let valid: Map<String, Value> = properties
-        .iter()
-        .filter(|(name, _)| required.contains(name.as_str()))
-        .map(|(name, p)| (name.clone(), example(p)))
-        .collect();
-    let mut plan = Vec::new();
-    if !required.is_empty() {
-        plan.push(Breach::NoArguments);
-    }
+    let required = required_names(schema);
+    let member = |name: &str| {
+        let name = escape(name).to_string();
+        if shown.is_empty() {
+            name
+        } else {
+            format!("{shown}.{name}")
+        }
+    };
     // Required names in the order the schema lists them, as before.
     let listed: Vec<&str> = schema
         .get("required")
@@ -275,41 +427,404 @@ pub fn inputs(schema: &Value) -> Inputs {
         if !seen.insert(name) {
             continue;
         }
-        plan.push(Breach::Missing(name.to_owned()));
+        plan.push(Breach {
+            breaks: format!("without the required `{}`", member(name)),
+            path: joined(path, Seg::Key(name.to_owned())),
+            base: base.cloned(),
+            change: Change::Remove,
+        });
     }
-    for (i, (name, property)) in properties.iter().enumerate() {
-        if let Some(wrong) = wrong_type(property) {
-            plan.push(Breach::WrongType(i, wrong));
-        }
-        if required.contains(name.as_str()) && !allows_null(property) {
-            plan.push(Breach::Null(i));
-        }
-        if let Some(min) = property.get("minimum").and_then(Value::as_f64) {
-            plan.push(Breach::BelowMinimum(i, number(min - 1.0)));
-        }
-        if let Some(max) = property.get("maximum").and_then(Value::as_f64) {
-            plan.push(Breach::AboveMaximum(i, number(max + 1.0)));
-        }
-        if property.get("type").and_then(Value::as_str) == Some("integer") {
-            plan.push(Breach::Fraction(i));
-        }
-        if let Some(max) = property.get("maxLength").and_then(Value::as_u64) {
-            plan.push(Breach::TooLong(i, max));
-        }
-        if let Some(values) = property.get("enum").and_then(Value::as_array) {
-            if !values.contains(&json!("__not_one_of_the_values__")) {
-                plan.push(Breach::Outsider(i));
-            }
-        }
+    for (name, property) in properties {
+        let here = joined(path, Seg::Key(name.clone()));
+        plan_value(
+            property,
+            &here,
+            &member(name),
+            base,
+            required.contains(name.as_str()),
+            depth,
+            plan,
+        );
     }
     if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
-        plan.push(Breach::Unlisted);
+        plan.push(Breach {
+            breaks: if shown.is_empty() {
+                "with a property it does not list".into()
+            } else {
+                format!("with `{shown}` holding a property it does not list")
+            },
+            path: joined(path, Seg::Key("__unlisted__".into())),
+            base: base.cloned(),
+            change: Change::Set(json!("x")),
+        });
     }
-    Inputs {
-        names,
-        valid,
-        plan: plan.into_iter(),
+}
+
+/// The breaches of one value at `path` (shown as `shown`), of schema `property`; then those
+/// inside it, when it is an object with members or an array with an `items` schema.
+fn plan_value(
+    property: &Value,
+    path: &[Seg],
+    shown: &str,
+    base: Option<&Value>,
+    required: bool,
+    depth: usize,
+    plan: &mut Vec<Breach>,
+) {
+    let mut push = |breaks: String, change: Change| {
+        plan.push(Breach {
+            breaks,
+            path: path.to_vec(),
+            base: base.cloned(),
+            change,
+        });
+    };
+    if let Some(wrong) = wrong_type(property) {
+        push(
+            format!("with `{shown}` of the wrong type"),
+            Change::Set(wrong),
+        );
     }
+    if required && !allows_null(property) {
+        push(format!("with `{shown}` null"), Change::Set(Value::Null));
+    }
+    if let Some(min) = property.get("minimum").and_then(Value::as_f64) {
+        push(
+            format!("with `{shown}` below its minimum"),
+            Change::Set(number(min - 1.0)),
+        );
+    }
+    if let Some(max) = property.get("maximum").and_then(Value::as_f64) {
+        push(
+            format!("with `{shown}` above its maximum"),
+            Change::Set(number(max + 1.0)),
+        );
+    }
+    if property.get("type").and_then(Value::as_str) == Some("integer") {
+        push(
+            format!("with `{shown}` not a whole number"),
+            Change::Set(json!(1.5)),
+        );
+    }
+    if let Some(max) = property.get("maxLength").and_then(Value::as_u64) {
+        push(
+            format!("with `{shown}` past its maxLength"),
+            Change::Long(max.saturating_add(1)),
+        );
+    }
+    if let Some(values) = property.get("enum").and_then(Value::as_array) {
+        if !values.contains(&json!("__not_one_of_the_values__")) {
+            push(
+                format!("with `{shown}` not one of its values"),
+                Change::Set(json!("__not_one_of_the_values__")),
+            );
+        }
+    }
+    // The exclusive bounds: the bound itself is what they forbid.
+    if let Some((low, true)) = lower(property) {
+        push(
+            format!("with `{shown}` at its exclusive minimum"),
+            Change::Set(number(low)),
+        );
+    }
+    if let Some((high, true)) = upper(property) {
+        push(
+            format!("with `{shown}` at its exclusive maximum"),
+            Change::Set(number(high)),
+        );
+    }
+    if let Some(min) = property
+        .get("minLength")
+        .and_then(Value::as_u64)
+        .filter(|&n| n > 0)
+    {
+        push(
+            format!("with `{shown}` short of its minLength"),
+            Change::Long(min - 1),
+        );
+    }
+    if let Some(unmatched) = unmatched(property) {
+        push(
+            format!("with `{shown}` not matching its pattern"),
+            Change::Set(json!(unmatched)),
+        );
+    }
+    let item = || {
+        property
+            .get("items")
+            .map_or_else(|| json!("x"), |items| example_at(items, depth + 1))
+    };
+    if let Some(min) = property
+        .get("minItems")
+        .and_then(Value::as_u64)
+        .filter(|&n| n > 0 && n <= 10_000)
+    {
+        push(
+            format!("with `{shown}` short of its minItems"),
+            Change::Items(item(), min - 1),
+        );
+    }
+    if let Some(max) = property
+        .get("maxItems")
+        .and_then(Value::as_u64)
+        .filter(|&n| n < 10_000)
+    {
+        push(
+            format!("with `{shown}` past its maxItems"),
+            Change::Items(item(), max + 1),
+        );
+    }
+    if depth >= MAX_DEPTH {
+        return;
+    }
+    // Inside: the value made valid first (it may be optional, so absent), then broken within.
+    let Some(Seg::Key(top)) = path.first() else {
+        return;
+    };
+    let mut inner = match base {
+        Some(base) => json!({ top.as_str(): base }),
+        None => json!({}),
+    };
+    let is_object = property.get("properties").is_some_and(Value::is_object);
+    let items = property.get("items").filter(|i| i.is_object());
+    if is_object {
+        apply(
+            &mut inner,
+            path,
+            &Change::Set(example_at(property, depth + 1)),
+        );
+        let base = inner[top.as_str()].clone();
+        plan_object(property, path, shown, Some(&base), depth + 1, plan);
+    } else if let Some(items) = items {
+        let mut array = example_at(property, depth + 1);
+        if array.as_array().is_some_and(Vec::is_empty) {
+            array = json!([example_at(items, depth + 1)]);
+        }
+        apply(&mut inner, path, &Change::Set(array));
+        let base = inner[top.as_str()].clone();
+        plan_value(
+            items,
+            &joined(path, Seg::Item),
+            &format!("{shown}[0]"),
+            Some(&base),
+            true,
+            depth + 1,
+            plan,
+        );
+    }
+}
+
+/// A string the schema's `pattern` does not match (of its length bounds when one is), when it
+/// has one the regex engine reads.
+fn unmatched(property: &Value) -> Option<String> {
+    let pattern = regex::Regex::new(property.get("pattern")?.as_str()?).ok()?;
+    let min = property
+        .get("minLength")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let max = property.get("maxLength").and_then(Value::as_u64);
+    let candidates = ["!", "x", "0", " ", "__not_matching__", "", "\u{1f600}"];
+    let wrong: Vec<String> = candidates
+        .iter()
+        .map(|c| {
+            let n = c.chars().count() as u64;
+            if n < min && !c.is_empty() {
+                c.repeat(usize::try_from(min.div_ceil(n)).unwrap_or(1).min(1 << 20))
+            } else {
+                (*c).to_owned()
+            }
+        })
+        .filter(|c| !pattern.is_match(c))
+        .collect();
+    let fits = |s: &&String| {
+        let n = s.chars().count() as u64;
+        n >= min && max.is_none_or(|max| n <= max)
+    };
+    wrong.iter().find(fits).or(wrong.first()).cloned()
+}
+
+/// `count` random inputs for tool `tool` of input schema `schema`, from `seed`: each the valid
+/// input with one to three random changes (a member, at any depth the schema describes, set to
+/// a random value, or taken away; an unlisted member added): a value of another type, an edge
+/// of a number's range, an empty, long or odd string (controls, bidi overrides, emoji, paths,
+/// format strings), a deep array or object. The same seed, tool and schema always give the
+/// same inputs (the generator is SplitMix64, written out here so that no dependency's update
+/// can change them); whether the schema allows each one is for the caller to check.
+pub fn random_inputs(schema: &Value, seed: u64, tool: &str, count: usize) -> Vec<Value> {
+    let mut rng = SplitMix(seed ^ fnv1a(tool.as_bytes()));
+    let valid = valid_input(schema);
+    let mut places = Vec::new();
+    places_in(schema, &mut Vec::new(), 0, &mut places);
+    (0..count)
+        .map(|_| {
+            let mut input = valid.clone();
+            for _ in 0..1 + rng.below(3) {
+                let change = match rng.below(4) {
+                    0 => Change::Remove,
+                    _ => Change::Set(random_value(&mut rng, 0)),
+                };
+                let path = if places.is_empty() || rng.below(6) == 0 {
+                    vec![Seg::Key(format!("__random_{}__", rng.below(1000)))]
+                } else {
+                    places[rng.below(places.len() as u64) as usize].clone()
+                };
+                // A nested place needs its parents: set them valid first.
+                for depth in 1..path.len() {
+                    let parent = &path[..depth];
+                    if lookup(&input, parent).is_none_or(|v| !(v.is_object() || v.is_array())) {
+                        if let Some(sub) = schema_at(schema, parent) {
+                            let mut value = example_at(sub, depth);
+                            if let (Value::Array(items), Some(item)) =
+                                (&mut value, sub.get("items"))
+                            {
+                                if items.is_empty() {
+                                    items.push(example_at(item, depth + 1));
+                                }
+                            }
+                            apply(&mut input, parent, &Change::Set(value));
+                        }
+                    }
+                }
+                apply(&mut input, &path, &change);
+            }
+            input
+        })
+        .collect()
+}
+
+/// Every place in a schema's objects a random change can go: each member, each array's first
+/// item, to [`MAX_DEPTH`].
+fn places_in(schema: &Value, path: &mut Vec<Seg>, depth: usize, out: &mut Vec<Vec<Seg>>) {
+    if depth >= MAX_DEPTH {
+        return;
+    }
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        for (name, sub) in properties {
+            path.push(Seg::Key(name.clone()));
+            out.push(path.clone());
+            places_in(sub, path, depth + 1, out);
+            path.pop();
+        }
+    }
+    if let Some(items) = schema.get("items").filter(|i| i.is_object()) {
+        if !path.is_empty() {
+            path.push(Seg::Item);
+            out.push(path.clone());
+            places_in(items, path, depth + 1, out);
+            path.pop();
+        }
+    }
+}
+
+/// The value at `path`, if there is one.
+fn lookup<'a>(value: &'a Value, path: &[Seg]) -> Option<&'a Value> {
+    path.iter().try_fold(value, |v, seg| match seg {
+        Seg::Key(k) => v.get(k.as_str()),
+        Seg::Item => v.get(0),
+    })
+}
+
+/// The schema of the value at `path`.
+fn schema_at<'a>(schema: &'a Value, path: &[Seg]) -> Option<&'a Value> {
+    path.iter().try_fold(schema, |s, seg| match seg {
+        Seg::Key(k) => s.get("properties")?.get(k.as_str()),
+        Seg::Item => s.get("items"),
+    })
+}
+
+/// Strings that break careless code.
+const ODD_STRINGS: &[&str] = &[
+    "",
+    " ",
+    "\u{0}",
+    "\u{202e}gnp.exe",
+    "\u{1f4a5}",
+    "../../../../etc/passwd",
+    "${HOME}",
+    "%s%s%s%n",
+    "' OR 1=1 --",
+    "<script>alert(1)</script>",
+    "null",
+    "-1",
+    "NaN",
+    "\r\n",
+];
+
+fn random_value(rng: &mut SplitMix, depth: usize) -> Value {
+    let deep = depth < 3;
+    match rng.below(if deep { 9 } else { 7 }) {
+        0 => Value::Null,
+        1 => json!(rng.below(2) == 0),
+        2 => [
+            json!(0),
+            json!(-1),
+            json!(1),
+            json!(i64::MAX),
+            json!(i64::MIN),
+            json!(u64::MAX),
+            json!(9_007_199_254_740_993_i64),
+        ][rng.below(7) as usize]
+            .clone(),
+        3 => [
+            json!(0.5),
+            json!(-0.0),
+            json!(1e308),
+            json!(-1e308),
+            json!(1e-308),
+        ][rng.below(5) as usize]
+            .clone(),
+        4 => json!(ODD_STRINGS[rng.below(ODD_STRINGS.len() as u64) as usize]),
+        5 => json!("x".repeat([1, 100, 10_000, 100_000][rng.below(4) as usize])),
+        6 => json!(format!("r{}", rng.next())),
+        7 => Value::Array(
+            (0..rng.below(4))
+                .map(|_| random_value(rng, depth + 1))
+                .collect(),
+        ),
+        _ => Value::Object(
+            (0..rng.below(4))
+                .map(|i| (format!("k{i}"), random_value(rng, depth + 1)))
+                .collect(),
+        ),
+    }
+}
+
+/// SplitMix64: small, fast, and the same numbers for a seed on every platform and release.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A number below `n` (0 for 0).
+    fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next() % n
+        }
+    }
+}
+
+/// FNV-1a: a tool's name mixed into the seed, so that which tools are probed does not change
+/// another tool's inputs.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// A seed from the clock, for a random run without `--seed`.
+pub fn clock_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+        % 1_000_000_000
 }
 
 /// A whole number as an integer, else a float.
@@ -333,25 +848,280 @@ fn allows_null(property: &Value) -> bool {
     types(property).contains(&"null") || property.get("type").is_none()
 }
 
-/// A value of `property`'s type (its first enum value, or its minimum, when it has one).
-fn example(property: &Value) -> Value {
-    if let Some(first) = property
-        .get("enum")
-        .and_then(Value::as_array)
-        .and_then(|v| v.first())
-    {
-        return first.clone();
+/// A valid input for a tool of input schema `schema`: each required property (at every depth)
+/// with a value its own schema allows, as far as that can be made from the schema alone (a
+/// `const`, the first `enum` value or `examples` entry, its `default`, a number within its
+/// bounds, a string of its length and `pattern` and `format`, an array of `minItems` valid
+/// items). A schema may ask what it cannot say (a time zone name, a file that exists): a flow's
+/// call of the tool is the better valid input, and [`probe`] takes it when there is one.
+pub fn valid_input(schema: &Value) -> Value {
+    example_at(schema, 0)
+}
+
+/// How deep [`valid_input`] follows nested objects and arrays.
+const MAX_DEPTH: usize = 8;
+
+fn example_at(property: &Value, depth: usize) -> Value {
+    if let Some(value) = property.get("const") {
+        return value.clone();
     }
-    let min = property.get("minimum").and_then(Value::as_f64);
-    match types(property).first().copied() {
-        Some("integer") => json!(min.map_or(1, |m| m.ceil() as i64)),
-        Some("number") => json!(min.unwrap_or(1.0)),
+    for listed in ["enum", "examples"] {
+        if let Some(first) = property
+            .get(listed)
+            .and_then(Value::as_array)
+            .and_then(|v| v.first())
+        {
+            return first.clone();
+        }
+    }
+    if let Some(default) = property.get("default") {
+        return default.clone();
+    }
+    // The first branch of a choice; every part of an `allOf` is taken as the first is.
+    for choice in ["anyOf", "oneOf", "allOf"] {
+        if let Some(first) = property
+            .get(choice)
+            .and_then(Value::as_array)
+            .and_then(|v| v.iter().find(|b| b.get("type") != Some(&json!("null"))))
+        {
+            return example_at(first, depth);
+        }
+    }
+    let kinds = types(property);
+    let kind = kinds
+        .iter()
+        .copied()
+        .find(|t| *t != "null")
+        .or(kinds.first().copied());
+    let kind = kind.or(if property.get("properties").is_some() {
+        Some("object")
+    } else if property.get("items").is_some() {
+        Some("array")
+    } else {
+        None
+    });
+    match kind {
+        Some("integer") => json!(whole_within(property)),
+        Some("number") => number(number_within(property)),
         Some("boolean") => json!(true),
-        Some("array") => json!([]),
-        Some("object") => json!({}),
+        Some("array") => {
+            let count = property
+                .get("minItems")
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            let item = match property.get("items") {
+                Some(items) if depth < MAX_DEPTH => example_at(items, depth + 1),
+                _ => json!("x"),
+            };
+            Value::Array(vec![item; usize::try_from(count.min(64)).unwrap_or(0)])
+        }
+        Some("object") => {
+            let mut object = Map::new();
+            if depth < MAX_DEPTH {
+                let required = required_names(property);
+                if let Some(properties) = property.get("properties").and_then(Value::as_object) {
+                    for (name, sub) in properties {
+                        if required.contains(name.as_str()) {
+                            let value = named_string(name, sub)
+                                .unwrap_or_else(|| example_at(sub, depth + 1));
+                            object.insert(name.clone(), value);
+                        }
+                    }
+                }
+            }
+            Value::Object(object)
+        }
         Some("null") => Value::Null,
-        _ => json!("x"),
+        _ => json!(string_within(property)),
     }
+}
+
+/// A plain string member's value from its name alone, where the name says what it holds (a
+/// time zone, a URL, an e-mail address, a date or a time) and the schema says nothing more: `x`
+/// is not a time zone, and a server that refuses it refuses no valid input.
+fn named_string(name: &str, property: &Value) -> Option<Value> {
+    let plain = types(property) == ["string"]
+        && [
+            "enum",
+            "const",
+            "default",
+            "examples",
+            "format",
+            "pattern",
+            "minLength",
+            "maxLength",
+        ]
+        .iter()
+        .all(|k| property.get(k).is_none());
+    if !plain {
+        return None;
+    }
+    let name = name.to_ascii_lowercase();
+    let value = if name.ends_with("timezone") || name == "tz" || name.ends_with("_tz") {
+        "UTC"
+    } else if name.ends_with("url") || name.ends_with("uri") {
+        "https://example.com"
+    } else if name.ends_with("email") {
+        "a@example.com"
+    } else if name.ends_with("date") {
+        "2026-01-01"
+    } else if name == "time" {
+        "12:00"
+    } else {
+        return None;
+    };
+    Some(json!(value))
+}
+
+fn required_names(schema: &Value) -> std::collections::BTreeSet<&str> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// The lower bound a number schema sets, and whether it is exclusive (draft 6's number form,
+/// or draft 4's `exclusiveMinimum: true` beside `minimum`).
+fn lower(property: &Value) -> Option<(f64, bool)> {
+    match (
+        property.get("minimum").and_then(Value::as_f64),
+        property.get("exclusiveMinimum"),
+    ) {
+        (_, Some(Value::Number(n))) => n.as_f64().map(|n| (n, true)),
+        (Some(min), Some(Value::Bool(true))) => Some((min, true)),
+        (Some(min), _) => Some((min, false)),
+        (None, _) => None,
+    }
+}
+
+/// [`lower`] for the upper bound.
+fn upper(property: &Value) -> Option<(f64, bool)> {
+    match (
+        property.get("maximum").and_then(Value::as_f64),
+        property.get("exclusiveMaximum"),
+    ) {
+        (_, Some(Value::Number(n))) => n.as_f64().map(|n| (n, true)),
+        (Some(max), Some(Value::Bool(true))) => Some((max, true)),
+        (Some(max), _) => Some((max, false)),
+        (None, _) => None,
+    }
+}
+
+/// A whole number within the schema's bounds (1 when it has none, as before).
+fn whole_within(property: &Value) -> i64 {
+    let low = lower(property).map(
+        |(n, exclusive)| {
+            if exclusive {
+                n.floor() + 1.0
+            } else {
+                n.ceil()
+            }
+        },
+    );
+    let high = upper(property).map(
+        |(n, exclusive)| {
+            if exclusive {
+                n.ceil() - 1.0
+            } else {
+                n.floor()
+            }
+        },
+    );
+    let pick = match (low, high) {
+        (Some(low), _) => low,
+        (None, Some(high)) => high.min(1.0),
+        (None, None) => 1.0,
+    };
+    // Past i64 a bound is not one a probe can meet.
+    if pick.abs() < 9e15 {
+        pick as i64
+    } else {
+        1
+    }
+}
+
+/// A number within the schema's bounds.
+fn number_within(property: &Value) -> f64 {
+    match (lower(property), upper(property)) {
+        (Some((low, false)), _) => low,
+        (Some((low, true)), Some((high, _))) => (low + high) / 2.0,
+        (Some((low, true)), None) => low + 1.0,
+        (None, Some((high, exclusive))) => {
+            if high > 1.0 || (high == 1.0 && !exclusive) {
+                1.0
+            } else {
+                high - 1.0
+            }
+        }
+        (None, None) => 1.0,
+    }
+}
+
+/// Strings a `format` or a `pattern` commonly asks for, tried in order.
+const STRING_CANDIDATES: &[&str] = &[
+    "x",
+    "abc",
+    "a",
+    "A",
+    "1",
+    "123",
+    "UTC",
+    "2026-01-01",
+    "2026-01-01T00:00:00Z",
+    "00:00:00",
+    "https://example.com",
+    "a@example.com",
+    "00000000-0000-0000-0000-000000000000",
+    "127.0.0.1",
+    "a-b",
+    "a_b",
+    "ab12",
+];
+
+/// A string of the schema's length, `format` and `pattern` (the first candidate that fits;
+/// `x`, as before, when none does or nothing is asked).
+fn string_within(property: &Value) -> String {
+    let min = property
+        .get("minLength")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let max = property.get("maxLength").and_then(Value::as_u64);
+    let by_format = match property.get("format").and_then(Value::as_str) {
+        Some("date-time") => Some("2026-01-01T00:00:00Z"),
+        Some("date") => Some("2026-01-01"),
+        Some("time") => Some("00:00:00Z"),
+        Some("uri" | "url" | "iri" | "uri-reference") => Some("https://example.com"),
+        Some("email" | "idn-email") => Some("a@example.com"),
+        Some("uuid") => Some("00000000-0000-0000-0000-000000000000"),
+        Some("ipv4") => Some("127.0.0.1"),
+        Some("ipv6") => Some("::1"),
+        Some("hostname" | "idn-hostname") => Some("example.com"),
+        _ => None,
+    };
+    let pattern = property
+        .get("pattern")
+        .and_then(Value::as_str)
+        .and_then(|p| regex::Regex::new(p).ok());
+    let fits = |s: &str| {
+        let n = s.chars().count() as u64;
+        n >= min && max.is_none_or(|max| n <= max) && pattern.as_ref().is_none_or(|p| p.is_match(s))
+    };
+    let padded = |s: &str| {
+        let n = s.chars().count() as u64;
+        if n >= min {
+            s.to_owned()
+        } else {
+            let pad = usize::try_from(min - n).unwrap_or(0).min(1 << 20);
+            format!("{s}{}", "x".repeat(pad))
+        }
+    };
+    by_format
+        .into_iter()
+        .chain(STRING_CANDIDATES.iter().copied())
+        .map(padded)
+        .find(|s| fits(s))
+        .unwrap_or_else(|| padded("x"))
 }
 
 /// A value of none of `property`'s types, when it declares some.
@@ -389,7 +1159,10 @@ fn json_type(v: &Value) -> &'static str {
 /// Probes the tools of `flow`'s server (the flow's calls are not made). A server that crashes
 /// is started again for the probes after it.
 pub async fn probe(flow: &Flow, options: &Options, what: &ProbeOptions) -> ProbeReport {
-    let mut report = ProbeReport::default();
+    let mut report = ProbeReport {
+        seed: (what.runs > 0).then(|| what.seed.unwrap_or_else(clock_seed)),
+        ..ProbeReport::default()
+    };
     let mut run = Run::new(flow, options);
     let mut client = match run.connect().await {
         Ok(client) => client,
@@ -419,12 +1192,8 @@ pub async fn probe(flow: &Flow, options: &Options, what: &ProbeOptions) -> Probe
         if !what.tools.is_empty() && !what.tools.contains(&name) {
             continue;
         }
-        let destructive = tool
-            .annotations
-            .as_ref()
-            .and_then(|a| a.destructive_hint)
-            .unwrap_or(false);
-        if destructive && !what.include_destructive {
+        let harm = Harm::of(tool.annotations.as_ref());
+        if harm == Harm::Destructive && !what.include_destructive {
             report.skipped.push((
                 name,
                 "annotated destructive (--include-destructive probes it)".into(),
@@ -432,11 +1201,40 @@ pub async fn probe(flow: &Flow, options: &Options, what: &ProbeOptions) -> Probe
             continue;
         }
         let schema = Value::Object((*tool.input_schema).clone());
-        let planned = inputs(&schema);
-        if planned.len() > what.max_per_tool {
-            report.capped.push((name.clone(), planned.len()));
+        let mut planned: Vec<(ProbeKind, String, Value)> = Vec::new();
+        match control(flow, &name, &schema, harm, what.include_destructive) {
+            Ok((breaks, input)) => planned.push((ProbeKind::Control, breaks, input)),
+            Err(why) => report.uncontrolled.push((name.clone(), why)),
         }
-        for (breaks, input) in planned.take(what.max_per_tool) {
+        let invalid = inputs(&schema);
+        if invalid.len() > what.max_per_tool {
+            report.capped.push((name.clone(), invalid.len()));
+        }
+        let mut refused_valid = false;
+        let invalid = invalid
+            .take(what.max_per_tool)
+            .map(|(breaks, input)| (ProbeKind::Invalid, breaks, input));
+        let random = match report.seed {
+            Some(seed) => {
+                let mut checked = toolcall_score::Tool::new(&name, "");
+                checked.input_schema = Some(schema.clone());
+                let checked = toolcall_score::Catalog::new([checked]);
+                random_inputs(&schema, seed, &name, what.runs)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, input)| {
+                        let allowed = checked.validate(&name, &input).is_ok();
+                        (
+                            ProbeKind::Random { allowed },
+                            format!("with random input #{}", i + 1),
+                            input,
+                        )
+                    })
+                    .collect()
+            }
+            None => Vec::new(),
+        };
+        for (kind, breaks, input) in planned.into_iter().chain(invalid).chain(random) {
             let mut params = CallToolRequestParams::new(name.clone());
             params.arguments = input.as_object().cloned();
             let phase = Phase::new(&format!("probe {}", escape(&name)));
@@ -475,12 +1273,22 @@ pub async fn probe(flow: &Flow, options: &Options, what: &ProbeOptions) -> Probe
                     _ => Answer::Other(failure.message.clone()),
                 },
             };
+            if kind == ProbeKind::Control && matches!(answer, Answer::Refused(_)) {
+                refused_valid = true;
+            }
             let restart = matches!(answer, Answer::Crash(_) | Answer::Hang);
             report.probes.push(Probe {
                 tool: name.clone(),
                 breaks,
                 input: printable_result(&flow.mask_value(&input)),
+                moot: refused_valid
+                    && matches!(
+                        kind,
+                        ProbeKind::Invalid | ProbeKind::Random { allowed: false }
+                    )
+                    && matches!(answer, Answer::Refused(_)),
                 answer,
+                kind,
             });
             if restart {
                 // A dead or stuck server answers nothing more: start it again for the rest.
@@ -500,6 +1308,70 @@ pub async fn probe(flow: &Flow, options: &Options, what: &ProbeOptions) -> Probe
     let _ = tokio::time::timeout(options.shutdown_grace, client.cancel()).await;
     run.finish(true).await;
     report
+}
+
+/// How much harm calling a tool for real may do, by its annotations with the MCP spec's
+/// defaults applied (`readOnlyHint` false, `destructiveHint` true, the latter meaningful only
+/// when the tool is not read-only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Harm {
+    /// Read-only, or says it only adds: a control call is harmless.
+    None,
+    /// No annotation says it is harmless, none says it destroys: destructive by the defaults.
+    ByDefault,
+    /// Annotated `destructiveHint: true`, and not read-only.
+    Destructive,
+}
+
+impl Harm {
+    fn of(annotations: Option<&rmcp::model::ToolAnnotations>) -> Harm {
+        let read_only = annotations.and_then(|a| a.read_only_hint) == Some(true);
+        let destructive = annotations.and_then(|a| a.destructive_hint);
+        match (read_only, destructive) {
+            (true, _) | (false, Some(false)) => Harm::None,
+            (false, Some(true)) => Harm::Destructive,
+            (false, None) => Harm::ByDefault,
+        }
+    }
+}
+
+/// The control call of tool `name`: the flow's first call of it, else a valid input made from
+/// its schema, checked against the schema; or why it gets none.
+fn control(
+    flow: &Flow,
+    name: &str,
+    schema: &Value,
+    harm: Harm,
+    include_destructive: bool,
+) -> Result<(String, Value), String> {
+    if harm == Harm::ByDefault && !include_destructive {
+        return Err(
+            "no valid-input control call: no annotation says the tool is read-only \
+             (readOnlyHint) or not destructive (destructiveHint: false), and by the MCP spec's \
+             defaults that makes it destructive; its refusals are unproven \
+             (--include-destructive calls it)"
+                .into(),
+        );
+    }
+    if let Some(call) = flow.calls.iter().find(|c| c.name == name) {
+        return Ok((
+            "with the valid input of the flow's call".into(),
+            call.input.clone(),
+        ));
+    }
+    let input = valid_input(schema);
+    let mut tool = toolcall_score::Tool::new(name, "");
+    tool.input_schema = Some(schema.clone());
+    match toolcall_score::Catalog::new([tool]).validate(name, &input) {
+        Ok(()) | Err(toolcall_score::SchemaError::Undecided(_)) => {
+            Ok(("with a valid input".into(), input))
+        }
+        Err(why) => Err(format!(
+            "no valid-input control call: no valid input could be made from its schema ({}); \
+             give the tool a call in a flow (its input is the control call's)",
+            escape(&why.to_string())
+        )),
+    }
 }
 
 /// [`probe`] on a fresh single-threaded tokio runtime.
@@ -548,6 +1420,120 @@ mod tests {
             inputs(&json!({"type": "object"})).len(),
             0,
             "nothing to break"
+        );
+    }
+
+    /// The control call's input meets what the schema says: bounds (exclusive ones too), length,
+    /// pattern, format, items, nested required properties; and it validates.
+    #[test]
+    fn the_valid_input_meets_its_schema() {
+        let schema = json!({"type": "object", "required": ["n", "x", "s", "p", "when", "tags", "inner", "tz"],
+            "properties": {
+                "n": {"type": "integer", "exclusiveMinimum": 0},
+                "x": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+                "s": {"type": "string", "minLength": 5},
+                "p": {"type": "string", "pattern": "^[0-9]+$"},
+                "when": {"type": "string", "format": "date-time"},
+                "tags": {"type": "array", "items": {"type": "string"}, "minItems": 2},
+                "inner": {"type": "object", "required": ["k"], "properties": {"k": {"type": "boolean"}, "o": {"type": "string"}}},
+                "tz": {"type": "string", "default": "UTC"},
+                "optional": {"type": "string"}}});
+        let input = valid_input(&schema);
+        assert_eq!(
+            input,
+            json!({"n": 1, "x": 0.5, "s": "xxxxx", "p": "1", "when": "2026-01-01T00:00:00Z",
+                   "tags": ["x", "x"], "inner": {"k": true}, "tz": "UTC"})
+        );
+        let mut tool = toolcall_score::Tool::new("t", "");
+        tool.input_schema = Some(schema);
+        assert_eq!(
+            toolcall_score::Catalog::new([tool]).validate("t", &input),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn harm_applies_the_spec_defaults() {
+        use rmcp::model::ToolAnnotations;
+        let with = |read_only: Option<bool>, destructive: Option<bool>| {
+            let mut a = ToolAnnotations::default();
+            a.read_only_hint = read_only;
+            a.destructive_hint = destructive;
+            Harm::of(Some(&a))
+        };
+        assert_eq!(Harm::of(None), Harm::ByDefault);
+        assert_eq!(with(None, None), Harm::ByDefault);
+        assert_eq!(with(Some(true), None), Harm::None);
+        assert_eq!(with(Some(true), Some(true)), Harm::None, "read-only wins");
+        assert_eq!(with(None, Some(false)), Harm::None);
+        assert_eq!(with(Some(false), Some(true)), Harm::Destructive);
+    }
+
+    #[test]
+    fn the_inputs_break_nested_and_exclusive_constraints() {
+        let schema = json!({"type": "object", "required": ["n"],
+            "properties": {
+                "n": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 10},
+                "old": {"type": "integer", "minimum": 5, "exclusiveMinimum": true},
+                "s": {"type": "string", "minLength": 2, "pattern": "^a+$"},
+                "list": {"type": "array", "minItems": 1, "maxItems": 2,
+                         "items": {"type": "object", "required": ["id"], "additionalProperties": false,
+                                   "properties": {"id": {"type": "integer"}}}}}});
+        let got: Vec<String> = inputs(&schema)
+            .map(|(why, input)| format!("{why}: {input}"))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "with no arguments: {}",
+                "without the required `n`: {}",
+                "with `list` of the wrong type: {\"list\":{\"not\":\"an array\"},\"n\":5}",
+                "with `list` short of its minItems: {\"list\":[],\"n\":5}",
+                "with `list` past its maxItems: {\"list\":[{\"id\":1},{\"id\":1},{\"id\":1}],\"n\":5}",
+                "with `list[0]` of the wrong type: {\"list\":[\"not an object\"],\"n\":5}",
+                "with `list[0]` null: {\"list\":[null],\"n\":5}",
+                "without the required `list[0].id`: {\"list\":[{}],\"n\":5}",
+                "with `list[0].id` of the wrong type: {\"list\":[{\"id\":\"not a number\"}],\"n\":5}",
+                "with `list[0].id` null: {\"list\":[{\"id\":null}],\"n\":5}",
+                "with `list[0].id` not a whole number: {\"list\":[{\"id\":1.5}],\"n\":5}",
+                "with `list[0]` holding a property it does not list: {\"list\":[{\"__unlisted__\":\"x\",\"id\":1}],\"n\":5}",
+                "with `n` of the wrong type: {\"n\":\"not a number\"}",
+                "with `n` null: {\"n\":null}",
+                "with `n` at its exclusive minimum: {\"n\":0}",
+                "with `n` at its exclusive maximum: {\"n\":10}",
+                "with `old` of the wrong type: {\"n\":5,\"old\":\"not a number\"}",
+                "with `old` below its minimum: {\"n\":5,\"old\":4}",
+                "with `old` not a whole number: {\"n\":5,\"old\":1.5}",
+                "with `old` at its exclusive minimum: {\"n\":5,\"old\":5}",
+                "with `s` of the wrong type: {\"n\":5,\"s\":12345}",
+                "with `s` short of its minLength: {\"n\":5,\"s\":\"x\"}",
+                "with `s` not matching its pattern: {\"n\":5,\"s\":\"!!\"}",
+            ]
+        );
+    }
+
+    #[test]
+    fn random_inputs_are_the_same_for_a_seed() {
+        let schema = json!({"type": "object", "required": ["a"],
+            "properties": {"a": {"type": "string"},
+                           "o": {"type": "object", "properties": {"b": {"type": "integer"}}}}});
+        let one = random_inputs(&schema, 42, "t", 20);
+        assert_eq!(one.len(), 20);
+        assert_eq!(one, random_inputs(&schema, 42, "t", 20));
+        assert_ne!(one, random_inputs(&schema, 43, "t", 20));
+        assert_ne!(
+            one,
+            random_inputs(&schema, 42, "u", 20),
+            "the tool's name is mixed in"
+        );
+        assert!(
+            one.iter().all(Value::is_object),
+            "arguments are always an object"
+        );
+        assert!(
+            one.iter()
+                .any(|i| i.get("o").is_some_and(|o| o.get("b").is_some())),
+            "a nested member is reached: {one:?}"
         );
     }
 

@@ -40,25 +40,41 @@ pub enum Action {
         #[command(flatten)]
         limit: MessageLimit,
     },
-    /// Call each tool with arguments its own inputSchema forbids (a required property missing,
-    /// each property of the wrong type, null for required values, numbers past their bounds,
-    /// strings past maxLength, an extra property where none is allowed, no arguments) and check
-    /// that every one is refused (an isError result or a JSON-RPC error) in time. A crash, a
-    /// hang or an accepted input is a finding (exit 1). Deterministic: the same schema gives
-    /// the same inputs. Tools annotated destructive are skipped unless --include-destructive.
+    /// Call each tool first with a valid input (the flow's first call of it, else one made from
+    /// its schema), which it must answer, then with arguments its own inputSchema forbids (a
+    /// required property missing, each property of the wrong type, null for required values,
+    /// numbers past their bounds, strings past maxLength, an extra property where none is
+    /// allowed, no arguments), each of which it must refuse (an isError result or a JSON-RPC
+    /// error) in time. A crash, a hang, an accepted invalid input or a refused valid one is a
+    /// finding (exit 1); a tool that refuses valid input proves nothing by refusing invalid
+    /// input. Deterministic: the same schema gives the same inputs. The valid-input call runs
+    /// the tool for real: only for tools annotated read-only or destructiveHint: false (by the
+    /// MCP spec's defaults a tool without annotations is destructive) unless
+    /// --include-destructive; tools annotated destructive are not probed at all without it.
     Probe {
         #[command(flatten)]
         target: Target,
         /// Probe only this tool (repeatable).
         #[arg(long = "tool", value_name = "NAME")]
         tools: Vec<String>,
-        /// Probe tools annotated destructiveHint: true too.
+        /// Probe tools annotated destructiveHint: true too, and make the valid-input call of
+        /// tools destructive by the MCP spec's defaults (no readOnlyHint: true nor
+        /// destructiveHint: false).
         #[arg(long)]
         include_destructive: bool,
         /// The most probes run per tool (the first ones, in their fixed order): a schema of
         /// thousands of properties plans thousands of probes; the output says how many more.
         #[arg(long, value_name = "N", default_value_t = toolcall_mcp::probe::DEFAULT_MAX_PER_TOOL)]
         max_probes_per_tool: usize,
+        /// After the fixed probes, N random inputs per tool (the valid input with random
+        /// changes): one its schema forbids must be refused, one it allows must not crash or
+        /// hang the server.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        runs: usize,
+        /// The seed of --runs' random inputs: the same seed makes the same inputs (without it,
+        /// one is taken from the clock; the output says which, to run them again).
+        #[arg(long, value_name = "S", requires = "runs")]
+        seed: Option<u64>,
         /// Seconds a probe may take before it is a hang.
         #[arg(long, value_name = "SECS", default_value_t = 5.0)]
         call_timeout: f64,
@@ -338,6 +354,8 @@ pub fn run(args: &Args) -> Result {
             tools,
             include_destructive,
             max_probes_per_tool,
+            runs,
+            seed,
             call_timeout,
             timeouts,
             limit,
@@ -346,6 +364,8 @@ pub fn run(args: &Args) -> Result {
                 tools: tools.to_vec(),
                 include_destructive: *include_destructive,
                 max_per_tool: *max_probes_per_tool,
+                runs: *runs,
+                seed: *seed,
             };
             probe(target, &what, *call_timeout, timeouts, limit)
         }
@@ -570,6 +590,9 @@ fn probe(
     for (tool, why) in &report.skipped {
         outln!("skip   `{}`: {why}", toolcall_score::escape(tool));
     }
+    for (tool, why) in &report.uncontrolled {
+        outln!("nocall `{}`: {why}", toolcall_score::escape(tool));
+    }
     for (tool, planned) in &report.capped {
         outln!(
             "cap    `{}`: {} of its {planned} probes ran, the first in their order (at most {} \
@@ -580,17 +603,38 @@ fn probe(
         );
     }
     let findings: Vec<_> = report.findings().collect();
-    outln!(
-        "\n{} probe(s) of {} tool(s): {} refused as they should be, {} finding(s)",
+    let mut summary = format!(
+        "\n{} probe(s) of {} tool(s): {} valid input(s) answered, {} refused as they should be, \
+         {} finding(s)",
         report.probes.len(),
         {
             let mut names: Vec<&str> = report.probes.iter().map(|p| p.tool.as_str()).collect();
             names.dedup();
             names.len()
         },
-        report.probes.len() - findings.len(),
+        report.answered(),
+        report.refused(),
         findings.len()
     );
+    if report.moot() > 0 {
+        summary.push_str(&format!(
+            "; {} refusal(s) prove nothing, their tool refusing valid input too",
+            report.moot()
+        ));
+    }
+    if !report.uncontrolled.is_empty() {
+        summary.push_str(&format!(
+            "; {} tool(s) without a control call, their refusals unproven (nocall above)",
+            report.uncontrolled.len()
+        ));
+    }
+    outln!("{summary}");
+    if let Some(seed) = report.seed {
+        outln!(
+            "random inputs from seed {seed} (--runs {} --seed {seed} makes them again)",
+            what.runs
+        );
+    }
     if in_github_actions() {
         for finding in &findings {
             annotate(&annotation(

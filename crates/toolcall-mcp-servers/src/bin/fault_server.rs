@@ -39,6 +39,9 @@
 //! | `late-result` | answers each `tools/call` 600 ms late |
 //! | `tasks` | behaves, but `echo` declares `execution: {"taskSupport": "optional"}` (MCP tasks), a member rmcp's `Tool` does not model |
 //! | `shuffled` | behaves, but also lists a tool `pick`; the order of the two tools and of `pick`'s `required`, `type` and `enum` lists changes with every start (rotated by `ATP_FAULT_SEED`, else by its process id), as a server building them from a hash set does |
+//! | `lax-deep` | declares `echo` with constraints the probes of exclusive bounds, patterns, minimum lengths and counts, nested objects and array items break (`count` > 0, `code` matching `^[A-Z]{3}$`, `text` of at least 2 characters, `tags` a non-empty array of strings, `options` an object requiring an integer `depth`), but checks only that `text` is a string |
+//! | `http-oauth` | streamable HTTP on 127.0.0.1 as `http-bearer` is, but refuses every request as an MCP OAuth server does: 401 with `WWW-Authenticate: Bearer error="invalid_token", resource_metadata="…/.well-known/oauth-protected-resource"` and a JSON body; with `Authorization: Bearer low-scope`, 403 with `error="insufficient_scope"` |
+//! | `refuse-all` | like Playwright MCP without its browser: `echo` (annotated `readOnlyHint: true`, `text` required) refuses every call with an `isError` result |
 //!
 //! Arguments after the mode are ignored: a test passes a marker there to find the process.
 
@@ -81,6 +84,9 @@ fn main() -> ExitCode {
         "late-result",
         "tasks",
         "shuffled",
+        "refuse-all",
+        "lax-deep",
+        "http-oauth",
     ];
     if !known.contains(&mode.as_str()) {
         eprintln!(
@@ -91,6 +97,9 @@ fn main() -> ExitCode {
     }
     if mode == "http-bearer" {
         return http_bearer();
+    }
+    if mode == "http-oauth" {
+        return http_oauth();
     }
     if mode == "exit-leaving-grandchild" {
         // A wrapper that started a helper sharing its stdout, then died: the pipe stays open.
@@ -227,6 +236,20 @@ fn main() -> ExitCode {
                 if mode == "null-crash" {
                     echo["inputSchema"]["required"] = json!(["text"]);
                 }
+                if mode == "lax-deep" {
+                    echo["inputSchema"] = json!({"type": "object", "required": ["text"],
+                        "properties": {
+                            "text": {"type": "string", "minLength": 2},
+                            "count": {"type": "integer", "exclusiveMinimum": 0},
+                            "code": {"type": "string", "pattern": "^[A-Z]{3}$"},
+                            "tags": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+                            "options": {"type": "object", "required": ["depth"],
+                                        "properties": {"depth": {"type": "integer"}}}}});
+                }
+                if mode == "refuse-all" {
+                    echo["inputSchema"]["required"] = json!(["text"]);
+                    echo["annotations"] = json!({"readOnlyHint": true});
+                }
                 if mode == "tasks" {
                     echo["execution"] = json!({"taskSupport": "optional"});
                 }
@@ -268,6 +291,12 @@ fn main() -> ExitCode {
                 calls += 1;
                 match mode.as_str() {
                     "hang-on-call" | "grandchild" | "escaped-grandchild" => continue,
+                    // Whatever it is asked: what a server whose backend is missing answers.
+                    "refuse-all" => json!({
+                        "content": [{"type": "text", "text":
+                            "Browser is not installed: run `npx playwright install chrome`"}],
+                        "isError": true
+                    }),
                     "crash-mid-flow" if calls == 2 => {
                         eprintln!("fault-server: segfault in call 2 (simulated)");
                         return ExitCode::from(101);
@@ -488,6 +517,69 @@ fn http_bearer() -> ExitCode {
                 }
             }
         };
+        let _ = stream.write_all(response.as_bytes());
+    }
+    ExitCode::SUCCESS
+}
+
+/// `http-oauth`: every request refused the way an MCP server behind OAuth refuses it, with a
+/// challenge naming its protected resource metadata, and a body saying why.
+fn http_oauth() -> ExitCode {
+    use std::io::Read;
+    let port = std::env::var("ATP_FAULT_PORT").unwrap_or_else(|_| "0".into());
+    let Ok(listener) = std::net::TcpListener::bind(format!("127.0.0.1:{port}")) else {
+        return ExitCode::from(1);
+    };
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+    println!("{port}");
+    let _ = std::io::stdout().flush();
+    let metadata = format!("http://127.0.0.1:{port}/.well-known/oauth-protected-resource");
+    for stream in listener.incoming().flatten() {
+        let mut stream = stream;
+        let mut reader = std::io::BufReader::new(match stream.try_clone() {
+            Ok(s) => s,
+            Err(_) => continue,
+        });
+        let mut head = String::new();
+        let mut line = String::new();
+        while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+            head.push_str(&line);
+            line.clear();
+        }
+        let header = |name: &str| {
+            head.lines()
+                .find_map(|l| {
+                    l.split_once(':')
+                        .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+                })
+                .map(|(_, v)| v.trim().to_owned())
+        };
+        let length: usize = header("content-length")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let mut body = vec![0u8; length];
+        let _ = reader.read_exact(&mut body);
+        let (status, challenge, body) = if header("authorization").as_deref()
+            == Some("Bearer low-scope")
+        {
+            (
+                    "403 Forbidden",
+                    format!(
+                        "Bearer error=\"insufficient_scope\", scope=\"tools:call\", resource_metadata=\"{metadata}\""
+                    ),
+                    r#"{"error":"insufficient_scope","error_description":"the token lacks tools:call"}"#,
+                )
+        } else {
+            (
+                "401 Unauthorized",
+                format!("Bearer error=\"invalid_token\", resource_metadata=\"{metadata}\""),
+                r#"{"error":"invalid_token","error_description":"the access token expired"}"#,
+            )
+        };
+        let response = format!(
+            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\nwww-authenticate: {challenge}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
         let _ = stream.write_all(response.as_bytes());
     }
     ExitCode::SUCCESS

@@ -65,10 +65,12 @@ impl Run<'_> {
                     // rmcp falls back by itself when the server says it is legacy; this is the
                     // other kind of legacy server: one that drops the connection or answers an
                     // HTTP error to `server/discover`. Start again, the old way.
+                    // Not a refusal of `server/discover` either: an interrupt, a timeout, or
+                    // a server out of reach (an HTTP 401 or 403 refuses `initialize` alike).
                     Err(failure)
                         if !matches!(
                             failure.kind,
-                            FailureKind::Interrupted | FailureKind::Timeout
+                            FailureKind::Interrupted | FailureKind::Timeout | FailureKind::Start
                         ) =>
                     {
                         self.report.discover_failed = Some(failure.message);

@@ -59,6 +59,10 @@ impl Run<'_> {
                     ),
                 )
             },
+            OpError::Auth { status, challenge } => {
+                let body = self.auth_body(status).await;
+                phase.fail(FailureKind::Start, auth_message(status, &challenge, body))
+            }
             OpError::Other(message) => {
                 let status = match self.child.as_mut() {
                     Some(child) => child.exit_status(Duration::from_millis(500)).await,
@@ -77,6 +81,108 @@ impl Run<'_> {
             }
         }
     }
+}
+
+impl Run<'_> {
+    /// The body of the server's 401 or 403, which rmcp drops once it has the challenge: the
+    /// same refusal asked for again with a bare `initialize` (within a second, at most 4 KiB),
+    /// or none if it answers otherwise.
+    async fn auth_body(&self, status: u16) -> Option<String> {
+        #[cfg(feature = "http")]
+        if let crate::Server::Http { url, headers, .. } = &self.flow.server {
+            let client = reqwest::Client::new();
+            let mut request = client
+                .post(url.as_str())
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream");
+            for (name, value) in headers {
+                request = request.header(name.as_str(), value.as_str());
+            }
+            let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                           "clientInfo": {"name": "toolcall-replay", "version": env!("CARGO_PKG_VERSION")}}});
+            let asked = async {
+                let mut response = request.body(initialize.to_string()).send().await.ok()?;
+                if response.status().as_u16() != status {
+                    return None;
+                }
+                let mut body = Vec::new();
+                while let Ok(Some(chunk)) = response.chunk().await {
+                    body.extend_from_slice(&chunk);
+                    if body.len() >= 4096 {
+                        body.truncate(4096);
+                        break;
+                    }
+                }
+                Some(String::from_utf8_lossy(&body).into_owned())
+            };
+            return tokio::time::timeout(Duration::from_secs(1), asked)
+                .await
+                .ok()
+                .flatten();
+        }
+        let _ = status;
+        None
+    }
+}
+
+/// The sentence of an HTTP 401 or 403 with a `WWW-Authenticate` challenge: the status, the
+/// challenge whole, its `resource_metadata` (where an OAuth client learns which authorization
+/// server to ask), and the body.
+pub(super) fn auth_message(status: u16, challenge: &str, body: Option<String>) -> String {
+    let reason = if status == 401 {
+        "401 Unauthorized"
+    } else {
+        "403 Forbidden"
+    };
+    let mut message = format!(
+        "the server answered HTTP {reason} with WWW-Authenticate: {}",
+        escape(challenge)
+    );
+    if let Some(metadata) = challenge_param(challenge, "resource_metadata") {
+        message.push_str(&format!(
+            " (its OAuth protected resource metadata: {})",
+            escape(&metadata)
+        ));
+    }
+    match body.as_deref().map(str::trim) {
+        Some("") => message.push_str("; the body is empty"),
+        Some(body) => message.push_str(&format!("; the body: {}", escape(body))),
+        None => {}
+    }
+    message.push_str(if status == 401 {
+        "; a flow sends a token with its `headers`: \"Authorization\": \"Bearer ${TOKEN}\""
+    } else {
+        "; the token lacks a scope the server asks for"
+    });
+    message
+}
+
+/// A parameter of a `WWW-Authenticate` challenge (`resource_metadata="https://…"`), quoted or
+/// not.
+fn challenge_param(challenge: &str, name: &str) -> Option<String> {
+    let mut rest = challenge;
+    while let Some(at) = rest.to_ascii_lowercase().find(&name.to_ascii_lowercase()) {
+        let before = rest[..at].chars().next_back();
+        let after = rest[at + name.len()..].trim_start();
+        rest = &rest[at + name.len()..];
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        let Some(value) = after.strip_prefix('=') else {
+            continue;
+        };
+        let value = value.trim_start();
+        return Some(match value.strip_prefix('"') {
+            Some(quoted) => quoted.split('"').next().unwrap_or_default().to_owned(),
+            None => value
+                .split([',', ' '])
+                .next()
+                .unwrap_or_default()
+                .to_owned(),
+        });
+    }
+    None
 }
 
 pub(super) fn fault_failure(phase: &Phase, fault: StdoutFault) -> Failure {
@@ -184,6 +290,30 @@ pub(super) fn readable_error(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_challenge_names_its_resource_metadata() {
+        let challenge = r#"Bearer error="invalid_token", resource_metadata="http://127.0.0.1:1/.well-known/oauth-protected-resource""#;
+        assert_eq!(
+            challenge_param(challenge, "resource_metadata").as_deref(),
+            Some("http://127.0.0.1:1/.well-known/oauth-protected-resource")
+        );
+        assert_eq!(
+            challenge_param("Bearer scope=files:read, error=x", "scope").as_deref(),
+            Some("files:read")
+        );
+        assert_eq!(
+            challenge_param("Bearer realm=\"x\"", "resource_metadata"),
+            None
+        );
+        let message = auth_message(401, challenge, Some("{\"error\":\"expired\"}".into()));
+        assert!(
+            message.starts_with("the server answered HTTP 401 Unauthorized with WWW-Authenticate: Bearer error=\"invalid_token\"")
+                && message.contains("(its OAuth protected resource metadata: http://127.0.0.1:1/.well-known/oauth-protected-resource)")
+                && message.contains("; the body: {\"error\":\"expired\"}"),
+            "{message}"
+        );
+    }
 
     #[test]
     fn an_rmcp_error_reads_without_its_type_names() {

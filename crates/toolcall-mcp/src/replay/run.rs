@@ -205,7 +205,34 @@ pub(crate) enum OpError {
         code: i32,
         message: String,
     },
+    /// An HTTP 401 or 403 with a `WWW-Authenticate` challenge (what MCP's OAuth servers
+    /// answer), whose body rmcp does not keep: [`Run::explain`] asks for it again.
+    Auth {
+        status: u16,
+        challenge: String,
+    },
     Other(String),
+}
+
+/// The status and `WWW-Authenticate` challenge of an HTTP 401 or 403 somewhere under `error`.
+fn auth_challenge(error: &(dyn std::error::Error + 'static)) -> Option<(u16, String)> {
+    #[cfg(feature = "http")]
+    {
+        use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
+        let mut at = Some(error);
+        while let Some(e) = at {
+            if let Some(auth) = e.downcast_ref::<AuthRequiredError>() {
+                return Some((401, auth.www_authenticate_header.clone()));
+            }
+            if let Some(scope) = e.downcast_ref::<InsufficientScopeError>() {
+                return Some((403, scope.www_authenticate_header.clone()));
+            }
+            at = next_cause(e);
+        }
+    }
+    #[cfg(not(feature = "http"))]
+    let _ = error;
+    None
 }
 
 impl From<ServiceError> for OpError {
@@ -215,7 +242,10 @@ impl From<ServiceError> for OpError {
                 code: data.code.0,
                 message: data.message.into_owned(),
             },
-            other => OpError::Other(with_cause(other.to_string(), &other)),
+            other => match auth_challenge(&other) {
+                Some((status, challenge)) => OpError::Auth { status, challenge },
+                None => OpError::Other(with_cause(other.to_string(), &other)),
+            },
         }
     }
 }
@@ -230,9 +260,15 @@ impl From<rmcp::service::ClientInitializeError> for OpError {
             },
             // Its transport error is a field, not a `source`: the chain starts there.
             ClientInitializeError::TransportError { ref error, .. } => {
-                OpError::Other(with_cause(e.to_string(), error))
+                match auth_challenge(error) {
+                    Some((status, challenge)) => OpError::Auth { status, challenge },
+                    None => OpError::Other(with_cause(e.to_string(), error)),
+                }
             }
-            other => OpError::Other(with_cause(other.to_string(), &other)),
+            other => match auth_challenge(&other) {
+                Some((status, challenge)) => OpError::Auth { status, challenge },
+                None => OpError::Other(with_cause(other.to_string(), &other)),
+            },
         }
     }
 }
