@@ -250,6 +250,11 @@ struct RawFlow {
     expected_failure: Option<String>,
     #[serde(default)]
     snapshot: Option<String>,
+    /// What the recorded server showed of itself besides its calls (the handshake's answer,
+    /// the tools' order, prompts and resources exchanges): what `toolcall mcp serve` answers
+    /// with; a replay does not read it.
+    #[serde(default, rename = "recorded")]
+    _recorded: Option<serde_json::Map<String, Value>>,
 }
 
 #[derive(Deserialize)]
