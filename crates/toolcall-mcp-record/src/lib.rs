@@ -44,6 +44,7 @@ pub mod redact;
 pub mod screen;
 pub mod serve;
 pub mod session;
+pub mod signals;
 
 pub use errors::{RecordError, ServeError};
 pub use record::{recover, RecordOptions, Recorded};

@@ -436,7 +436,7 @@ pub fn record(
     let (tx, rx) = mpsc::channel::<Event>();
     if options.handle_signals {
         let tx = tx.clone();
-        crate::http::on_signals(move || {
+        crate::signals::on_signals(move || {
             let _ = tx.send(Event::Stop);
         });
     }

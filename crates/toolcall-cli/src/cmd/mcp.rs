@@ -733,7 +733,7 @@ fn record(args: &RecordArgs) -> Result {
         };
         match http::record_http(&options, listen, upstream) {
             Ok(recording) => {
-                http::stop_on_signals(recording.stopper());
+                toolcall_mcp_record::signals::stop_on_signals(recording.stopper());
                 eprintln!(
                     "toolcall mcp record: listening on http://{}, forwarding to {}; Ctrl-C ends the recording",
                     recording.addr(),
@@ -786,7 +786,7 @@ fn serve(args: &ServeArgs) -> Result {
             // Refused before anything is served: a usage error, not a server that failed.
             listen.addresses().map_err(CliError::usage)?;
             let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-            toolcall_mcp_record::http::stop_on_signals(std::sync::Arc::clone(&stop));
+            toolcall_mcp_record::signals::stop_on_signals(std::sync::Arc::clone(&stop));
             serve::serve_http(recording, args.matching, listen, stop, |addr| {
                 eprintln!("toolcall mcp serve: listening on http://{addr}/mcp; Ctrl-C ends it");
             })
