@@ -1621,3 +1621,55 @@ fn a_refused_http_connection_says_connection_refused() {
         );
     }
 }
+
+/// `replay --strict` fails a flow on what breaks the stdio transport (a stray stdout line after
+/// the last answer, a response to no request), in its exit code and in `--json` alike, and
+/// never on output on stderr: the transport lets a server log there, and most real ones do
+/// (it failed every flow of server-everything's). Without `--strict` each is a note.
+#[test]
+fn replay_strict_fails_on_a_broken_transport_never_on_stderr() {
+    let dir = scratch("replay-strict");
+    let flow = |mode: &str| {
+        let flow = json!({
+            "server": {"command": example_server("fault-server"), "args": [mode]},
+            "calls": [{"name": "echo", "input": {"text": "hi"}, "expect": {"/text": "hi"}}]
+        });
+        write(&dir, &format!("{mode}.json"), &flow.to_string())
+    };
+    let replay = |flow: &Path, extra: &[&str]| {
+        toolcall(&[&["replay", flow.to_str().unwrap()], extra].concat())
+    };
+    for (mode, kind) in [
+        ("stray-at-exit", "stray_stdout"),
+        ("wrong-id", "unknown_id"),
+    ] {
+        let path = flow(mode);
+        let out = replay(&path, &[]);
+        assert_eq!(out.status.code(), Some(0), "{mode}: {}", stdout(&out));
+        assert!(stdout(&out).contains("note: session: "), "{}", stdout(&out));
+        let out = replay(&path, &["--strict"]);
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(1), "{mode}: {text}");
+        assert!(text.contains("finding: session: "), "{text}");
+        assert!(
+            text.contains("the session check found 1 thing(s) (--strict)"),
+            "{text}"
+        );
+        let report = toolcall_json(&["replay", path.to_str().unwrap(), "--strict", "--json"], 1);
+        let run = &report["flows"][0];
+        assert_eq!(run["outcome"], "failure", "{run:#}");
+        assert_eq!(run["failure"]["kind"], "session", "{run:#}");
+        assert_eq!(run["session"][0]["kind"], kind, "{run:#}");
+        assert_eq!(run["session"][0]["fails"], true, "{run:#}");
+    }
+    let path = flow("stderr-flood");
+    let out = replay(&path, &["--strict"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("note: session: the server wrote "), "{text}");
+    let report = toolcall_json(&["replay", path.to_str().unwrap(), "--strict", "--json"], 0);
+    let run = &report["flows"][0];
+    assert_eq!(run["outcome"], "pass", "{run:#}");
+    assert_eq!(run["session"][0]["kind"], "stderr", "{run:#}");
+    assert_eq!(run["session"][0]["fails"], false, "{run:#}");
+}

@@ -41,7 +41,7 @@ fn found(mode: &str) -> Vec<(SessionFindingKind, String)> {
     report
         .session
         .iter()
-        .map(|f| (f.kind.clone(), f.message.clone()))
+        .map(|f| (f.kind, f.message.clone()))
         .collect()
 }
 

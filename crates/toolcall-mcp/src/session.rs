@@ -20,7 +20,7 @@ use tokio::io::AsyncWrite;
 use toolcall_score::escape;
 
 /// What a session check found.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SessionFindingKind {
     /// The server wrote to stderr.
@@ -33,6 +33,28 @@ pub enum SessionFindingKind {
     AnsweredTwice,
     /// A response to a request the replay had stopped waiting for (its call timed out).
     Late,
+}
+
+impl SessionFindingKind {
+    /// Whether it breaks the stdio transport, so that `toolcall replay --strict` fails a flow
+    /// on it. Output on stderr does not: the transport lets a server log there ("The server
+    /// MAY write UTF-8 strings to its standard error (stderr) for logging purposes"), and
+    /// most real servers do (server-everything at start, every Python SDK server per request),
+    /// so a gate failing on it would fail every flow of theirs. It is always a note.
+    pub fn breaks_the_transport(self) -> bool {
+        !matches!(self, SessionFindingKind::Stderr)
+    }
+
+    /// The kind as the JSON report names it (`stray_stdout`).
+    pub fn name(self) -> &'static str {
+        match self {
+            SessionFindingKind::Stderr => "stderr",
+            SessionFindingKind::StrayStdout => "stray_stdout",
+            SessionFindingKind::UnknownId => "unknown_id",
+            SessionFindingKind::AnsweredTwice => "answered_twice",
+            SessionFindingKind::Late => "late",
+        }
+    }
 }
 
 /// One thing the session check found, with the sentence that says it.

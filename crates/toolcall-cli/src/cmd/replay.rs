@@ -48,10 +48,10 @@ pub struct Args {
     /// flow whose every step matched is not touched, nor is one that fails otherwise.
     #[arg(long)]
     pub update: bool,
-    /// Fail a flow on what the session check finds on a stdio server's stream: output on
-    /// stderr, a line on stdout that is not JSON-RPC, a response whose id matches no request
-    /// (or that answers one twice), an answer after its call timed out. Without it they are
-    /// printed as notes.
+    /// Fail a flow on what the session check finds breaking the stdio transport: a line on
+    /// stdout that is not JSON-RPC, a response whose id matches no request (or that answers
+    /// one twice), an answer after its call timed out. Without it they are printed as notes;
+    /// output on stderr is always a note (a server may log there).
     #[arg(long)]
     pub strict: bool,
 }
@@ -135,20 +135,23 @@ pub fn run(args: &Args) -> Result {
             }
         });
         let outcome = Outcome::of(flow, &report);
+        // Under --strict, what breaks the transport fails a flow that passed; output on stderr
+        // is a note either way (a server may log there).
+        let fails = |f: &toolcall_mcp::SessionFinding| args.strict && f.kind.breaks_the_transport();
+        let strict_findings = report.session.iter().filter(|f| fails(f)).count();
         if !args.json {
             print_end(&report, &outcome);
-            let said = if args.strict { "finding" } else { "note" };
             for finding in &report.session {
+                let said = if fails(finding) { "finding" } else { "note" };
                 outln!("{said}: session: {finding}");
             }
         }
-        update(flow, &report, args.json)?;
-        let strict_failed = args.strict && !report.session.is_empty() && outcome.is_pass();
+        let updated = update(flow, &report, args.json)?;
+        let strict_failed = strict_findings > 0 && outcome.is_pass();
         if strict_failed && !args.json {
             outln!(
-                "FAIL {}: the session check found {} thing(s) (--strict)",
+                "FAIL {}: the session check found {strict_findings} thing(s) (--strict)",
                 escape_path(&flow.path),
-                report.session.len()
             );
         }
         failed |= outcome.is_failure() || strict_failed;
@@ -159,7 +162,9 @@ pub fn run(args: &Args) -> Result {
             Outcome::Skipped(_) => skipped += 1,
             _ => failures.push(escape_path(&flow.path).to_string()),
         }
-        runs.push(crate::outputs::model::FlowRun::of(flow, &report, &outcome));
+        let mut run = crate::outputs::model::FlowRun::of(flow, &report, &outcome, args.strict);
+        run.updated = updated;
+        runs.push(run);
     }
     if flows.len() > 1 && !args.json {
         outln!(
@@ -221,9 +226,11 @@ pub fn run(args: &Args) -> Result {
 }
 
 /// `--update`: the new responses of a flow that otherwise passed, written into it.
-fn update(flow: &Flow, report: &Report, json: bool) -> Result<()> {
+/// Under `--update`, writes the `verify` steps' new responses into the flow; the labels of the
+/// steps written.
+fn update(flow: &Flow, report: &Report, json: bool) -> Result<Vec<String>> {
     if report.updates.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     if report.failure.is_some() {
         if !json {
@@ -232,13 +239,13 @@ fn update(flow: &Flow, report: &Report, json: bool) -> Result<()> {
                 escape_path(&flow.path)
             );
         }
-        return Ok(());
+        return Ok(Vec::new());
     }
     let updated = toolcall_mcp::update_flow(flow, &report.updates)?;
     if !json {
         outln!("{updated}");
     }
-    Ok(())
+    Ok(report.updates.iter().map(|u| u.label.clone()).collect())
 }
 
 fn print_end(report: &Report, outcome: &Outcome) {

@@ -448,6 +448,23 @@ pub struct FlowRun {
     pub stderr_tail: Vec<String>,
     /// How many bytes it wrote to stderr in all.
     pub stderr_bytes: u64,
+    /// What the session check found on a stdio server's stream, in order.
+    pub session: Vec<SessionView>,
+    /// The labels of the `verify` steps whose new response `--update` wrote into the flow.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub updated: Vec<String>,
+}
+
+/// One thing the session check found.
+#[derive(Serialize)]
+pub struct SessionView {
+    /// `stderr`, `stray_stdout`, `unknown_id`, `answered_twice` or `late`.
+    pub kind: &'static str,
+    /// The sentence that says it.
+    pub message: String,
+    /// Whether it failed the flow: under `--strict`, each one that breaks the stdio transport
+    /// (output on stderr never does: a server may log there).
+    pub fails: bool,
 }
 
 /// One call that went through.
@@ -501,15 +518,42 @@ pub struct FailureView {
 }
 
 impl FlowRun {
-    /// The model of `report`, a replay of `flow`, judged as `outcome`.
+    /// The model of `report`, a replay of `flow`, judged as `outcome`; under `strict`, a flow
+    /// that passed fails on what the session check found that breaks the transport.
     pub fn of(
         flow: &toolcall_mcp::Flow,
         report: &toolcall_mcp::Report,
         outcome: &toolcall_mcp::Outcome,
+        strict: bool,
     ) -> FlowRun {
         use toolcall_mcp::Outcome;
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+        let session: Vec<SessionView> = report
+            .session
+            .iter()
+            .map(|f| SessionView {
+                kind: f.kind.name(),
+                message: f.message.clone(),
+                fails: strict && f.kind.breaks_the_transport() && outcome.is_pass(),
+            })
+            .collect();
+        let session_failure = session.iter().find(|f| f.fails).map(|first| FailureView {
+            step: None,
+            phase: "the session".into(),
+            kind: "session".into(),
+            message: format!(
+                "the session check found {} thing(s) (--strict): {}",
+                session.iter().filter(|f| f.fails).count(),
+                first.message
+            ),
+            pointer: None,
+            expected: None,
+            got: None,
+            name: None,
+            input: None,
+        });
         let (label, summary) = match outcome {
+            _ if session_failure.is_some() => ("failure", report.summary()),
             Outcome::Passed => ("pass", report.summary()),
             Outcome::Skipped(_) => ("skipped", report.summary()),
             Outcome::FailedAsExpected(_) => ("expected_failure", report.summary_as_expected()),
@@ -535,7 +579,7 @@ impl FlowRun {
                 .and_then(|s| flow.calls.get(s.wrapping_sub(1)))
                 .map(|c| flow.mask_value(&c.input)),
         });
-        let failure = failure.or_else(|| {
+        let failure = failure.or(session_failure).or_else(|| {
             matches!(outcome, Outcome::PassedUnexpectedly { .. }).then(|| FailureView {
                 step: None,
                 phase: "the flow".into(),
@@ -583,6 +627,8 @@ impl FlowRun {
             total_ms: ms(report.total),
             stderr_tail: report.stderr_tail.clone(),
             stderr_bytes: report.stderr_bytes,
+            session,
+            updated: Vec::new(),
         }
     }
 }
@@ -618,6 +664,8 @@ impl FlowRun {
             total_ms: 0.0,
             stderr_tail: Vec::new(),
             stderr_bytes: 0,
+            session: Vec::new(),
+            updated: Vec::new(),
         }
     }
 }
