@@ -41,7 +41,7 @@ pub struct ProbeOptions {
     /// order of [`inputs`]; how many more there were is in [`ProbeReport::capped`]. A server's
     /// schema, not the user, decides how many there are.
     pub max_per_tool: usize,
-    /// Random inputs per tool after the fixed ones ([`random_input`]): 0 for none.
+    /// Random inputs per tool after the fixed ones ([`random_inputs`]): 0 for none.
     pub runs: usize,
     /// The seed of the random inputs: the same seed gives the same inputs. Without one, a
     /// seed is taken from the clock, and [`ProbeReport::seed`] says which.
@@ -106,7 +106,7 @@ pub enum ProbeKind {
     Control,
     /// An input its schema forbids, which the tool must refuse.
     Invalid,
-    /// A random input ([`random_input`]): one the schema forbids must be refused, one it
+    /// A random input ([`random_inputs`]): one the schema forbids must be refused, one it
     /// allows may be answered or refused, but never crash or hang the server.
     Random {
         /// Whether the schema allows it.

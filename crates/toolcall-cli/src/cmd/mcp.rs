@@ -157,10 +157,10 @@ pub struct RecordArgs {
     #[arg(long = "env", value_name = "NAME")]
     env: Vec<String>,
     /// A regex whose matches, in any string recorded (arguments, results, the catalog), are
-    /// written [REDACTED] (repeatable); a redacted value is left out of expect.
+    /// written `[REDACTED]` (repeatable); a redacted value is left out of expect.
     #[arg(long = "redact-pattern", value_name = "REGEX")]
     redact_patterns: Vec<String>,
-    /// A JSONPath (RFC 9535) into each JSON-RPC message whose matches are written [REDACTED]
+    /// A JSONPath (RFC 9535) into each JSON-RPC message whose matches are written `[REDACTED]`
     /// (repeatable): '$.result.structuredContent.token', '$.params.arguments.password',
     /// '$..apiKey'.
     #[arg(long = "redact-path", value_name = "JSONPATH")]
