@@ -832,7 +832,7 @@ fn a_flow_naming_a_snapshot_fails_on_catalog_drift() {
             "tools/list: the catalog drifted from {file}: breaking: `echo` now requires `text` \
              (inputSchema.required: unset -> [\"text\"]; narrows what a caller may send); \
              security: `echo_twice` was added, and may be destructive \
-             (annotations.destructiveHint: true (unset)); \
+             (annotations.destructiveHint: true); \
              to accept it: toolcall mcp diff \
              drift.json --snapshot {file} --write",
             file = file.display()

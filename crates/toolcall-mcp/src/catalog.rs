@@ -241,19 +241,35 @@ pub fn diff(old: &Value, new: &Value) -> Vec<Change> {
         tool_changes(name, before, after, &mut changes);
     }
     for name in added {
-        // A new tool that may destroy is what a review must see, not an aside.
+        // A new tool that says it destroys is what a review must see, not an aside. One that
+        // says nothing is destructive only by the spec's defaults: most servers annotate no
+        // tool, so calling each new one a security change would fail every replay that names
+        // a snapshot whenever such a server grows a tool. It is said, as information.
         let hints = Hints::of(&new[name]);
-        if hints.destructive.value {
-            changes.push(change(
+        let what = match (hints.destructive.value, hints.destructive.from) {
+            (true, Source::Written) => Some(Severity::Security),
+            (true, _) => None,
+            (false, _) => Some(Severity::Info),
+        };
+        match what {
+            Some(Severity::Security) => changes.push(change(
                 Severity::Security,
                 name,
                 format!(
                     "was added, and may be destructive (annotations.destructiveHint: {})",
                     hints.destructive
                 ),
-            ));
-        } else {
-            changes.push(change(Severity::Info, name, "was added".into()));
+            )),
+            None => changes.push(change(
+                Severity::Info,
+                name,
+                format!(
+                    "was added, with no annotations: destructive by the spec's defaults \
+                     (annotations.destructiveHint: {})",
+                    hints.destructive
+                ),
+            )),
+            Some(_) => changes.push(change(Severity::Info, name, "was added".into())),
         }
     }
     changes.sort_by(|a, b| {
@@ -704,6 +720,31 @@ struct Schemas<'a> {
 }
 
 /// Keywords that only describe: a change of one is info.
+/// The JSON Schema keywords (draft-04 to 2020-12) that validate and are not weighed one by one
+/// above: a change of one is breaking on either side.
+const VALIDATING: [&str; 20] = [
+    "not",
+    "if",
+    "then",
+    "else",
+    "patternProperties",
+    "propertyNames",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "contains",
+    "minContains",
+    "maxContains",
+    "prefixItems",
+    "additionalItems",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "$dynamicRef",
+    "$recursiveRef",
+    "contentSchema",
+    "$schema",
+];
+
 const DESCRIBING: [&str; 10] = [
     "description",
     "title",
@@ -818,6 +859,8 @@ impl Schemas<'_> {
                     let effect = match (number(was), number(now)) {
                         (None, Some(_)) => Effect::Narrows,
                         (Some(_), None) => Effect::Widens,
+                        // `10` -> `10.0`: the same bound.
+                        (Some(w), Some(n)) if w == n => continue,
                         (Some(w), Some(n)) if (n > w) == LOWER.contains(&k) => Effect::Narrows,
                         (Some(_), Some(_)) => Effect::Widens,
                         (None, None) => Effect::Changes,
@@ -877,12 +920,9 @@ impl Schemas<'_> {
                             }
                             (x, y) => {
                                 // A definition nothing refers to any more, or one not yet
-                                // used: a `$ref` change, if any, is what matters.
-                                let effect = if x.is_none() {
-                                    Effect::Describes
-                                } else {
-                                    Effect::Changes
-                                };
+                                // used: a `$ref` change, if any, is what matters (a `$ref`
+                                // to one removed is its own change).
+                                let effect = Effect::Describes;
                                 p.with(def, None, |p| {
                                     let what = format!(
                                         "{} a definition ({}: {} -> {}; {})",
@@ -901,13 +941,15 @@ impl Schemas<'_> {
                 k if DESCRIBING.contains(&k) => {
                     self.keyword(side, path, key, Effect::Describes, was, now)
                 }
-                // Validation keywords not weighed one by one (`not`, `if`, `patternProperties`…),
-                // and `x-` extensions: a change of the former may refuse anything.
+                // Validation keywords not weighed one by one (`not`, `if`, `patternProperties`…):
+                // a change may refuse anything. Every other keyword (`x-` extensions,
+                // `discriminator`, `propertyOrder`, `markdownDescription`…) a validator ignores,
+                // so its change refuses nothing.
                 k => {
-                    let effect = if k.starts_with("x-") {
-                        Effect::Describes
-                    } else {
+                    let effect = if VALIDATING.contains(&k) {
                         Effect::Changes
+                    } else {
+                        Effect::Describes
                     };
                     self.keyword(side, path, key, effect, was, now);
                 }
@@ -1027,10 +1069,21 @@ impl Schemas<'_> {
         let list = |v: Option<&Value>| v.and_then(Value::as_array).cloned().unwrap_or_default();
         let (old, new) = (list(was), list(now));
         if was.is_some() && now.is_some() && old.len() == new.len() {
-            for (i, (w, n)) in old.iter().zip(&new).enumerate() {
-                path.index(key, i, |p| self.compare(side, p, w, n));
+            // Branches are a set: one found on both sides is unchanged wherever it stands, and
+            // the rest are compared in order (`Union[str, int]` -> `Union[int, str]` is no
+            // change; `[str, int]` -> `[str, float]` is `int` -> `float`).
+            let gone: Vec<(usize, &Value)> = old
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| !new.contains(o))
+                .collect();
+            let came: Vec<&Value> = new.iter().filter(|n| !old.contains(n)).collect();
+            if gone.len() == came.len() {
+                for ((i, w), n) in gone.into_iter().zip(came) {
+                    path.index(key, i, |p| self.compare(side, p, w, n));
+                }
+                return;
             }
-            return;
         }
         let kept = old.iter().all(|o| new.contains(o));
         let nothing_new = new.iter().all(|n| old.contains(n));
@@ -1233,10 +1286,10 @@ mod tests {
                 "breaking: `convert_time` was removed; renamed to `convert_timezone`?",
                 "breaking: `delete_file` now requires `path` (inputSchema.required: unset -> [\"path\"]; \
                  narrows what a caller may send)",
-                "security: `convert_timezone` was added, and may be destructive \
-                 (annotations.destructiveHint: true (unset))",
                 "security: `delete_file` may now be destructive (annotations.destructiveHint: false -> true)",
                 "security: `delete_file` is no longer idempotent (annotations.idempotentHint: true -> false)",
+                "info: `convert_timezone` was added, with no annotations: destructive by the spec's \
+                 defaults (annotations.destructiveHint: true (unset))",
                 "info: `delete_file` now accepts the property `path` (inputSchema.properties.path: unset -> \
                  {\"type\":\"string\"})",
                 "info: `delete_file` changed its description (a model reads it) \
@@ -1322,12 +1375,23 @@ mod tests {
         let noise = annotated("t", json!({"readOnlyHint": true, "destructiveHint": true}));
         let quiet = annotated("t", json!({"readOnlyHint": true}));
         assert!(lines(&[quiet], &[noise]).is_empty());
-        // New tools: unannotated (destructive by default) is a security change; read-only is not.
-        let added = lines(&[], &[bare, annotated("u", json!({"readOnlyHint": true}))]);
+        // New tools: one that writes destructiveHint: true is a security change; unannotated
+        // (destructive only by the spec's defaults, as most servers' tools are) is said as
+        // information, so that a server growing a tool fails no replay; read-only is not news.
+        let added = lines(
+            &[],
+            &[
+                bare,
+                annotated("u", json!({"readOnlyHint": true})),
+                annotated("v", json!({"destructiveHint": true})),
+            ],
+        );
         assert_eq!(
             added,
             [
-                "security: `t` was added, and may be destructive (annotations.destructiveHint: true (unset))",
+                "security: `v` was added, and may be destructive (annotations.destructiveHint: true)",
+                "info: `t` was added, with no annotations: destructive by the spec's defaults \
+                 (annotations.destructiveHint: true (unset))",
                 "info: `u` was added",
             ]
         );
@@ -1373,6 +1437,57 @@ mod tests {
             assert!(got.iter().any(|c| c == want), "missing {want:?} in {got:#?}");
         }
         assert_eq!(got.len(), 7, "{got:#?}");
+    }
+
+    /// What a validator reads the same way is no drift, and what it ignores refuses nothing:
+    /// alternatives reordered, a bound written `10.0` for `10`, an unused definition removed, a
+    /// keyword no validator reads changed. Each was breaking; a real validating keyword still is.
+    #[test]
+    fn what_refuses_nothing_new_is_not_breaking() {
+        let old = tool(
+            "t",
+            json!({"type": "object", "$defs": {"unused": {"type": "string"}},
+                   "properties": {
+                       "id": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+                       "size": {"type": "number", "maximum": 10},
+                       "mode": {"type": "string", "enumDescriptions": ["a"], "propertyOrder": 1},
+                       "kind": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+                       "code": {"type": "string", "not": {"const": "x"}}}}),
+        );
+        let new = tool(
+            "t",
+            json!({"type": "object",
+                   "properties": {
+                       "id": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+                       "size": {"type": "number", "maximum": 10.0},
+                       "mode": {"type": "string", "enumDescriptions": ["b"], "propertyOrder": 2},
+                       "kind": {"anyOf": [{"type": "string"}, {"type": "boolean"}]},
+                       "code": {"type": "string", "not": {"const": "y"}}}}),
+        );
+        let got = lines(&[old], &[new]);
+        let breaking: Vec<&String> = got.iter().filter(|c| c.starts_with("breaking")).collect();
+        assert_eq!(breaking.len(), 2, "{got:#?}");
+        // The one branch that changed, compared with the one it replaced; and `not`.
+        assert!(
+            breaking[0].contains("inputSchema.properties.code.not"),
+            "{got:#?}"
+        );
+        assert!(
+            breaking[1]
+                .contains("inputSchema.properties.kind.anyOf[1].type: \"integer\" -> \"boolean\""),
+            "{got:#?}"
+        );
+        assert!(
+            !got.iter().any(|c| c.contains(".id") || c.contains(".size")),
+            "{got:#?}"
+        );
+        for info in ["$defs", "enumDescriptions", "propertyOrder"] {
+            assert!(
+                got.iter()
+                    .any(|c| c.starts_with("info") && c.contains(info)),
+                "no info line for {info} in {got:#?}"
+            );
+        }
     }
 
     /// The output schema the other way round: what a caller may now receive and was not written

@@ -23,7 +23,7 @@
 //! | `escaped-grandchild` | like `grandchild`, but the `sleep 600` is a daemon: in a process group of its own, its parent gone |
 //! | `exit-leaving-grandchild` | starts `sleep 600` holding its stdout open, then exits with code 4 before initialize |
 //! | `output-mismatch` | declares an `outputSchema` that requires `echoed`, which its results lack |
-//! | `drifted` | the catalog of `ok`, drifted: `echo` now requires `text` and is marked destructive, and a tool `echo_twice` is added |
+//! | `drifted` | the catalog of `ok`, drifted: `echo` now requires `text` and is marked destructive, and a tool `echo_twice`, annotated destructive, is added |
 //! | `lax` | declares a strict schema for `echo` (`text` of at most 5 characters, `count` from 1 to 3, nothing else) but checks only that `text` is a string |
 //! | `null-crash` | exits with code 101 when a call's arguments hold a `null`, as servers on some SDKs did |
 //! | `text-only` | declares no `outputSchema` and answers in plain text: `echo: <text> (page 3 of 7)` |
@@ -281,7 +281,8 @@ fn main() -> ExitCode {
                     echo["inputSchema"]["required"] = json!(["text"]);
                     echo["annotations"] = json!({"destructiveHint": true});
                     let twice = json!({"name": "echo_twice", "description": "Echoes its text twice.",
-                        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}});
+                        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+                        "annotations": {"destructiveHint": true}});
                     json!({"tools": [echo, twice]})
                 } else {
                     json!({"tools": [echo]})
