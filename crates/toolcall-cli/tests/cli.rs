@@ -1281,7 +1281,8 @@ fn mcp_probe_finds_what_a_server_should_have_refused() {
 
 /// A server that refuses every call (Playwright MCP without its browser) passed the probe, each
 /// bad input "refused as it should be", exit 0. The control call with a valid input comes first
-/// now: refused, it is a finding, and the tool's other refusals are marked as proving nothing.
+/// now: refused, the tool's other refusals are marked as proving nothing, and a server whose
+/// every tool refuses its control call is a finding.
 /// A tool without annotations (destructive by the spec's defaults) gets no control call unless
 /// --include-destructive, and the output says so; a flow's call of a tool is its valid input.
 #[test]
@@ -1293,9 +1294,13 @@ fn mcp_probe_fails_a_server_that_refuses_valid_input() {
     assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
     assert!(
         text.contains(
-            "REFUSE `echo` with a valid input: {\"text\":\"x\"} was refused (isError: Browser \
+            "note   `echo` with a valid input: {\"text\":\"x\"} was refused (isError: Browser \
              is not installed"
         ),
+        "{text}"
+    );
+    assert!(
+        text.contains("REFUSE the server refused every valid-input control call"),
         "{text}"
     );
     assert!(
@@ -1672,4 +1677,67 @@ fn replay_strict_fails_on_a_broken_transport_never_on_stderr() {
     assert_eq!(run["outcome"], "pass", "{run:#}");
     assert_eq!(run["session"][0]["kind"], "stderr", "{run:#}");
     assert_eq!(run["session"][0]["fails"], false, "{run:#}");
+}
+
+/// An input made from a schema alone can be wrong in a way the schema does not say: a file
+/// server refuses `read_file {"path": "x"}` (outside the folders it serves), as the reference
+/// filesystem server does. That refusal is a note that the tool's refusals prove nothing, not a
+/// finding, while another tool answers its control call; a flow's call of the tool is the
+/// control input, but not one that must fail, is skipped or is filled in from another step.
+#[test]
+fn mcp_probe_takes_a_refused_made_up_input_as_unproven_not_as_a_finding() {
+    let dir = scratch("mcp-probe-folder");
+    let flow = |name: &str, calls: Value| {
+        let flow = json!({
+            "server": {"command": example_server("fault-server"), "args": ["folder"]},
+            "calls": calls
+        });
+        write(&dir, name, &flow.to_string())
+    };
+    let made_up = flow("made-up.json", json!([]));
+    let out = toolcall(&["mcp", "probe", made_up.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(
+        text.contains(
+            "note   `read_file` with a valid input: {\"path\":\"x\"} was refused (isError: \
+             Access denied"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("ok     `echo` with a valid input: answered"),
+        "{text}"
+    );
+    assert!(text.contains(", 0 finding(s); "), "{text}");
+    assert!(
+        !text.contains("refused every valid-input control call"),
+        "{text}"
+    );
+
+    // A call that must be refused, or a skipped one, is not a valid input: the made-up one is
+    // used. The flow's good call is.
+    let calls = json!([
+        {"name": "read_file", "input": {"path": "/etc/passwd"}, "expect_error": "any"},
+        {"name": "read_file", "input": {"path": "/srv/${NOT_SET}"}, "skip": "later"},
+        {"name": "read_file", "input": {"path": "/srv/a.txt"}}
+    ]);
+    let good = flow("good.json", calls);
+    let out = toolcall(&["mcp", "probe", good.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("ok     `read_file` with the valid input of the flow's call: answered"),
+        "{text}"
+    );
+    let refused = flow(
+        "refused.json",
+        json!([{"name": "read_file", "input": {"path": "/etc/passwd"}, "expect_error": "any"}]),
+    );
+    let out = toolcall(&["mcp", "probe", refused.to_str().unwrap()]);
+    assert!(
+        stdout(&out).contains("note   `read_file` with a valid input: {\"path\":\"x\"}"),
+        "{}",
+        stdout(&out)
+    );
 }

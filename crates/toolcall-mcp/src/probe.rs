@@ -96,6 +96,10 @@ pub struct Probe {
     pub kind: ProbeKind,
     /// A refusal that proves nothing: the tool refused its valid input too.
     pub moot: bool,
+    /// For a control call: whether its input is a flow's call of the tool (known good), not
+    /// one made from the schema alone (which may be wrong in a way the schema does not say: a
+    /// path outside the folders a file server serves).
+    pub from_flow: bool,
 }
 
 /// What a probe's input is.
@@ -115,11 +119,17 @@ pub enum ProbeKind {
 }
 
 impl Probe {
-    /// Whether the answer is a finding: a control call not answered, an invalid input not
-    /// refused.
+    /// Whether the answer is a finding: a control call not answered (refused, when its input
+    /// came from a flow; a refusal of an input made from the schema alone only makes the
+    /// tool's refusals moot, and [`ProbeReport::refuses_everything`] is the finding when every
+    /// tool refuses), an invalid input not refused.
     pub fn is_finding(&self) -> bool {
         match self.kind {
-            ProbeKind::Control => !matches!(self.answer, Answer::Accepted(_)),
+            ProbeKind::Control => match self.answer {
+                Answer::Accepted(_) => false,
+                Answer::Refused(_) => self.from_flow,
+                _ => true,
+            },
             ProbeKind::Invalid | ProbeKind::Random { allowed: false } => {
                 !matches!(self.answer, Answer::Refused(_))
             }
@@ -150,12 +160,19 @@ impl fmt::Display for Probe {
                 self.breaks,
                 printable_result(result)
             ),
-            (Answer::Refused(why), ProbeKind::Control) => write!(
+            (Answer::Refused(why), ProbeKind::Control) if self.from_flow => write!(
                 f,
                 "REFUSE `{tool}` {}: {input} was refused ({}); its refusals of invalid input \
-                 prove nothing (if the input is wrong in a way its schema does not say, give \
-                 the tool a call in a flow: the probe takes a flow's first call of each tool \
-                 as its valid input)",
+                 prove nothing",
+                self.breaks,
+                escape(why)
+            ),
+            (Answer::Refused(why), ProbeKind::Control) => write!(
+                f,
+                "note   `{tool}` {}: {input} was refused ({}); its refusals of invalid input \
+                 prove nothing (an input made from the schema alone may be wrong in a way the \
+                 schema does not say; give the tool a call in a flow: the probe takes a \
+                 flow's first call of each tool as its valid input)",
                 self.breaks,
                 escape(why)
             ),
@@ -234,11 +251,23 @@ impl ProbeReport {
         self.probes.iter().filter(|p| p.is_finding())
     }
 
+    /// Whether every control call was refused (and there was at least one): a server that
+    /// refuses everything (Playwright MCP without its browser), whose refusals of invalid
+    /// input prove nothing. A finding, whatever each refusal alone is.
+    pub fn refuses_everything(&self) -> bool {
+        let mut controls = self
+            .probes
+            .iter()
+            .filter(|p| p.kind == ProbeKind::Control)
+            .peekable();
+        controls.peek().is_some() && controls.all(|p| matches!(p.answer, Answer::Refused(_)))
+    }
+
     /// How many control calls were answered.
     pub fn answered(&self) -> usize {
         self.probes
             .iter()
-            .filter(|p| p.kind == ProbeKind::Control && !p.is_finding())
+            .filter(|p| p.kind == ProbeKind::Control && matches!(p.answer, Answer::Accepted(_)))
             .count()
     }
 
@@ -1202,8 +1231,12 @@ pub async fn probe(flow: &Flow, options: &Options, what: &ProbeOptions) -> Probe
         }
         let schema = Value::Object((*tool.input_schema).clone());
         let mut planned: Vec<(ProbeKind, String, Value)> = Vec::new();
+        let mut from_flow = false;
         match control(flow, &name, &schema, harm, what.include_destructive) {
-            Ok((breaks, input)) => planned.push((ProbeKind::Control, breaks, input)),
+            Ok((breaks, input, known_good)) => {
+                from_flow = known_good;
+                planned.push((ProbeKind::Control, breaks, input));
+            }
             Err(why) => report.uncontrolled.push((name.clone(), why)),
         }
         let invalid = inputs(&schema);
@@ -1219,16 +1252,21 @@ pub async fn probe(flow: &Flow, options: &Options, what: &ProbeOptions) -> Probe
                 let mut checked = toolcall_score::Tool::new(&name, "");
                 checked.input_schema = Some(schema.clone());
                 let checked = toolcall_score::Catalog::new([checked]);
+                // A random input the schema allows is a real call: not to a tool that may
+                // destroy unless asked, as the control call is not.
+                let may_call = harm != Harm::ByDefault || what.include_destructive;
                 random_inputs(&schema, seed, &name, what.runs)
                     .into_iter()
                     .enumerate()
-                    .map(|(i, input)| {
+                    .filter_map(|(i, input)| {
                         let allowed = checked.validate(&name, &input).is_ok();
-                        (
-                            ProbeKind::Random { allowed },
-                            format!("with random input #{}", i + 1),
-                            input,
-                        )
+                        (may_call || !allowed).then(|| {
+                            (
+                                ProbeKind::Random { allowed },
+                                format!("with random input #{}", i + 1),
+                                input,
+                            )
+                        })
                     })
                     .collect()
             }
@@ -1289,6 +1327,7 @@ pub async fn probe(flow: &Flow, options: &Options, what: &ProbeOptions) -> Probe
                     && matches!(answer, Answer::Refused(_)),
                 answer,
                 kind,
+                from_flow: from_flow && kind == ProbeKind::Control,
             });
             if restart {
                 // A dead or stuck server answers nothing more: start it again for the rest.
@@ -1343,7 +1382,7 @@ fn control(
     schema: &Value,
     harm: Harm,
     include_destructive: bool,
-) -> Result<(String, Value), String> {
+) -> Result<(String, Value, bool), String> {
     if harm == Harm::ByDefault && !include_destructive {
         return Err(
             "no valid-input control call: no annotation says the tool is read-only \
@@ -1353,18 +1392,37 @@ fn control(
                 .into(),
         );
     }
-    if let Some(call) = flow.calls.iter().find(|c| c.name == name) {
+    let mut tool = toolcall_score::Tool::new(name, "");
+    tool.input_schema = Some(schema.clone());
+    let catalog = toolcall_score::Catalog::new([tool]);
+    let valid = |input: &Value| {
+        matches!(
+            catalog.validate(name, input),
+            Ok(()) | Err(toolcall_score::SchemaError::Undecided(_))
+        )
+    };
+    // A flow's call of the tool is a known good input, if it is one as written: a tool call
+    // that is sent as it stands (not skipped, not filled in from another step's result), that
+    // must not be refused, and that its schema allows.
+    let known_good = flow.calls.iter().find(|c| {
+        c.kind == crate::StepKind::Tool
+            && c.name == name
+            && c.expect_error.is_none()
+            && c.skip.is_none()
+            && c.captures.is_empty()
+            && valid(&c.input)
+    });
+    if let Some(call) = known_good {
         return Ok((
             "with the valid input of the flow's call".into(),
             call.input.clone(),
+            true,
         ));
     }
     let input = valid_input(schema);
-    let mut tool = toolcall_score::Tool::new(name, "");
-    tool.input_schema = Some(schema.clone());
-    match toolcall_score::Catalog::new([tool]).validate(name, &input) {
+    match catalog.validate(name, &input) {
         Ok(()) | Err(toolcall_score::SchemaError::Undecided(_)) => {
-            Ok(("with a valid input".into(), input))
+            Ok(("with a valid input".into(), input, false))
         }
         Err(why) => Err(format!(
             "no valid-input control call: no valid input could be made from its schema ({}); \

@@ -602,7 +602,19 @@ fn probe(
             what.max_per_tool
         );
     }
-    let findings: Vec<_> = report.findings().collect();
+    let findings: Vec<String> = report
+        .findings()
+        .map(ToString::to_string)
+        .chain(report.refuses_everything().then(|| {
+            "the server refused every valid-input control call: it refuses everything (is \
+             it set up: a browser, a token, a folder?), so no refusal of invalid input proves \
+             anything"
+                .to_owned()
+        }))
+        .collect();
+    if let Some(last) = findings.last().filter(|_| report.refuses_everything()) {
+        outln!("REFUSE {last}");
+    }
     let mut summary = format!(
         "\n{} probe(s) of {} tool(s): {} valid input(s) answered, {} refused as they should be, \
          {} finding(s)",
@@ -641,7 +653,7 @@ fn probe(
                 &repo_relative(path),
                 None,
                 "toolcall mcp probe",
-                &finding.to_string(),
+                finding,
             ));
         }
     }

@@ -41,6 +41,7 @@
 //! | `shuffled` | behaves, but also lists a tool `pick`; the order of the two tools and of `pick`'s `required`, `type` and `enum` lists changes with every start (rotated by `ATP_FAULT_SEED`, else by its process id), as a server building them from a hash set does |
 //! | `lax-deep` | declares `echo` with constraints the probes of exclusive bounds, patterns, minimum lengths and counts, nested objects and array items break (`count` > 0, `code` matching `^[A-Z]{3}$`, `text` of at least 2 characters, `tags` a non-empty array of strings, `options` an object requiring an integer `depth`), but checks only that `text` is a string |
 //! | `http-oauth` | streamable HTTP on 127.0.0.1 as `http-bearer` is, but refuses every request as an MCP OAuth server does: 401 with `WWW-Authenticate: Bearer error="invalid_token", resource_metadata="…/.well-known/oauth-protected-resource"` and a JSON body; with `Authorization: Bearer low-scope`, 403 with `error="insufficient_scope"` |
+//! | `folder` | as a file server does: `echo` (read-only) behaves, and `read_file` (read-only, a `path` string required) refuses with an `isError` result every path outside `/srv`, a bad one too |
 //! | `refuse-all` | like Playwright MCP without its browser: `echo` (annotated `readOnlyHint: true`, `text` required) refuses every call with an `isError` result |
 //!
 //! Arguments after the mode are ignored: a test passes a marker there to find the process.
@@ -85,6 +86,7 @@ fn main() -> ExitCode {
         "tasks",
         "shuffled",
         "refuse-all",
+        "folder",
         "lax-deep",
         "http-oauth",
     ];
@@ -246,7 +248,7 @@ fn main() -> ExitCode {
                             "options": {"type": "object", "required": ["depth"],
                                         "properties": {"depth": {"type": "integer"}}}}});
                 }
-                if mode == "refuse-all" {
+                if mode == "refuse-all" || mode == "folder" {
                     echo["inputSchema"]["required"] = json!(["text"]);
                     echo["annotations"] = json!({"readOnlyHint": true});
                 }
@@ -284,6 +286,12 @@ fn main() -> ExitCode {
                         "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
                         "annotations": {"destructiveHint": true}});
                     json!({"tools": [echo, twice]})
+                } else if mode == "folder" {
+                    let read = json!({"name": "read_file", "description": "Reads a file under /srv.",
+                        "inputSchema": {"type": "object", "required": ["path"],
+                            "properties": {"path": {"type": "string"}}},
+                        "annotations": {"readOnlyHint": true}});
+                    json!({"tools": [echo, read]})
                 } else {
                     json!({"tools": [echo]})
                 }
@@ -292,6 +300,22 @@ fn main() -> ExitCode {
                 calls += 1;
                 match mode.as_str() {
                     "hang-on-call" | "grandchild" | "escaped-grandchild" => continue,
+                    // A path it does not serve, as a file server answers one: any but /srv/….
+                    "folder"
+                        if request["params"]["name"] == "read_file"
+                            && !request["params"]["arguments"]["path"]
+                                .as_str()
+                                .is_some_and(|p| p.starts_with("/srv/")) =>
+                    {
+                        json!({
+                            "content": [{"type": "text", "text":
+                                "Access denied - path outside allowed directories: /srv"}],
+                            "isError": true
+                        })
+                    }
+                    "folder" if request["params"]["name"] == "read_file" => json!({
+                        "content": [{"type": "text", "text": "the file's contents"}]
+                    }),
                     // Whatever it is asked: what a server whose backend is missing answers.
                     "refuse-all" => json!({
                         "content": [{"type": "text", "text":
