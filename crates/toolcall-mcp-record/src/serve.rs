@@ -702,11 +702,16 @@ pub fn serve_http(
         } else {
             StreamableHttpServerConfig::default()
         };
-        let service = StreamableHttpService::new(
-            move || Ok(mock.clone()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
+        // No SSE priming event (an event with an id, a `retry` and empty data, before the
+        // answer): it is there for a client to resume a stream from an event store, which the
+        // mock keeps none of, and a 2025-06-18 client, which expects none, fails to parse it
+        // (the Python SDK 1.x logs a traceback per stream). Real servers without an event
+        // store send none either. rmcp primes in two places: its service and its sessions.
+        let config = config.with_sse_retry(None);
+        let mut sessions = LocalSessionManager::default();
+        sessions.session_config.sse_retry = None;
+        let service =
+            StreamableHttpService::new(move || Ok(mock.clone()), Arc::new(sessions), config);
         ready(addr);
         while !stop.load(Ordering::SeqCst) {
             let accepted =
@@ -752,8 +757,15 @@ where
         Ok(Err(e)) => return Err(e),
         Err(_) => return Ok(()),
     };
+    let delete = request.method() == http::Method::DELETE;
     let response = service.handle(request).await;
-    let (parts, mut body) = response.into_parts();
+    let (mut parts, mut body) = response.into_parts();
+    // rmcp answers a session's DELETE with 202 Accepted; the spec's servers answer 200 (the
+    // TypeScript SDK's, FastMCP), and the Python SDK's client takes anything but 200 or 204 for
+    // a failed termination ("Session termination failed: 202"). The session is closed by then.
+    if delete && parts.status == http::StatusCode::ACCEPTED {
+        parts.status = http::StatusCode::OK;
+    }
     let mut out = format!(
         "HTTP/1.1 {} {}\r\n",
         parts.status.as_u16(),

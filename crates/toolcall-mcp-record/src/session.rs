@@ -7,6 +7,10 @@
 //! server's own requests, and the client's answers to them, have ids of their own and are not
 //! paired with anything), keeps the server's last complete `tools/list` (every page), and the
 //! `tools/call`s in order with what each got back. [`Session::flow`] writes that as a flow.
+//! For `toolcall mcp serve` to stand in for the server, the session also keeps what a client
+//! sees of the server besides its tools: the handshake's answer (`serverInfo`, `instructions`,
+//! `capabilities`), the order `tools/list` gave, and the prompts and resources exchanges
+//! ([`SURFACE_METHODS`]), written as the flow's `recorded` (which a replay does not read).
 
 use std::collections::{HashMap, VecDeque};
 
@@ -84,12 +88,39 @@ pub struct RecordedCall {
     pub input: Value,
     /// What came back.
     pub answer: Answer,
+    /// The `_meta` the client sent with it, if any (`toolcall mcp serve --match strict`
+    /// compares it).
+    pub meta: Option<Value>,
+}
+
+/// The requests besides `tools/*` whose answers a client sees of a server, recorded so that
+/// `toolcall mcp serve` answers them as the server did.
+pub const SURFACE_METHODS: [&str; 6] = [
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "completion/complete",
+];
+
+/// One request of [`SURFACE_METHODS`] that passed, and what came back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordedRequest {
+    /// Its method.
+    pub method: String,
+    /// Its params, if it had any.
+    pub params: Option<Value>,
+    /// What came back.
+    pub answer: Answer,
 }
 
 #[derive(Clone, Copy, Debug)]
 enum Pending {
     List,
     Call(usize),
+    /// A request of [`SURFACE_METHODS`], by its index in [`Session::requests`].
+    Surface(usize),
     /// A handshake: `initialize` (legacy era) or `server/discover` (modern).
     Handshake(&'static str),
     /// Any other request: tracked so that its response is not taken for another's.
@@ -112,6 +143,11 @@ pub struct Session {
     volatile: Vec<String>,
     /// The calls of the flow recorded over, as written: `(name, input, result)`.
     baseline: Vec<(String, Value, Value)>,
+    /// The last answer to `initialize`, and to `server/discover` (a legacy server refuses it,
+    /// and a client that speaks both eras then falls back to `initialize`).
+    handshakes: [Option<Answer>; 2],
+    /// The requests of [`SURFACE_METHODS`], in order.
+    requests: Vec<RecordedRequest>,
 }
 
 /// The most notes kept (a client that sends junk on every line gets one summary, not a flood).
@@ -305,9 +341,19 @@ impl Session {
                     name,
                     input,
                     answer: Answer::None,
+                    meta: params.and_then(|p| p.get("_meta")).cloned(),
                 });
                 let call = Pending::Call(self.calls.len() - 1);
                 self.pending.entry(id).or_default().push_back(call);
+            }
+            method if SURFACE_METHODS.contains(&method) => {
+                self.requests.push(RecordedRequest {
+                    method: method.to_owned(),
+                    params: params.cloned(),
+                    answer: Answer::None,
+                });
+                let pending = Pending::Surface(self.requests.len() - 1);
+                self.pending.entry(id).or_default().push_back(pending);
             }
             method => {
                 let pending = match method {
@@ -336,6 +382,12 @@ impl Session {
                 if message.get("result").is_some() {
                     self.era = Some(era);
                 }
+                self.handshakes[usize::from(era == "modern")] = Some(answer_of(message));
+            }
+            Pending::Surface(i) => {
+                if let Some(request) = self.requests.get_mut(i) {
+                    request.answer = answer_of(message);
+                }
             }
             Pending::List => {
                 let Some(result) = message.get("result") else {
@@ -354,18 +406,56 @@ impl Session {
                 }
             }
             Pending::Call(i) => {
-                let answer = match (message.get("result"), message.get("error")) {
-                    (Some(result), _) => Answer::Result(result.clone()),
-                    (None, Some(error)) => Answer::Error(error.clone()),
-                    (None, None) => Answer::Error(
-                        json!({"message": "a response with neither result nor error"}),
-                    ),
-                };
+                let answer = answer_of(message);
                 if let Some(call) = self.calls.get_mut(i) {
                     call.answer = answer;
                 }
             }
         }
+    }
+
+    /// The requests of [`SURFACE_METHODS`] so far, in order.
+    pub fn requests(&self) -> &[RecordedRequest] {
+        &self.requests
+    }
+
+    /// The flow's `recorded`: what the server showed of itself besides its tools' schemas
+    /// (its answers to `initialize` and `server/discover`, the tools' order, the
+    /// [`SURFACE_METHODS`] exchanges), with
+    /// every `$` escaped as everything else the session said; `None` when nothing of it passed.
+    pub fn recorded(&self) -> Option<Value> {
+        let mut out = Map::new();
+        for (key, answer) in ["initialize", "discover"].iter().zip(&self.handshakes) {
+            if let Some(answer) = answer.as_ref().and_then(answer_value) {
+                out.insert((*key).into(), answer);
+            }
+        }
+        if let Some(tools) = &self.tools {
+            let names: Vec<Value> = tools
+                .iter()
+                .filter_map(|t| t.get("name").cloned())
+                .collect();
+            out.insert("tools".into(), flow_value(&Value::Array(names)));
+        }
+        let requests: Vec<Value> = self
+            .requests
+            .iter()
+            .map(|request| {
+                let mut one = Map::new();
+                one.insert("method".into(), Value::String(request.method.clone()));
+                if let Some(params) = &request.params {
+                    one.insert("params".into(), flow_value(params));
+                }
+                if let Some(Value::Object(answer)) = answer_value(&request.answer) {
+                    one.extend(answer);
+                }
+                Value::Object(one)
+            })
+            .collect();
+        if !requests.is_empty() {
+            out.insert("requests".into(), Value::Array(requests));
+        }
+        (!out.is_empty()).then_some(Value::Object(out))
     }
 
     /// Whether the server's last complete `tools/list` declares `name` (`None`: the client
@@ -446,9 +536,32 @@ impl Session {
         if let Some(snapshot) = snapshot {
             flow["snapshot"] = Value::String(snapshot.to_owned());
         }
+        if let Some(recorded) = self.recorded() {
+            flow["recorded"] = recorded;
+        }
         // A mark the escaping did not reach (a tool's name, a key in a comment) is written out
         // too: no private-use mark, and no secret, is ever on disk.
         plain_value(&flow)
+    }
+}
+
+/// `{"result": …}` or `{"error": …}`, escaped; `None` for no answer.
+fn answer_value(answer: &Answer) -> Option<Value> {
+    match answer {
+        Answer::Result(result) => Some(json!({"result": flow_value(result)})),
+        Answer::Error(error) => Some(json!({"error": flow_value(error)})),
+        Answer::None => None,
+    }
+}
+
+/// What a response carried: its `result` or its `error`.
+fn answer_of(message: &Map<String, Value>) -> Answer {
+    match (message.get("result"), message.get("error")) {
+        (Some(result), _) => Answer::Result(result.clone()),
+        (None, Some(error)) => Answer::Error(error.clone()),
+        (None, None) => {
+            Answer::Error(json!({"message": "a response with neither result nor error"}))
+        }
     }
 }
 
@@ -539,6 +652,9 @@ fn flow_call(call: &RecordedCall, declared: Option<bool>, evidence: &Evidence<'_
             out.insert("recorded".into(), json!({"error": flow_value(error)}));
         }
         Answer::None => {}
+    }
+    if let (Some(meta), Some(Value::Object(recorded))) = (&call.meta, out.get_mut("recorded")) {
+        recorded.insert("request_meta".into(), flow_value(meta));
     }
     Value::Object(out)
 }
@@ -719,5 +835,105 @@ mod tests {
             toolcall_mcp::unescape_templates(written["calls"][0]["recorded"].clone()),
             json!({"result": {"content": [{"type": "text", "text": said}]}})
         );
+    }
+
+    /// What `toolcall mcp serve` needs to stand in for the server: the handshake's answer,
+    /// the tools' order as listed, the prompts and resources exchanges, and a call's `_meta`.
+    #[test]
+    fn the_handshake_the_order_and_prompts_and_resources_are_recorded() {
+        let mut s = Session::new();
+        let (c, v) = (Direction::Client, Direction::Server);
+        let init = json!({"protocolVersion": "2025-06-18", "capabilities": {"prompts": {}},
+                          "serverInfo": {"name": "everything", "version": "2.0.0"},
+                          "instructions": "costs $5"});
+        // A client of both eras: the legacy server refuses discovery, then initializes.
+        feed(
+            &mut s,
+            c,
+            json!({"jsonrpc": "2.0", "id": "d", "method": "server/discover"}),
+        );
+        feed(
+            &mut s,
+            v,
+            json!({"jsonrpc": "2.0", "id": "d", "error": {"code": -32601, "message": "Method not found"}}),
+        );
+        feed(
+            &mut s,
+            c,
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize"}),
+        );
+        feed(
+            &mut s,
+            v,
+            json!({"jsonrpc": "2.0", "id": 0, "result": init}),
+        );
+        feed(
+            &mut s,
+            c,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        );
+        feed(
+            &mut s,
+            v,
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "zeta"}, {"name": "alpha"}]}}),
+        );
+        feed(
+            &mut s,
+            c,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "prompts/get",
+                   "params": {"name": "p", "arguments": {"city": "Paris"}}}),
+        );
+        feed(
+            &mut s,
+            c,
+            json!({"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": "demo://x"}}),
+        );
+        feed(
+            &mut s,
+            v,
+            json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32002, "message": "not found"}}),
+        );
+        feed(
+            &mut s,
+            v,
+            json!({"jsonrpc": "2.0", "id": 2, "result": {"messages": []}}),
+        );
+        feed(
+            &mut s,
+            c,
+            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                   "params": {"name": "zeta", "_meta": {"progressToken": 9}}}),
+        );
+        feed(
+            &mut s,
+            v,
+            json!({"jsonrpc": "2.0", "id": 4, "result": {"content": []}}),
+        );
+        let flow = s.flow(&ServerSpec::default(), None);
+        let mut escaped = init.clone();
+        escaped["instructions"] = json!("costs $$5");
+        assert_eq!(
+            flow["recorded"],
+            json!({
+                "initialize": {"result": escaped},
+                "discover": {"error": {"code": -32601, "message": "Method not found"}},
+                "tools": ["zeta", "alpha"],
+                "requests": [
+                    {"method": "prompts/get", "params": {"name": "p", "arguments": {"city": "Paris"}},
+                     "result": {"messages": []}},
+                    {"method": "resources/read", "params": {"uri": "demo://x"},
+                     "error": {"code": -32002, "message": "not found"}},
+                ],
+            })
+        );
+        assert_eq!(
+            flow["calls"][0]["recorded"]["request_meta"],
+            json!({"progressToken": 9})
+        );
+        // A session that showed none of it writes no `recorded`.
+        assert!(Session::new()
+            .flow(&ServerSpec::default(), None)
+            .get("recorded")
+            .is_none());
     }
 }

@@ -279,6 +279,11 @@ struct RawFlow {
     skip: Option<Value>,
     #[serde(default)]
     skip_unless_env: Option<String>,
+    /// What the recorded server showed of itself besides its calls (the handshake's answer,
+    /// the tools' order, prompts and resources exchanges): what `toolcall mcp serve` answers
+    /// with; a replay does not read it.
+    #[serde(default, rename = "recorded")]
+    _recorded: Option<serde_json::Map<String, Value>>,
 }
 
 #[derive(Deserialize)]

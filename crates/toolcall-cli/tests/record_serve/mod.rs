@@ -1695,3 +1695,73 @@ fn what_differed_between_identical_calls_or_runs_is_left_out_and_the_rest_pinned
         text(&bad.stderr)
     );
 }
+
+/// Over streamable HTTP the mock speaks as a server without an event store does: no SSE
+/// "priming" event (an id, a `retry` and empty data, which a 2025-06-18 client such as the
+/// Python SDK 1.x fails to parse, a traceback per stream) before the answer, and a session's
+/// DELETE answered 200 (rmcp's 202 is what the Python SDK's client reports as "Session
+/// termination failed: 202").
+#[cfg(unix)]
+#[test]
+fn the_mock_over_http_sends_no_priming_event_and_ends_a_session_with_200() {
+    let flow = flows_dir().join("refund.json");
+    let mut mock = Reaped(
+        Command::new(TOOLCALL)
+            .args(["mcp", "serve", "--listen", "127.0.0.1:0"])
+            .arg(&flow)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let (url, _said) = listening_url(&mut mock);
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let exchange = |method: &str, headers: &str, body: &str| {
+        let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        write!(
+            stream,
+            "{method} /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+             accept: application/json, text/event-stream\r\n{headers}content-length: {}\r\n\r\n\
+             {body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        answer
+    };
+    let answer = exchange("POST", "", &initialize()[0].to_string());
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200 OK"), "{answer}");
+    let events: Vec<&str> = body
+        .split("\n\n")
+        .filter(|e| !e.trim().is_empty())
+        .collect();
+    assert_eq!(events.len(), 1, "one event, the answer: {body:?}");
+    assert!(
+        events[0].contains("\"serverInfo\"") && !events[0].contains("retry:"),
+        "{body:?}"
+    );
+    let session = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .unwrap_or_else(|| panic!("no session id: {head}"))
+        .trim()
+        .to_owned();
+    let headers = format!("mcp-session-id: {session}\r\nmcp-protocol-version: 2025-06-18\r\n");
+    let answer = exchange(
+        "POST",
+        &headers,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+    );
+    assert!(answer.starts_with("HTTP/1.1 202"), "{answer}");
+    let answer = exchange("DELETE", &headers, "");
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+}
