@@ -7,9 +7,9 @@
 //! handshake's `serverInfo`, `instructions` and `capabilities`, from the flow's `recorded`) and
 //! answers each `tools/call`, and each prompts, resources or completion request, with the
 //! recorded answer of a request that matches ([`Matching`]: the same params by default, as
-//! mcp-recorder's replay does). A name the catalog lacks is refused as real servers do
-//! (JSON-RPC -32602 `Unknown tool: NAME`); arguments are checked against the recorded
-//! `inputSchema`. Everything the client did is kept in a [`ServeReport`]: calls matched and
+//! mcp-recorder's replay does). A name the catalog lacks gets what the server answered it (a
+//! recorded call of it, or of another name the catalog lacks, the name put in); arguments are
+//! checked against the recorded `inputSchema`. Everything the client did is kept in a [`ServeReport`]: calls matched and
 //! unmatched, unknown names with the cause and did-you-mean the scorer gives a model's unknown
 //! name, schema violations. rmcp's server speaks both protocol eras (`initialize`, and the
 //! stateless `server/discover` of 2026-07-28), on stdio ([`serve`]) or streamable HTTP
@@ -663,6 +663,49 @@ fn recorded_error(error: &Value) -> ErrorData {
     )
 }
 
+/// `value` with every string's `from` replaced by `to`: a recorded answer to one unknown name
+/// made the answer to another. Only `from` as a whole name is replaced (not inside a longer
+/// word: the unknown name `a` must not rewrite every `a` of "Tool a not found").
+fn renamed(value: &Value, from: &str, to: &str) -> Value {
+    match value {
+        Value::String(s) => Value::String(replace_name(s, from, to)),
+        Value::Array(items) => Value::Array(items.iter().map(|v| renamed(v, from, to)).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), renamed(v, from, to)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// `text` with each occurrence of the name `from` that is no part of a longer name (the
+/// characters a tool's name is made of: letters, digits, `_`, `-`, `.`, `/`) replaced by `to`.
+fn replace_name(text: &str, from: &str, to: &str) -> String {
+    let part_of_name = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/');
+    if from.is_empty() {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    for (at, _) in text.match_indices(from) {
+        let (before, after) = (&text[..at], &text[at + from.len()..]);
+        let starts = before.chars().next_back().is_none_or(|c| !part_of_name(c));
+        // A full stop after the name ends a sentence, unless a name goes on after it.
+        let ends = match after.strip_prefix('.') {
+            Some(more) => more.chars().next().is_none_or(|c| !part_of_name(c)),
+            None => after.chars().next().is_none_or(|c| !part_of_name(c)),
+        };
+        if starts && ends && at >= copied {
+            out.push_str(&text[copied..at]);
+            out.push_str(to);
+            copied = at + from.len();
+        }
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
 /// The first of `candidates` (in recorded order) not yet `used`; else, unless `once`, the last
 /// of them again.
 fn choose(candidates: &[usize], used: &[bool], once: bool) -> Option<usize> {
@@ -731,16 +774,13 @@ impl Mock {
     ) -> Result<CallToolResponse, ErrorData> {
         let mut state = self.state();
         state.report.calls += 1;
-        if !self.recording.catalog.contains(name) {
+        let known = self.recording.catalog.contains(name);
+        if !known {
             let unknown = self.unknown(name);
             state.report.unknown.push(unknown);
-            return Err(ErrorData::invalid_params(
-                format!("Unknown tool: {name}"),
-                None,
-            ));
         }
         let violation = match self.recording.catalog.validate(name, &input) {
-            Err(SchemaError::Violations(errors)) => Some(errors),
+            Err(SchemaError::Violations(errors)) if known => Some(errors),
             _ => None,
         };
         if let Some(errors) = &violation {
@@ -760,6 +800,9 @@ impl Mock {
             .filter(|&i| fits(&self.recording.calls[i]))
             .collect();
         let Some(i) = choose(&candidates, &state.used, self.matching.once()) else {
+            if !known {
+                return self.unknown_answer(name);
+            }
             state.report.unmatched.push(ClientCall {
                 name: name.to_owned(),
                 input: input.clone(),
@@ -785,6 +828,31 @@ impl Mock {
             answered_by: Some(i + 1),
         });
         respond(&self.recording.calls[i].answer)
+    }
+
+    /// The answer to a name the catalog lacks that no recorded call of it answers: what the
+    /// server answered another name it lacked, when the recording has one (the TypeScript
+    /// SDK's servers, FastMCP and Playwright answer an `isError` result, others -32602), that
+    /// name replaced by this one. With none recorded, JSON-RPC -32602 `Unknown tool: NAME`: the
+    /// spec's answer to an unknown tool, and what rmcp's and the Python SDK's servers send; a
+    /// guess, since how this server answers is not known.
+    fn unknown_answer(&self, name: &str) -> Result<CallToolResponse, ErrorData> {
+        let recorded = self
+            .recording
+            .calls
+            .iter()
+            .find(|c| !self.recording.catalog.contains(&c.name) && c.answer != Answer::Nothing);
+        match recorded {
+            Some(call) => respond(&match &call.answer {
+                Answer::Result(result) => Answer::Result(renamed(result, &call.name, name)),
+                Answer::Error(error) => Answer::Error(renamed(error, &call.name, name)),
+                Answer::Nothing => Answer::Nothing,
+            }),
+            None => Err(ErrorData::invalid_params(
+                format!("Unknown tool: {name}"),
+                None,
+            )),
+        }
     }
 
     /// The recorded answer to a prompts, resources or completion request, matched as
@@ -1576,6 +1644,82 @@ mod tests {
             .request::<_, GetPromptResult>("prompts/get", &get("Paris"), meta)
             .is_err());
         assert_eq!(meta_of(json!({})), None);
+    }
+
+    /// A name the catalog lacks gets what the server answered it, or what it answered another
+    /// name it lacked (the name put in); with no such answer recorded, -32602.
+    #[test]
+    fn an_unknown_name_is_answered_as_the_server_answered_one() {
+        let unknown = json!({"name": "nope", "input": {}, "recorded": {"result": {
+            "content": [{"type": "text", "text": "MCP error -32602: Tool nope not found"}],
+            "isError": true}}});
+        let mock = Mock::new(
+            load("unknown", json!([unknown]), json!({})),
+            Matching::ByParams,
+        );
+        assert_eq!(
+            said(mock.answer("nope", json!({}), None)),
+            "isError: MCP error -32602: Tool nope not found"
+        );
+        assert_eq!(
+            said(mock.answer("get_sum", json!({"a": 1}), None)),
+            "isError: MCP error -32602: Tool get_sum not found"
+        );
+        let report = mock.state().report.clone();
+        assert_eq!(report.unknown.len(), 2);
+        assert_eq!(report.matched.len(), 1);
+        assert!(report.unmatched.is_empty() && report.schema_violations.is_empty());
+
+        let none = Mock::new(
+            load(
+                "unknown-none",
+                json!([call("a", json!({}), "a")]),
+                json!({}),
+            ),
+            Matching::ByParams,
+        );
+        assert_eq!(
+            said(none.answer("get_sum", json!({}), None)),
+            "error -32602: Unknown tool: get_sum"
+        );
+    }
+
+    /// The name is put in where the recorded unknown name stands as a name, never inside a
+    /// word or a longer name (a recorded unknown `a` would otherwise rewrite every `a`).
+    #[test]
+    fn only_the_recorded_name_itself_is_replaced() {
+        let cases = [
+            ("Tool a not found", "a", "x", "Tool x not found"),
+            (
+                "Tool 'a' not found. Try a_b or a.b.",
+                "a",
+                "xy",
+                "Tool 'xy' not found. Try a_b or a.b.",
+            ),
+            (
+                "Unknown tool: nope.",
+                "nope",
+                "get-sum",
+                "Unknown tool: get-sum.",
+            ),
+            ("nope/nope-2 nope", "nope", "z", "nope/nope-2 z"),
+            (
+                "MCP error -32602: Tool no-such found",
+                "no-such",
+                "b",
+                "MCP error -32602: Tool b found",
+            ),
+        ];
+        for (text, from, to, want) in cases {
+            assert_eq!(replace_name(text, from, to), want, "{text:?}");
+        }
+        let result = json!({"content": [{"type": "text", "text": "Tool a not found"}],
+                            "isError": true, "a": "a"});
+        assert_eq!(
+            renamed(&result, "a", "b"),
+            json!({"content": [{"type": "text", "text": "Tool b not found"}],
+                   "isError": true, "a": "b"})
+        );
     }
 
     /// `initialize` answers with the recorded `serverInfo`, `instructions` and

@@ -14,7 +14,7 @@
 //! `record/everything-http` records a replay through `--listen` in front of its streamable HTTP.
 //! `serve/everything-*` record the Python SDK client's sessions against server-everything and
 //! hold the mock of each to what the client saw of the server: its handshake, tools in order,
-//! prompts, resources and completions (`surface`), and the same over streamable
+//! prompts, resources and completions (`surface`), an unknown name's answer, and the same over streamable
 //! HTTP with nothing on the client's stderr.
 
 use std::collections::BTreeMap;
@@ -675,6 +675,12 @@ fn serve_shows_what_was_recorded() -> Result<(), Failed> {
     served_as_recorded("surface")
 }
 
+/// A call of a name server-everything lacks got an `isError` result from it; from the mock of
+/// that recording it gets the same, not JSON-RPC -32602.
+fn serve_answers_an_unknown_name_as_recorded() -> Result<(), Failed> {
+    served_as_recorded("unknown")
+}
+
 /// The Python SDK's client over streamable HTTP against the mock (in this process) sees what it
 /// saw of server-everything over stdio, and logs no traceback and no failed session
 /// termination (it did: rmcp's SSE priming event, and its 202 to the session's DELETE).
@@ -832,6 +838,13 @@ fn main() {
     trials.push(Trial::test("record/everything-http", record_http_session).with_kind("record"));
     trials.push(
         Trial::test("serve/everything-surface", serve_shows_what_was_recorded).with_kind("serve"),
+    );
+    trials.push(
+        Trial::test(
+            "serve/everything-unknown-name",
+            serve_answers_an_unknown_name_as_recorded,
+        )
+        .with_kind("serve"),
     );
     trials.push(
         Trial::test(

@@ -135,9 +135,9 @@ pub enum Action {
     Record(RecordArgs),
     /// Be an MCP server (stdio, or streamable HTTP with --listen) that stands in for a recorded
     /// one: its serverInfo, instructions and capabilities, its catalog in its order, and each
-    /// call, prompt and resource answered as recorded (an unknown tool: JSON-RPC -32602), to
-    /// test an MCP client against; at exit print what the client did (matched, unmatched,
-    /// unknown names with did-you-mean, schema violations) on stderr.
+    /// call, prompt and resource answered as recorded (an unknown tool as the server answered
+    /// one, else JSON-RPC -32602), to test an MCP client against; at exit print what the client
+    /// did (matched, unmatched, unknown names with did-you-mean, schema violations) on stderr.
     Serve(ServeArgs),
 }
 

@@ -6,7 +6,7 @@
 //! changes no byte, either way, on a long session of odd lines; and a streamable HTTP session is
 //! recorded with `--listen` in front of the server, and the mock serves one with `--listen` too.
 //! The mock stands in for the recorded server (its handshake, its tools' order, its prompts,
-//! resources and completions) and matches as `--match` says.
+//! resources and completions, its answer to an unknown name) and matches as `--match` says.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -1829,9 +1829,10 @@ fn call_said(answer: &Value) -> String {
 /// `instructions` and `capabilities` member for member (`tasks` too, which rmcp's types do not
 /// model), `tools/list` in the server's order (not the snapshot's sorted one), prompts,
 /// resources and completions as recorded (an error as recorded too), `server/discover` refused
-/// as the legacy server refused it.
+/// as the legacy server refused it, and a name the catalog lacks answered as the server
+/// answered one: the recorded `isError` result, with another unknown name put in for it.
 #[test]
-fn the_mock_answers_the_handshake_the_order_prompts_resources_as_recorded() {
+fn the_mock_answers_the_handshake_the_order_prompts_resources_and_unknown_names_as_recorded() {
     let dir = scratch("serve-as-recorded");
     let capabilities = json!({"tools": {"listChanged": true}, "prompts": {},
         "resources": {"subscribe": true}, "completions": {}, "logging": {},
@@ -1860,7 +1861,9 @@ fn the_mock_answers_the_handshake_the_order_prompts_resources_as_recorded() {
         ],
     });
     let calls = json!([
-            {"name": "alpha", "input": {}, "recorded": said_result("alpha said", false)},
+        {"name": "alpha", "input": {}, "recorded": said_result("alpha said", false)},
+        {"name": "no-such-tool", "input": {},
+         "recorded": said_result("MCP error -32602: Tool no-such-tool not found", true)},
     ]);
     let flow = hand_recording(&dir, calls, recorded);
     let report = dir.join("report.json");
@@ -1880,6 +1883,16 @@ fn the_mock_answers_the_handshake_the_order_prompts_resources_as_recorded() {
             "completion/complete",
             json!({"ref": {"type": "ref/prompt", "name": "greet"},
             "argument": {"name": "city", "value": "Pa"}}),
+        ),
+        request(
+            7,
+            "tools/call",
+            json!({"name": "no-such-tool", "arguments": {}}),
+        ),
+        request(
+            8,
+            "tools/call",
+            json!({"name": "get_sum", "arguments": {"a": 1}}),
         ),
         request(9, "tools/call", json!({"name": "alpha", "arguments": {}})),
     ]);
@@ -1920,6 +1933,14 @@ fn the_mock_answers_the_handshake_the_order_prompts_resources_as_recorded() {
         json!({"code": -32002, "message": "Resource demo://missing not found"})
     );
     assert_eq!(answer_to(&answers, 6)["result"], completion);
+    assert_eq!(
+        call_said(answer_to(&answers, 7)),
+        "isError: MCP error -32602: Tool no-such-tool not found"
+    );
+    assert_eq!(
+        call_said(answer_to(&answers, 8)),
+        "isError: MCP error -32602: Tool get_sum not found"
+    );
     assert_eq!(call_said(answer_to(&answers, 9)), "alpha said");
     let report = read_json(&report);
     let answered_by: Vec<&Value> = report["requests"]
@@ -1933,7 +1954,17 @@ fn the_mock_answers_the_handshake_the_order_prompts_resources_as_recorded() {
         [&json!(1), &json!(2), &json!(3), &json!(4), &json!(5)],
         "{report:#}"
     );
-    assert_eq!(report["unknown"], json!([]), "{report:#}");
+    let unknown: Vec<&Value> = report["unknown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| &u["name"])
+        .collect();
+    assert_eq!(
+        unknown,
+        [&json!("no-such-tool"), &json!("get_sum")],
+        "{report:#}"
+    );
     assert_eq!(report["unmatched"], json!([]), "{report:#}");
 
     // A client of the modern era is refused discovery as the legacy server refused it.

@@ -2,6 +2,7 @@
 
     python python_client.py session CMD ARGS...   # the session `toolcall mcp record` records
     python python_client.py renamed CMD ARGS...   # calls a renamed tool; expects -32602
+    python python_client.py unknown CMD ARGS...   # calls a name the server lacks; says what came
     python python_client.py surface CMD ARGS...   # what the server shows of itself
     python python_client.py http URL              # that, over streamable HTTP
 
@@ -66,6 +67,20 @@ async def renamed(client):
     return 1
 
 
+async def unknown(client):
+    """Calls a name the catalog lacks and says how it was answered: an `isError` result (what
+    the TypeScript SDK's servers answer) or a JSON-RPC error."""
+    await client.list_tools()
+    try:
+        result = await client.call_tool("no-such-tool", {})
+    except Exception as exc:  # noqa: BLE001 - the point is which answer
+        say(step="no-such-tool", error=str(exc), code=error_code(exc))
+        return 0
+    text = [c.text for c in result.content if getattr(c, "text", None) is not None]
+    say(step="no-such-tool", is_error=bool(result.is_error), text=text)
+    return 0
+
+
 async def surface(client, initialized):
     """What the server showed of itself: its initialize answer, its tools in order, its
     prompts and resources, one prompt got, one resource read and one completion."""
@@ -103,7 +118,7 @@ async def main():
             initialized = await client.initialize()
             if mode == "surface":
                 return await surface(client, initialized)
-            return await {"session": session, "renamed": renamed}[mode](client)
+            return await {"session": session, "renamed": renamed, "unknown": unknown}[mode](client)
 
 
 if __name__ == "__main__":
