@@ -28,7 +28,7 @@
 //!
 //! // What `toolcall mcp serve flows/refund.json` does.
 //! let recording = Recording::load("flows/refund.json".as_ref())?;
-//! let report = serve(recording, Matching::Exact)?;
+//! let report = serve(recording, Matching::ByParams)?;
 //! eprint!("{report}");
 //! # Ok::<(), toolcall_mcp_record::ServeError>(())
 //! ```

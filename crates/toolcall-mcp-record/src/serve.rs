@@ -2,12 +2,14 @@
 //! against (its namespacing, its retries, what it does with an unknown tool or an `isError`)
 //! without the real server.
 //!
-//! It declares the recorded catalog (the snapshot the flow names, or the snapshot given) and
-//! answers each `tools/call` with the recorded answer of a call that matches (same name and
-//! arguments by default, [`Matching::Name`] by name alone; recorded calls are used in order, the
-//! last one again once all are used). A name the catalog lacks is refused as real servers do
-//! (JSON-RPC -32602 `Unknown tool: NAME`); arguments are checked against the recorded
-//! `inputSchema`. Everything the client did is kept in a [`ServeReport`]: calls matched and
+//! It declares the recorded catalog (the snapshot the flow names, or the snapshot given), in
+//! the order the server listed it, introduces itself as the recorded server did (the
+//! handshake's `serverInfo`, `instructions` and `capabilities`, from the flow's `recorded`) and
+//! answers each `tools/call`, and each prompts, resources or completion request, with the
+//! recorded answer of a request that matches ([`Matching`]: the same params by default, as
+//! mcp-recorder's replay does). A name the catalog lacks gets what the server answered it (a
+//! recorded call of it, or of another name the catalog lacks, the name put in); arguments are
+//! checked against the recorded `inputSchema`. Everything the client did is kept in a [`ServeReport`]: calls matched and
 //! unmatched, unknown names with the cause and did-you-mean the scorer gives a model's unknown
 //! name, schema violations. rmcp's server speaks both protocol eras (`initialize`, and the
 //! stateless `server/discover` of 2026-07-28), on stdio ([`serve`]) or streamable HTTP
@@ -20,8 +22,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode,
-    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -32,25 +37,58 @@ use toolcall_score::{Case, Catalog, FindingKind, Format, Response, SchemaError, 
 
 use crate::errors::ServeError;
 
-/// How a call is matched to a recorded one.
+/// How a request is matched to a recorded one (`--match`), after mcp-recorder's replay
+/// strategies (`method_params`, `sequential`, `strict`), plus [`Matching::Name`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Matching {
-    /// The same name and the same arguments (JSON equality).
+    /// The same method and params, `_meta` aside (for a `tools/call`: the same name and
+    /// arguments, JSON equality). Recorded answers are used in order, the last one again once
+    /// all are used.
     #[default]
-    Exact,
-    /// The same name, whatever the arguments.
+    ByParams,
+    /// The next recorded request of the same method not yet answered, whatever its params;
+    /// none once all are used.
+    Sequential,
+    /// The same method and params, `_meta` included; each recorded answer is used once.
+    Strict,
+    /// A `tools/call` by its name alone, whatever the arguments (other requests as
+    /// [`Matching::ByParams`]).
     Name,
+}
+
+impl Matching {
+    /// Whether a recorded answer is used at most once (else the last match answers again).
+    fn once(self) -> bool {
+        matches!(self, Matching::Sequential | Matching::Strict)
+    }
+
+    /// Why nothing recorded answered a request under this mode, for the client to read.
+    fn unmatched(self) -> &'static str {
+        match self {
+            Matching::ByParams => "with these params (--match name answers a call by name alone)",
+            Matching::Sequential => {
+                "left to answer it (--match sequential answers each recorded one once, in order)"
+            }
+            Matching::Strict => {
+                "unused with these params and _meta (--match strict answers each recorded one once)"
+            }
+            Matching::Name => "of this name",
+        }
+    }
 }
 
 impl std::str::FromStr for Matching {
     type Err = String;
     fn from_str(s: &str) -> Result<Matching, String> {
         match s {
-            "exact" => Ok(Matching::Exact),
+            // `exact` is what 0.x called by-params.
+            "by-params" | "exact" => Ok(Matching::ByParams),
+            "sequential" => Ok(Matching::Sequential),
+            "strict" => Ok(Matching::Strict),
             "name" => Ok(Matching::Name),
             _ => Err(format!(
-                "`{}` is not a way to match: exact or name",
+                "`{}` is not a way to match: by-params, sequential, strict or name",
                 toolcall_score::escape(s)
             )),
         }
@@ -71,6 +109,26 @@ struct Recorded {
     name: String,
     input: Value,
     answer: Answer,
+    /// The `_meta` the client sent with it (`--match strict`).
+    meta: Option<Value>,
+}
+
+/// A recorded prompts, resources or completion request and its answer.
+#[derive(Clone, Debug)]
+struct RecordedRequest {
+    method: String,
+    params: Value,
+    answer: Answer,
+}
+
+fn answer_of(recorded: Option<&Value>) -> Answer {
+    // Written with its `$`s escaped, as everything a recorded session said.
+    let unescaped = |v: &Value| toolcall_mcp::unescape_templates(v.clone());
+    match recorded {
+        Some(r) if r.get("result").is_some() => Answer::Result(unescaped(&r["result"])),
+        Some(r) if r.get("error").is_some() => Answer::Error(unescaped(&r["error"])),
+        _ => Answer::Nothing,
+    }
 }
 
 /// A recording loaded for serving: the catalog and the recorded calls.
@@ -78,9 +136,17 @@ struct Recorded {
 pub struct Recording {
     /// The file it was loaded from.
     pub path: PathBuf,
+    /// The tools as `tools/list` answers them: in the recorded order.
     tools: Vec<Value>,
     catalog: Catalog,
     calls: Vec<Recorded>,
+    /// The recorded handshake's result (`initialize`, or `server/discover`).
+    handshake: Option<Value>,
+    /// Its `capabilities` as recorded, member for member.
+    capabilities: Option<Value>,
+    /// The recorded refusal of `server/discover` (a legacy server's), if the client tried it.
+    discover_refused: Option<Value>,
+    requests: Vec<RecordedRequest>,
     /// What the loader had to make do with (no snapshot found, say).
     pub notes: Vec<String>,
 }
@@ -127,6 +193,7 @@ impl Recording {
             });
         };
         let mut calls = Vec::new();
+        let mut surface = None;
         if let Some(flow_path) = &flow_path {
             let flow = Flow::load_with(flow_path, &Lenient)?;
             let raw = if flow_path == path {
@@ -136,20 +203,67 @@ impl Recording {
             };
             for (i, call) in flow.calls.iter().enumerate() {
                 let recorded = raw.pointer(&format!("/calls/{i}/recorded"));
-                // Written with its `$`s escaped, as everything a recorded session said.
-                let unescaped = |v: &Value| toolcall_mcp::unescape_templates(v.clone());
-                let answer = match recorded {
-                    Some(r) if r.get("result").is_some() => Answer::Result(unescaped(&r["result"])),
-                    Some(r) if r.get("error").is_some() => Answer::Error(unescaped(&r["error"])),
-                    _ => Answer::Nothing,
-                };
                 calls.push(Recorded {
                     name: call.name.clone(),
                     input: call.input.clone(),
-                    answer,
+                    answer: answer_of(recorded),
+                    meta: recorded
+                        .and_then(|r| r.get("request_meta"))
+                        .and_then(|m| meta_of(toolcall_mcp::unescape_templates(m.clone()))),
                 });
             }
+            surface = raw.get("recorded").cloned();
         }
+        // Written with its `$`s escaped, as everything a recorded session said: each part is
+        // read back once.
+        let surface = surface.unwrap_or(Value::Null);
+        let handshake =
+            ["initialize", "discover"]
+                .iter()
+                .find_map(|key| match answer_of(surface.get(*key)) {
+                    Answer::Result(result) if result.is_object() => Some(result),
+                    _ => None,
+                });
+        let capabilities = handshake
+            .as_ref()
+            .and_then(|h| h.get("capabilities"))
+            .cloned();
+        let discover_refused = match answer_of(surface.get("discover")) {
+            Answer::Error(error) => Some(error),
+            _ => None,
+        };
+        let requests = surface
+            .get("requests")
+            .and_then(Value::as_array)
+            .map(|requests| {
+                requests
+                    .iter()
+                    .filter_map(|r| {
+                        Some(RecordedRequest {
+                            method: r.get("method")?.as_str()?.to_owned(),
+                            params: r
+                                .get("params")
+                                .map(|p| toolcall_mcp::unescape_templates(p.clone()))
+                                .unwrap_or(Value::Null),
+                            answer: answer_of(Some(r)),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let order: Option<Vec<String>> = surface.get("tools").map(|names| {
+            let names = toolcall_mcp::unescape_templates(names.clone());
+            names
+                .as_array()
+                .map(|names| {
+                    names
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default()
+        });
         let tools = match tools {
             Some(tools) => tools,
             None => {
@@ -173,11 +287,26 @@ impl Recording {
                 why: format!("its catalog cannot be read: {e}"),
             }
         })?;
+        // The snapshot sorts the tools by name; the server listed them in its own order, which a
+        // client may depend on (the first tool, a prompt built from the list). A tool the
+        // recorded order lacks (added to the snapshot by hand) comes after, as sorted.
+        let mut tools = tools;
+        if let Some(order) = &order {
+            let place = |tool: &Value| {
+                let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+                order.iter().position(|n| n == name).unwrap_or(order.len())
+            };
+            tools.sort_by_key(place);
+        }
         Ok(Recording {
             path: path.to_owned(),
             tools,
             catalog,
             calls,
+            handshake,
+            capabilities,
+            discover_refused,
+            requests,
             notes,
         })
     }
@@ -201,6 +330,19 @@ pub struct ClientCall {
     /// Its arguments.
     pub input: Value,
     /// The recorded call that answered it (1-based, as a flow's steps), if one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<usize>,
+}
+
+/// One prompts, resources or completion request the client made.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClientRequest {
+    /// Its method (`prompts/get`, …).
+    pub method: String,
+    /// Its params.
+    pub params: Value,
+    /// The recorded request that answered it (1-based, in the flow's `recorded.requests`), if
+    /// one did: `None` is a finding.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub answered_by: Option<usize>,
 }
@@ -242,6 +384,8 @@ pub struct ServeReport {
     pub unknown: Vec<UnknownName>,
     /// Calls whose arguments the recorded `inputSchema` refuses.
     pub schema_violations: Vec<Violation>,
+    /// Every prompts, resources and completion request, answered from the recording or not.
+    pub requests: Vec<ClientRequest>,
     /// Client messages answered with an error before rmcp saw them: one over the message limit
     /// (which rmcp would drop without a word, leaving the client waiting), a `tools/call` whose
     /// `params.name` is not a string.
@@ -252,12 +396,13 @@ pub struct ServeReport {
 }
 
 impl ServeReport {
-    /// Whether anything is wrong: an unmatched call, an unknown name or a schema violation
-    /// (what `--strict` fails on).
+    /// Whether anything is wrong: an unmatched call or request, an unknown name or a schema
+    /// violation (what `--strict` fails on).
     pub fn has_findings(&self) -> bool {
         !(self.unmatched.is_empty()
             && self.unknown.is_empty()
             && self.schema_violations.is_empty()
+            && self.requests.iter().all(|r| r.answered_by.is_some())
             && self.refused.is_empty()
             && self.error.is_none())
     }
@@ -303,6 +448,14 @@ impl std::fmt::Display for ServeReport {
                 unknown.detail
             )?;
         }
+        for request in self.requests.iter().filter(|r| r.answered_by.is_none()) {
+            writeln!(
+                f,
+                "  unmatched {} {}: no recorded request with these params",
+                escape(&request.method),
+                escape(&request.params.to_string())
+            )?;
+        }
         for violation in &self.schema_violations {
             writeln!(
                 f,
@@ -330,6 +483,7 @@ impl std::fmt::Display for ServeReport {
 #[derive(Debug, Default)]
 struct State {
     used: Vec<bool>,
+    used_requests: Vec<bool>,
     report: ServeReport,
 }
 
@@ -339,7 +493,228 @@ struct Mock {
     recording: Arc<Recording>,
     case: Arc<Case>,
     matching: Matching,
+    /// What `initialize` answers (rmcp asks for it on many requests: made once).
+    info: Arc<ServerConfig>,
     state: Arc<Mutex<State>>,
+}
+
+/// The `initialize` answer: the recorded server's `serverInfo`, `instructions` and
+/// `capabilities` when the recording has its handshake (rmcp negotiates the protocol version
+/// anew), else the mock's own name and the tools capability.
+fn server_config(handshake: Option<&Value>) -> ServerConfig {
+    let own = || {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
+            Implementation::new("toolcall-mcp-serve", env!("CARGO_PKG_VERSION")),
+        )
+    };
+    let Some(handshake) = handshake else {
+        return own();
+    };
+    let mut config = own();
+    if let Some(capabilities) = handshake
+        .get("capabilities")
+        .and_then(|c| serde_json::from_value::<ServerCapabilities>(c.clone()).ok())
+    {
+        config.capabilities = capabilities;
+    }
+    // The legacy era's `serverInfo`; the modern era's `server/discover` carries it in `_meta`.
+    let server_info = handshake.get("serverInfo").or_else(|| {
+        handshake
+            .get("_meta")
+            .and_then(|m| m.get("io.modelcontextprotocol/serverInfo"))
+    });
+    if let Some(info) =
+        server_info.and_then(|i| serde_json::from_value::<Implementation>(i.clone()).ok())
+    {
+        config.server_info = info;
+    }
+    config.instructions = handshake
+        .get("instructions")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    config
+}
+
+/// The recorded handshake's `capabilities` put back into rmcp's answer to `initialize` or
+/// `server/discover` (`text`, one JSON-RPC message), as recorded: rmcp's `ServerCapabilities`
+/// keeps only the members it models, and drops others a server declares (2025-11-25's `tasks`,
+/// which server-everything declares). `None` when `text` is no such answer.
+fn with_recorded_capabilities(text: &[u8], capabilities: &Value) -> Option<Vec<u8>> {
+    // Cheap test first: every line rmcp writes passes here.
+    if !text.windows(14).any(|w| w == b"\"capabilities\"") {
+        return None;
+    }
+    let mut message: Value = serde_json::from_slice(text).ok()?;
+    let result = message.get_mut("result")?.as_object_mut()?;
+    let handshake = result.contains_key("serverInfo") && result.contains_key("protocolVersion")
+        || result.contains_key("supportedVersions");
+    if !handshake || !result.contains_key("capabilities") {
+        return None;
+    }
+    result.insert("capabilities".into(), capabilities.clone());
+    serde_json::to_vec(&message).ok()
+}
+
+/// [`with_recorded_capabilities`] over one line, its end kept.
+fn restore_line(line: &[u8], capabilities: Option<&Value>) -> Option<Vec<u8>> {
+    let capabilities = capabilities?;
+    let body = line.strip_suffix(b"\n").unwrap_or(line);
+    let body = body.strip_suffix(b"\r").unwrap_or(body);
+    let mut out = with_recorded_capabilities(body, capabilities)?;
+    out.extend_from_slice(&line[body.len()..]);
+    Some(out)
+}
+
+/// [`with_recorded_capabilities`] over an HTTP body frame: a JSON answer, or server-sent
+/// events whose `data:` lines each hold one message.
+fn restore_frame(frame: &[u8], capabilities: Option<&Value>) -> Option<Vec<u8>> {
+    let capabilities = capabilities?;
+    if let Some(whole) = with_recorded_capabilities(frame, capabilities) {
+        return Some(whole);
+    }
+    let mut out = Vec::with_capacity(frame.len());
+    let mut changed = false;
+    for line in frame.split_inclusive(|b| *b == b'\n') {
+        match line
+            .strip_prefix(b"data: ".as_slice())
+            .or(line.strip_prefix(b"data:".as_slice()))
+        {
+            Some(data) => match restore_line(data, Some(capabilities)) {
+                Some(restored) => {
+                    out.extend_from_slice(b"data: ");
+                    out.extend_from_slice(&restored);
+                    changed = true;
+                }
+                None => out.extend_from_slice(line),
+            },
+            None => out.extend_from_slice(line),
+        }
+    }
+    changed.then_some(out)
+}
+
+/// `params` as compared: `{}` for none, without `_meta` unless `strict`.
+fn comparable(params: Value, strict: bool) -> Value {
+    let mut params = match params {
+        Value::Null => Value::Object(Default::default()),
+        params => params,
+    };
+    if let Some(object) = params.as_object_mut() {
+        if !strict
+            || object
+                .get("_meta")
+                .is_some_and(|m| meta_of(m.clone()).is_none())
+        {
+            object.remove("_meta");
+        }
+    }
+    params
+}
+
+/// A request's `_meta` as compared: `None` for none, null or an empty object (rmcp leaves an
+/// empty one where it took the client's out).
+fn meta_of(meta: Value) -> Option<Value> {
+    match meta {
+        Value::Null => None,
+        Value::Object(object) if object.is_empty() => None,
+        meta => Some(meta),
+    }
+}
+
+/// The `_meta` the client sent with a request: rmcp moves it out of the params into the
+/// request's context before a handler sees them.
+fn context_meta(context: &RequestContext<RoleServer>) -> Option<Value> {
+    serde_json::to_value(&context.meta).ok().and_then(meta_of)
+}
+
+/// A recorded result as rmcp's type: `resultType` filled in where the server (a legacy one)
+/// sent none, which rmcp drops again for a legacy client.
+fn typed<R: serde::de::DeserializeOwned>(result: &Value, what: &str) -> Result<R, ErrorData> {
+    let mut result = result.clone();
+    if let Some(object) = result.as_object_mut() {
+        object
+            .entry("resultType")
+            .or_insert_with(|| Value::String("complete".into()));
+    }
+    serde_json::from_value(result).map_err(|e| {
+        ErrorData::internal_error(
+            format!("toolcall mcp serve: the recorded {what} result cannot be sent: {e}"),
+            None,
+        )
+    })
+}
+
+/// A recorded JSON-RPC error as rmcp's.
+fn recorded_error(error: &Value) -> ErrorData {
+    ErrorData::new(
+        ErrorCode(
+            error
+                .get("code")
+                .and_then(Value::as_i64)
+                .and_then(|c| i32::try_from(c).ok())
+                .unwrap_or(ErrorCode::INTERNAL_ERROR.0),
+        ),
+        error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("recorded error")
+            .to_owned(),
+        error.get("data").cloned(),
+    )
+}
+
+/// `value` with every string's `from` replaced by `to`: a recorded answer to one unknown name
+/// made the answer to another. Only `from` as a whole name is replaced (not inside a longer
+/// word: the unknown name `a` must not rewrite every `a` of "Tool a not found").
+fn renamed(value: &Value, from: &str, to: &str) -> Value {
+    match value {
+        Value::String(s) => Value::String(replace_name(s, from, to)),
+        Value::Array(items) => Value::Array(items.iter().map(|v| renamed(v, from, to)).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), renamed(v, from, to)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// `text` with each occurrence of the name `from` that is no part of a longer name (the
+/// characters a tool's name is made of: letters, digits, `_`, `-`, `.`, `/`) replaced by `to`.
+fn replace_name(text: &str, from: &str, to: &str) -> String {
+    let part_of_name = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/');
+    if from.is_empty() {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    for (at, _) in text.match_indices(from) {
+        let (before, after) = (&text[..at], &text[at + from.len()..]);
+        let starts = before.chars().next_back().is_none_or(|c| !part_of_name(c));
+        // A full stop after the name ends a sentence, unless a name goes on after it.
+        let ends = match after.strip_prefix('.') {
+            Some(more) => more.chars().next().is_none_or(|c| !part_of_name(c)),
+            None => after.chars().next().is_none_or(|c| !part_of_name(c)),
+        };
+        if starts && ends && at >= copied {
+            out.push_str(&text[copied..at]);
+            out.push_str(to);
+            copied = at + from.len();
+        }
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+/// The first of `candidates` (in recorded order) not yet `used`; else, unless `once`, the last
+/// of them again.
+fn choose(candidates: &[usize], used: &[bool], once: bool) -> Option<usize> {
+    let fresh = candidates.iter().copied().find(|&i| !used[i]);
+    if once {
+        fresh
+    } else {
+        fresh.or(candidates.last().copied())
+    }
 }
 
 impl Mock {
@@ -349,12 +724,16 @@ impl Mock {
             ..Case::default()
         };
         let used = vec![false; recording.calls.len()];
+        let used_requests = vec![false; recording.requests.len()];
+        let info = server_config(recording.handshake.as_ref());
         Mock {
             recording: Arc::new(recording),
             case: Arc::new(case),
             matching,
+            info: Arc::new(info),
             state: Arc::new(Mutex::new(State {
                 used,
+                used_requests,
                 report: ServeReport::default(),
             })),
         }
@@ -387,19 +766,21 @@ impl Mock {
         }
     }
 
-    fn answer(&self, name: &str, input: Value) -> Result<CallToolResponse, ErrorData> {
+    fn answer(
+        &self,
+        name: &str,
+        input: Value,
+        meta: Option<Value>,
+    ) -> Result<CallToolResponse, ErrorData> {
         let mut state = self.state();
         state.report.calls += 1;
-        if !self.recording.catalog.contains(name) {
+        let known = self.recording.catalog.contains(name);
+        if !known {
             let unknown = self.unknown(name);
             state.report.unknown.push(unknown);
-            return Err(ErrorData::invalid_params(
-                format!("Unknown tool: {name}"),
-                None,
-            ));
         }
         let violation = match self.recording.catalog.validate(name, &input) {
-            Err(SchemaError::Violations(errors)) => Some(errors),
+            Err(SchemaError::Violations(errors)) if known => Some(errors),
             _ => None,
         };
         if let Some(errors) = &violation {
@@ -409,17 +790,19 @@ impl Mock {
                 errors: errors.clone(),
             });
         }
-        let fits =
-            |c: &Recorded| c.name == name && (self.matching == Matching::Name || c.input == input);
+        let fits = |c: &Recorded| match self.matching {
+            Matching::Sequential => true,
+            Matching::Name => c.name == name,
+            Matching::ByParams => c.name == name && c.input == input,
+            Matching::Strict => c.name == name && c.input == input && c.meta == meta,
+        };
         let candidates: Vec<usize> = (0..self.recording.calls.len())
             .filter(|&i| fits(&self.recording.calls[i]))
             .collect();
-        let chosen = candidates
-            .iter()
-            .copied()
-            .find(|&i| !state.used[i])
-            .or(candidates.last().copied());
-        let Some(i) = chosen else {
+        let Some(i) = choose(&candidates, &state.used, self.matching.once()) else {
+            if !known {
+                return self.unknown_answer(name);
+            }
             state.report.unmatched.push(ClientCall {
                 name: name.to_owned(),
                 input: input.clone(),
@@ -433,8 +816,8 @@ impl Mock {
             }
             return Ok(CallToolResponse::Complete(CallToolResult::error(vec![
                 ContentBlock::text(format!(
-                    "toolcall mcp serve: no recorded call of {name} with these arguments \
-                     (--match name answers by name alone)"
+                    "toolcall mcp serve: no recorded call of {name} {}",
+                    self.matching.unmatched()
                 )),
             ])));
         };
@@ -444,43 +827,127 @@ impl Mock {
             input,
             answered_by: Some(i + 1),
         });
-        match &self.recording.calls[i].answer {
-            Answer::Result(result) => serde_json::from_value::<CallToolResult>(result.clone())
-                .map(CallToolResponse::Complete)
-                .map_err(|e| {
-                    ErrorData::internal_error(
-                        format!("toolcall mcp serve: the recorded result cannot be sent: {e}"),
-                        None,
-                    )
-                }),
-            Answer::Error(error) => Err(ErrorData::new(
-                ErrorCode(
-                    error
-                        .get("code")
-                        .and_then(Value::as_i64)
-                        .and_then(|c| i32::try_from(c).ok())
-                        .unwrap_or(ErrorCode::INTERNAL_ERROR.0),
-                ),
-                error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("recorded error")
-                    .to_owned(),
-                error.get("data").cloned(),
+        respond(&self.recording.calls[i].answer)
+    }
+
+    /// The answer to a name the catalog lacks that no recorded call of it answers: what the
+    /// server answered another name it lacked, when the recording has one (the TypeScript
+    /// SDK's servers, FastMCP and Playwright answer an `isError` result, others -32602), that
+    /// name replaced by this one. With none recorded, JSON-RPC -32602 `Unknown tool: NAME`: the
+    /// spec's answer to an unknown tool, and what rmcp's and the Python SDK's servers send; a
+    /// guess, since how this server answers is not known.
+    fn unknown_answer(&self, name: &str) -> Result<CallToolResponse, ErrorData> {
+        let recorded = self
+            .recording
+            .calls
+            .iter()
+            .find(|c| !self.recording.catalog.contains(&c.name) && c.answer != Answer::Nothing);
+        match recorded {
+            Some(call) => respond(&match &call.answer {
+                Answer::Result(result) => Answer::Result(renamed(result, &call.name, name)),
+                Answer::Error(error) => Answer::Error(renamed(error, &call.name, name)),
+                Answer::Nothing => Answer::Nothing,
+            }),
+            None => Err(ErrorData::invalid_params(
+                format!("Unknown tool: {name}"),
+                None,
             )),
+        }
+    }
+
+    /// The recorded answer to a prompts, resources or completion request, matched as
+    /// [`Matching`] says; `P` is the params' type, through which the recorded params are read
+    /// too (so that both sides compare in one shape).
+    fn request<P, R>(&self, method: &str, params: &P, meta: Option<Value>) -> Result<R, ErrorData>
+    where
+        P: Serialize + serde::de::DeserializeOwned,
+        R: serde::de::DeserializeOwned,
+    {
+        let strict = self.matching == Matching::Strict;
+        let mut incoming = serde_json::to_value(params).unwrap_or(Value::Null);
+        // The params as the client sent them: with its `_meta`, which rmcp took out.
+        if let Some(object) = incoming.as_object_mut() {
+            object.remove("_meta");
+        }
+        if let Some(meta) = meta {
+            match &mut incoming {
+                Value::Object(object) => {
+                    object.insert("_meta".into(), meta);
+                }
+                other => *other = json!({"_meta": meta}),
+            }
+        }
+        let wanted = comparable(incoming.clone(), strict);
+        let candidates: Vec<usize> = (0..self.recording.requests.len())
+            .filter(|&i| {
+                let recorded = &self.recording.requests[i];
+                if recorded.method != method {
+                    return false;
+                }
+                if self.matching == Matching::Sequential {
+                    return true;
+                }
+                let shaped = serde_json::from_value::<P>(recorded.params.clone())
+                    .ok()
+                    .and_then(|p| serde_json::to_value(p).ok())
+                    .unwrap_or_else(|| recorded.params.clone());
+                comparable(shaped, strict) == wanted
+            })
+            .collect();
+        let mut state = self.state();
+        let chosen = choose(&candidates, &state.used_requests, self.matching.once());
+        state.report.requests.push(ClientRequest {
+            method: method.to_owned(),
+            params: incoming,
+            answered_by: chosen.map(|i| i + 1),
+        });
+        let Some(i) = chosen else {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "toolcall mcp serve: no recorded {method} {}",
+                    match self.matching {
+                        // Other requests than a call are matched by their params.
+                        Matching::Name => Matching::ByParams.unmatched(),
+                        matching => matching.unmatched(),
+                    }
+                ),
+                None,
+            ));
+        };
+        state.used_requests[i] = true;
+        match &self.recording.requests[i].answer {
+            Answer::Result(result) => typed(result, method),
+            Answer::Error(error) => Err(recorded_error(error)),
             Answer::Nothing => Err(ErrorData::internal_error(
-                "toolcall mcp serve: the recording holds no answer to this call".to_owned(),
+                "toolcall mcp serve: the recording holds no answer to this request".to_owned(),
                 None,
             )),
         }
     }
 }
 
+/// A recorded `tools/call` answer as rmcp's.
+fn respond(answer: &Answer) -> Result<CallToolResponse, ErrorData> {
+    match answer {
+        Answer::Result(result) => serde_json::from_value::<CallToolResult>(result.clone())
+            .map(CallToolResponse::Complete)
+            .map_err(|e| {
+                ErrorData::internal_error(
+                    format!("toolcall mcp serve: the recorded result cannot be sent: {e}"),
+                    None,
+                )
+            }),
+        Answer::Error(error) => Err(recorded_error(error)),
+        Answer::Nothing => Err(ErrorData::internal_error(
+            "toolcall mcp serve: the recording holds no answer to this call".to_owned(),
+            None,
+        )),
+    }
+}
+
 impl ServerHandler for Mock {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
-            Implementation::new("toolcall-mcp-serve", env!("CARGO_PKG_VERSION")),
-        )
+        (*self.info).clone()
     }
 
     async fn list_tools(
@@ -504,10 +971,93 @@ impl ServerHandler for Mock {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let input = Value::Object(request.arguments.unwrap_or_default());
-        self.answer(&request.name, input)
+        self.answer(&request.name, input, context_meta(&context))
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.request("prompts/list", &request, context_meta(&context))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.request::<_, GetPromptResult>("prompts/get", &request, context_meta(&context))
+            .map(GetPromptResponse::Complete)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.request("resources/list", &request, context_meta(&context))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.request("resources/templates/list", &request, context_meta(&context))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.request::<_, ReadResourceResult>("resources/read", &request, context_meta(&context))
+            .map(ReadResourceResponse::Complete)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.request("completion/complete", &request, context_meta(&context))
+    }
+
+    /// Refused as the recorded server refused it (a legacy server: the client falls back to
+    /// `initialize`, as it did against the server); else rmcp's answer from [`Self::get_info`].
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        match &self.recording.discover_refused {
+            Some(error) => Err(recorded_error(error)),
+            None => Ok(DiscoverResult::from_server_info(
+                self.supported_protocol_versions().into_owned(),
+                self.get_info(),
+            )),
+        }
+    }
+
+    /// Taken when the recorded server declared `logging` (as it would have), refused as rmcp
+    /// refuses it otherwise; the mock logs nothing either way. (Logging is deprecated from
+    /// 2026-07-28 on; the clients of the eras before it still set a level.)
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if self.info.capabilities.logging.is_some() {
+            Ok(())
+        } else {
+            Err(ErrorData::method_not_found::<
+                rmcp::model::SetLevelRequestMethod,
+            >())
+        }
     }
 }
 
@@ -550,7 +1100,8 @@ pub fn serve_limited(
             Arc::clone(&out),
             Arc::clone(&mock.state),
         ));
-        let copier = tokio::spawn(copy_lines(from_rmcp, out));
+        let capabilities = mock.recording.capabilities.clone();
+        let copier = tokio::spawn(copy_lines(from_rmcp, out, capabilities));
         let (read, write) = tokio::io::split(theirs);
         let transport = AsyncRwTransport::new_server(read, write)
             .with_max_line_length(max_message_bytes.saturating_add(2));
@@ -633,10 +1184,12 @@ async fn screen_stdin(
     let _ = to_rmcp.shutdown().await;
 }
 
-/// Copies rmcp's lines to `out`, each whole under the lock.
+/// Copies rmcp's lines to `out`, each whole under the lock, its answer to the handshake with
+/// the recorded `capabilities` ([`with_recorded_capabilities`]).
 async fn copy_lines(
     from: tokio::io::ReadHalf<tokio::io::DuplexStream>,
     out: Arc<tokio::sync::Mutex<tokio::io::Stdout>>,
+    capabilities: Option<Value>,
 ) {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
@@ -646,6 +1199,7 @@ async fn copy_lines(
         match from.read_until(b'\n', &mut line).await {
             Ok(0) | Err(_) => break,
             Ok(_) => {
+                let line = restore_line(&line, capabilities.as_ref()).unwrap_or(line);
                 let mut out = out.lock().await;
                 if out.write_all(&line).await.is_err() || out.flush().await.is_err() {
                     break;
@@ -680,6 +1234,7 @@ pub fn serve_http(
     let mock = Mock::new(recording, matching);
     let state = Arc::clone(&mock.state);
     let state_of_connections = Arc::clone(&mock.state);
+    let capabilities = Arc::new(mock.recording.capabilities.clone());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -720,8 +1275,16 @@ pub fn serve_http(
             if let Ok(Ok((stream, _))) = accepted {
                 let (service, listen) = (service.clone(), Arc::clone(&listen));
                 let state = Arc::clone(&state_of_connections);
+                let capabilities = Arc::clone(&capabilities);
                 tokio::spawn(async move {
-                    let _ = connection(stream, service, &listen, &state).await;
+                    let _ = connection(
+                        stream,
+                        service,
+                        &listen,
+                        &state,
+                        capabilities.as_ref().as_ref(),
+                    )
+                    .await;
                 });
             }
         }
@@ -741,6 +1304,7 @@ async fn connection<M>(
     service: rmcp::transport::StreamableHttpService<Mock, M>,
     listen: &crate::loopback::Listen,
     state: &Mutex<State>,
+    capabilities: Option<&Value>,
 ) -> std::io::Result<()>
 where
     M: rmcp::transport::streamable_http_server::SessionManager,
@@ -786,7 +1350,14 @@ where
     while let Some(frame) = body.frame().await {
         let Ok(frame) = frame;
         if let Some(data) = frame.data_ref() {
-            write.write_all(data).await?;
+            // A JSON answer's length was fixed before: the handshake's is restored only in
+            // an event stream, and a JSON answer loses what rmcp does not model.
+            let restored = if parts.headers.contains_key(http::header::CONTENT_LENGTH) {
+                None
+            } else {
+                restore_frame(data, capabilities)
+            };
+            write.write_all(restored.as_deref().unwrap_or(data)).await?;
             write.flush().await?;
         }
     }
@@ -906,4 +1477,319 @@ pub fn write_report(report: &ServeReport, path: &Path) -> Result<(), ServeError>
             source,
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("serve-unit-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// A flow with its snapshot (tools `b`, `a`, `c`, sorted in the snapshot), its calls
+    /// and its `recorded`, loaded as `toolcall mcp serve` loads it.
+    fn load(name: &str, calls: Value, recorded: Value) -> Recording {
+        let dir = scratch(name);
+        let tool = |n: &str| json!({"name": n, "inputSchema": {"type": "object"}});
+        let snapshot = json!({"flow": "flow.json", "tools": [tool("a"), tool("b"), tool("c")]});
+        std::fs::write(dir.join("catalog.json"), snapshot.to_string()).unwrap();
+        let flow = json!({"server": {"command": "srv"}, "snapshot": "catalog.json",
+                          "calls": calls, "recorded": recorded});
+        std::fs::write(dir.join("flow.json"), flow.to_string()).unwrap();
+        Recording::load(&dir.join("flow.json")).unwrap()
+    }
+
+    fn text_result(text: &str) -> Value {
+        json!({"result": {"content": [{"type": "text", "text": text}]}})
+    }
+
+    fn call(name: &str, input: Value, text: &str) -> Value {
+        json!({"name": name, "input": input, "recorded": text_result(text)})
+    }
+
+    fn said(answer: Result<CallToolResponse, ErrorData>) -> String {
+        match answer {
+            Ok(CallToolResponse::Complete(result)) => {
+                let value = serde_json::to_value(&result).unwrap();
+                let text = value["content"][0]["text"].as_str().unwrap_or_default();
+                if result.is_error == Some(true) {
+                    format!("isError: {text}")
+                } else {
+                    text.to_owned()
+                }
+            }
+            Ok(other) => format!("{other:?}"),
+            Err(e) => format!("error {}: {}", e.code.0, e.message),
+        }
+    }
+
+    /// mcp-recorder's three strategies, and `name`: which recorded answer each call gets.
+    #[test]
+    fn each_matching_mode_picks_the_answer_mcp_recorder_would() {
+        let mut progress = call("b", json!({}), "b with progress");
+        progress["recorded"]["request_meta"] = json!({"progressToken": 7});
+        let calls = json!([
+            call("a", json!({"x": 1}), "a1"),
+            call("a", json!({"x": 2}), "a2"),
+            progress,
+        ]);
+        let mock = |m| Mock::new(load("modes", calls.clone(), json!({})), m);
+        let meta = Some(json!({"progressToken": 7}));
+        let ask = |mock: &Mock, name: &str, input: Value, meta: &Option<Value>| {
+            said(mock.answer(name, input, meta.clone()))
+        };
+
+        let by_params = mock(Matching::ByParams);
+        assert_eq!(ask(&by_params, "a", json!({"x": 2}), &None), "a2");
+        assert_eq!(
+            ask(&by_params, "a", json!({"x": 2}), &None),
+            "a2",
+            "used again"
+        );
+        assert!(ask(&by_params, "a", json!({"x": 3}), &None).starts_with("isError: "));
+        assert_eq!(ask(&by_params, "b", json!({}), &None), "b with progress");
+
+        let sequential = mock(Matching::Sequential);
+        assert_eq!(ask(&sequential, "b", json!({}), &None), "a1");
+        assert_eq!(ask(&sequential, "a", json!({"x": 9}), &None), "a2");
+        assert_eq!(ask(&sequential, "a", json!({}), &None), "b with progress");
+        assert!(ask(&sequential, "a", json!({"x": 1}), &None).starts_with("isError: "));
+
+        let strict = mock(Matching::Strict);
+        assert!(ask(&strict, "b", json!({}), &None).starts_with("isError: "));
+        assert_eq!(ask(&strict, "b", json!({}), &meta), "b with progress");
+        assert!(
+            ask(&strict, "b", json!({}), &meta).starts_with("isError: "),
+            "each answer once"
+        );
+
+        let name = mock(Matching::Name);
+        assert_eq!(ask(&name, "a", json!({"x": 9}), &None), "a1");
+        assert_eq!(ask(&name, "a", json!({"x": 9}), &None), "a2");
+        assert_eq!(ask(&name, "a", json!({"x": 9}), &None), "a2");
+        let report = name.state().report.clone();
+        assert_eq!(report.matched.len(), 3);
+        assert_eq!(report.matched[2].answered_by, Some(2));
+    }
+
+    /// Prompts and resources are answered as recorded, matched on their params (`_meta` aside
+    /// unless strict); one never recorded is an error and a finding.
+    #[test]
+    fn prompts_and_resources_are_answered_as_recorded() {
+        let recorded = json!({"requests": [
+            {"method": "prompts/get", "params": {"name": "p", "arguments": {"city": "Paris"},
+                                                  "_meta": {"progressToken": 1}},
+             "result": {"messages": [{"role": "user", "content": {"type": "text", "text": "Paris $$$$?"}}]}},
+            {"method": "resources/read", "params": {"uri": "demo://x"},
+             "error": {"code": -32002, "message": "Resource demo://x not found"}},
+            {"method": "prompts/list", "result": {"prompts": [{"name": "p"}]}},
+        ]});
+        let get = |city: &str| -> GetPromptRequestParams {
+            serde_json::from_value(json!({"name": "p", "arguments": {"city": city}})).unwrap()
+        };
+        let mock = Mock::new(
+            load("requests", json!([]), recorded.clone()),
+            Matching::ByParams,
+        );
+        let prompt: GetPromptResult = mock.request("prompts/get", &get("Paris"), None).unwrap();
+        assert_eq!(
+            serde_json::to_value(&prompt.messages).unwrap()[0]["content"]["text"],
+            "Paris $$?"
+        );
+        let listed: ListPromptsResult = mock
+            .request("prompts/list", &None::<PaginatedRequestParams>, None)
+            .unwrap();
+        assert_eq!(listed.prompts[0].name, "p");
+        let read: ReadResourceRequestParams =
+            serde_json::from_value(json!({"uri": "demo://x"})).unwrap();
+        let refused = mock
+            .request::<_, ReadResourceResult>("resources/read", &read, None)
+            .unwrap_err();
+        assert_eq!(
+            (refused.code.0, refused.message.as_ref()),
+            (-32002, "Resource demo://x not found")
+        );
+        let missing = mock
+            .request::<_, GetPromptResult>("prompts/get", &get("Rome"), None)
+            .unwrap_err();
+        assert!(
+            missing.message.contains("no recorded prompts/get"),
+            "{missing:?}"
+        );
+        let report = mock.state().report.clone();
+        let answered: Vec<Option<usize>> = report.requests.iter().map(|r| r.answered_by).collect();
+        assert_eq!(answered, [Some(1), Some(3), Some(2), None]);
+        assert!(report.has_findings());
+        assert!(
+            report.to_string().contains("unmatched prompts/get"),
+            "{report}"
+        );
+
+        // Strict compares `_meta` too: the client sent none, the recorded request had one.
+        let strict = Mock::new(load("requests", json!([]), recorded), Matching::Strict);
+        assert!(strict
+            .request::<_, GetPromptResult>("prompts/get", &get("Paris"), None)
+            .is_err());
+        // With the `_meta` rmcp took out of the params and handed over beside them, it matches,
+        // once; an empty `_meta` is none.
+        let meta = Some(json!({"progressToken": 1}));
+        assert!(strict
+            .request::<_, GetPromptResult>("prompts/get", &get("Paris"), meta.clone())
+            .is_ok());
+        assert!(strict
+            .request::<_, GetPromptResult>("prompts/get", &get("Paris"), meta)
+            .is_err());
+        assert_eq!(meta_of(json!({})), None);
+    }
+
+    /// A name the catalog lacks gets what the server answered it, or what it answered another
+    /// name it lacked (the name put in); with no such answer recorded, -32602.
+    #[test]
+    fn an_unknown_name_is_answered_as_the_server_answered_one() {
+        let unknown = json!({"name": "nope", "input": {}, "recorded": {"result": {
+            "content": [{"type": "text", "text": "MCP error -32602: Tool nope not found"}],
+            "isError": true}}});
+        let mock = Mock::new(
+            load("unknown", json!([unknown]), json!({})),
+            Matching::ByParams,
+        );
+        assert_eq!(
+            said(mock.answer("nope", json!({}), None)),
+            "isError: MCP error -32602: Tool nope not found"
+        );
+        assert_eq!(
+            said(mock.answer("get_sum", json!({"a": 1}), None)),
+            "isError: MCP error -32602: Tool get_sum not found"
+        );
+        let report = mock.state().report.clone();
+        assert_eq!(report.unknown.len(), 2);
+        assert_eq!(report.matched.len(), 1);
+        assert!(report.unmatched.is_empty() && report.schema_violations.is_empty());
+
+        let none = Mock::new(
+            load(
+                "unknown-none",
+                json!([call("a", json!({}), "a")]),
+                json!({}),
+            ),
+            Matching::ByParams,
+        );
+        assert_eq!(
+            said(none.answer("get_sum", json!({}), None)),
+            "error -32602: Unknown tool: get_sum"
+        );
+    }
+
+    /// The name is put in where the recorded unknown name stands as a name, never inside a
+    /// word or a longer name (a recorded unknown `a` would otherwise rewrite every `a`).
+    #[test]
+    fn only_the_recorded_name_itself_is_replaced() {
+        let cases = [
+            ("Tool a not found", "a", "x", "Tool x not found"),
+            (
+                "Tool 'a' not found. Try a_b or a.b.",
+                "a",
+                "xy",
+                "Tool 'xy' not found. Try a_b or a.b.",
+            ),
+            (
+                "Unknown tool: nope.",
+                "nope",
+                "get-sum",
+                "Unknown tool: get-sum.",
+            ),
+            ("nope/nope-2 nope", "nope", "z", "nope/nope-2 z"),
+            (
+                "MCP error -32602: Tool no-such found",
+                "no-such",
+                "b",
+                "MCP error -32602: Tool b found",
+            ),
+        ];
+        for (text, from, to, want) in cases {
+            assert_eq!(replace_name(text, from, to), want, "{text:?}");
+        }
+        let result = json!({"content": [{"type": "text", "text": "Tool a not found"}],
+                            "isError": true, "a": "a"});
+        assert_eq!(
+            renamed(&result, "a", "b"),
+            json!({"content": [{"type": "text", "text": "Tool b not found"}],
+                   "isError": true, "a": "b"})
+        );
+    }
+
+    /// `initialize` answers with the recorded `serverInfo`, `instructions` and
+    /// `capabilities`, and `tools/list` lists in the recorded order.
+    #[test]
+    fn the_handshake_and_the_tools_order_are_as_recorded() {
+        let recorded = json!({
+            "initialize": {"result": {"protocolVersion": "2025-06-18",
+                           "serverInfo": {"name": "everything", "version": "2.0.0"},
+                           "instructions": "Call echo first ($$$$5).",
+                           "capabilities": {"tools": {"listChanged": true}, "prompts": {},
+                                            "logging": {}}}},
+            "discover": {"error": {"code": -32601, "message": "Method not found"}},
+            "tools": ["c", "a", "b"],
+        });
+        let recording = load("handshake", json!([]), recorded);
+        let names: Vec<&str> = recording
+            .tools
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert_eq!(names, ["c", "a", "b"]);
+        assert_eq!(
+            recording.discover_refused,
+            Some(json!({"code": -32601, "message": "Method not found"}))
+        );
+        let info = server_config(recording.handshake.as_ref());
+        assert_eq!(info.server_info.name, "everything");
+        assert_eq!(info.server_info.version, "2.0.0");
+        // Read back once, as written: `$$` is a `$`.
+        assert_eq!(info.instructions.as_deref(), Some("Call echo first ($$5)."));
+        assert_eq!(
+            serde_json::to_value(&info.capabilities).unwrap(),
+            json!({"tools": {"listChanged": true}, "prompts": {}, "logging": {}})
+        );
+        // The modern era's server/discover carries serverInfo in `_meta`.
+        let discover = json!({"capabilities": {"tools": {}},
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "modern", "version": "1"}}});
+        assert_eq!(server_config(Some(&discover)).server_info.name, "modern");
+        // A recording without a handshake keeps the mock's own.
+        assert_eq!(server_config(None).server_info.name, "toolcall-mcp-serve");
+    }
+
+    /// rmcp's typed capabilities drop what it does not model (2025-11-25's `tasks`): the
+    /// handshake's answer gets the recorded ones back, on a stdio line and in an event stream,
+    /// and nothing else is touched.
+    #[test]
+    fn the_handshake_answer_gets_the_recorded_capabilities_back() {
+        let recorded = json!({"tools": {}, "tasks": {"list": {}}});
+        let answer = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
+            "serverInfo": {"name": "s", "version": "1"}, "capabilities": {"tools": {}}}});
+        let line = format!("{answer}\n");
+        let restored = restore_line(line.as_bytes(), Some(&recorded)).unwrap();
+        assert!(restored.ends_with(b"}\n"));
+        let restored: Value = serde_json::from_slice(&restored).unwrap();
+        assert_eq!(restored["result"]["capabilities"], recorded);
+        let event = format!("id: 0\ndata: {answer}\n\n");
+        let restored = restore_frame(event.as_bytes(), Some(&recorded)).unwrap();
+        let text = String::from_utf8(restored).unwrap();
+        let data = text.lines().find_map(|l| l.strip_prefix("data: ")).unwrap();
+        let data: Value = serde_json::from_str(data).unwrap();
+        assert_eq!(data["result"]["capabilities"], recorded);
+        assert!(
+            text.starts_with("id: 0\n") && text.ends_with("\n\n"),
+            "{text:?}"
+        );
+        // A tool's result that mentions capabilities is no handshake.
+        let call = json!({"jsonrpc": "2.0", "id": 1, "result": {"structuredContent":
+            {"capabilities": {}}, "content": []}});
+        assert!(restore_line(call.to_string().as_bytes(), Some(&recorded)).is_none());
+        assert!(restore_line(line.as_bytes(), None).is_none());
+    }
 }

@@ -12,6 +12,10 @@
 //! `toolcall mcp record` and replays it against the real server and against `toolcall mcp
 //! serve`; for that, this binary doubles as both (`--as-record`, `--as-serve`).
 //! `record/everything-http` records a replay through `--listen` in front of its streamable HTTP.
+//! `serve/everything-*` record the Python SDK client's sessions against server-everything and
+//! hold the mock of each to what the client saw of the server: its handshake, tools in order,
+//! prompts, resources and completions (`surface`), an unknown name's answer, and the same over streamable
+//! HTTP with nothing on the client's stderr.
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
@@ -430,7 +434,7 @@ fn act_as_proxy() -> Option<i32> {
         }
         Some("--as-serve") if args.len() == 3 => {
             let served = serve::Recording::load(Path::new(&args[1]))
-                .and_then(|recording| serve::serve(recording, serve::Matching::Exact))
+                .and_then(|recording| serve::serve(recording, serve::Matching::ByParams))
                 .and_then(|report| {
                     eprint!("{report}");
                     serve::write_report(&report, Path::new(&args[2]))
@@ -467,6 +471,15 @@ fn wait_for(path: &Path) -> Result<(), Failed> {
 /// Runs the Python SDK client (`tests/data/python_client.py MODE`) with `server` as its server.
 /// The client, and so the server it starts, runs in `dir`.
 fn python_client(mode: &str, server: &[&std::ffi::OsStr], dir: &Path) -> Result<String, Failed> {
+    python_client_said(mode, server, dir).map(|(stdout, _)| stdout)
+}
+
+/// [`python_client`], with what it wrote on stderr too.
+fn python_client_said(
+    mode: &str,
+    server: &[&std::ffi::OsStr],
+    dir: &Path,
+) -> Result<(String, String), Failed> {
     let python = venv().join("bin/python");
     if !python.exists() {
         return Err(format!("{} is missing: {INSTALL_HINT}", python.display()).into());
@@ -488,7 +501,7 @@ fn python_client(mode: &str, server: &[&std::ffi::OsStr], dir: &Path) -> Result<
         )
         .into());
     }
-    Ok(stdout)
+    Ok((stdout, String::from_utf8_lossy(&run.stderr).into_owned()))
 }
 
 /// A session of the MCP Python SDK's client against server-everything, recorded through
@@ -586,6 +599,123 @@ fn record_python_session() -> Result<(), Failed> {
         .is_some_and(|s| s.contains(&serde_json::json!("get-sum")));
     if unknown["name"] != "get_sum" || !suggested {
         return Err(format!("the mock's report: {renamed:#}").into());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+/// Records the Python SDK client's session `mode` against server-everything (stdio) through
+/// this binary as `toolcall mcp record`, into `dir/flows/MODE.json`; returns that flow and what
+/// the client saw.
+fn record_everything(mode: &str, dir: &Path) -> Result<(PathBuf, String), Failed> {
+    let everything = npm_dir().join("@modelcontextprotocol/server-everything/dist/index.js");
+    if !everything.exists() {
+        return Err(format!("{} is missing: {INSTALL_HINT}", everything.display()).into());
+    }
+    let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = dir.join(format!("flows/{mode}.json"));
+    let seen = python_client(
+        mode,
+        &[
+            me.as_os_str(),
+            "--as-record".as_ref(),
+            out.as_os_str(),
+            "--".as_ref(),
+            "node".as_ref(),
+            everything.as_os_str(),
+            "stdio".as_ref(),
+        ],
+        dir,
+    )?;
+    wait_for(&out)?;
+    Ok((out, seen))
+}
+
+/// The Python SDK client's session `mode` recorded against server-everything, then run against
+/// this binary as `toolcall mcp serve` of that recording: the client must see the same, and the
+/// mock's report must have answered every request.
+fn served_as_recorded(mode: &str) -> Result<(), Failed> {
+    let dir = scratch(&format!("serve-{mode}"))?;
+    let (out, real) = record_everything(mode, &dir)?;
+    let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    let report = dir.join("report.json");
+    let mock = python_client(
+        mode,
+        &[
+            me.as_os_str(),
+            "--as-serve".as_ref(),
+            out.as_os_str(),
+            report.as_os_str(),
+        ],
+        &dir,
+    )?;
+    if mock != real {
+        return Err(format!(
+            "{mode}: the client saw the mock otherwise than the server\nserver: {real}\nmock:   {mock}"
+        )
+        .into());
+    }
+    wait_for(&report)?;
+    let report = read_json(&report)?;
+    let unanswered = report["requests"]
+        .as_array()
+        .is_some_and(|r| r.iter().any(|r| r.get("answered_by").is_none()));
+    if unanswered || report["unmatched"] != serde_json::json!([]) {
+        return Err(format!("{mode}: the mock's report: {report:#}").into());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+/// The Python SDK's client sees `toolcall mcp serve` as it saw server-everything (a TypeScript
+/// SDK server) when recorded: the same `serverInfo`, `instructions` and `capabilities`, the
+/// tools in the server's order, its prompts and resources, one prompt got, one resource read
+/// and one completion.
+fn serve_shows_what_was_recorded() -> Result<(), Failed> {
+    served_as_recorded("surface")
+}
+
+/// A call of a name server-everything lacks got an `isError` result from it; from the mock of
+/// that recording it gets the same, not JSON-RPC -32602.
+fn serve_answers_an_unknown_name_as_recorded() -> Result<(), Failed> {
+    served_as_recorded("unknown")
+}
+
+/// The Python SDK's client over streamable HTTP against the mock (in this process) sees what it
+/// saw of server-everything over stdio, and logs no traceback and no failed session
+/// termination (it did: rmcp's SSE priming event, and its 202 to the session's DELETE).
+fn serve_over_http_speaks_as_servers_do() -> Result<(), Failed> {
+    use toolcall_mcp_record::serve;
+    let dir = scratch("serve-http")?;
+    let (out, real) = record_everything("surface", &dir)?;
+    let recording = serve::Recording::load(&out).map_err(|e| e.to_string())?;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stopper = std::sync::Arc::clone(&stop);
+    let mock = std::thread::spawn(move || {
+        serve::serve_http(
+            recording,
+            serve::Matching::ByParams,
+            "127.0.0.1:0",
+            stopper,
+            |a| {
+                let _ = tx.send(a);
+            },
+        )
+    });
+    let addr = rx
+        .recv_timeout(Duration::from_secs(20))
+        .map_err(|e| format!("the mock did not listen: {e}"))?;
+    let url = format!("http://{addr}/mcp");
+    let said = python_client_said("http", &[url.as_ref()], &dir);
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let _ = mock.join();
+    let (seen, stderr) = said?;
+    if stderr.contains("Traceback") || stderr.contains("Session termination failed") {
+        return Err(format!("the Python client over HTTP said: {stderr}").into());
+    }
+    if seen != real {
+        return Err(format!("over HTTP the client saw\n{seen}\nnot\n{real}").into());
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
@@ -706,5 +836,22 @@ fn main() {
         Trial::test("record/everything-python-client", record_python_session).with_kind("record"),
     );
     trials.push(Trial::test("record/everything-http", record_http_session).with_kind("record"));
+    trials.push(
+        Trial::test("serve/everything-surface", serve_shows_what_was_recorded).with_kind("serve"),
+    );
+    trials.push(
+        Trial::test(
+            "serve/everything-unknown-name",
+            serve_answers_an_unknown_name_as_recorded,
+        )
+        .with_kind("serve"),
+    );
+    trials.push(
+        Trial::test(
+            "serve/everything-http",
+            serve_over_http_speaks_as_servers_do,
+        )
+        .with_kind("serve"),
+    );
     libtest_mimic::run(&args, trials).exit();
 }

@@ -133,10 +133,11 @@ pub enum Action {
     /// with expect_error; and the catalog snapshot it names. Messages go on stdout; the summary
     /// on stderr.
     Record(RecordArgs),
-    /// Be an MCP server (stdio, or streamable HTTP with --listen) that declares a recording's
-    /// catalog and answers each call with the recorded result (an unknown tool: JSON-RPC
-    /// -32602), to test an MCP client against; at exit print what the client did (matched,
-    /// unmatched, unknown names with did-you-mean, schema violations) on stderr.
+    /// Be an MCP server (stdio, or streamable HTTP with --listen) that stands in for a recorded
+    /// one: its serverInfo, instructions and capabilities, its catalog in its order, and each
+    /// call, prompt and resource answered as recorded (an unknown tool as the server answered
+    /// one, else JSON-RPC -32602), to test an MCP client against; at exit print what the client
+    /// did (matched, unmatched, unknown names with did-you-mean, schema violations) on stderr.
     Serve(ServeArgs),
 }
 
@@ -214,13 +215,16 @@ pub struct RecordArgs {
 pub struct ServeArgs {
     /// A recorded flow (its catalog from the snapshot it names) or a catalog snapshot.
     recording: PathBuf,
-    /// How a call is matched to a recorded one: exact (name and arguments) or name.
-    #[arg(long = "match", value_name = "HOW", default_value = "exact")]
+    /// How a request is matched to a recorded one: by-params (the same params, _meta aside;
+    /// answers are used in order, the last again once all are used), sequential (the next
+    /// recorded request of its method, whatever its params), strict (the same params, _meta
+    /// included; each answer once) or name (a tools/call by name alone).
+    #[arg(long = "match", value_name = "HOW", default_value = "by-params")]
     matching: toolcall_mcp_record::serve::Matching,
     /// Also write what the client did as JSON.
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
-    /// Exit 1 on an unmatched call, an unknown name or a schema violation.
+    /// Exit 1 on an unmatched call or request, an unknown name or a schema violation.
     #[arg(long)]
     strict: bool,
     /// Serve streamable HTTP on this loopback address instead of stdio (127.0.0.1:3001; port 0

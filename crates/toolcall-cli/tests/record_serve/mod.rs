@@ -5,6 +5,8 @@
 //! still leaves its flow, a killed proxy a journal that `--recover` finishes; and the proxy
 //! changes no byte, either way, on a long session of odd lines; and a streamable HTTP session is
 //! recorded with `--listen` in front of the server, and the mock serves one with `--listen` too.
+//! The mock stands in for the recorded server (its handshake, its tools' order, its prompts,
+//! resources and completions, its answer to an unknown name) and matches as `--match` says.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -1764,4 +1766,391 @@ fn the_mock_over_http_sends_no_priming_event_and_ends_a_session_with_200() {
     assert!(answer.starts_with("HTTP/1.1 202"), "{answer}");
     let answer = exchange("DELETE", &headers, "");
     assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+}
+
+/// A recording written by hand as `toolcall mcp record` writes one: `dir/flow.json`, with
+/// `calls` and `recorded`, and the catalog snapshot it names, whose tools (`zeta`, `alpha`,
+/// `mid`) are sorted by name as a snapshot's are.
+fn hand_recording(dir: &Path, calls: Value, recorded: Value) -> PathBuf {
+    let tool = |name: &str| json!({"name": name, "inputSchema": {"type": "object"}});
+    write_json(
+        &dir.join("catalog.json"),
+        &json!({"flow": "flow.json", "tools": [tool("alpha"), tool("mid"), tool("zeta")]}),
+    );
+    write_json(
+        &dir.join("flow.json"),
+        &json!({"server": {"command": "the-recorded-server"}, "snapshot": "catalog.json",
+                "calls": calls, "recorded": recorded}),
+    )
+}
+
+/// A recorded `tools/call` answer of one text, `isError` or not.
+fn said_result(text: &str, is_error: bool) -> Value {
+    let mut result = json!({"content": [{"type": "text", "text": text}]});
+    if is_error {
+        result["isError"] = json!(true);
+    }
+    json!({"result": result})
+}
+
+fn request(id: u32, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+fn answer_to(answers: &[Value], id: u32) -> &Value {
+    answers
+        .iter()
+        .find(|a| a["id"] == id)
+        .unwrap_or_else(|| panic!("no answer to {id}: {answers:#?}"))
+}
+
+/// What a `tools/call` answer says: its first text, `isError: ` before it when it is one, or
+/// `error CODE: MESSAGE` for a JSON-RPC error.
+fn call_said(answer: &Value) -> String {
+    if let Some(error) = answer.get("error") {
+        return format!(
+            "error {}: {}",
+            error["code"],
+            error["message"].as_str().unwrap_or("")
+        );
+    }
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    if answer["result"]["isError"] == true {
+        format!("isError: {text}")
+    } else {
+        text
+    }
+}
+
+/// The mock stands in for the recorded server: `initialize` answers with its `serverInfo`,
+/// `instructions` and `capabilities` member for member (`tasks` too, which rmcp's types do not
+/// model), `tools/list` in the server's order (not the snapshot's sorted one), prompts,
+/// resources and completions as recorded (an error as recorded too), `server/discover` refused
+/// as the legacy server refused it, and a name the catalog lacks answered as the server
+/// answered one: the recorded `isError` result, with another unknown name put in for it.
+#[test]
+fn the_mock_answers_the_handshake_the_order_prompts_resources_and_unknown_names_as_recorded() {
+    let dir = scratch("serve-as-recorded");
+    let capabilities = json!({"tools": {"listChanged": true}, "prompts": {},
+        "resources": {"subscribe": true}, "completions": {}, "logging": {},
+        "tasks": {"list": {}, "requests": {"tools": {"call": {}}}}});
+    let prompt = json!({"description": "A greeting", "messages": [{"role": "user",
+        "content": {"type": "text", "text": "Say hello to Paris for $$5."}}]});
+    let completion = json!({"completion": {"values": ["Paris", "Pau"], "total": 2,
+        "hasMore": false}});
+    let templates = json!({"resourceTemplates": [{"uriTemplate": "demo://{id}", "name": "demo"}]});
+    let recorded = json!({
+        "initialize": {"result": {"protocolVersion": "2025-06-18",
+            "serverInfo": {"name": "everything", "title": "Everything", "version": "2.0.0"},
+            "instructions": "Call zeta first.", "capabilities": capabilities}},
+        "discover": {"error": {"code": -32601, "message": "Method not found"}},
+        "tools": ["zeta", "alpha", "mid"],
+        "requests": [
+            {"method": "prompts/list", "result": {"prompts": [{"name": "greet"}]}},
+            {"method": "prompts/get", "params": {"name": "greet", "arguments": {"city": "Paris"}},
+             "result": prompt},
+            {"method": "resources/templates/list", "result": templates},
+            {"method": "resources/read", "params": {"uri": "demo://missing"},
+             "error": {"code": -32002, "message": "Resource demo://missing not found"}},
+            {"method": "completion/complete", "params": {"ref": {"type": "ref/prompt",
+                "name": "greet"}, "argument": {"name": "city", "value": "Pa"}},
+             "result": completion},
+        ],
+    });
+    let calls = json!([
+        {"name": "alpha", "input": {}, "recorded": said_result("alpha said", false)},
+        {"name": "no-such-tool", "input": {},
+         "recorded": said_result("MCP error -32602: Tool no-such-tool not found", true)},
+    ]);
+    let flow = hand_recording(&dir, calls, recorded);
+    let report = dir.join("report.json");
+    let mut lines = initialize().to_vec();
+    lines.extend([
+        request(1, "tools/list", json!({})),
+        request(2, "prompts/list", json!({})),
+        request(
+            3,
+            "prompts/get",
+            json!({"name": "greet", "arguments": {"city": "Paris"}}),
+        ),
+        request(4, "resources/templates/list", json!({})),
+        request(5, "resources/read", json!({"uri": "demo://missing"})),
+        request(
+            6,
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "greet"},
+            "argument": {"name": "city", "value": "Pa"}}),
+        ),
+        request(
+            7,
+            "tools/call",
+            json!({"name": "no-such-tool", "arguments": {}}),
+        ),
+        request(
+            8,
+            "tools/call",
+            json!({"name": "get_sum", "arguments": {"a": 1}}),
+        ),
+        request(9, "tools/call", json!({"name": "alpha", "arguments": {}})),
+    ]);
+    let (code, answers, stderr) = scripted(
+        Command::new(TOOLCALL)
+            .args(["mcp", "serve", "--report"])
+            .arg(&report)
+            .arg(&flow),
+        &lines,
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let initialized = &answer_to(&answers, 0)["result"];
+    assert_eq!(
+        initialized["serverInfo"],
+        json!({"name": "everything", "title": "Everything", "version": "2.0.0"}),
+        "{initialized}"
+    );
+    assert_eq!(initialized["instructions"], "Call zeta first.");
+    assert_eq!(initialized["capabilities"], capabilities);
+    let listed: Vec<&str> = answer_to(&answers, 1)["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(listed, ["zeta", "alpha", "mid"]);
+    assert_eq!(
+        answer_to(&answers, 2)["result"],
+        json!({"prompts": [{"name": "greet"}]})
+    );
+    // Read back once, as written: `$$` is one `$`.
+    let mut sent_prompt = prompt.clone();
+    sent_prompt["messages"][0]["content"]["text"] = json!("Say hello to Paris for $5.");
+    assert_eq!(answer_to(&answers, 3)["result"], sent_prompt);
+    assert_eq!(answer_to(&answers, 4)["result"], templates);
+    assert_eq!(
+        answer_to(&answers, 5)["error"],
+        json!({"code": -32002, "message": "Resource demo://missing not found"})
+    );
+    assert_eq!(answer_to(&answers, 6)["result"], completion);
+    assert_eq!(
+        call_said(answer_to(&answers, 7)),
+        "isError: MCP error -32602: Tool no-such-tool not found"
+    );
+    assert_eq!(
+        call_said(answer_to(&answers, 8)),
+        "isError: MCP error -32602: Tool get_sum not found"
+    );
+    assert_eq!(call_said(answer_to(&answers, 9)), "alpha said");
+    let report = read_json(&report);
+    let answered_by: Vec<&Value> = report["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["answered_by"])
+        .collect();
+    assert_eq!(
+        answered_by,
+        [&json!(1), &json!(2), &json!(3), &json!(4), &json!(5)],
+        "{report:#}"
+    );
+    let unknown: Vec<&Value> = report["unknown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| &u["name"])
+        .collect();
+    assert_eq!(
+        unknown,
+        [&json!("no-such-tool"), &json!("get_sum")],
+        "{report:#}"
+    );
+    assert_eq!(report["unmatched"], json!([]), "{report:#}");
+
+    // A client of the modern era is refused discovery as the legacy server refused it.
+    let (_, answers, stderr) = scripted(
+        Command::new(TOOLCALL).args(["mcp", "serve"]).arg(&flow),
+        &[
+            json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "scripted", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}}}}),
+        ],
+    );
+    assert_eq!(
+        answer_to(&answers, 1)["error"],
+        json!({"code": -32601, "message": "Method not found"}),
+        "{stderr}"
+    );
+}
+
+/// What the mock of `flow` under `--match HOW` answered each of `requests` (method, params),
+/// in one session: a call's text (`isError: ` before it when it is one), a resource's first
+/// text, `error CODE` for a JSON-RPC error, and `unmatched` where the mock found nothing
+/// recorded to answer with.
+fn served_under(flow: &Path, how: &str, requests: &[(&str, Value)]) -> Vec<String> {
+    let mut lines = initialize().to_vec();
+    for (id, (method, params)) in (1..).zip(requests) {
+        lines.push(request(id, method, params.clone()));
+    }
+    let (code, answers, stderr) = scripted(
+        Command::new(TOOLCALL)
+            .args(["mcp", "serve", "--match", how])
+            .arg(flow),
+        &lines,
+    );
+    assert_eq!(code, Some(0), "--match {how}: {stderr}");
+    (1..=u32::try_from(requests.len()).unwrap())
+        .map(|id| {
+            let answer = answer_to(&answers, id);
+            let said = match (&answer["error"], answer["result"].get("contents")) {
+                (Value::Null, Some(contents)) => contents[0]["text"].as_str().unwrap_or("").into(),
+                (Value::Null, None) => call_said(answer),
+                (error, _)
+                    if error["message"]
+                        .as_str()
+                        .is_some_and(|m| m.starts_with("toolcall mcp serve: no recorded")) =>
+                {
+                    "unmatched".to_owned()
+                }
+                (error, _) => format!("error {}", error["code"]),
+            };
+            if said.starts_with("isError: toolcall mcp serve: no recorded") {
+                "unmatched".to_owned()
+            } else {
+                said
+            }
+        })
+        .collect()
+}
+
+/// `--match` as mcp-recorder's replay strategies, over a call's name and arguments and a
+/// resource read's params alike: `by-params` (the default) the same params with `_meta` aside,
+/// the answers in order and the last again; `sequential` the next recorded request of the
+/// method whatever its params, each once; `strict` the same params with `_meta` compared too,
+/// each answer once; `name` a call by its name alone.
+#[test]
+fn each_match_mode_answers_as_mcp_recorder_would() {
+    let dir = scratch("serve-match-modes");
+    let mut progress = json!({"name": "mid", "input": {},
+                              "recorded": said_result("mid with progress", false)});
+    progress["recorded"]["request_meta"] = json!({"progressToken": 7});
+    let calls = json!([
+        {"name": "alpha", "input": {"x": 1}, "recorded": said_result("a1", false)},
+        {"name": "alpha", "input": {"x": 2}, "recorded": said_result("a2", false)},
+        progress,
+    ]);
+    let read = |uri: &str, text: &str, meta: Option<Value>| {
+        let mut params = json!({"uri": uri});
+        if let Some(meta) = meta {
+            params["_meta"] = meta;
+        }
+        json!({"method": "resources/read", "params": params,
+               "result": {"contents": [{"uri": uri, "text": text}]}})
+    };
+    let recorded = json!({"requests": [
+        read("demo://r", "r1", None),
+        read("demo://r", "r2", None),
+        read("demo://s", "s", Some(json!({"progressToken": 3}))),
+    ]});
+    let flow = hand_recording(&dir, calls, recorded);
+    let call = |name: &str, arguments: Value| {
+        ("tools/call", json!({"name": name, "arguments": arguments}))
+    };
+    let with_meta = |mut request: (&'static str, Value), token: u32| {
+        request.1["_meta"] = json!({"progressToken": token});
+        request
+    };
+    let uri = |uri: &str| ("resources/read", json!({"uri": uri}));
+
+    let session = [
+        call("alpha", json!({"x": 2})),
+        call("alpha", json!({"x": 2})),
+        call("alpha", json!({"x": 3})),
+        call("mid", json!({})),
+        uri("demo://r"),
+        uri("demo://r"),
+        uri("demo://r"),
+        uri("demo://s"),
+    ];
+    for how in ["by-params", "exact"] {
+        assert_eq!(
+            served_under(&flow, how, &session),
+            [
+                "a2",
+                "a2",
+                "unmatched",
+                "mid with progress",
+                "r1",
+                "r2",
+                "r2",
+                "s"
+            ],
+            "--match {how}"
+        );
+    }
+
+    let session = [
+        call("mid", json!({})),
+        call("alpha", json!({"x": 9})),
+        call("alpha", json!({})),
+        call("alpha", json!({"x": 1})),
+        uri("demo://elsewhere"),
+        uri("demo://s"),
+        uri("demo://r"),
+        uri("demo://r"),
+    ];
+    assert_eq!(
+        served_under(&flow, "sequential", &session),
+        [
+            "a1",
+            "a2",
+            "mid with progress",
+            "unmatched",
+            "r1",
+            "r2",
+            "s",
+            "unmatched"
+        ]
+    );
+
+    let session = [
+        call("mid", json!({})),
+        with_meta(call("mid", json!({})), 7),
+        with_meta(call("mid", json!({})), 7),
+        call("alpha", json!({"x": 1})),
+        call("alpha", json!({"x": 1})),
+        uri("demo://s"),
+        with_meta(uri("demo://s"), 3),
+        uri("demo://r"),
+        uri("demo://r"),
+        uri("demo://r"),
+    ];
+    assert_eq!(
+        served_under(&flow, "strict", &session),
+        [
+            "unmatched",
+            "mid with progress",
+            "unmatched",
+            "a1",
+            "unmatched",
+            "unmatched",
+            "s",
+            "r1",
+            "r2",
+            "unmatched"
+        ]
+    );
+
+    let session = [
+        call("alpha", json!({"x": 9})),
+        call("alpha", json!({"x": 9})),
+        call("alpha", json!({"x": 9})),
+        uri("demo://r"),
+        uri("demo://elsewhere"),
+    ];
+    assert_eq!(
+        served_under(&flow, "name", &session),
+        ["a1", "a2", "a2", "r1", "unmatched"]
+    );
 }
