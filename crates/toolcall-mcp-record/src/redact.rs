@@ -32,8 +32,9 @@ use crate::errors::RecordError;
 const OPEN: char = '\u{F8F0}';
 /// Closes a mark.
 const CLOSE: char = '\u{F8F1}';
-/// What a pattern or a path redaction is written as.
-pub const REDACTED: &str = "[REDACTED]";
+/// What a pattern or a path redaction is written as: the replay's `verify` knows it by this
+/// (it never compares it, and `--update` keeps it).
+pub const REDACTED: &str = toolcall_mcp::REDACTED;
 
 /// What to redact, ready to apply.
 #[derive(Clone, Debug, Default)]

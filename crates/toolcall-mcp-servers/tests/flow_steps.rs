@@ -13,6 +13,7 @@ pub(crate) fn trials() -> Vec<Trial> {
         "flow_steps",
         a_verify_step_fails_until_update_records_it_then_compares_it,
         an_update_writes_a_secret_as_its_variable_and_reads_back_green,
+        a_recording_is_compared_as_the_live_answer_is_read_and_redactions_stay,
     )
 }
 
@@ -144,6 +145,64 @@ fn an_update_writes_a_secret_as_its_variable_and_reads_back_green() {
         "{written}"
     );
     assert!(written.contains("costs $$5"), "{written}");
+    let report = replay_blocking(&load(&path, &vars), &Options::default(), &mut |_| {});
+    assert!(report.passed(), "{:?}", report.failure);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A recorded response is compared as the live one is read: a member the client library does
+/// not model (which it drops from the live answer) is no difference, and neither is a value the
+/// recorder redacted (`[REDACTED]`), which is not known. Accepting a changed response keeps each
+/// redaction and the call's recorded `request_meta`, so `--update` never writes a secret the
+/// recording hid. Before, the step failed on both (and showed the secret in the failure).
+fn a_recording_is_compared_as_the_live_answer_is_read_and_redactions_stay() {
+    let dir = scratch("as-live");
+    let path = dir.join("as-live.json");
+    let recorded = |text: &str| {
+        json!({"result": {
+            "content": [{"type": "text", "text": "ignored"}],
+            "structuredContent": {"text": text, "cwd": "[REDACTED]", "flow_var": null},
+            "x-unmodelled": {"by": "the client library"}
+        }, "request_meta": {"trace": "t-1"}})
+    };
+    let flow = |text: &str| {
+        json!({
+            "server": {"command": FAULT_SERVER, "args": ["ok"]},
+            "verify": {"ignore_paths": ["/result/content", "/result/structuredContent/path"]},
+            "calls": [{"name": "echo", "input": {"text": "hi"}, "recorded": recorded(text)}],
+        })
+    };
+    std::fs::write(&path, flow("hi").to_string()).unwrap();
+    let vars = BTreeMap::new();
+    let report = replay_blocking(&load(&path, &vars), &Options::default(), &mut |_| {});
+    assert!(report.passed(), "{:?}", report.failure);
+
+    // A real change fails, and is accepted with the redaction and request_meta kept.
+    std::fs::write(&path, flow("old").to_string()).unwrap();
+    let loaded = load(&path, &vars);
+    let report = replay_blocking(&loaded, &Options::default(), &mut |_| {});
+    let failure = report.failure.clone().expect("the text changed");
+    assert!(
+        failure
+            .message
+            .contains("at 1 place: /result/structuredContent/text"),
+        "{failure}"
+    );
+    assert!(!failure.message.contains("cwd"), "{failure}");
+    let update = Options {
+        update: true,
+        ..Options::default()
+    };
+    let report = replay_blocking(&loaded, &update, &mut |_| {});
+    update_flow(&loaded, &report.updates).unwrap();
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let now = &written["calls"][0]["recorded"];
+    assert_eq!(now["result"]["structuredContent"]["text"], "hi", "{now:#}");
+    assert_eq!(
+        now["result"]["structuredContent"]["cwd"], "[REDACTED]",
+        "{now:#}"
+    );
+    assert_eq!(now["request_meta"], json!({"trace": "t-1"}), "{now:#}");
     let report = replay_blocking(&load(&path, &vars), &Options::default(), &mut |_| {});
     assert!(report.passed(), "{:?}", report.failure);
     let _ = std::fs::remove_dir_all(&dir);

@@ -97,5 +97,5 @@ pub use replay::{
     list_catalog, list_catalog_blocking, replay, replay_blocking, Failure, FailureKind, Options,
     Report, Step,
 };
-pub use replay::{update_flow, Difference, Update, Updated};
+pub use replay::{update_flow, Difference, Update, Updated, REDACTED};
 pub use session::{SessionFinding, SessionFindingKind};

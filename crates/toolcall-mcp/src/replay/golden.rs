@@ -68,6 +68,39 @@ pub(super) fn comparable(recorded: &Value) -> Value {
     }
 }
 
+/// What the recorder writes in place of a value it redacted (`--redact-pattern`,
+/// `--redact-path`): never compared, and kept when a response is accepted.
+pub const REDACTED: &str = "[REDACTED]";
+
+/// `response` to be written as the new recorded one: each place `recorded` holds
+/// [`REDACTED`] keeps it, so that accepting a response never writes the secret it hid.
+pub(super) fn keep_redacted(recorded: &Value, response: Value) -> Value {
+    match (recorded, response) {
+        (Value::String(s), _) if s == REDACTED => Value::String(REDACTED.to_owned()),
+        (Value::Object(a), Value::Object(b)) => Value::Object(
+            b.into_iter()
+                .map(|(key, value)| {
+                    let value = match a.get(&key) {
+                        Some(was) => keep_redacted(was, value),
+                        None => value,
+                    };
+                    (key, value)
+                })
+                .collect(),
+        ),
+        (Value::Array(a), Value::Array(b)) => Value::Array(
+            b.into_iter()
+                .enumerate()
+                .map(|(i, value)| match a.get(i) {
+                    Some(was) => keep_redacted(was, value),
+                    None => value,
+                })
+                .collect(),
+        ),
+        (_, response) => response,
+    }
+}
+
 /// Whether `pointer` is at or under one of `ignore` (a `*` token matches any one token).
 fn ignored(pointer: &str, ignore: &[&str]) -> bool {
     let tokens: Vec<&str> = pointer.split('/').skip(1).collect();
@@ -133,6 +166,8 @@ pub(super) fn differences(
                 }
             }
         }
+        // A value the recorder redacted is not known, so not compared (nor shown).
+        (Value::String(s), _) if s == REDACTED => {}
         (Value::Number(x), Value::Number(y)) if x.as_f64() == y.as_f64() => {}
         (a, b) if a == b => {}
         (a, b) => out.push(Difference {

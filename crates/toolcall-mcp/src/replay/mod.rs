@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub use golden::{update_flow, Difference, Update, Updated};
+pub use golden::{update_flow, Difference, Update, Updated, REDACTED};
 pub use report::{Failure, FailureKind, Report, Step};
 pub(crate) use run::{Phase, Run};
 
