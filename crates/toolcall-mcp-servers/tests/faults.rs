@@ -39,6 +39,10 @@ pub(crate) fn trials() -> Vec<Trial> {
         each_protocol_era_is_spoken_as_pinned_and_named,
         a_legacy_server_is_reached_under_auto_and_refused_under_modern,
         auto_starts_again_with_initialize_when_discovery_kills_the_server,
+        auto_starts_a_server_that_exits_at_start_once,
+        auto_answers_for_a_legacy_server_silent_on_discover_and_hides_its_noise,
+        auto_does_not_take_a_server_slow_to_start_for_legacy,
+        auto_remembers_the_era_a_server_spoke_last,
         a_flow_naming_a_snapshot_fails_on_catalog_drift,
         an_input_required_result_is_answered_from_the_flow_as_one_call,
         a_call_to_an_undeclared_name_that_must_be_refused_is_sent,
@@ -802,6 +806,262 @@ fn auto_starts_again_with_initialize_when_discovery_kills_the_server() {
         "{message}"
     );
     assert_bounded(&report);
+}
+
+/// A fresh folder for one test's files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("atp-faults-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    dir
+}
+
+/// A flow against `fault-server` run as `command args` (in `dir`), which logs each start and
+/// each request's method to `log` (`ATP_FAULT_LOG`).
+fn logged_flow(dir: &Path, command: &str, args: &[&str], log: &Path, calls: Value) -> Flow {
+    let server = json!({
+        "command": command,
+        "args": args,
+        "env": {"ATP_FAULT_LOG": log},
+    });
+    flow_in(dir, server, calls)
+}
+
+/// What `fault-server` logged, and the log emptied for the next run.
+fn events(log: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let _ = std::fs::remove_file(log);
+    text.lines().map(str::to_owned).collect()
+}
+
+/// A server that exits before it reads anything died at start-up: under `auto` that is its
+/// failure, said once; it used to be started a second time, to die alike, because any exit
+/// during `server/discover` was taken for a legacy server killed by it.
+fn auto_starts_a_server_that_exits_at_start_once() {
+    let dir = scratch("exit-at-start");
+    let log = dir.join("events");
+    let flow = logged_flow(&dir, FAULT_SERVER, &["exit-before-init"], &log, echo(1));
+    let report = run(&flow);
+    assert_eq!(
+        failure(&report),
+        (
+            FailureKind::Exited,
+            "initialize: the server exited (exit code 3)".to_owned()
+        )
+    );
+    assert_eq!(events(&log), ["start"], "started once");
+    assert_eq!(report.server_starts, 1);
+    assert_eq!(report.discover_failed, None);
+    // One that reads `server/discover` and exits of it is still started again, the old way.
+    let flow = logged_flow(&dir, FAULT_SERVER, &["legacy-strict"], &log, echo(1));
+    let report = run(&flow);
+    assert!(report.passed(), "{:?}", report.failure);
+    assert_eq!(
+        events(&log),
+        [
+            "start",
+            "server/discover",
+            "start",
+            "initialize",
+            "tools/list",
+            "tools/call"
+        ]
+    );
+    assert_eq!(report.server_starts, 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A legacy server that takes `server/discover` in and never answers (Python SDK 1.0) is
+/// answered for soon after it read the request, not after rmcp's ten seconds, and reached with
+/// `initialize` on the same start; what it and one that refuses (later 1.x) log about the
+/// request (6 KB of validation errors) is kept out of the stderr tail of a failing flow, and
+/// out of the session check's count, so the tail shows what the server said at start-up and
+/// what the failing step caused.
+fn auto_answers_for_a_legacy_server_silent_on_discover_and_hides_its_noise() {
+    let dir = scratch("legacy-noise");
+    let log = dir.join("events");
+    let failing = json!([{"name": "echo", "input": {"text": "hi"}, "expect": {"/text": "bye"}}]);
+    for mode in ["legacy-silent", "legacy-noisy"] {
+        let report = run(&logged_flow(
+            &dir,
+            FAULT_SERVER,
+            &[mode],
+            &log,
+            failing.clone(),
+        ));
+        let failed = report.failure.as_ref().expect("the expectation fails");
+        assert!(failed.step.is_some(), "{mode}: {failed}");
+        assert_eq!(
+            events(&log),
+            [
+                "start",
+                "server/discover",
+                "initialize",
+                "tools/list",
+                "tools/call"
+            ],
+            "{mode}: one start, one server/discover"
+        );
+        assert_eq!(report.protocol_version.as_deref(), Some("2025-11-25"));
+        assert_eq!(report.discover_failed, None, "{mode}");
+        assert_eq!(report.discover_requests, 1, "{mode}");
+        assert_eq!(
+            report.stderr_tail,
+            [
+                format!("fault-server: {mode} starting").as_str(),
+                "fault-server: echo called"
+            ],
+            "{mode}: its start-up and its call in the tail, no discovery noise"
+        );
+        assert!(
+            report.stderr_hidden > 6000,
+            "{mode}: {}",
+            report.stderr_hidden
+        );
+        let shown = report.stderr_bytes - report.stderr_hidden;
+        let stderr: Vec<&str> = report
+            .session
+            .iter()
+            .filter(|f| f.kind == toolcall_mcp::SessionFindingKind::Stderr)
+            .map(|f| f.message.as_str())
+            .collect();
+        assert_eq!(
+            stderr,
+            [format!(
+                "the server wrote {shown} bytes to stderr (the last line: \"fault-server: echo \
+                 called\")"
+            )],
+            "{mode}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A server still starting has not read `server/discover`: however long that takes (here 3 s,
+/// longer than an idle server is given once it has read the request), it is not answered for,
+/// and a modern server is reached over the modern era.
+fn auto_does_not_take_a_server_slow_to_start_for_legacy() {
+    const REFUND_SERVER: &str = env!("CARGO_BIN_EXE_refund-server");
+    let server = json!({"command": "sh", "args": ["-c", "sleep 3; exec \"$0\"", REFUND_SERVER]});
+    let report = run(&flow_in(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        server,
+        json!([]),
+    ));
+    assert!(report.passed(), "{:?}", report.failure);
+    assert_eq!(report.protocol_version.as_deref(), Some("2026-07-28"));
+    assert_eq!(report.discover_failed, None);
+    assert_eq!(report.discover_requests, 1);
+}
+
+/// With a protocol cache, `auto` remembers the era each server spoke: a legacy server gets
+/// `initialize` straight away the next time; a memory gone wrong (the server now speaks only
+/// the modern era) costs one more start, not a failure, and is corrected; a corrupt cache is
+/// ignored with a note.
+fn auto_remembers_the_era_a_server_spoke_last() {
+    let dir = scratch("eras");
+    let log = dir.join("events");
+    let cache = dir.join("cache/protocol-eras.json");
+    let options = Options {
+        protocol_cache: Some(cache.clone()),
+        ..Options::default()
+    };
+    // One command line, whose server changes between runs as an upgraded one does.
+    let mode_file = dir.join("mode");
+    let flow = logged_flow(
+        &dir,
+        "sh",
+        &["-c", "exec \"$0\" \"$(cat mode)\"", FAULT_SERVER],
+        &log,
+        echo(1),
+    );
+    let replay = |mode: &str| {
+        std::fs::write(&mode_file, mode).unwrap();
+        let report = run_with(&flow, &options);
+        assert!(report.passed(), "{mode}: {:?}", report.failure);
+        (report, events(&log))
+    };
+
+    let (report, seen) = replay("legacy-noisy");
+    assert_eq!(
+        seen,
+        [
+            "start",
+            "server/discover",
+            "initialize",
+            "tools/list",
+            "tools/call"
+        ]
+    );
+    assert!(
+        report.protocol_notes.is_empty(),
+        "{:?}",
+        report.protocol_notes
+    );
+    assert!(cache.exists());
+
+    let (report, seen) = replay("legacy-noisy");
+    assert_eq!(seen, ["start", "initialize", "tools/list", "tools/call"]);
+    assert_eq!(report.discover_requests, 0);
+    assert_eq!(report.protocol_version.as_deref(), Some("2025-11-25"));
+    assert!(report.protocol_remembered);
+    assert!(
+        report.protocol_notes.is_empty(),
+        "{:?}",
+        report.protocol_notes
+    );
+
+    let (report, seen) = replay("modern-only");
+    assert_eq!(
+        seen,
+        [
+            "start",
+            "initialize",
+            "start",
+            "server/discover",
+            "tools/list",
+            "tools/call"
+        ]
+    );
+    assert_eq!(report.protocol_version.as_deref(), Some("2026-07-28"));
+    assert!(
+        report.protocol_notes[0]
+            .contains("the protocol cache said legacy MCP, but initialize failed"),
+        "{:?}",
+        report.protocol_notes
+    );
+    let (report, seen) = replay("modern-only");
+    assert_eq!(
+        seen,
+        ["start", "server/discover", "tools/list", "tools/call"]
+    );
+    assert!(report.protocol_remembered, "modern, remembered");
+    assert!(
+        report.protocol_notes.is_empty(),
+        "{:?}",
+        report.protocol_notes
+    );
+
+    std::fs::write(&cache, "{not json").unwrap();
+    let (report, seen) = replay("legacy-noisy");
+    assert_eq!(
+        seen,
+        [
+            "start",
+            "server/discover",
+            "initialize",
+            "tools/list",
+            "tools/call"
+        ]
+    );
+    assert!(
+        report.protocol_notes[0].contains("is not what toolcall writes"),
+        "{:?}",
+        report.protocol_notes
+    );
+    let (_, seen) = replay("legacy-noisy");
+    assert_eq!(seen, ["start", "initialize", "tools/list", "tools/call"]);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn a_flow_naming_a_snapshot_fails_on_catalog_drift() {

@@ -8,6 +8,11 @@
 //! never blocks on a full pipe, and its tail can be shown when anything fails. Each message
 //! passed on, and each the client writes to stdin (`TeeStdin`), is also noted for the session
 //! check (`session.rs`).
+//!
+//! Through the handshake a [`HandshakeWatch`] also sees the pipes from outside: how much of
+//! its stdin the server has not read and how much stderr it wrote (second handles on both
+//! pipes; FIONREAD on Linux), and it can write an answer into rmcp's pipe for a server that
+//! never gives one; the stdout filter then keeps the server's own late answer from rmcp.
 
 use std::collections::VecDeque;
 use std::process::{ExitStatus, Stdio};
@@ -81,16 +86,26 @@ pub(crate) struct StderrRing {
     tail: VecDeque<u8>,
     cap: usize,
     total: u64,
+    /// Bytes in this range of positions (counted from the first byte ever written) are left out
+    /// of the tail: what a legacy server wrote while refusing `server/discover`, which says
+    /// nothing about why a flow failed and would fill the whole tail (Python SDK 1.x servers
+    /// log 5 to 7 KB of validation errors for it).
+    hidden: Option<(u64, u64)>,
 }
 
 impl StderrRing {
     /// An empty ring of `cap` bytes, shared between its drain tasks and the server.
     fn shared(cap: usize) -> Arc<Mutex<StderrRing>> {
-        Arc::new(Mutex::new(StderrRing {
+        Arc::new(Mutex::new(StderrRing::new(cap)))
+    }
+
+    fn new(cap: usize) -> StderrRing {
+        StderrRing {
             tail: VecDeque::with_capacity(cap.min(64 * 1024)),
             cap: cap.max(1),
             total: 0,
-        }))
+            hidden: None,
+        }
     }
 
     fn push(&mut self, bytes: &[u8]) {
@@ -101,13 +116,29 @@ impl StderrRing {
         self.tail.extend(bytes);
     }
 
-    /// The last `lines` complete-or-not lines, lossily decoded.
+    /// The last `lines` complete-or-not lines, lossily decoded, the hidden range left out.
     pub(crate) fn tail_lines(&self, lines: usize) -> Vec<String> {
-        let bytes: Vec<u8> = self.tail.iter().copied().collect();
+        let first = self.total - self.tail.len() as u64;
+        let (from, to) = self.hidden.unwrap_or((0, 0));
+        let mut bytes = Vec::with_capacity(self.tail.len());
+        // Whether the kept bytes begin at the ring's first byte, which may be inside a line.
+        let mut starts_cut = first > 0;
+        for (pos, &b) in (first..).zip(self.tail.iter()) {
+            if (from..to).contains(&pos) {
+                if bytes.is_empty() {
+                    starts_cut = false;
+                } else if pos == from && bytes.last() != Some(&b'\n') {
+                    // What is left out may begin inside a line: the seam ends it.
+                    bytes.push(b'\n');
+                }
+                continue;
+            }
+            bytes.push(b);
+        }
         let text = String::from_utf8_lossy(&bytes);
         let all: Vec<&str> = text.trim_end_matches('\n').split('\n').collect();
         // The first line may be cut by the ring unless it holds everything ever written.
-        let skip_partial = usize::from(self.total > self.tail.len() as u64 && all.len() > 1);
+        let skip_partial = usize::from(starts_cut && all.len() > 1);
         let start = all.len().saturating_sub(lines).max(skip_partial);
         all[start..]
             .iter()
@@ -119,6 +150,11 @@ impl StderrRing {
     pub(crate) fn total(&self) -> u64 {
         self.total
     }
+
+    /// How many of the bytes written are left out of the tail.
+    fn hidden_bytes(&self) -> u64 {
+        self.hidden.map_or(0, |(from, to)| to.saturating_sub(from))
+    }
 }
 
 /// A running stdio server.
@@ -129,6 +165,18 @@ pub(crate) struct ChildServer {
     stderr: Arc<Mutex<StderrRing>>,
     faults: watch::Receiver<Option<StdoutFault>>,
     pages: ToolPages,
+    /// A second handle on the server's stdin pipe, kept through the handshake only: it tells
+    /// how much of what was sent the server has not read ([`HandshakeWatch::unread_stdin`]).
+    #[cfg(unix)]
+    stdin_probe: Option<Arc<std::os::fd::OwnedFd>>,
+    /// A second handle on the read end of its stderr pipe, through the handshake only: what
+    /// the server wrote that the drain has not taken in yet counts too, or a line written just
+    /// before the server read its input would seem written after.
+    #[cfg(unix)]
+    stderr_probe: Option<Arc<std::os::fd::OwnedFd>>,
+    /// The pipe's end rmcp reads the server's messages from, shared with the stdout filter: a
+    /// handshake watch writes an answer there for a server that never gives one.
+    to_rmcp: Option<Arc<tokio::sync::Mutex<tokio::io::DuplexStream>>>,
     tasks: Vec<JoinHandle<()>>,
     /// What the session check notes of a stdio server's stream (none for an HTTP server).
     session: Option<Shared>,
@@ -153,17 +201,28 @@ impl ChildServer {
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
+        #[cfg(unix)]
+        let stdin_probe = {
+            use std::os::fd::AsFd;
+            stdin.as_fd().try_clone_to_owned().ok().map(Arc::new)
+        };
+        #[cfg(unix)]
+        let stderr_probe = {
+            use std::os::fd::AsFd;
+            stderr.as_fd().try_clone_to_owned().ok().map(Arc::new)
+        };
 
         let ring = StderrRing::shared(stderr_tail_bytes);
         let (fault_tx, faults) = watch::channel(None);
         let (ours, theirs) = tokio::io::duplex(PIPE_BYTES);
+        let ours = Arc::new(tokio::sync::Mutex::new(ours));
         let session = SessionLog::shared();
         let pages = ToolPages::default();
 
         let stderr_task = tokio::spawn(drain_stderr(stderr, Arc::clone(&ring)));
         let stdout_task = tokio::spawn(filter_stdout(
             BufReader::with_capacity(64 * 1024, stdout),
-            ours,
+            Arc::clone(&ours),
             fault_tx,
             max_message_bytes,
             Some(Arc::clone(&session)),
@@ -177,6 +236,11 @@ impl ChildServer {
                 stderr: ring,
                 faults,
                 pages,
+                #[cfg(unix)]
+                stdin_probe,
+                #[cfg(unix)]
+                stderr_probe,
+                to_rmcp: Some(ours),
                 tasks: vec![stderr_task, stdout_task],
                 session: Some(Arc::clone(&session)),
             },
@@ -211,6 +275,11 @@ impl ChildServer {
             stderr: ring,
             faults,
             pages: ToolPages::default(),
+            #[cfg(unix)]
+            stdin_probe: None,
+            #[cfg(unix)]
+            stderr_probe: None,
+            to_rmcp: None,
             tasks,
             session: None,
         })
@@ -235,6 +304,41 @@ impl ChildServer {
         self.faults.clone()
     }
 
+    /// What the handshake's watch reads of this stdio server's pipes; `None` for an HTTP
+    /// server.
+    pub(crate) fn handshake_watch(&self) -> Option<HandshakeWatch> {
+        Some(HandshakeWatch {
+            pid: self.pid,
+            session: self.session.clone()?,
+            to_rmcp: Arc::clone(self.to_rmcp.as_ref()?),
+            stderr: Arc::clone(&self.stderr),
+            #[cfg(unix)]
+            stdin_probe: self.stdin_probe.clone(),
+            #[cfg(unix)]
+            stderr_probe: self.stderr_probe.clone(),
+        })
+    }
+
+    /// Lets go of the second handle on the server's stdin once the handshake is over: from now
+    /// on closing the client's side is the server's end of input.
+    pub(crate) fn release_stdin(&mut self) {
+        #[cfg(unix)]
+        {
+            self.stdin_probe = None;
+            self.stderr_probe = None;
+        }
+    }
+
+    /// Leaves the stderr bytes from position `from` to what was written by now out of the tail
+    /// shown.
+    pub(crate) fn hide_stderr_since(&self, from: u64) {
+        let mut ring = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        let to = ring.total;
+        if to > from {
+            ring.hidden = Some((from, to));
+        }
+    }
+
     /// Waits for the child to exit (cancel-safe: dropping the future leaves the child as it was).
     /// A grandchild that keeps the server's stdout open keeps the pipe from closing, so the
     /// server's own exit is what says it is gone.
@@ -256,9 +360,19 @@ impl ChildServer {
         (ring.tail_lines(STDERR_TAIL_LINES), ring.total())
     }
 
+    /// How many stderr bytes are left out of the tail.
+    pub(crate) fn stderr_hidden(&self) -> u64 {
+        self.stderr
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .hidden_bytes()
+    }
+
     /// Ends the child: waits up to `grace` for it to exit on its own (its stdin is closed by now
     /// when the session ended cleanly), then kills it, and always reaps it.
     pub(crate) async fn shutdown(mut self, grace: Duration) -> Ended {
+        // Our own handle on its stdin would keep the server from ever seeing its input end.
+        self.release_stdin();
         let status = match tokio::time::timeout(grace, self.child.wait()).await {
             Ok(Ok(status)) => {
                 // The server is gone; anything it started and left behind goes too.
@@ -297,6 +411,7 @@ impl ChildServer {
             status,
             stderr_tail,
             stderr_bytes,
+            stderr_hidden: self.stderr_hidden(),
         }
     }
 }
@@ -348,6 +463,145 @@ pub(crate) struct Ended {
     pub(crate) status: Option<ExitStatus>,
     pub(crate) stderr_tail: Vec<String>,
     pub(crate) stderr_bytes: u64,
+    /// How many of those are left out of the tail (what the server wrote while refusing
+    /// `server/discover`).
+    pub(crate) stderr_hidden: u64,
+}
+
+/// What the handshake's watch reads of a stdio server's pipes while `server/discover` is
+/// awaited: whether the server has read the request, whether it answered, what it wrote to
+/// stderr; and the way to answer for a server that does not.
+#[derive(Clone)]
+pub(crate) struct HandshakeWatch {
+    pid: Option<u32>,
+    session: Shared,
+    to_rmcp: Arc<tokio::sync::Mutex<tokio::io::DuplexStream>>,
+    stderr: Arc<Mutex<StderrRing>>,
+    #[cfg(unix)]
+    stdin_probe: Option<Arc<std::os::fd::OwnedFd>>,
+    #[cfg(unix)]
+    stderr_probe: Option<Arc<std::os::fd::OwnedFd>>,
+}
+
+impl HandshakeWatch {
+    /// How many bytes written to the server's stdin it has not read (Linux, where either end of
+    /// a pipe says how full it is); `None` when that cannot be told.
+    pub(crate) fn unread_stdin(&self) -> Option<u64> {
+        #[cfg(target_os = "linux")]
+        {
+            self.stdin_probe
+                .as_deref()
+                .and_then(|fd| rustix::io::ioctl_fionread(fd).ok())
+        }
+        #[cfg(not(target_os = "linux"))]
+        None
+    }
+
+    /// The CPU time (in clock ticks) the server's process group has used: a server that uses
+    /// none is waiting, not working (Linux; `None` elsewhere, or when `/proc` cannot be read).
+    pub(crate) fn cpu_ticks(&self) -> Option<u64> {
+        #[cfg(target_os = "linux")]
+        {
+            group_cpu_ticks(self.pid?)
+        }
+        #[cfg(not(target_os = "linux"))]
+        None
+    }
+
+    /// How many bytes the client has written to the server's stdin.
+    pub(crate) fn written(&self) -> u64 {
+        self.log().written()
+    }
+
+    /// How many bytes the server has written to stderr: those drained, and (on Linux) those
+    /// still in the pipe.
+    pub(crate) fn stderr_total(&self) -> u64 {
+        // The pipe first: a byte drained in between is then counted twice, never missed; a
+        // mark that comes late leaves less out of the tail, which is the safe side.
+        #[cfg(target_os = "linux")]
+        let pending = self
+            .stderr_probe
+            .as_deref()
+            .and_then(|fd| rustix::io::ioctl_fionread(fd).ok())
+            .unwrap_or(0);
+        #[cfg(not(target_os = "linux"))]
+        let pending = 0;
+        self.stderr.lock().unwrap_or_else(|e| e.into_inner()).total + pending
+    }
+
+    /// The id (as JSON text) of the `server/discover` request awaiting its answer, if any.
+    pub(crate) fn awaited_discover(&self) -> Option<String> {
+        self.log().awaited_discover()
+    }
+
+    /// How many `server/discover` requests the client sent.
+    pub(crate) fn discover_requests(&self) -> u32 {
+        self.log().discover_requests()
+    }
+
+    /// Whether the server answered a `server/discover` with a result after the replay had
+    /// answered it with a refusal: a modern server that was only slow.
+    pub(crate) fn answered_discover_late(&self) -> bool {
+        self.log().answered_discover_late()
+    }
+
+    /// Answers the awaited `server/discover` (`id`) with a JSON-RPC error for the server, which
+    /// took it in and said nothing: rmcp's `auto` then goes on with `initialize` on the same
+    /// connection, and the server's own answer, should one come, is left out of the stream.
+    pub(crate) async fn refuse_discover(&self, id: &str, message: &str) -> bool {
+        let Ok(id_value) = serde_json::from_str::<serde_json::Value>(id) else {
+            return false;
+        };
+        let answer = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": id_value,
+            "error": {"code": -32601, "message": message},
+        });
+        let mut line = answer.to_string().into_bytes();
+        line.push(b'\n');
+        // Marked before it is written, so that a real answer racing it is left out.
+        if !self.log().refuse_discover(id) {
+            return false;
+        }
+        let mut pipe = self.to_rmcp.lock().await;
+        pipe.write_all(&line).await.is_ok()
+    }
+
+    fn log(&self) -> std::sync::MutexGuard<'_, SessionLog> {
+        self.session.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The user plus system CPU time of every process in the process group `pgid`, from
+/// `/proc/PID/stat` (the server runs in a group of its own, with any wrapper that started it).
+#[cfg(target_os = "linux")]
+fn group_cpu_ticks(pgid: u32) -> Option<u64> {
+    let mut ticks = 0u64;
+    let mut seen = false;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // After the command in parentheses (which may hold anything): state, ppid, pgrp, ...,
+        // utime (the 14th field) and stime (the 15th).
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.get(2).and_then(|g| g.parse::<u32>().ok()) != Some(pgid) {
+            continue;
+        }
+        let field = |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok());
+        if let (Some(user), Some(system)) = (field(11), field(12)) {
+            ticks += user + system;
+            seen = true;
+        }
+    }
+    seen.then_some(ticks)
 }
 
 /// How many stderr lines a failure shows.
@@ -411,7 +665,7 @@ async fn read_line_limited<R: AsyncBufRead + Unpin>(
 
 async fn filter_stdout<R: AsyncBufRead + Unpin>(
     mut stdout: R,
-    mut to_rmcp: tokio::io::DuplexStream,
+    to_rmcp: Arc<tokio::sync::Mutex<tokio::io::DuplexStream>>,
     faults: watch::Sender<Option<StdoutFault>>,
     limit: usize,
     session: Option<Shared>,
@@ -435,10 +689,13 @@ async fn filter_stdout<R: AsyncBufRead + Unpin>(
             continue;
         }
         if let Some(session) = &session {
-            session
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .server_line(&line);
+            let mut log = session.lock().unwrap_or_else(|e| e.into_inner());
+            // The answer to a `server/discover` the client stopped waiting for would be taken
+            // for the answer to its `initialize`.
+            if log.drops_discover_answer(&line) {
+                continue;
+            }
+            log.server_line(&line);
         }
         // Only a line that names `tools` is read twice (rmcp reads it too, into its model).
         if line.windows(7).any(|w| w == b"\"tools\"") {
@@ -447,7 +704,8 @@ async fn filter_stdout<R: AsyncBufRead + Unpin>(
             }
         }
         line.push(b'\n');
-        if to_rmcp.write_all(&line).await.is_err() {
+        // One whole line at a time: a handshake watch may write one of its own.
+        if to_rmcp.lock().await.write_all(&line).await.is_err() {
             return;
         }
     }
@@ -528,22 +786,37 @@ mod tests {
 
     #[test]
     fn the_stderr_ring_keeps_the_tail() {
-        let mut ring = StderrRing {
-            tail: VecDeque::new(),
-            cap: 16,
-            total: 0,
-        };
+        let mut ring = StderrRing::new(16);
         ring.push(b"first line\nsecond line\n");
         ring.push(b"third\n");
         assert_eq!(ring.total(), 29);
         assert_eq!(ring.tail_lines(5), ["third"]);
-        let mut small = StderrRing {
-            tail: VecDeque::new(),
-            cap: 100,
-            total: 0,
-        };
+        let mut small = StderrRing::new(100);
         small.push(b"a\nb\nc");
         assert_eq!(small.tail_lines(2), ["b", "c"]);
+    }
+
+    #[test]
+    fn the_hidden_range_is_left_out_of_the_tail() {
+        // Hidden in the middle: what comes before and after is kept, the seam ends a line.
+        let mut ring = StderrRing::new(100);
+        ring.push(b"start\nhalf");
+        let from = ring.total();
+        ring.push(b"noise\nnoise\n");
+        ring.hidden = Some((from, ring.total()));
+        ring.push(b"real\n");
+        assert_eq!(ring.tail_lines(5), ["start", "half", "real"]);
+        assert_eq!(ring.hidden_bytes(), 12);
+        // The ring begins inside the hidden part: the first kept line is whole.
+        let mut cut = StderrRing::new(8);
+        cut.hidden = Some((0, 6));
+        cut.push(b"noise\nreal\n");
+        assert_eq!(cut.tail_lines(5), ["real"]);
+        // The ring begins after it, inside a line: that line is cut and left out.
+        let mut after = StderrRing::new(8);
+        after.hidden = Some((0, 2));
+        after.push(b"xxlong line\nok\n");
+        assert_eq!(after.tail_lines(5), ["ok"]);
     }
 
     #[tokio::test]

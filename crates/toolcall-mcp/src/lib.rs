@@ -73,6 +73,7 @@ mod assertions;
 mod capture;
 pub mod catalog;
 mod child;
+mod eras;
 mod errors;
 mod expect;
 mod flow;
@@ -84,6 +85,7 @@ mod session;
 
 pub use assertions::Assertions;
 pub use capture::Capture;
+pub use eras::default_protocol_cache;
 pub use errors::FlowError;
 pub use expect::Mismatch;
 pub use flow::{

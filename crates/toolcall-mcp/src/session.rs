@@ -88,6 +88,17 @@ pub(crate) struct SessionLog {
     findings: Vec<SessionFinding>,
     /// Bytes the client has written that do not end a line yet.
     partial: Vec<u8>,
+    /// Bytes the client has written in all.
+    written: u64,
+    /// The `server/discover` requests the replay answered itself (a server that took one in
+    /// and said nothing): the server's own answer, should it come, is left out of the stream.
+    refused: BTreeSet<String>,
+    /// Whether a server answered a refused `server/discover` with a result after all.
+    late_discover_result: bool,
+    /// The ids of the `server/discover` requests the client sent.
+    discovers: BTreeSet<String>,
+    /// Whether the client sent `initialize`.
+    initialize_sent: bool,
 }
 
 /// The members of a message the check reads; the rest (a result of megabytes) is skipped.
@@ -97,6 +108,8 @@ struct Message {
     id: Option<Value>,
     #[serde(default)]
     method: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    result: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize)]
@@ -108,6 +121,9 @@ struct RawRequest {
 }
 
 pub(crate) type Shared = Arc<Mutex<SessionLog>>;
+
+/// The method of the modern handshake.
+const DISCOVER: &str = "server/discover";
 
 impl SessionLog {
     pub(crate) fn shared() -> Shared {
@@ -127,6 +143,13 @@ impl SessionLog {
             };
         for (id, method) in parsed {
             if let (Some(id), Some(method)) = (id, method) {
+                match method.as_str() {
+                    DISCOVER => {
+                        self.discovers.insert(id.to_string());
+                    }
+                    "initialize" => self.initialize_sent = true,
+                    _ => {}
+                }
                 self.requests.insert(
                     id.to_string(),
                     Request {
@@ -186,6 +209,66 @@ impl SessionLog {
         }
     }
 
+    /// Bytes the client has written in all.
+    pub(crate) fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// How many `server/discover` requests the client sent.
+    pub(crate) fn discover_requests(&self) -> u32 {
+        u32::try_from(self.discovers.len()).unwrap_or(u32::MAX)
+    }
+
+    /// The id of a `server/discover` request nobody answered yet.
+    pub(crate) fn awaited_discover(&self) -> Option<String> {
+        self.discovers
+            .iter()
+            .find(|id| !self.answered.contains(*id) && !self.refused.contains(*id))
+            .cloned()
+    }
+
+    /// Notes that the replay answers the awaited `server/discover` `id` itself; false when it
+    /// is no such request (answered meanwhile).
+    pub(crate) fn refuse_discover(&mut self, id: &str) -> bool {
+        if self.awaited_discover().as_deref() != Some(id) {
+            return false;
+        }
+        self.refused.insert(id.to_owned())
+    }
+
+    /// Whether the server answered a refused `server/discover` with a result after all.
+    pub(crate) fn answered_discover_late(&self) -> bool {
+        self.late_discover_result
+    }
+
+    /// Whether `line` is the server's answer to a `server/discover` the client no longer
+    /// awaits: one the replay answered itself, or one rmcp gave up on when it sent
+    /// `initialize` instead. Such a line is noted here and kept from rmcp, which would take it
+    /// for the answer to `initialize`.
+    pub(crate) fn drops_discover_answer(&mut self, line: &[u8]) -> bool {
+        // Nothing to drop unless a `server/discover` is unanswered (most of a session).
+        if self.discovers.iter().all(|id| self.answered.contains(id)) {
+            return false;
+        }
+        let Ok(Message {
+            id: Some(id),
+            method: None,
+            result,
+        }) = serde_json::from_slice::<Message>(line)
+        else {
+            return false;
+        };
+        let key = id.to_string();
+        let gave_up =
+            self.refused.contains(&key) || (!self.answered.contains(&key) && self.initialize_sent);
+        if !(self.discovers.contains(&key) && gave_up) {
+            return false;
+        }
+        self.answered.insert(key);
+        self.late_discover_result |= result.is_some();
+        true
+    }
+
     /// The replay stopped waiting: every request not answered yet is abandoned.
     pub(crate) fn abandon_outstanding(&mut self) {
         for (id, request) in &mut self.requests {
@@ -230,6 +313,7 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for TeeStdin<W> {
         let written = Pin::new(&mut this.inner).poll_write(cx, buf);
         if let Poll::Ready(Ok(n)) = &written {
             let mut log = this.log.lock().unwrap_or_else(|e| e.into_inner());
+            log.written += *n as u64;
             let mut rest = &buf[..*n];
             while let Some(end) = rest.iter().position(|&b| b == b'\n') {
                 let mut line = std::mem::take(&mut log.partial);
@@ -254,6 +338,35 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for TeeStdin<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_discover_answered_for_or_given_up_on_is_kept_from_the_client() {
+        let mut log = SessionLog::default();
+        log.client_line(br#"{"jsonrpc":"2.0","id":0,"method":"server/discover"}"#);
+        assert_eq!(log.discover_requests(), 1);
+        assert_eq!(log.awaited_discover().as_deref(), Some("0"));
+        assert!(log.refuse_discover("0"));
+        assert!(!log.refuse_discover("0"), "refused once");
+        assert_eq!(log.awaited_discover(), None);
+        // The server's own answer, late: dropped, and a result says it was a modern server.
+        assert!(log.drops_discover_answer(br#"{"jsonrpc":"2.0","id":0,"result":{}}"#));
+        assert!(log.answered_discover_late());
+        assert!(log.findings().is_empty());
+
+        // rmcp gave up by itself and sent `initialize`: the discover answer is not its answer.
+        let mut log = SessionLog::default();
+        log.client_line(br#"{"jsonrpc":"2.0","id":0,"method":"server/discover"}"#);
+        log.client_line(br#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#);
+        let refused = br#"{"jsonrpc":"2.0","id":0,"error":{"code":-32601,"message":"no"}}"#;
+        assert!(log.drops_discover_answer(refused));
+        assert!(!log.answered_discover_late());
+        assert!(!log.drops_discover_answer(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
+
+        // Answered while awaited: passed on.
+        let mut log = SessionLog::default();
+        log.client_line(br#"{"jsonrpc":"2.0","id":0,"method":"server/discover"}"#);
+        assert!(!log.drops_discover_answer(refused));
+    }
 
     #[test]
     fn responses_are_matched_to_requests_by_id() {

@@ -7,7 +7,8 @@
 //! (`ATP_MCP_SCRATCH`, with `files/hello.txt` and a one-commit git repository `repo/`). A flow
 //! with a `url` server runs against server-everything started in `streamableHttp` mode on a free
 //! loopback port (`ATP_MCP_HTTP_PORT`). Each server also has its catalog listed twice, a probe,
-//! and a replay in each protocol era (`protocol/<server>`). `record/everything-python-client`
+//! and a replay in each protocol era (`protocol/<server>`), and two under `auto` with a
+//! protocol cache (`protocol-cache/<server>`). `record/everything-python-client`
 //! records a session of the MCP Python SDK's client (`tests/data/python_client.py`) through
 //! `toolcall mcp record` and replays it against the real server and against `toolcall mcp
 //! serve`; for that, this binary doubles as both (`--as-record`, `--as-serve`).
@@ -322,6 +323,71 @@ fn protocols(path: &Path) -> Result<(), Failed> {
         }
     }
     println!("    {}", seen.join(", "));
+    Ok(())
+}
+
+/// `auto` with a protocol cache against a real stdio server: one start and one
+/// `server/discover` the first time; the second replay speaks the era the first agreed on, a
+/// legacy server (the TypeScript SDK's) getting `initialize` at once without being probed
+/// again, and each ends as the flow says.
+fn remembered(path: &Path) -> Result<(), Failed> {
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let cache = std::env::temp_dir().join(format!("atp-mcp-{}-eras-{stem}", std::process::id()));
+    let options = Options {
+        protocol_cache: Some(cache.join("protocol-eras.json")),
+        ..options()
+    };
+    // Each replay in a fresh scratch (a server may keep state there), at the same path: the
+    // same command line, so the same server to the cache.
+    let replay = |which: &str| -> Result<(Report, bool), Failed> {
+        let loaded = load(path, "cache")?;
+        let report = replay_blocking(&loaded.flow, &options, &mut |_| {});
+        judge(&loaded.flow, &report)
+            .map_err(|e| format!("{which}: {}", e.message().unwrap_or_default()))?;
+        Ok((report, speaks_modern(&loaded.flow)))
+    };
+    let runs = (|| Ok::<_, Failed>((replay("first")?, replay("second")?)))();
+    let _ = std::fs::remove_dir_all(&cache);
+    let ((first, modern), (second, _)) = runs?;
+    let counts = |r: &Report| (r.server_starts, r.discover_requests, r.protocol_remembered);
+    // A modern server may be started twice the first time: on a loaded machine a Python server
+    // can take longer than rmcp's ten seconds to answer `server/discover`, and is then asked
+    // again on a fresh start; remembered, it is asked once, with no such box; a legacy one is
+    // never started twice.
+    let fine = if modern {
+        counts(&second) == (1, 1, true)
+    } else {
+        counts(&first) == (1, 1, false) && counts(&second) == (1, 0, true)
+    };
+    if !fine {
+        return Err(format!(
+            "(starts, discover requests, remembered): first {:?}, second {:?}; discovery \
+             failed: {:?}, {:?}; versions {:?}, {:?}",
+            counts(&first),
+            counts(&second),
+            first.discover_failed,
+            second.discover_failed,
+            first.protocol_version,
+            second.protocol_version
+        )
+        .into());
+    }
+    if first.protocol_version != second.protocol_version {
+        return Err(format!(
+            "the era changed: {:?}, then {:?}",
+            first.protocol_version, second.protocol_version
+        )
+        .into());
+    }
+    println!(
+        "    {} -> {}",
+        first.protocol_version.as_deref().unwrap_or("?"),
+        if modern {
+            "remembered modern"
+        } else {
+            "remembered legacy"
+        }
+    );
     Ok(())
 }
 
@@ -827,6 +893,16 @@ fn main() {
                 Trial::test(format!("protocol/{stem}"), move || protocols(&pinned))
                     .with_kind("protocol"),
             );
+            // The cache remembers stdio servers only.
+            if !stem.ends_with("-http") {
+                let cached = path.clone();
+                trials.push(
+                    Trial::test(format!("protocol-cache/{stem}"), move || {
+                        remembered(&cached)
+                    })
+                    .with_kind("protocol"),
+                );
+            }
         }
         trials.push(
             Trial::test(format!("real-servers/{stem}"), move || check(&path)).with_kind("replay"),

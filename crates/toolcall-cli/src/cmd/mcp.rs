@@ -578,6 +578,8 @@ fn probe(
         call_timeout: call,
         max_message_bytes: limit.max_message_bytes,
         handle_ctrl_c: true,
+        // `protocol: auto` remembers what each server spoke last (TOOLCALL_CACHE_DIR).
+        protocol_cache: toolcall_mcp::default_protocol_cache(),
         ..Options::default()
     };
     let report = toolcall_mcp::probe::probe_blocking(&flow, &options, what);
@@ -693,6 +695,8 @@ fn live(
             })?,
         max_message_bytes: limit.max_message_bytes,
         handle_ctrl_c: true,
+        // `protocol: auto` remembers what each server spoke last (TOOLCALL_CACHE_DIR).
+        protocol_cache: toolcall_mcp::default_protocol_cache(),
         ..Options::default()
     };
     let (tools, report) = list_catalog_blocking(&flow, &options);

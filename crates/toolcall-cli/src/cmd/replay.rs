@@ -77,6 +77,8 @@ pub fn run(args: &Args) -> Result {
         ignore_paths: args.ignore_paths.clone(),
         update: args.update,
         strict: args.strict,
+        // `protocol: auto` remembers what each server spoke last (TOOLCALL_CACHE_DIR).
+        protocol_cache: toolcall_mcp::default_protocol_cache(),
         ..Options::default()
     };
     if let Some(bad) = args
@@ -144,6 +146,10 @@ pub fn run(args: &Args) -> Result {
             for finding in &report.session {
                 let said = if fails(finding) { "finding" } else { "note" };
                 outln!("{said}: session: {finding}");
+            }
+            // The protocol cache was unreadable, or wrong about the server.
+            for note in &report.protocol_notes {
+                outln!("note: protocol: {}", toolcall_score::escape(note));
             }
         }
         let updated = update(flow, &report, args.json)?;

@@ -42,9 +42,16 @@
 //! | `lax-deep` | declares `echo` with constraints the probes of exclusive bounds, patterns, minimum lengths and counts, nested objects and array items break (`count` > 0, `code` matching `^[A-Z]{3}$`, `text` of at least 2 characters, `tags` a non-empty array of strings, `options` an object requiring an integer `depth`), but checks only that `text` is a string |
 //! | `http-oauth` | streamable HTTP on 127.0.0.1 as `http-bearer` is, but refuses every request as an MCP OAuth server does: 401 with `WWW-Authenticate: Bearer error="invalid_token", resource_metadata="…/.well-known/oauth-protected-resource"` and a JSON body; with `Authorization: Bearer low-scope`, 403 with `error="insufficient_scope"` |
 //! | `folder` | as a file server does: `echo` (read-only) behaves, and `read_file` (read-only, a `path` string required) refuses with an `isError` result every path outside `/srv`, a bad one too |
+//! | `legacy-silent` | behaves (legacy: `initialize` only), but takes `server/discover` in, writes 6 KB of validation errors to stderr 50 ms later and never answers it, as Python SDK 1.0 servers do; it starts as a Python server does (a line on stderr, then 500 ms before it reads stdin), and each `tools/call` writes `fault-server: echo called` to stderr |
+//! | `legacy-noisy` | like `legacy-silent`, but answers `server/discover` with JSON-RPC error -32602 after its 6 KB of errors, as later Python SDK 1.x servers do |
+//! | `modern-only` | behaves, but speaks only MCP 2026-07-28: answers `server/discover`, and refuses `initialize` with JSON-RPC error -32601, as a server that dropped the legacy handshake would |
 //! | `refuse-all` | like Playwright MCP without its browser: `echo` (annotated `readOnlyHint: true`, `text` required) refuses every call with an `isError` result |
 //!
 //! Arguments after the mode are ignored: a test passes a marker there to find the process.
+//!
+//! With `ATP_FAULT_LOG` set, each start appends `start` to that file, and each request read
+//! its method: how a test counts start-ups and `server/discover` requests from the server's
+//! side.
 
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
@@ -89,6 +96,9 @@ fn main() -> ExitCode {
         "folder",
         "lax-deep",
         "http-oauth",
+        "legacy-silent",
+        "legacy-noisy",
+        "modern-only",
     ];
     if !known.contains(&mode.as_str()) {
         eprintln!(
@@ -97,6 +107,7 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    log_event("start");
     if mode == "http-bearer" {
         return http_bearer();
     }
@@ -121,6 +132,11 @@ fn main() -> ExitCode {
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
+    if mode == "legacy-silent" || mode == "legacy-noisy" {
+        // A Python server's start-up: a line, and imports that take a while before it reads.
+        eprintln!("fault-server: {mode} starting");
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
     if mode == "junk-line" {
         let _ = writeln!(out, "fault-server 1.0 listening on stdio");
         let _ = out.flush();
@@ -183,12 +199,58 @@ fn main() -> ExitCode {
             continue;
         }
         let method = request["method"].as_str().unwrap_or_default();
+        log_event(method);
+        let pydantic = mode == "legacy-silent" || mode == "legacy-noisy";
+        if pydantic && method == "server/discover" {
+            // What a Python SDK 1.x server logs for a method its request union lacks, once it
+            // has passed the request between its tasks and validated it.
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(
+                err,
+                "fault-server: Failed to validate request: 60 validation errors for ClientRequest"
+            );
+            for i in 0..60 {
+                let _ = writeln!(
+                    err,
+                    "fault-server: validation error {i}: Input should be 'initialize' \
+                     [type=literal_error, input_value='server/discover', input_type=str]"
+                );
+            }
+            if mode == "legacy-silent" {
+                continue;
+            }
+            let response = json!({"jsonrpc": "2.0", "id": id,
+                "error": {"code": -32602, "message": "Invalid request parameters"}});
+            let _ = writeln!(out, "{response}");
+            let _ = out.flush();
+            continue;
+        }
+        if mode == "modern-only" && method == "initialize" {
+            let response = json!({"jsonrpc": "2.0", "id": id,
+                "error": {"code": -32601, "message": "no method initialize"}});
+            let _ = writeln!(out, "{response}");
+            let _ = out.flush();
+            continue;
+        }
+        if pydantic && method == "tools/call" {
+            eprintln!("fault-server: echo called");
+        }
         if mode == "legacy-strict" && !initialized && method != "initialize" {
             // Like servers on older SDKs: anything before `initialize` ends the session.
             eprintln!("fault-server: received request before initialization was complete");
             return ExitCode::from(1);
         }
         let result = match method {
+            "server/discover" if mode == "modern-only" => json!({
+                "resultType": "complete",
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+                "ttlMs": 0,
+                "cacheScope": "public",
+                "_meta": {"io.modelcontextprotocol/serverInfo":
+                          {"name": "fault-server", "version": "1.0"}}
+            }),
             "initialize" => {
                 initialized = true;
                 if mode == "junk-glued" {
@@ -458,6 +520,21 @@ fn main() -> ExitCode {
         let _ = out.flush();
     }
     ExitCode::SUCCESS
+}
+
+/// Appends `event` to the file `ATP_FAULT_LOG` names, if any.
+fn log_event(event: &str) {
+    let Some(path) = std::env::var_os("ATP_FAULT_LOG") else {
+        return;
+    };
+    let appended = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut file| writeln!(file, "{event}"));
+    if let Err(e) = appended {
+        eprintln!("fault-server: cannot write ATP_FAULT_LOG: {e}");
+    }
 }
 
 /// The token `http-bearer` wants.

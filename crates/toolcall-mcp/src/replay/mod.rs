@@ -12,6 +12,8 @@
 //!   through (timeout, stdout fault, exit, signals).
 //! - `connect.rs` — spawning or reaching the server and the handshake of the flow's protocol
 //!   era, `auto`'s fallback to `initialize` included.
+//! - `discover.rs` — under `auto`, `server/discover` time-boxed from the moment a stdio server
+//!   read it, answered for when the server says nothing, and its stderr noise marked.
 //! - `steps.rs` — `tools/list`, the snapshot drift check, and each call with its
 //!   `input_required` rounds.
 //! - `checks.rs` — what a call and its result are checked against (catalog, `outputSchema`,
@@ -24,6 +26,7 @@
 mod assert;
 mod checks;
 mod connect;
+mod discover;
 mod explain;
 mod golden;
 mod interrupts;
@@ -77,6 +80,10 @@ pub struct Options {
     /// [`Options::shutdown_grace`] to send the answers the replay gave up on, so the session
     /// check can name them late ([`Report::session`]); the caller fails a run with findings.
     pub strict: bool,
+    /// Where `"protocol": "auto"` remembers the era each stdio server spoke last
+    /// ([`default_protocol_cache`](crate::default_protocol_cache) is where the command line
+    /// keeps it); `None`, the default, remembers nothing.
+    pub protocol_cache: Option<std::path::PathBuf>,
 }
 
 impl Default for Options {
@@ -91,6 +98,7 @@ impl Default for Options {
             ignore_paths: Vec::new(),
             update: false,
             strict: false,
+            protocol_cache: None,
         }
     }
 }

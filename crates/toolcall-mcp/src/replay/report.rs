@@ -165,6 +165,21 @@ pub struct Report {
     pub stderr_tail: Vec<String>,
     /// How many bytes the server wrote to stderr in all.
     pub stderr_bytes: u64,
+    /// How many of them are left out of [`Report::stderr_tail`]: what a legacy server wrote
+    /// while refusing `server/discover` under `"protocol": "auto"`.
+    pub stderr_hidden: u64,
+    /// How many times the server was started (0 for an HTTP server the flow does not start):
+    /// 2 when `"protocol": "auto"` started it again after `server/discover` ended it.
+    pub server_starts: u32,
+    /// How many `server/discover` requests were sent to a stdio server.
+    pub discover_requests: u32,
+    /// Under `"protocol": "auto"`: the era came from the protocol cache, spoken at once
+    /// (`initialize` for a server that spoke legacy MCP last time, no `server/discover`; for a
+    /// modern one `server/discover` with no fallback).
+    pub protocol_remembered: bool,
+    /// What went wrong with the protocol cache: unreadable (ignored), or wrong about the
+    /// server (forgotten, and the server probed afresh).
+    pub protocol_notes: Vec<String>,
     /// The MCP protocol version the server and the replay agreed on (`2025-11-25`,
     /// `2026-07-28`); `None` when the handshake did not finish.
     pub protocol_version: Option<String>,
@@ -200,6 +215,11 @@ impl Report {
             exit_status: None,
             stderr_tail: Vec::new(),
             stderr_bytes: 0,
+            stderr_hidden: 0,
+            server_starts: 0,
+            discover_requests: 0,
+            protocol_remembered: false,
+            protocol_notes: Vec::new(),
             protocol_version: None,
             discover_failed: None,
             updates: Vec::new(),

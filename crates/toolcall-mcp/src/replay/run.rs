@@ -39,6 +39,9 @@ pub(crate) struct Run<'a> {
     /// The wire result of each call with an `id` that went through, by id: what a later
     /// call's `${steps.ID…}` reads.
     pub(super) captured: std::collections::BTreeMap<String, serde_json::Value>,
+    /// A server answered a `server/discover` with a result after the replay had given up on
+    /// it: a modern server that was slow, not a legacy one.
+    pub(super) late_discover_result: bool,
 }
 
 /// Where a request was made, for the failure line.
@@ -102,6 +105,7 @@ impl<'a> Run<'a> {
             report: Report::before_start(flow),
             session: None,
             captured: std::collections::BTreeMap::new(),
+            late_discover_result: false,
         }
     }
 }
@@ -189,6 +193,7 @@ impl Run<'_> {
             self.report.exit_status = child.status;
             self.report.stderr_tail = child.stderr_tail;
             self.report.stderr_bytes = child.stderr_bytes;
+            self.report.stderr_hidden = child.stderr_hidden;
         }
         self.check_session();
     }

@@ -73,7 +73,9 @@ impl Run<'_> {
                 });
             }
         }
-        if self.report.stderr_bytes > 0 {
+        // What a legacy server wrote while refusing `server/discover` is the probe's doing.
+        let shown = self.report.stderr_bytes - self.report.stderr_hidden;
+        if shown > 0 {
             let last = self
                 .report
                 .stderr_tail
@@ -82,10 +84,7 @@ impl Run<'_> {
                 .unwrap_or_default();
             findings.push(SessionFinding {
                 kind: SessionFindingKind::Stderr,
-                message: format!(
-                    "the server wrote {} bytes to stderr{last}",
-                    self.report.stderr_bytes
-                ),
+                message: format!("the server wrote {shown} bytes to stderr{last}"),
             });
         }
         self.report.session = findings
