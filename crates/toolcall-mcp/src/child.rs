@@ -502,7 +502,7 @@ impl HandshakeWatch {
     pub(crate) fn cpu_ticks(&self) -> Option<u64> {
         #[cfg(target_os = "linux")]
         {
-            group_cpu_ticks(self.pid?)
+            crate::leftovers::group_cpu_ticks(self.pid?)
         }
         #[cfg(not(target_os = "linux"))]
         None
@@ -572,37 +572,6 @@ impl HandshakeWatch {
     }
 }
 
-/// The user plus system CPU time of every process in the process group `pgid`, from
-/// `/proc/PID/stat` (the server runs in a group of its own, with any wrapper that started it).
-#[cfg(target_os = "linux")]
-fn group_cpu_ticks(pgid: u32) -> Option<u64> {
-    let mut ticks = 0u64;
-    let mut seen = false;
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let name = entry.file_name();
-        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // After the command in parentheses (which may hold anything): state, ppid, pgrp, ...,
-        // utime (the 14th field) and stime (the 15th).
-        let Some((_, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        if fields.get(2).and_then(|g| g.parse::<u32>().ok()) != Some(pgid) {
-            continue;
-        }
-        let field = |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok());
-        if let (Some(user), Some(system)) = (field(11), field(12)) {
-            ticks += user + system;
-            seen = true;
-        }
-    }
-    seen.then_some(ticks)
-}
 
 /// How many stderr lines a failure shows.
 pub(crate) const STDERR_TAIL_LINES: usize = 20;

@@ -97,9 +97,13 @@ fn now() -> u64 {
 
 /// Reads the file; a missing one is empty, one that cannot be read is empty with a note.
 fn read(path: &Path) -> (File, Option<String>) {
-    let text = match std::fs::read_to_string(path) {
+    let text = match toolcall_score::read_text(path) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (File::default(), None),
+        Err(toolcall_score::InputError::Read { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            return (File::default(), None)
+        }
         Err(e) => {
             return (
                 File::default(),
@@ -152,17 +156,10 @@ pub(crate) fn remember(path: &Path, server: &StdioServer, era: Option<Era>) {
     let _ = write(path, &file);
 }
 
-/// Writes the file whole to a temporary file beside it, then renames it into place.
+/// Writes the file whole, atomically (its folder made when missing).
 fn write(path: &Path, file: &File) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
     let text = serde_json::to_string_pretty(file).map_err(std::io::Error::other)?;
-    let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text + "\n")?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+    toolcall_fs::write_atomic(path, (text + "\n").as_bytes())
 }
 
 #[cfg(test)]
