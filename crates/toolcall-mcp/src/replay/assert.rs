@@ -8,9 +8,14 @@ use crate::assertions::Assertions;
 use crate::expect::{document, printable_result, Mismatch};
 
 /// The texts the text assertions search: the text blocks, joined by newlines (when there is
-/// one), and the `structuredContent` as JSON (when there is one). Two texts, not one: a server
+/// one), and the `structuredContent`'s values (when there is one). Two texts, not one: a server
 /// that sends its JSON both ways would otherwise hold everything twice, and `in_order` would
 /// hold whatever the order.
+///
+/// The `structuredContent` is searched as its values say themselves, each string as it is and
+/// each number or boolean as JSON writes it, one a line (arrays in order, an object's members by
+/// name), never as serialised JSON: that escaped what it held (`C:\tmp` was `C:\\tmp`, a quote
+/// `\"`) and held its keys (`not_contains: "error"` failed on `{"error": null}`).
 fn haystacks(result: &Value) -> Vec<String> {
     let blocks: Vec<&str> = result
         .get("content")
@@ -25,12 +30,25 @@ fn haystacks(result: &Value) -> Vec<String> {
         texts.push(blocks.join("\n"));
     }
     if let Some(structured) = result.get("structuredContent") {
-        texts.push(structured.to_string());
+        let mut leaves = Vec::new();
+        scalars(structured, &mut leaves);
+        texts.push(leaves.join("\n"));
     }
     if texts.is_empty() {
         texts.push(String::new());
     }
     texts
+}
+
+/// The scalar values inside `value`, in order, as [`haystacks`] searches them.
+fn scalars(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(text) => out.push(text.clone()),
+        Value::Number(_) | Value::Bool(_) => out.push(value.to_string()),
+        Value::Null => {}
+        Value::Array(items) => items.iter().for_each(|v| scalars(v, out)),
+        Value::Object(members) => members.values().for_each(|v| scalars(v, out)),
+    }
 }
 
 /// Where `needles` are not in order in `text`: the message, or `None` when they are.
@@ -386,5 +404,23 @@ mod tests {
                 got: Some(json!("pending")),
             })
         );
+    }
+
+    /// The structured content is searched as its values say themselves: a Windows path, a
+    /// quote and a line break are found as written (serialised JSON escaped them), and a key is
+    /// not a value (`not_contains: "error"` held against `{"error": null}` failed).
+    #[test]
+    fn structured_content_is_searched_by_its_values_not_its_json() {
+        let result = json!({
+            "content": [],
+            "structuredContent": {"path": "C:\\tmp\\a.txt", "said": "a \"quote\"\nnext",
+                                  "error": null, "count": 3}
+        });
+        for holds in [
+            json!({"contains": ["C:\\tmp\\a.txt", "a \"quote\"\nnext", "3"]}),
+            json!({"not_contains": ["error", "path", "null"]}),
+        ] {
+            assert_eq!(check(&result, &read(holds.clone())), Ok(()), "{holds}");
+        }
     }
 }
