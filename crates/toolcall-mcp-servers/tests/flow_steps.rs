@@ -14,6 +14,7 @@ pub(crate) fn trials() -> Vec<Trial> {
         a_verify_step_fails_until_update_records_it_then_compares_it,
         an_update_writes_a_secret_as_its_variable_and_reads_back_green,
         a_recording_is_compared_as_the_live_answer_is_read_and_redactions_stay,
+        a_step_that_refers_to_a_skipped_one_is_skipped_too,
     )
 }
 
@@ -206,4 +207,40 @@ fn a_recording_is_compared_as_the_live_answer_is_read_and_redactions_stay() {
     let report = replay_blocking(&load(&path, &vars), &Options::default(), &mut |_| {});
     assert!(report.passed(), "{:?}", report.failure);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A step whose input refers to a skipped step's result is skipped too, saying why: the result
+/// it needs is not there (a fork's run without the token a step needs failed with a `capture`
+/// failure, though a skip never fails a run). A step after them runs.
+fn a_step_that_refers_to_a_skipped_one_is_skipped_too() {
+    let text = json!({
+        "server": {"command": FAULT_SERVER, "args": ["ok"]},
+        "calls": [
+            {"name": "echo", "id": "made", "input": {"text": "a"},
+             "skip_unless_env": "ATP_FLOW_STEPS_NEVER_SET"},
+            {"name": "echo", "id": "then", "input": {"text": "${steps.made.result.text}"}},
+            {"name": "echo", "input": {"text": "${steps.then.text}"}},
+            {"name": "echo", "input": {"text": "runs"}, "expect": {"/text": "runs"}}
+        ],
+    })
+    .to_string();
+    let flow = Flow::from_json_str(
+        &text,
+        Path::new("skips.json"),
+        Path::new("."),
+        &BTreeMap::new(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let report = replay_blocking(&flow, &Options::default(), &mut |_| {});
+    assert!(report.passed(), "{:?}", report.failure);
+    let skipped: Vec<Option<&str>> = report.steps.iter().map(|s| s.skipped.as_deref()).collect();
+    assert_eq!(
+        skipped,
+        [
+            Some("skip_unless_env: ATP_FLOW_STEPS_NEVER_SET is not set"),
+            Some("it refers to step `made`, which was skipped"),
+            Some("it refers to step `then`, which was skipped"),
+            None
+        ]
+    );
 }

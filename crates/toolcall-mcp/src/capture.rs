@@ -29,6 +29,16 @@ pub struct Capture {
     pub(crate) pieces: Vec<Piece>,
 }
 
+impl Capture {
+    /// The ids of the steps this string refers to.
+    pub(crate) fn steps(&self) -> impl Iterator<Item = &str> {
+        self.pieces.iter().filter_map(|piece| match piece {
+            Piece::Ref(reference) => Some(reference.step.as_str()),
+            Piece::Text(_) => None,
+        })
+    }
+}
+
 /// A piece of such a string: text (its `${VAR}`s already expanded), or a reference.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Piece {

@@ -572,7 +572,6 @@ impl HandshakeWatch {
     }
 }
 
-
 /// How many stderr lines a failure shows.
 pub(crate) const STDERR_TAIL_LINES: usize = 20;
 

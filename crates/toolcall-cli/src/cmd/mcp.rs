@@ -489,7 +489,13 @@ fn coverage(paths: &[PathBuf], snapshot: Option<&std::path::Path>, fail_under: f
     for file in &files {
         let flow = Flow::load_with(file, &Unexpanded)?;
         let shown = escape_path(file).to_string();
-        let names: Vec<String> = flow.calls.iter().map(|c| c.name.clone()).collect();
+        // Tool calls only: a prompt's or a resource's step names no tool.
+        let names: Vec<String> = flow
+            .calls
+            .iter()
+            .filter(|c| c.kind == toolcall_mcp::StepKind::Tool)
+            .map(|c| c.name.clone())
+            .collect();
         let index = match (snapshot, &flow.snapshot) {
             (Some(_), _) => 0,
             (None, Some(named)) => match groups.iter().position(|g| g.0 == named.path) {

@@ -75,20 +75,32 @@ impl Run<'_> {
             outputs,
         };
 
+        // The ids of the steps skipped so far.
+        let mut skipped = std::collections::BTreeSet::new();
         for (i, call) in self.flow.calls.iter().enumerate() {
             let phase = Phase {
                 step: Some(i + 1),
                 label: format!("step {}: {}", i + 1, escape(&call.label())),
             };
-            // A skipped call is never sent; it is a step of its own, said to be skipped.
-            if let Some(reason) = &call.skip {
+            // A skipped call is never sent; it is a step of its own, said to be skipped. So is
+            // one that refers to a skipped step's result, which will not be there.
+            let after_skipped = call
+                .captures
+                .iter()
+                .flat_map(crate::capture::Capture::steps)
+                .find(|id| skipped.contains(*id))
+                .map(|id| format!("it refers to step `{}`, which was skipped", escape(id)));
+            if let Some(reason) = call.skip.clone().or(after_skipped) {
+                if let Some(id) = &call.id {
+                    skipped.insert(id.clone());
+                }
                 let step = Step {
                     index: i + 1,
-                    name: call.name.clone(),
+                    name: call.label(),
                     elapsed: std::time::Duration::ZERO,
                     result: Value::Null,
                     rounds: 0,
-                    skipped: Some(self.flow.mask(reason)),
+                    skipped: Some(self.flow.mask(&reason)),
                     sent: None,
                 };
                 on_step(&step);

@@ -35,6 +35,11 @@ impl Run<'_> {
             &call.input
         } else {
             filled = super::references::fill_in(call, &self.flow.calls, &self.captured)
+                .map(|input| match call.kind {
+                    // A prompt's arguments are strings: a number filled in is sent as its text.
+                    StepKind::Prompt => stringified(input),
+                    _ => input,
+                })
                 .map_err(|message| phase.fail(FailureKind::Capture, message))?;
             &filled
         };
@@ -99,6 +104,22 @@ impl Run<'_> {
             skipped: None,
             sent: (!call.captures.is_empty()).then(|| self.flow.mask_value(input)),
         })
+    }
+}
+
+/// An object's members that are not strings, as JSON writes them.
+fn stringified(input: Value) -> Value {
+    match input {
+        Value::Object(members) => Value::Object(
+            members
+                .into_iter()
+                .map(|(key, value)| match value {
+                    Value::String(_) => (key, value),
+                    other => (key, Value::String(other.to_string())),
+                })
+                .collect(),
+        ),
+        other => other,
     }
 }
 
