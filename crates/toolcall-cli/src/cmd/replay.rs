@@ -231,9 +231,8 @@ pub fn run(args: &Args) -> Result {
     Ok(crate::errors::Outcome::of(!failed))
 }
 
-/// `--update`: the new responses of a flow that otherwise passed, written into it.
-/// Under `--update`, writes the `verify` steps' new responses into the flow; the labels of the
-/// steps written.
+/// Under `--update`, writes the `verify` steps' new responses into a flow that otherwise
+/// passed; the labels of the steps written.
 fn update(flow: &Flow, report: &Report, json: bool) -> Result<Vec<String>> {
     if report.updates.is_empty() {
         return Ok(Vec::new());
