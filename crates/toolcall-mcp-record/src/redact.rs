@@ -16,6 +16,11 @@
 //! | `--env NAME` | `${NAME}`: a variable, which the replay expands back to the value | `${NAME}` |
 //! | `--redact-pattern`, `--redact-path` | `[REDACTED]` | `[REDACTED]` |
 //!
+//! The protocol's names are never redacted by a variable's value: a tool's, prompt's or
+//! resource's name or URI in a request or a listing, and object keys (a pattern still reaches
+//! keys). A short value would otherwise rewrite them (`read` in `read_file`), and a flow's
+//! reader expands neither a tool's name nor a pointer's keys.
+//!
 //! In a flow every other `$` of what the session said is written `$$` (the rule of
 //! [`toolcall_mcp::escape_template`]), so the one `${NAME}` in a recorded string is the one the
 //! redaction put there, and a replay reads the value from its own environment: an `expect` of
@@ -121,8 +126,12 @@ impl Redaction {
         std::borrow::Cow::Owned(redacted.into_bytes())
     }
 
-    /// `message` with what each path selects replaced by a mark, then every string (and key)
-    /// redacted by [`Redaction::text`].
+    /// `message` with what each path selects replaced by a mark, then every string redacted by
+    /// [`Redaction::text`], but for the protocol's names: the tool, prompt or resource a
+    /// request names (`params.name`, `params.uri`) and the names a listing gives, and, of a
+    /// variable's value, object keys. Those are identifiers a flow and a
+    /// snapshot must keep as the server has them (the reader never expands a tool's name:
+    /// `--env MODE` with the value `read` made `read_file` the unknown tool `${MODE}_file`).
     pub fn message(&self, message: &Value) -> Value {
         let mut message = message.clone();
         for path in &self.paths {
@@ -137,7 +146,26 @@ impl Redaction {
                 }
             }
         }
-        self.value(&message)
+        let mut redacted = self.value(&message);
+        for pointer in names(&message) {
+            if let (Some(name), Some(slot)) =
+                (message.pointer(&pointer), redacted.pointer_mut(&pointer))
+            {
+                *slot = name.clone();
+            }
+        }
+        redacted
+    }
+
+    /// An object key: what a pattern matches is redacted (the user named its shape, a token
+    /// used as a key), a variable's value is not (a key is a name a pointer or a schema holds;
+    /// a value that is part of one, `read` in `read_mode`, is no secret there).
+    fn key(&self, key: &str) -> String {
+        let mut key = key.to_owned();
+        for pattern in &self.patterns {
+            key = pattern.replace_all(&key, mark("").as_str()).into_owned();
+        }
+        key
     }
 
     fn value(&self, value: &Value) -> Value {
@@ -146,7 +174,7 @@ impl Redaction {
             Value::Array(items) => Value::Array(items.iter().map(|v| self.value(v)).collect()),
             Value::Object(map) => Value::Object(
                 map.iter()
-                    .map(|(k, v)| (self.text(k), self.value(v)))
+                    .map(|(k, v)| (self.key(k), self.value(v)))
                     .collect(),
             ),
             other => other.clone(),
@@ -194,6 +222,30 @@ impl Redaction {
         }
         out
     }
+}
+
+/// The JSON pointers of the names in a message: what a request names (`/params/name`,
+/// `/params/uri`, a completion's `/params/ref/name`) and each listed tool's, prompt's,
+/// resource's or template's `name` (and `uri`, `uriTemplate`).
+fn names(message: &Value) -> Vec<String> {
+    let mut out: Vec<String> = [
+        "/params/name",
+        "/params/uri",
+        "/params/ref/name",
+        "/params/ref/uri",
+    ]
+    .into_iter()
+    .map(str::to_owned)
+    .collect();
+    for list in ["tools", "prompts", "resources", "resourceTemplates"] {
+        let count = message["result"][list].as_array().map_or(0, Vec::len);
+        for i in 0..count {
+            for member in ["name", "uri", "uriTemplate"] {
+                out.push(format!("/result/{list}/{i}/{member}"));
+            }
+        }
+    }
+    out
 }
 
 enum Piece {
@@ -312,6 +364,39 @@ mod tests {
         .unwrap()
     }
 
+    /// A value named with `--env` is redacted in what is said, never in the protocol's names:
+    /// a tool's name in a call and in a listing, and object keys, stay as the server has them.
+    #[test]
+    fn names_and_keys_are_never_redacted() {
+        let r = Redaction::with_values(vec![("read".into(), "MODE".into())], &[], &[]).unwrap();
+        let call = r.message(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "read_file", "arguments": {"read_mode": "read it"}}}));
+        assert_eq!(call["params"]["name"], "read_file");
+        let arguments = call["params"]["arguments"].as_object().unwrap();
+        assert_eq!(arguments.keys().collect::<Vec<_>>(), ["read_mode"]);
+        assert_eq!(
+            flow_text(arguments["read_mode"].as_str().unwrap()),
+            "${MODE} it"
+        );
+        let listed = r.message(&json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": [
+            {"name": "read_file", "description": "Reads a file."}]}}));
+        assert_eq!(listed["result"]["tools"][0]["name"], "read_file");
+        assert_eq!(
+            plain_text(
+                listed["result"]["tools"][0]["description"]
+                    .as_str()
+                    .unwrap()
+            ),
+            "Reads a file."
+        );
+        let said = r.message(&json!({"jsonrpc": "2.0", "id": 3, "result": {"content": [
+            {"type": "text", "text": "I read it"}]}}));
+        assert_eq!(
+            flow_text(said["result"]["content"][0]["text"].as_str().unwrap()),
+            "I ${MODE} it"
+        );
+    }
+
     #[test]
     fn values_become_variables_and_other_dollars_stay_data() {
         let r = redaction(&["tok_[a-z0-9]+"], &[]);
@@ -331,15 +416,19 @@ mod tests {
     }
 
     #[test]
-    fn paths_select_in_the_message_and_keys_are_redacted_too() {
-        let r = redaction(&[], &["$.result.structuredContent.session", "$..password"]);
+    fn paths_select_in_the_message_and_patterns_reach_keys() {
+        let r = redaction(
+            &["tok_[a-z0-9]+"],
+            &["$.result.structuredContent.session", "$..password"],
+        );
         let message = json!({"id": 1, "result": {"structuredContent": {
-            "session": {"id": "x"}, "user": {"password": "hunter2"}, "s3cr3t": 1}}});
+            "session": {"id": "x"}, "user": {"password": "hunter2"}, "s3cr3t": 1, "tok_ab1": 2}}});
         let got = plain_value(&r.message(&message));
         assert_eq!(
             got,
             json!({"id": 1, "result": {"structuredContent": {
-                "session": "[REDACTED]", "user": {"password": "[REDACTED]"}, "${TOKEN}": 1}}})
+                "session": "[REDACTED]", "user": {"password": "[REDACTED]"}, "s3cr3t": 1,
+                "[REDACTED]": 2}}})
         );
         assert!(holds_redacted(&r.message(&message)));
         assert!(!holds_redacted(&r.message(&json!({"a": "s3cr3t"}))));
