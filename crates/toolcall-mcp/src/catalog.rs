@@ -722,7 +722,7 @@ struct Schemas<'a> {
 /// Keywords that only describe: a change of one is info.
 /// The JSON Schema keywords (draft-04 to 2020-12) that validate and are not weighed one by one
 /// above: a change of one is breaking on either side.
-const VALIDATING: [&str; 20] = [
+const VALIDATING: [&str; 19] = [
     "not",
     "if",
     "then",
@@ -742,20 +742,6 @@ const VALIDATING: [&str; 20] = [
     "$dynamicRef",
     "$recursiveRef",
     "contentSchema",
-    "$schema",
-];
-
-const DESCRIBING: [&str; 10] = [
-    "description",
-    "title",
-    "examples",
-    "default",
-    "$comment",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "$schema",
-    "$id",
 ];
 
 /// Lower bounds (raising one narrows) and upper bounds (lowering one narrows).
@@ -938,13 +924,10 @@ impl Schemas<'_> {
                         });
                     }
                 }
-                k if DESCRIBING.contains(&k) => {
-                    self.keyword(side, path, key, Effect::Describes, was, now)
-                }
                 // Validation keywords not weighed one by one (`not`, `if`, `patternProperties`…):
-                // a change may refuse anything. Every other keyword (`x-` extensions,
-                // `discriminator`, `propertyOrder`, `markdownDescription`…) a validator ignores,
-                // so its change refuses nothing.
+                // a change may refuse anything. Every other keyword (`description`, `title`,
+                // `default`, `$schema`, `x-` extensions, `discriminator`, `propertyOrder`…) a
+                // validator does not refuse by, so its change refuses nothing.
                 k => {
                     let effect = if VALIDATING.contains(&k) {
                         Effect::Changes
