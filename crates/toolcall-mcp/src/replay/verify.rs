@@ -127,8 +127,6 @@ fn as_live(kind: &StepKind, recorded: Value) -> Value {
         StepKind::List(listing @ Listing::ResourceTemplates) => {
             items::<m::ResourceTemplate>(*listing, result)
         }
-        #[allow(unreachable_patterns)]
-        _ => None,
     };
     match read {
         Some(result) => json!({ "result": result }),
