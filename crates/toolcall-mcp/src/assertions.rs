@@ -3,7 +3,8 @@
 //! The shapes server teams already write for mcp-assert: texts the result `contains`,
 //! `not_contains`, `contains_any` of, or holds `in_order`; `json_path` values; array lengths
 //! (`min_results`, `max_results`); `not_empty`. Two texts are searched: the result's text
-//! blocks, joined by newlines, and its `structuredContent` as JSON; a text holds when it holds
+//! blocks, joined by newlines, and its `structuredContent`'s values (strings as they are,
+//! numbers and booleans as JSON writes them; never its keys or escapes); a text holds when it holds
 //! in either (`in_order`: all of it in one), and `not_contains` when it holds in both, so a
 //! check holds whichever of the two a server fills. Paths (`$.orders[0].id`, or a JSON pointer
 //! `/orders/0/id`) address the document `expect` reads: the `structuredContent`, else the first
