@@ -55,8 +55,11 @@ pub fn respond(case: &Case) -> Response {
 fn continue_pattern(case: &Case) -> Option<(Arguments, String)> {
     let last = case.transcript.calls().last()?;
     let arguments = match &last.arguments {
-        Arguments::Parsed(Value::Object(_)) | Arguments::Text { .. } => last.arguments.clone(),
-        Arguments::Parsed(_) | Arguments::Invalid { .. } => Arguments::Parsed(json!({})),
+        Arguments::Text { .. } => last.arguments.clone(),
+        other => match other.value() {
+            Some(Value::Object(_)) => other.clone(),
+            _ => Arguments::Parsed(json!({})),
+        },
     };
     Some((arguments, last.name.clone()))
 }

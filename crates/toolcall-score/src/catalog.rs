@@ -156,6 +156,12 @@ impl Catalog {
         }
     }
 
+    /// Whether the tool at `index` in [`Catalog::tools`] has an input schema to validate against.
+    #[cfg(feature = "schema")]
+    pub(crate) fn has_schema(&self, index: usize) -> bool {
+        self.defined.tools[index].input_schema.is_some()
+    }
+
     /// [`Catalog::validate`] for the tool at `index` in [`Catalog::tools`].
     #[cfg(feature = "schema")]
     pub(crate) fn validate_at(

@@ -56,6 +56,7 @@ mod errors;
 mod escape;
 mod format;
 mod input;
+mod json_check;
 mod lint;
 mod mention;
 mod model;
@@ -82,8 +83,8 @@ pub use input::{
 };
 pub use lint::{lint, Drift, DriftSource};
 pub use model::{
-    Anomaly, AnomalyKind, Arguments, Builtin, Message, Request, Response, Role, ToolCall,
-    ToolResult, Transcript,
+    Anomaly, AnomalyKind, Arguments, ArgumentsSyntax, Builtin, JsonText, Message, Request,
+    Response, Role, ToolCall, ToolResult, Transcript,
 };
 pub use provider::live::RequestSettings;
 pub use provider::{RequestReader, RequestSeed};

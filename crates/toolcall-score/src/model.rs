@@ -3,6 +3,9 @@
 //! Parsers in `provider/` turn a provider's JSON into these types; everything downstream
 //! (scoring, the loop guard, the rate report) sees only these, never a provider's shapes.
 
+use std::fmt;
+use std::sync::OnceLock;
+
 use serde_json::Value;
 
 use crate::{Catalog, Format};
@@ -127,23 +130,24 @@ impl Builtin {
 /// A call's arguments. OpenAI-style formats send them as a JSON *string*, which a model can get
 /// wrong; that is a finding, not a parse error.
 ///
-/// Serialized (with the `serde` feature) as the JSON value itself for [`Arguments::Parsed`],
-/// `{"raw", "error"}` for [`Arguments::Invalid`] and `{"custom_input"}` for [`Arguments::Text`]:
-/// not a bare string, which would read as arguments that parsed to a JSON string, nor a key a
-/// function's own arguments commonly use.
-#[derive(Clone, Debug, PartialEq)]
+/// Serialized (with the `serde` feature) as the JSON value itself when the arguments are JSON,
+/// `{"raw", "error"}` when they were sent as a string that is not, and `{"custom_input"}` for
+/// [`Arguments::Text`]: not a bare string, which would read as arguments that parsed to a JSON
+/// string, nor a key a function's own arguments commonly use.
+///
+/// Equality is by meaning: arguments sent as the text `{"a": 1}` equal arguments sent as the
+/// value `{"a": 1}`, whatever the spacing; arguments that are not JSON are equal when their text
+/// is.
+#[derive(Clone, Debug)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "serde", serde(untagged))]
 pub enum Arguments {
-    /// Arguments that are JSON (not necessarily an object: see [`crate::FindingKind`]).
+    /// Arguments sent as a JSON value (Anthropic's `input`, Gemini's `args`), or built by hand;
+    /// not necessarily an object (see [`crate::FindingKind`]).
     Parsed(Value),
-    /// An arguments string that is not valid JSON.
-    Invalid {
-        /// The string as the model sent it.
-        raw: String,
-        /// What the JSON parser said.
-        error: String,
-    },
+    /// Arguments sent as a JSON *string* (OpenAI Chat and Responses, and the streams whose
+    /// argument deltas are concatenated text), kept as the model wrote it: it may not be JSON.
+    Json(JsonText),
     /// The free-text input of an OpenAI *custom* tool call (`custom.input` in Chat Completions,
     /// `input` of a Responses `custom_tool_call`). It is not JSON and is not checked as JSON: a
     /// custom tool takes any text (or text its grammar allows, which is the API's to enforce).
@@ -155,11 +159,26 @@ pub enum Arguments {
 }
 
 impl Arguments {
-    /// The parsed value, if the arguments were valid JSON.
+    /// Arguments sent as the JSON text `raw` (which may not be JSON).
+    pub fn from_json_text(raw: impl Into<String>) -> Arguments {
+        Arguments::Json(JsonText::new(raw))
+    }
+
+    /// The value, if the arguments are JSON (text sent as a string is parsed on first use).
     pub fn value(&self) -> Option<&Value> {
         match self {
             Arguments::Parsed(value) => Some(value),
-            Arguments::Invalid { .. } | Arguments::Text { .. } => None,
+            Arguments::Json(text) => text.value(),
+            Arguments::Text { .. } => None,
+        }
+    }
+
+    /// The text and the parser's message, if the arguments were sent as a string that is not
+    /// JSON.
+    pub fn invalid(&self) -> Option<(&str, &str)> {
+        match self {
+            Arguments::Json(text) => text.error().map(|error| (text.raw(), error)),
+            Arguments::Parsed(_) | Arguments::Text { .. } => None,
         }
     }
 
@@ -167,7 +186,134 @@ impl Arguments {
     pub fn text(&self) -> Option<&str> {
         match self {
             Arguments::Text { text } => Some(text),
-            Arguments::Parsed(_) | Arguments::Invalid { .. } => None,
+            Arguments::Parsed(_) | Arguments::Json(_) => None,
+        }
+    }
+
+    /// What the arguments are as JSON, deciding without parsing text into a value where it can:
+    /// an object's value is built only when `want_value` asks for it (to validate it against a
+    /// schema, say). `None` for a custom tool's free text, which is not JSON to check.
+    pub fn syntax(&self, want_value: bool) -> Option<ArgumentsSyntax<'_>> {
+        match self {
+            Arguments::Parsed(value) if value.is_object() => {
+                Some(ArgumentsSyntax::Object(Some(value)))
+            }
+            Arguments::Parsed(value) => Some(ArgumentsSyntax::NotObject(value)),
+            Arguments::Json(text) => Some(text.syntax(want_value)),
+            Arguments::Text { .. } => None,
+        }
+    }
+}
+
+impl PartialEq for Arguments {
+    fn eq(&self, other: &Arguments) -> bool {
+        match (self, other) {
+            (Arguments::Text { text: a }, Arguments::Text { text: b }) => a == b,
+            (Arguments::Text { .. }, _) | (_, Arguments::Text { .. }) => false,
+            (Arguments::Json(a), Arguments::Json(b)) if a.raw == b.raw => true,
+            _ => match (self.value(), other.value()) {
+                (Some(a), Some(b)) => a == b,
+                (None, None) => self.invalid() == other.invalid(),
+                _ => false,
+            },
+        }
+    }
+}
+
+/// Arguments as [`Arguments::syntax`] found them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ArgumentsSyntax<'a> {
+    /// A JSON object: its value when it was asked for or already built.
+    Object(Option<&'a Value>),
+    /// JSON, but not an object.
+    NotObject(&'a Value),
+    /// Text that is not JSON.
+    NotJson {
+        /// The text as the model sent it.
+        raw: &'a str,
+        /// What the JSON parser said.
+        error: &'a str,
+    },
+}
+
+/// Arguments sent as a JSON string, kept as text and parsed into a value on first use.
+///
+/// Most arguments are only ever asked whether they are a JSON object, which is answered without
+/// building a value (checked as a `Value` parse would check it); a value is built, once, when
+/// something needs it — a schema to validate against, a result to encode, a serializer.
+#[derive(Clone)]
+pub struct JsonText {
+    raw: String,
+    parsed: OnceLock<Result<Value, String>>,
+}
+
+impl JsonText {
+    /// Text as the model sent it.
+    pub fn new(raw: impl Into<String>) -> JsonText {
+        JsonText {
+            raw: raw.into(),
+            parsed: OnceLock::new(),
+        }
+    }
+
+    /// The text as the model sent it.
+    pub fn raw(&self) -> &str {
+        &self.raw
+    }
+
+    /// The value, if the text is JSON.
+    pub fn value(&self) -> Option<&Value> {
+        self.parsed().as_ref().ok()
+    }
+
+    /// What the JSON parser said, if the text is not JSON.
+    pub fn error(&self) -> Option<&str> {
+        self.parsed().as_ref().err().map(String::as_str)
+    }
+
+    fn parsed(&self) -> &Result<Value, String> {
+        self.parsed
+            .get_or_init(|| serde_json::from_str(&self.raw).map_err(|e| e.to_string()))
+    }
+
+    fn syntax(&self, want_value: bool) -> ArgumentsSyntax<'_> {
+        let unparsed_object = self.parsed.get().is_none()
+            && !want_value
+            && self.raw.trim_start().starts_with('{')
+            && crate::json_check::is_json(&self.raw);
+        if unparsed_object {
+            return ArgumentsSyntax::Object(None);
+        }
+        match self.parsed() {
+            Ok(value) if value.is_object() => ArgumentsSyntax::Object(Some(value)),
+            Ok(value) => ArgumentsSyntax::NotObject(value),
+            Err(error) => ArgumentsSyntax::NotJson {
+                raw: &self.raw,
+                error,
+            },
+        }
+    }
+}
+
+impl fmt::Debug for JsonText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("JsonText").field(&self.raw).finish()
+    }
+}
+
+#[cfg(feature = "serde")]
+impl serde::Serialize for JsonText {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        match self.parsed() {
+            Ok(value) => value.serialize(serializer),
+            Err(error) => {
+                let mut invalid = serializer.serialize_struct("Invalid", 2)?;
+                invalid.serialize_field("raw", &self.raw)?;
+                invalid.serialize_field("error", error)?;
+                invalid.end()
+            }
         }
     }
 }
@@ -311,4 +457,59 @@ pub struct Request {
     pub tools: Catalog,
     /// The transcript.
     pub transcript: Transcript,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{Arguments, ArgumentsSyntax, JsonText};
+
+    #[test]
+    fn an_object_sent_as_text_is_checked_without_a_value_until_one_is_wanted() {
+        let text = JsonText::new(r#" {"city": "Paris", "days": [1, 2]} "#);
+        let arguments = Arguments::Json(text.clone());
+        assert_eq!(arguments.syntax(false), Some(ArgumentsSyntax::Object(None)));
+        let Arguments::Json(kept) = &arguments else {
+            unreachable!()
+        };
+        assert!(kept.parsed.get().is_none(), "no value built for a yes/no");
+        let value = json!({"city": "Paris", "days": [1, 2]});
+        assert_eq!(
+            arguments.syntax(true),
+            Some(ArgumentsSyntax::Object(Some(&value)))
+        );
+        assert!(kept.parsed.get().is_some(), "built once when wanted");
+        // Once built, the value is what every later question reads.
+        assert_eq!(
+            arguments.syntax(false),
+            Some(ArgumentsSyntax::Object(Some(&value)))
+        );
+        assert_eq!(arguments, Arguments::Parsed(value));
+    }
+
+    #[test]
+    fn text_that_is_not_an_object_says_what_it_is() {
+        let array = Arguments::from_json_text("[1]");
+        assert_eq!(
+            array.syntax(false),
+            Some(ArgumentsSyntax::NotObject(&json!([1])))
+        );
+        // Starts like an object, is not JSON: the parser's own message.
+        let cut = Arguments::from_json_text(r#"{"city": "Par"#);
+        let Some(ArgumentsSyntax::NotJson { raw, error }) = cut.syntax(false) else {
+            panic!("{:?}", cut.syntax(false));
+        };
+        assert_eq!(raw, r#"{"city": "Par"#);
+        assert!(error.contains("EOF"), "{error}");
+        assert_eq!(cut.invalid(), Some((raw, error)));
+        assert_eq!(cut.value(), None);
+        // Equal by text when neither is JSON; never equal to a value.
+        assert_eq!(cut, Arguments::from_json_text(r#"{"city": "Par"#));
+        assert_ne!(cut, Arguments::Parsed(json!({})));
+        assert_ne!(
+            Arguments::from_json_text("{}"),
+            Arguments::Text { text: "{}".into() }
+        );
+    }
 }

@@ -16,7 +16,8 @@ use serde_json::Value;
 use crate::mention::{mentions, mentions_word, Reader};
 use crate::suggest::{suggestion_indexes, Prepared};
 use crate::{
-    AnomalyKind, Arguments, Case, Cause, Expect, Finding, FindingKind, Response, ToolCall, Verdict,
+    AnomalyKind, ArgumentsSyntax, Case, Cause, Expect, Finding, FindingKind, Response, ToolCall,
+    Verdict,
 };
 
 /// Scores `response` against `case`: pass, or the findings, each naming the offending tool with
@@ -295,15 +296,20 @@ impl<'c> Scorer<'c> {
             f.call_id = call.id.clone();
             findings.push(f);
         };
-        match &call.arguments {
-            Arguments::Invalid { raw, error } => finding(
+        // A value is built from arguments sent as text only when a schema will look at it.
+        #[cfg(feature = "schema")]
+        let want_value = self.case.catalog.has_schema(defined);
+        #[cfg(not(feature = "schema"))]
+        let want_value = false;
+        match call.arguments.syntax(want_value) {
+            Some(ArgumentsSyntax::NotJson { raw, error }) => finding(
                 FindingKind::ArgumentsNotJson,
                 format!(
                     "the arguments string is not valid JSON ({error}): {}",
-                    crate::errors::describe(&Value::String(raw.clone()))
+                    crate::errors::describe(&Value::String(raw.to_owned()))
                 ),
             ),
-            Arguments::Parsed(value) if !value.is_object() => finding(
+            Some(ArgumentsSyntax::NotObject(value)) => finding(
                 FindingKind::ArgumentsNotObject,
                 format!(
                     "arguments must be a JSON object, found {}",
@@ -311,8 +317,10 @@ impl<'c> Scorer<'c> {
                 ),
             ),
             // A custom tool's free-text input: nothing about it is JSON to check.
-            Arguments::Text { .. } => {}
-            Arguments::Parsed(value) => {
+            None => {}
+            // An object no schema looks at.
+            Some(ArgumentsSyntax::Object(None)) => {}
+            Some(ArgumentsSyntax::Object(Some(value))) => {
                 // Only a violation is the model's fault: a schema that does not compile (a case
                 // loaded from a file says so when it is read) judges nothing about the call, and
                 // a `pattern` the regex engine gives up on is a note that it went unchecked.

@@ -284,7 +284,9 @@ fn chat_assistant(text: Option<String>, calls: &[ToolCall]) -> Value {
                 let id = c.id.clone().unwrap_or_else(|| format!("call_{i}"));
                 let arguments = match &c.arguments {
                     Arguments::Parsed(value) => value.to_string(),
-                    Arguments::Invalid { raw, .. } => raw.clone(),
+                    Arguments::Json(text) => text
+                        .value()
+                        .map_or_else(|| text.raw().to_owned(), Value::to_string),
                     Arguments::Text { text } => {
                         return json!({"id": id, "type": "custom",
                             "custom": {"name": c.name, "input": text}})
@@ -336,7 +338,7 @@ pub(crate) fn indexed_calls(
 }
 
 /// Arguments as recorded: a JSON string is parsed, and one that is not JSON is kept as the
-/// text the model wrote ([`Arguments::Invalid`], as the core reads a Chat body's); none, `null`
+/// text the model wrote ([`Arguments::Json`], as the core reads a Chat body's); none, `null`
 /// or a blank string are no arguments.
 pub(crate) fn arguments_of(value: Option<&Value>) -> Arguments {
     match value {
@@ -344,10 +346,7 @@ pub(crate) fn arguments_of(value: Option<&Value>) -> Arguments {
         Some(Value::String(s)) if s.trim().is_empty() => Arguments::Parsed(json!({})),
         Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
             Ok(value) => Arguments::Parsed(value),
-            Err(error) => Arguments::Invalid {
-                raw: s.clone(),
-                error: error.to_string(),
-            },
+            Err(_) => Arguments::from_json_text(s.as_str()),
         },
         Some(other) => Arguments::Parsed(other.clone()),
     }

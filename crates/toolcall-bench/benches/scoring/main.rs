@@ -31,7 +31,7 @@
 //!
 //! Two more reference passes make the **bound**: [`skip`] (a hand-written pass that checks every
 //! byte as a `Value` parse does and reads nothing) over every line, and parsing the corpus's call
-//! arguments, extracted beforehand, into `Value`s (what `Arguments::Parsed` holds and what a
+//! arguments, extracted beforehand, into `Value`s (what `Arguments::value` gives and what a
 //! JSON Schema validator takes). Any scorer that checks the JSON and holds arguments as values
 //! does at least both, so raw parsing over their sum bounds the 1-core ratio from above.
 //!
@@ -55,7 +55,7 @@ use toolcall_bench::{
     chat_completion_body, load_average, median, quick, tau_bench_dir, tau_tool_turns, timed,
     workspace_root, Row,
 };
-use toolcall_score::{Arguments, Case, Catalog, Format, Response, Scorer};
+use toolcall_score::{Case, Catalog, Format, Response, Scorer};
 
 /// Ours without schemas against the names-only floor: half the speed of the fastest membership
 /// check serde_json allows (issue 13's run measured 0.29x of raw parsing against a floor of
@@ -294,7 +294,7 @@ fn arguments(corpus: &Corpus) -> Vec<String> {
         let text = std::str::from_utf8(&corpus.bytes[range.clone()]).expect("UTF-8");
         let response = Response::from_json_str(text, corpus.cases[*case].format).expect("parses");
         for call in response.calls {
-            if let Arguments::Parsed(value) = call.arguments {
+            if let Some(value) = call.arguments.value() {
                 out.push(value.to_string());
             }
         }

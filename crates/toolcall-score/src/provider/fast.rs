@@ -9,7 +9,8 @@
 //! ([`super::registry::fitting`]) and the general path's own per-format reader then run over the kept
 //! members, so the two paths cannot disagree on what a format means. OpenAI Chat Completions
 //! bodies, the bulk of most logs, go one step further: `choices[0].message` is read typed, with no
-//! `Value` but the call arguments, each parsed straight from the unescaped string.
+//! `Value` at all: each call's arguments string is kept as its text, checked and parsed only when
+//! scoring asks ([`crate::JsonText`]).
 //!
 //! **Invariant:** this path is an accelerator, never a second opinion. It returns `None` (and the
 //! caller takes the general path, with its errors and messages) for every error, and for the rare
@@ -21,11 +22,10 @@
 //!
 //! # What is checked
 //!
-//! Exactly what parsing the body into a `Value` checks, skipped members included: [`Skip`] goes
-//! through `deserialize_any`, not `IgnoredAny`, because serde_json's `IgnoredAny` applies neither
-//! the recursion limit nor the f64 range check, and a body the general path rejects (`"usage":
-//! {"n": 1e400}`) would be accepted here and nowhere else. Skipping with `IgnoredAny` saved 6% of
-//! the parse on the scoring bench's corpus (callgrind): too little for two contracts.
+//! Exactly what parsing the body into a `Value` checks, skipped members included: [`Skip`]
+//! (`crate::json_check`'s) accepts what a `Value` parse accepts, so a body the general path
+//! rejects (`"usage": {"n": 1e400}`) is not accepted here. Skipping with `IgnoredAny` instead
+//! saved 6% of the parse on the scoring bench's corpus (callgrind): too little for two contracts.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -38,6 +38,7 @@ use serde_json::{Map, Value};
 use super::read::{json_string_arguments, opt_string, push_text, At};
 use super::registry::TOP_KEYS;
 use super::{openai_chat, Members};
+use crate::json_check::Skip;
 use crate::{Anomaly, AnomalyKind, Arguments, Format, Response, ToolCall};
 
 /// The response in `text`, when this path reads it exactly as the general path would; `None`
@@ -47,53 +48,6 @@ pub(crate) fn response(text: &str, format: Option<Format>) -> Option<Response> {
     let response = Body { format }.deserialize(&mut deserializer).ok()?;
     deserializer.end().ok()?;
     response
-}
-
-/// Any JSON value, validated exactly as parsing it into a `Value` would, and dropped.
-struct Skip;
-
-impl<'de> Deserialize<'de> for Skip {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Skip, D::Error> {
-        deserializer.deserialize_any(SkipVisitor)
-    }
-}
-
-struct SkipVisitor;
-
-impl<'de> Visitor<'de> for SkipVisitor {
-    type Value = Skip;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-    fn visit_unit<E>(self) -> Result<Skip, E> {
-        Ok(Skip)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
-        while seq.next_element::<Skip>()?.is_some() {}
-        Ok(Skip)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
-        while map.next_key::<Skip>()?.is_some() {
-            map.next_value::<Skip>()?;
-        }
-        Ok(Skip)
-    }
 }
 
 /// Reads a map's keys as one of `names` (its index) or `None` for any other key, without
@@ -488,8 +442,8 @@ impl<'de> Deserialize<'de> for Id {
     }
 }
 
-/// A call's `arguments`: a JSON string parsed straight from the text (no `String` of it is
-/// kept unless it is not JSON), or any other value as it is.
+/// A call's `arguments`: a JSON string kept as its text (checked and parsed only when scored), or
+/// any other value as it is.
 struct Args(Arguments);
 
 impl<'de> Deserialize<'de> for Args {

@@ -65,7 +65,7 @@ pub(super) fn arguments_json(arguments: &Arguments) -> Value {
     match arguments {
         Arguments::Parsed(value) => value.clone(),
         // The model's broken string cannot be an object; an empty one keeps the turn valid.
-        Arguments::Invalid { .. } => json!({}),
+        Arguments::Json(text) => text.value().cloned().unwrap_or_else(|| json!({})),
         // Anthropic has no free-text tools: the text rides in an object, unchanged.
         Arguments::Text { text } => json!({ "input": text }),
     }

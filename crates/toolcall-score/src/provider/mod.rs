@@ -14,7 +14,7 @@
 //! | format | calls | deliberately not calls |
 //! |---|---|---|
 //! | anthropic | `tool_use` blocks | `server_tool_use` / `mcp_tool_use` (run by the API itself, never seen by the caller's loop); thinking blocks are not text |
-//! | openai-chat | `choices[0].message.tool_calls` (arguments: a JSON string; not JSON is [`crate::Arguments::Invalid`]), `custom` tool calls among them (free-text input: [`crate::Arguments::Text`]); the legacy `function_call` when there are no `tool_calls` | other choices (`n > 1` asks for alternatives; the loop acts on choice 0) |
+//! | openai-chat | `choices[0].message.tool_calls` (arguments: a JSON string, kept as text in [`crate::Arguments::Json`] and a finding when not JSON), `custom` tool calls among them (free-text input: [`crate::Arguments::Text`]); the legacy `function_call` when there are no `tool_calls` | other choices (`n > 1` asks for alternatives; the loop acts on choice 0) |
 //! | openai-responses | `function_call` and `custom_tool_call` items (id: `call_id`; `namespace` kept; a custom call's input is [`crate::Arguments::Text`]); the call items of built-in tools the caller runs, `computer_call`, `local_shell_call`, `shell_call`, `apply_patch_call` (named after the tool, see [`crate::Builtin`]; arguments: the item's `action` or `operation`) | hosted tool items (`web_search_call`, `mcp_call`, …), `reasoning` |
 //! | gemini | `candidates[0]` `functionCall` parts (no `args` reads as `{}`) | `thought` text parts |
 //! | bedrock | `toolUse` blocks | `toolUse` typed `server_tool_use` (a system tool, run by Bedrock itself) |

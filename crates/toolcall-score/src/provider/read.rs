@@ -242,16 +242,10 @@ pub(crate) fn opt_id(
     }
 }
 
-/// Arguments sent as a JSON *string* (OpenAI Chat and Responses). A string that is not JSON is
-/// kept with the parser's message: scoring reports it as a finding, it is not a parse error.
+/// Arguments sent as a JSON *string* (OpenAI Chat and Responses), kept as text: one that is not
+/// JSON is a finding when scored, not a parse error.
 pub(crate) fn json_string_arguments(raw: &str) -> Arguments {
-    match serde_json::from_str::<Value>(raw) {
-        Ok(value) => Arguments::Parsed(value),
-        Err(error) => Arguments::Invalid {
-            raw: raw.to_owned(),
-            error: error.to_string(),
-        },
-    }
+    Arguments::from_json_text(raw)
 }
 
 /// The text of a message's `content` into `out`: a string, or an array of parts of which those

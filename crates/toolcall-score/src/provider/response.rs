@@ -15,7 +15,7 @@ use crate::{Format, Response};
 ///
 /// Each format's module says which parts are read; a value of the wrong type where a call, its
 /// name or its container belongs is a [`ParseError::Unexpected`] with its JSON pointer. Arguments
-/// that are not valid JSON are not an error: they become [`crate::Arguments::Invalid`].
+/// sent as a string are kept as text ([`crate::Arguments::Json`]): not JSON is a finding, not an error.
 pub fn parse_response(value: &Value, format: Option<Format>) -> Result<Response, ParseError> {
     match value {
         Value::Array(_) => stream::parse_array(value, format),

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::metrics::LoopMetrics;
 use super::results::{PendingResults, Slot, ToolOutput, ToolResults};
-use crate::{escape, suggest, AnomalyKind, Arguments, Catalog, Format, Response, ToolCall};
+use crate::{escape, suggest, AnomalyKind, Catalog, Format, Response, ToolCall};
 
 /// How far the loop lets a turn go. Build it with struct update syntax over [`Default`]:
 ///
@@ -334,7 +334,7 @@ impl ToolLoop {
                     }
                 };
                 Slot::Error(text)
-            } else if let Arguments::Invalid { error, .. } = &call.arguments {
+            } else if let Some((_, error)) = call.arguments.invalid() {
                 self.metrics.invalid_arguments();
                 Slot::Error(format!(
                     "Error: the arguments for `{}` are not valid JSON ({error}); call it again with a JSON object.",

@@ -206,10 +206,7 @@ fn invalid_arguments_are_answered_by_the_loop_and_not_executed() {
         Format::OpenaiChat,
         &[(Some("a"), "get_balance"), (Some("b"), "get_invoice")],
     );
-    response.calls[0].arguments = Arguments::Invalid {
-        raw: "{\"account".into(),
-        error: "EOF while parsing a string".into(),
-    };
+    response.calls[0].arguments = Arguments::from_json_text("{\"account");
     let pending = expect_continue(guard.step(response));
     let executed: Vec<_> = pending.execute().map(|c| c.name.clone()).collect();
     assert_eq!(executed, ["get_invoice"]);

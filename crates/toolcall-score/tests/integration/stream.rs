@@ -215,7 +215,7 @@ fn concatenated_arguments_that_are_not_json_are_invalid_not_an_error() {
     let chat = "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"{\\\"location\\\": \\\"Par\"}}]},\"finish_reason\":null}]}\n\n";
     let response = Response::from_json_str(chat, None).expect("a cut-short stream parses");
     assert!(
-        matches!(&response.calls[0].arguments, Arguments::Invalid { raw, .. } if raw == "{\"location\": \"Par"),
+        matches!(response.calls[0].arguments.invalid(), Some((raw, _)) if raw == "{\"location\": \"Par"),
         "{:?}",
         response.calls[0].arguments
     );
@@ -229,7 +229,7 @@ fn concatenated_arguments_that_are_not_json_are_invalid_not_an_error() {
 data: {"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"zone\": \"Europe/Par"}}"#,
     );
     let response = Response::from_json_str(&anthropic, None).expect("the stream parses");
-    let Arguments::Invalid { raw, error } = &response.calls[1].arguments else {
+    let Some((raw, error)) = response.calls[1].arguments.invalid() else {
         panic!("{:?}", response.calls[1].arguments);
     };
     assert_eq!(raw, "{\"zone\": \"Europe/Par");
@@ -479,7 +479,7 @@ fn bedrock_stream_input_that_is_not_json_and_events_that_are_errors() {
         r#"{"contentBlockDelta":{"contentBlockIndex":0,"delta":{"toolUse":{"input":"{\"city\": \"Par"}}}}"#
     );
     let response = Response::from_json_str(&text, None).expect("a cut-short stream parses");
-    let Arguments::Invalid { raw, .. } = &response.calls[0].arguments else {
+    let Some((raw, _)) = response.calls[0].arguments.invalid() else {
         panic!("{:?}", response.calls[0].arguments);
     };
     assert_eq!(raw, "{\"city\": \"Par");

@@ -9,7 +9,7 @@
 //! `message_stop` ended first when another follows (a multi-step run in one recording), while a
 //! message a new `message_start` cut off is dropped for it (a retry spliced in); `text_delta`
 //! appended to the text; `input_json_delta`'s `partial_json` concatenated into the block's `input`
-//! (none keeps the start's `{}`; not JSON is [`crate::Arguments::Invalid`], as OpenAI's string
+//! (none keeps the start's `{}`; text that is not JSON is kept as [`crate::Arguments::Json`], as OpenAI's string
 //! arguments are); `message_delta`'s `stop_reason`; thinking, signature and citation deltas
 //! ignored.
 

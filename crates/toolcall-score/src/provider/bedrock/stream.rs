@@ -7,7 +7,7 @@
 //!
 //! Assembled: a Converse body: blocks by `contentBlockIndex`, a `toolUse` from its
 //! `contentBlockStart` with `input` the concatenated `delta.toolUse.input` (none or empty is `{}`;
-//! not JSON is [`crate::Arguments::Invalid`]), `delta.text` appended to its block's text (which has
+//! not JSON is kept as text, [`crate::Arguments::Json`]), `delta.text` appended to its block's text (which has
 //! no start); `messageStop`'s `stopReason`; `metadata`'s `usage` and `metrics`; reasoning and
 //! citation deltas ignored.
 

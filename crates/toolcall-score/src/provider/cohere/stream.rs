@@ -10,7 +10,7 @@
 //! `tool-plan-delta`s concatenated, whose text is the `content-delta`s' `content.text`
 //! concatenated, and whose `tool_calls` are one per `tool-call-start` `index`, its `id`, `type`
 //! and `function.name` from the start and `function.arguments` the start's and every delta's
-//! concatenated (not JSON is [`crate::Arguments::Invalid`], as in a body); `message-end`'s
+//! concatenated (not JSON is kept as text, [`crate::Arguments::Json`], as in a body); `message-end`'s
 //! `finish_reason`.
 
 use std::collections::BTreeMap;

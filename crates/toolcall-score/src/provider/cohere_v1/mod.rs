@@ -294,7 +294,10 @@ pub(super) fn answers(answers: &[Answer<'_>]) -> Vec<Value> {
         .map(|answer| {
             let parameters = match answer.arguments {
                 Arguments::Parsed(value) => value.clone(),
-                Arguments::Invalid { raw, .. } => Value::String(raw.clone()),
+                Arguments::Json(text) => text
+                    .value()
+                    .cloned()
+                    .unwrap_or_else(|| Value::String(text.raw().to_owned())),
                 Arguments::Text { text } => Value::String(text.clone()),
             };
             let output = match answer.output {

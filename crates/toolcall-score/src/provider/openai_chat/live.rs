@@ -115,7 +115,9 @@ fn openai_call(call: &ToolCall) -> Value {
             return json!({"id": id, "type": "custom", "custom": {"name": name, "input": text}})
         }
         Arguments::Parsed(value) => value.to_string(),
-        Arguments::Invalid { raw, .. } => raw.clone(),
+        Arguments::Json(text) => text
+            .value()
+            .map_or_else(|| text.raw().to_owned(), Value::to_string),
     };
     json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
 }

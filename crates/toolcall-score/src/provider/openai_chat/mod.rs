@@ -1,8 +1,8 @@
 //! OpenAI Chat Completions: `choices[0].message.tool_calls[].function.{name, arguments}` (and
 //! `.custom.{name, input}`).
 //!
-//! `arguments` is a JSON *string*; one that is not valid JSON becomes [`Arguments::Invalid`]
-//! (a finding for the scorer, never a parse error). OpenAI-compatible servers that send an object
+//! `arguments` is a JSON *string*, kept as text ([`Arguments::Json`]): one that is not valid JSON
+//! is a finding for the scorer, never a parse error. OpenAI-compatible servers that send an object
 //! instead are read as they are. `content` may be `null`, a string or an array of parts; a
 //! `refusal` is kept as text.
 //!
