@@ -66,6 +66,20 @@ impl Outcome {
         matches!(self, Outcome::Passed | Outcome::FailedAsExpected(_))
     }
 
+    /// How many of `report`'s session findings fail this flow under `--strict` (`strict` true):
+    /// a flow that otherwise passed fails when there is any; one that failed or was skipped
+    /// already is judged by that, so none count (0).
+    pub fn session_failures(&self, report: &Report, strict: bool) -> usize {
+        if !self.is_pass() {
+            return 0;
+        }
+        report
+            .session
+            .iter()
+            .filter(|f| f.fails_under(strict))
+            .count()
+    }
+
     /// Whether the flow fails the run: it neither passed nor was skipped.
     pub fn is_failure(&self) -> bool {
         !self.is_pass() && !matches!(self, Outcome::Skipped(_))
@@ -157,5 +171,31 @@ mod tests {
             assert_eq!(outcome.is_pass(), pass, "{outcome:?}");
             assert_eq!(outcome.to_string(), said, "{outcome:?}");
         }
+    }
+
+    /// Under --strict a transport-breaking session finding fails a flow that passed, never one
+    /// that failed already; stderr output never fails one; without --strict nothing does.
+    #[test]
+    fn session_findings_fail_only_a_passing_flow_and_only_under_strict() {
+        use crate::{SessionFinding, SessionFindingKind};
+        let finding = |kind| SessionFinding {
+            kind,
+            message: "m".into(),
+        };
+        let mut passed = report(None);
+        passed.session = vec![
+            finding(SessionFindingKind::StrayStdout),
+            finding(SessionFindingKind::Stderr),
+            finding(SessionFindingKind::Late),
+        ];
+        let mut failed = report(Some("the tool returned isError: true"));
+        failed.session = passed.session.clone();
+        let pass = Outcome::of(&flow(None), &passed);
+        let fail = Outcome::of(&flow(None), &failed);
+        assert_eq!(pass.session_failures(&passed, true), 2);
+        assert_eq!(pass.session_failures(&passed, false), 0);
+        assert_eq!(fail.session_failures(&failed, true), 0);
+        assert!(!finding(SessionFindingKind::Stderr).fails_under(true));
+        assert!(finding(SessionFindingKind::UnknownId).fails_under(true));
     }
 }

@@ -66,6 +66,15 @@ pub struct SessionFinding {
     pub message: String,
 }
 
+impl SessionFinding {
+    /// Whether this finding counts against a flow under `--strict` (`strict` true): what breaks
+    /// the transport does; output on stderr is a note either way (see
+    /// [`SessionFindingKind::breaks_the_transport`]). Without `--strict` every finding is a note.
+    pub fn fails_under(&self, strict: bool) -> bool {
+        strict && self.kind.breaks_the_transport()
+    }
+}
+
 impl fmt::Display for SessionFinding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)

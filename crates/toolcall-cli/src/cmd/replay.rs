@@ -137,14 +137,15 @@ pub fn run(args: &Args) -> Result {
             }
         });
         let outcome = Outcome::of(flow, &report);
-        // Under --strict, what breaks the transport fails a flow that passed; output on stderr
-        // is a note either way (a server may log there).
-        let fails = |f: &toolcall_mcp::SessionFinding| args.strict && f.kind.breaks_the_transport();
-        let strict_findings = report.session.iter().filter(|f| fails(f)).count();
+        let strict_findings = outcome.session_failures(&report, args.strict);
         if !args.json {
             print_end(&report, &outcome);
             for finding in &report.session {
-                let said = if fails(finding) { "finding" } else { "note" };
+                let said = if finding.fails_under(args.strict) {
+                    "finding"
+                } else {
+                    "note"
+                };
                 outln!("{said}: session: {finding}");
             }
             // The protocol cache was unreadable, or wrong about the server.
@@ -153,7 +154,7 @@ pub fn run(args: &Args) -> Result {
             }
         }
         let updated = update(flow, &report, args.json)?;
-        let strict_failed = strict_findings > 0 && outcome.is_pass();
+        let strict_failed = strict_findings > 0;
         if strict_failed && !args.json {
             outln!(
                 "FAIL {}: the session check found {strict_findings} thing(s) (--strict)",

@@ -528,13 +528,16 @@ impl FlowRun {
     ) -> FlowRun {
         use toolcall_mcp::Outcome;
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+        // The rule is toolcall_mcp's: under --strict, a transport-breaking finding fails a flow
+        // that otherwise passed.
+        let session_fails = outcome.session_failures(report, strict) > 0;
         let session: Vec<SessionView> = report
             .session
             .iter()
             .map(|f| SessionView {
                 kind: f.kind.name(),
                 message: f.message.clone(),
-                fails: strict && f.kind.breaks_the_transport() && outcome.is_pass(),
+                fails: session_fails && f.fails_under(strict),
             })
             .collect();
         let session_failure = session.iter().find(|f| f.fails).map(|first| FailureView {
