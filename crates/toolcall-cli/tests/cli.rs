@@ -1118,9 +1118,14 @@ fn mcp_coverage_names_the_tools_no_flow_calls() {
             .iter()
             .map(|c| json!({"name": c, "input": {}}))
             .collect();
-        // An unset variable does not stop coverage: it never starts the server.
-        let text = json!({"server": {"command": "${ATP_COVERAGE_UNSET}"},
-                          "snapshot": "../catalog/files.json", "calls": calls});
+        // An unset variable does not stop coverage: it never starts the server, nor connects
+        // to one (a URL from a variable is not checked for its form).
+        let server = if name == "a" {
+            json!({"command": "${ATP_COVERAGE_UNSET}"})
+        } else {
+            json!({"url": "${ATP_COVERAGE_UNSET_URL}"})
+        };
+        let text = json!({"server": server, "snapshot": "../catalog/files.json", "calls": calls});
         write(&dir, &format!("flows/{name}.json"), &text.to_string())
     };
     flow("a", &["read", "wirte"]);

@@ -646,8 +646,15 @@ impl Reader<'_> {
             }
             headers.push((name.clone(), value));
         }
+        let before = self.used.borrow().len();
         let url = self.expand("/server/url", url)?;
-        if !url.starts_with("http://") && !url.starts_with("https://") {
+        // A variable read as written (`${MCP_URL}`: unset in a skipped flow, or read by
+        // `mcp coverage`, which reads no variable) stands in for a URL not known here: its
+        // form is checked when the flow is read with the variable set.
+        let stand_in = self.used.borrow()[before..]
+            .iter()
+            .any(|(value, name)| *value == format!("${{{name}}}"));
+        if !stand_in && !url.starts_with("http://") && !url.starts_with("https://") {
             return Err(self.invalid(
                 "/server/url",
                 format!(
@@ -1515,6 +1522,25 @@ mod tests {
         assert_eq!(
             flow.skip.as_deref(),
             Some("skip_unless_env: NOPE_ATP_TOKEN is not set")
+        );
+        // The URL itself from the unset variable: the most common shape of a flow run only where
+        // a server is given. Skipped, not refused for a URL it cannot know.
+        let flow = parse(
+            r#"{"skip_unless_env": "NOPE_ATP_URL", "server": {"url": "${NOPE_ATP_URL}"},
+                "calls": [{"name": "t"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            flow.skip.as_deref(),
+            Some("skip_unless_env: NOPE_ATP_URL is not set")
+        );
+        // A variable that is set is checked for what it holds.
+        let err =
+            parse(r#"{"server": {"url": "${SERVER}"}, "calls": [{"name": "t"}]}"#).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains(r#"expected an http:// URL, found "/opt/server""#),
+            "{err}"
         );
         let flow = parse(
             r#"{"server": {"command": "node"}, "calls": [
