@@ -1746,3 +1746,51 @@ fn mcp_probe_takes_a_refused_made_up_input_as_unproven_not_as_a_finding() {
         stdout(&out)
     );
 }
+
+/// `replay --update` that cannot write one flow (its file changed under the replay: here the
+/// server's own start rewrites it) says so for that flow, replays the rest, writes every report
+/// and exits 2 — a write error does not end the run before the reports.
+#[test]
+fn replay_update_goes_on_past_a_flow_it_cannot_write() {
+    let dir = scratch("replay-update-error");
+    let refund = example_server("refund-server");
+    let refund = refund.to_str().unwrap();
+    let call = json!({"name": "get_ledger", "input": {}, "verify": true});
+    let broken = dir.join("broken.json");
+    let server = json!({"command": "sh",
+        "args": ["-c", "printf '{}' > \"$0\"; exec \"$1\"", broken.to_str().unwrap(), refund]});
+    write(
+        &dir,
+        "broken.json",
+        &json!({"server": server, "calls": [call]}).to_string(),
+    );
+    let fine = write(
+        &dir,
+        "fine.json",
+        &json!({"server": {"command": refund}, "calls": [call]}).to_string(),
+    );
+    let junit = dir.join("junit.xml");
+    let out = Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .args(["replay", "--update", "--junit"])
+        .arg(&junit)
+        .arg(&broken)
+        .arg(&fine)
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{text}{err}");
+    assert!(
+        text.contains("not updated:") && text.contains("broken.json"),
+        "{text}{err}"
+    );
+    assert!(err.contains("no such step"), "{err}");
+    // The other flow was replayed and written, and the report names both.
+    let fine_text = std::fs::read_to_string(&fine).unwrap();
+    assert!(fine_text.contains("\"recorded\""), "{fine_text}");
+    let report = std::fs::read_to_string(&junit).expect("the JUnit report is written");
+    assert!(
+        report.contains("broken.json") && report.contains("fine.json"),
+        "{report}"
+    );
+}

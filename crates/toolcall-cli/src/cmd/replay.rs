@@ -108,6 +108,8 @@ pub fn run(args: &Args) -> Result {
     let mut failed = false;
     let (mut passed, mut as_expected, mut failures) = (0, 0, Vec::new());
     let (mut skipped, mut errors) = (0, Vec::new());
+    // A flow --update could not write: the run goes on, and its reports are still written.
+    let mut update_errors: Vec<CliError> = Vec::new();
     let mut runs = Vec::with_capacity(flows.len());
     for (path, flow) in &flows {
         if flows.len() > 1 && !args.json {
@@ -153,7 +155,16 @@ pub fn run(args: &Args) -> Result {
                 outln!("note: protocol: {}", toolcall_score::escape(note));
             }
         }
-        let updated = update(flow, &report, args.json)?;
+        let updated = match update(flow, &report, args.json) {
+            Ok(updated) => updated,
+            Err(error) => {
+                if !args.json {
+                    outln!("ERROR {}: not updated: {error}", escape_path(&flow.path));
+                }
+                update_errors.push(error);
+                Vec::new()
+            }
+        };
         let strict_failed = strict_findings > 0;
         if strict_failed && !args.json {
             outln!(
@@ -204,7 +215,7 @@ pub fn run(args: &Args) -> Result {
             }
         );
     }
-    failed |= !errors.is_empty();
+    failed |= !errors.is_empty() || !update_errors.is_empty();
     if args.json || args.files.any() {
         let model = crate::outputs::model::ReplayRun { flows: runs };
         let run = crate::outputs::value("replay", !failed, &model)?;
@@ -216,12 +227,14 @@ pub fn run(args: &Args) -> Result {
         }
         args.files.write(&run)?;
     }
-    // Bad input, as one flow alone has always been: exit 2, now with every report written.
-    if !errors.is_empty() {
+    // Bad input, as one flow alone has always been, or a flow that could not be written: exit
+    // 2, now with every report written.
+    if !errors.is_empty() || !update_errors.is_empty() {
         let mut errors: Vec<CliError> = flows
             .into_iter()
             .filter_map(|(_, f)| f.err())
             .map(CliError::Flow)
+            .chain(update_errors)
             .collect();
         return Err(if errors.len() == 1 {
             errors.remove(0)
