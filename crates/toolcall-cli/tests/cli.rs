@@ -1794,3 +1794,33 @@ fn replay_update_goes_on_past_a_flow_it_cannot_write() {
         "{report}"
     );
 }
+
+/// `replay --json`: the failing step's `input` is what was sent, `${steps.…}` filled in (as a
+/// step that passed shows it) — not the flow's template.
+#[test]
+fn replay_json_failure_input_is_what_was_sent() {
+    let dir = scratch("replay-failure-input");
+    let flow = write(
+        &dir,
+        "f.json",
+        &json!({"server": {"command": "${ATP_REFUND_SERVER}"}, "calls": [
+            {"id": "find", "name": "search_orders", "input": {"customer_email": "ada@example.com"}},
+            {"name": "issue_refund",
+             "input": {"order_id": "${steps.find.result.orders.0.order_id}", "amount_cents": 1,
+                       "reason": "r"},
+             "expect": {"/status": "not-a-status"}}]})
+        .to_string(),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .args(["replay", "--json"])
+        .arg(&flow)
+        .env("ATP_REFUND_SERVER", example_server("refund-server"))
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let run: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let flow = &run["flows"][0];
+    assert_eq!(flow["failure"]["step"], 2, "{flow:#}");
+    assert_eq!(flow["failure"]["input"]["order_id"], "ord_1042", "{flow:#}");
+}

@@ -141,6 +141,7 @@ mod tests {
             message: message.into(),
             mismatch: None,
             rpc_error: None,
+            sent: None,
         });
         report
     }

@@ -528,6 +528,16 @@ impl FlowRun {
     ) -> FlowRun {
         use toolcall_mcp::Outcome;
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+        // Step `index`'s arguments: what was sent, `${steps.…}` filled in; else the flow's
+        // input (masked).
+        let input_of = |index: usize| {
+            let sent = report.steps.iter().find(|s| s.index == index);
+            sent.and_then(|s| s.sent.clone()).or_else(|| {
+                flow.calls
+                    .get(index.wrapping_sub(1))
+                    .map(|c| flow.mask_value(&c.input))
+            })
+        };
         // The rule is toolcall_mcp's: under --strict, a transport-breaking finding fails a flow
         // that otherwise passed.
         let session_fails = outcome.session_failures(report, strict) > 0;
@@ -578,9 +588,10 @@ impl FlowRun {
                 .and_then(|s| flow.calls.get(s.wrapping_sub(1)))
                 .map(|c| c.name.clone()),
             input: f
-                .step
-                .and_then(|s| flow.calls.get(s.wrapping_sub(1)))
-                .map(|c| flow.mask_value(&c.input)),
+                .sent
+                .as_deref()
+                .cloned()
+                .or_else(|| f.step.and_then(input_of)),
         });
         let failure = failure.or(session_failure).or_else(|| {
             matches!(outcome, Outcome::PassedUnexpectedly { .. }).then(|| FailureView {
@@ -607,13 +618,7 @@ impl FlowRun {
                 .map(|s| StepView {
                     index: s.index,
                     name: s.name.clone(),
-                    // What was sent, `${steps.…}` filled in; else the flow's input.
-                    input: s.sent.clone().unwrap_or_else(|| {
-                        flow.calls
-                            .get(s.index.wrapping_sub(1))
-                            .map(|c| flow.mask_value(&c.input))
-                            .unwrap_or_default()
-                    }),
+                    input: input_of(s.index).unwrap_or_default(),
                     result: s.result.clone(),
                     elapsed_ms: ms(s.elapsed),
                     rounds: s.rounds,

@@ -128,6 +128,9 @@ pub struct Failure {
     pub mismatch: Option<Box<Mismatch>>,
     /// For a JSON-RPC error: its code and message, as the server sent them.
     pub rpc_error: Option<(i64, String)>,
+    /// The failing call's arguments as sent, when `${steps.…}` references in the flow's
+    /// `input` were filled in (masked as the rest of the report), as [`Step::sent`].
+    pub sent: Option<Box<Value>>,
 }
 
 impl fmt::Display for Failure {

@@ -67,6 +67,7 @@ impl Phase {
             message: message.into(),
             mismatch: None,
             rpc_error: None,
+            sent: None,
         }
     }
 

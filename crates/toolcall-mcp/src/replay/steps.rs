@@ -204,7 +204,6 @@ impl Run<'_> {
         call: &Call,
         phase: &Phase,
     ) -> Result<Step, Failure> {
-        let catalog = &catalogs.tools;
         // `${steps.…}` references filled in from the results before this call.
         let filled;
         let input = if call.captures.is_empty() {
@@ -214,6 +213,26 @@ impl Run<'_> {
                 .map_err(|message| phase.fail(FailureKind::Capture, message))?;
             &filled
         };
+        let sent = (!call.captures.is_empty()).then(|| self.flow.mask_value(input));
+        self.call_with(client, catalogs, call, phase, input, sent.clone())
+            .await
+            .map_err(|failure| Failure {
+                sent: sent.map(Box::new),
+                ..failure
+            })
+    }
+
+    /// [`Self::call`] with its `input` filled in (and `sent`, the masked copy a report shows).
+    async fn call_with(
+        &mut self,
+        client: &Client,
+        catalogs: &Catalogs,
+        call: &Call,
+        phase: &Phase,
+        input: &Value,
+        sent: Option<Value>,
+    ) -> Result<Step, Failure> {
+        let catalog = &catalogs.tools;
         // A call that must be refused may name a tool the server does not list: what the
         // server answers such a call (an agent's namespacing bug, recorded) is the test.
         if !catalog.contains(&call.name) && call.expect_error.is_none() {
@@ -339,7 +358,7 @@ impl Run<'_> {
             elapsed,
             rounds,
             skipped: None,
-            sent: (!call.captures.is_empty()).then(|| self.flow.mask_value(input)),
+            sent,
             // Structured content, else the first text; else what the blocks are (an image's
             // type, MIME type and size, never its data).
             result: result
