@@ -4,10 +4,18 @@
 //! `llm.input_messages.N.message.tool_calls.M.tool_call.{id,function.name,function.arguments}`,
 //! the same under `llm.output_messages`, and `llm.tools.N.tool.json_schema` for the catalog.
 //!
+//! Phoenix's span exports (its REST API, its JSON and JSON Lines downloads) write the kind beside
+//! the attributes (`"span_kind": "LLM"`), often with no `openinference.span.kind` among them,
+//! and the attributes in their logical shape: `"llm.input_messages": [{"message.role": …,
+//! "message.tool_calls": [{"tool_call.function.name": …}]}]`, or nested objects (`{"llm":
+//! {"model_name": …}}`). Such a span is read as its OTLP export would be: the kind from either
+//! place, the attributes flattened to the indexed keys.
+//!
 //! Each `LLM` span is a turn. A `json_schema` of `"{}"` names no tool: a catalog made only of
 //! such entries is not a catalog (the turn is not judged), never an empty one. A `TOOL` span
 //! whose `tool_call.id` a turn holds is folded into it.
 
+use std::borrow::Cow;
 
 use serde_json::Value;
 
@@ -29,8 +37,29 @@ pub static SOURCE: Source = Source {
     reads: Reads::Spans { claims, turns },
 };
 
+/// OpenInference's span kinds: what a `span_kind` beside the attributes must be to be one (an
+/// OTLP kind such as `SPAN_KIND_INTERNAL` is not).
+const KINDS: [&str; 11] = [
+    "LLM",
+    "CHAIN",
+    "TOOL",
+    "AGENT",
+    "RETRIEVER",
+    "EMBEDDING",
+    "RERANKER",
+    "GUARDRAIL",
+    "EVALUATOR",
+    "PROMPT",
+    "UNKNOWN",
+];
+
 fn kind(s: &Span) -> Option<String> {
-    s.str_attr("openinference.span.kind")
+    s.str_attr("openinference.span.kind").or_else(|| {
+        s.kind
+            .as_deref()
+            .filter(|k| KINDS.contains(k))
+            .map(str::to_owned)
+    })
 }
 
 fn claims(spans: &[Span]) -> bool {
@@ -38,8 +67,10 @@ fn claims(spans: &[Span]) -> bool {
 }
 
 fn turns(spans: &[Span], found: &mut Found) {
+    let flat: Vec<Cow<Span>> = spans.iter().map(flattened).collect();
+    let spans: Vec<&Span> = flat.iter().map(|s| s.as_ref()).collect();
     let mut turns = Vec::new();
-    for span in spans.iter().filter(|s| kind(s).as_deref() == Some("LLM")) {
+    for span in spans.iter().copied().filter(|s| kind(s).as_deref() == Some("LLM")) {
         let place = if span.span_id.is_empty() {
             span.at.clone()
         } else {
@@ -66,7 +97,7 @@ fn turns(spans: &[Span], found: &mut Found) {
         turns.push(turn);
     }
     let turns = otel_genai::fold_duplicates(turns, found);
-    for span in spans.iter().filter(|s| kind(s).as_deref() == Some("TOOL")) {
+    for span in spans.iter().copied().filter(|s| kind(s).as_deref() == Some("TOOL")) {
         if span
             .str_attr("tool_call.id")
             .is_some_and(|id| otel_genai::held(&turns, &id))
@@ -75,6 +106,44 @@ fn turns(spans: &[Span], found: &mut Found) {
         }
     }
     found.turns.extend(turns);
+}
+
+/// `span` with its attributes in the indexed keys OTLP exports flatten them to: a list of
+/// objects under `llm.input_messages` as `llm.input_messages.N.…`, an object's members as
+/// `key.member` (the span itself when nothing needs it).
+fn flattened(span: &Span) -> Cow<'_, Span> {
+    let nested = |v: &Value| match v {
+        Value::Object(_) => true,
+        Value::Array(items) => items.iter().any(Value::is_object),
+        _ => false,
+    };
+    if !span.attributes.values().any(nested) {
+        return Cow::Borrowed(span);
+    }
+    let mut out = span.clone();
+    out.attributes.clear();
+    for (key, value) in &span.attributes {
+        flatten(key, value, &mut out.attributes);
+    }
+    Cow::Owned(out)
+}
+
+fn flatten(key: &str, value: &Value, into: &mut std::collections::BTreeMap<String, Value>) {
+    match value {
+        Value::Object(members) => {
+            for (k, v) in members {
+                flatten(&format!("{key}.{k}"), v, into);
+            }
+        }
+        Value::Array(items) if items.iter().any(Value::is_object) => {
+            for (i, v) in items.iter().enumerate() {
+                flatten(&format!("{key}.{i}"), v, into);
+            }
+        }
+        other => {
+            into.insert(key.to_owned(), other.clone());
+        }
+    }
 }
 
 fn catalog(span: &Span) -> Catalog {
