@@ -566,13 +566,13 @@ fn trace_turns(
             file,
             &turn.at,
         )?;
-        check_name(Some(file), turn.at.clone(), "id", &turn.id)?;
+        let id = format!("{prefix}/{}", crate::names::id_component(&turn.id));
         each(
             &agent,
             &Turn {
                 conversation: turn.at.clone(),
-                id: format!("{prefix}/{}", turn.id),
-                key: id_key(&format!("{prefix}/{}", turn.id)),
+                key: id_key(&id),
+                id,
                 case: judged.chat_request(),
                 response: judged.chat_response(),
                 calls: judged.calls().len(),

@@ -416,14 +416,11 @@ pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promot
                 turn.at
             )));
         };
-        if let Some(why) = crate::names::safe_component(&turn.id) {
-            return Err(refuse(format!(
-                "{}: its id `{}` cannot name a file: {why}",
-                turn.at,
-                toolcall_score::escape(&turn.id)
-            )));
-        }
-        let case_id = format!("{}/{}", options.prefix, turn.id);
+        let case_id = format!(
+            "{}/{}",
+            options.prefix,
+            crate::names::id_component(&turn.id)
+        );
         let key = crate::names::id_key(&case_id);
         plan.add(
             &options.out,
@@ -599,8 +596,7 @@ mod tests {
                             promoted_calls += turn.calls().len() as u64;
                         }
                         Err(e) => assert!(
-                            e.to_string().contains("without its result")
-                                || e.to_string().contains("cannot name a file"),
+                            e.to_string().contains("without its result"),
                             "{shown}: {} refused: {e}",
                             turn.id
                         ),
@@ -619,6 +615,78 @@ mod tests {
             imported_calls >= 50 && all_promoted >= 50,
             "{imported_calls} calls imported, {all_promoted} promoted"
         );
+    }
+
+    /// Span ids in base64, as OTLP's protobuf JSON mapping writes bytes (`/ECvKZUCzd4=`): the
+    /// id is data, so import and promote name the files by its safe form and refuse nothing;
+    /// `promote --id` still takes the id as the trace wrote it.
+    #[test]
+    fn base64_span_ids_name_safe_files_and_refuse_nothing() {
+        let span = |id: &str, call: &str| {
+            serde_json::json!({"traceId": "Q2XB/fAqmpI5d1vBq3Yg4A==", "spanId": id,
+                "name": "chat gpt-4o", "attributes": [
+                {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                {"key": "gen_ai.tool.definitions", "value": {"stringValue":
+                    "[{\"type\": \"function\", \"name\": \"get_weather\"}]"}},
+                {"key": "gen_ai.output.messages", "value": {"stringValue": format!(
+                    "[{{\"role\": \"assistant\", \"parts\": [{{\"type\": \"tool_call\",                      \"id\": \"{call}\", \"name\": \"get_weather\", \"arguments\": {{}}}}]}}]")}}]})
+        };
+        let body = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+            span("/ECvKZUCzd4=", "c1"), span("..", "c2"), span("a/b", "c3"), span("a%2Fb", "c4")]}]}]});
+        let dir = scratch("base64-ids");
+        let path = dir.join("trace.json");
+        std::fs::write(&path, body.to_string()).unwrap();
+        let out = dir.join("imported");
+        let summary = crate::import(
+            &path,
+            &crate::ImportOptions {
+                out: out.clone(),
+                ..crate::ImportOptions::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("refused: {e}"));
+        assert_eq!(summary.calls, 4);
+        assert_eq!(rate_written(&out), (4, 0));
+        let promoted = scratch("base64-ids-promoted");
+        let done = promote(
+            &path,
+            "/ECvKZUCzd4=",
+            &PromoteOptions {
+                out: promoted.clone(),
+                agent: "promoted".into(),
+                prefix: "incidents".into(),
+                ..PromoteOptions::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("refused: {e}"));
+        assert_eq!(done.cases.len(), 1);
+        assert_eq!(done.cases, ["incidents/%2FECvKZUCzd4="]);
+        assert_eq!(rate_written(&promoted), (1, 0));
+    }
+
+    #[test]
+    fn an_id_names_one_safe_component_and_two_ids_never_one() {
+        use crate::names::{id_component, safe_component};
+        let ids = [
+            "/ECvKZUCzd4=",
+            "a/b",
+            "a%2Fb",
+            "a\\b",
+            "..",
+            ".",
+            ".hidden",
+            "x\u{1b}[31m",
+            "plain-id",
+            "%",
+        ];
+        let names: Vec<String> = ids.iter().map(|id| id_component(id)).collect();
+        for (id, name) in ids.iter().zip(&names) {
+            assert_eq!(safe_component(name), None, "{id:?} -> {name:?}");
+        }
+        assert_eq!(names[0], "%2FECvKZUCzd4=");
+        assert_eq!(names[8], "plain-id");
+        let distinct: std::collections::HashSet<&String> = names.iter().collect();
+        assert_eq!(distinct.len(), names.len(), "{names:?}");
     }
 
     #[test]
