@@ -226,6 +226,7 @@ fn rate_each(
             // Each group of the file (a trace) is scored as soon as it is read.
             let mut order = 0u64;
             let mut refused = None;
+            let before = tally.traces.mark();
             let read = toolcall_traces::read_file_each(file, &path, from, &mut |found| {
                 let supplied =
                     supplied.get_or_init(|| Supplied::parse(tools).map_err(|e| e.to_string()));
@@ -240,7 +241,7 @@ fn rate_each(
                 return fail(RateError::Config(e));
             }
             match read {
-                Ok(_) => {}
+                Ok(source) => tally.traces.read_by(source.name, before),
                 // A Parquet file is never read as a log: no source claiming it is its error.
                 Err(toolcall_traces::TraceError::NotATrace { .. })
                     if from.is_none() && tell_logs && !toolcall_traces::is_parquet(&path) =>
@@ -299,8 +300,8 @@ pub fn add_found(
         };
         // The turn is scored as the source read it: the core's transcript and response.
         let Some(case) = turn.case(supplied.for_turn(turn)) else {
-            tally.traces.not_judged_turns += 1;
-            tally.traces.not_judged_calls += turn.calls().len() as u64;
+            let names: Vec<String> = turn.calls().iter().map(|c| c.name.clone()).collect();
+            tally.traces.not_judged(&names, &turn.at, (index, order));
             continue;
         };
         if Catalog::Recorded(case.catalog.clone()).is_names_only() {
