@@ -584,16 +584,21 @@ fn end(v: &Value) -> u64 {
     time(v, "endTimeUnixNano", "endTime", "end_time")
 }
 
+/// An RFC 3339 time in nanoseconds since the epoch; 0 when it is not one (or before 1970).
+pub(crate) fn rfc3339_nanos(t: &str) -> u64 {
+    chrono::DateTime::parse_from_rfc3339(t)
+        .ok()
+        .and_then(|t| t.timestamp_nanos_opt())
+        .and_then(|n| u64::try_from(n).ok())
+        .unwrap_or(0)
+}
+
 fn time(v: &Value, unix_nano: &str, hr_time: &str, rfc3339: &str) -> u64 {
     if let Some(t) = v.get(unix_nano) {
         return nanos(Some(t));
     }
     if let Some(t) = v.get(rfc3339).and_then(Value::as_str) {
-        return chrono::DateTime::parse_from_rfc3339(t)
-            .ok()
-            .and_then(|t| t.timestamp_nanos_opt())
-            .and_then(|n| u64::try_from(n).ok())
-            .unwrap_or(0);
+        return rfc3339_nanos(t);
     }
     match v.get(hr_time).and_then(Value::as_array).map(Vec::as_slice) {
         Some([secs, ns]) => secs

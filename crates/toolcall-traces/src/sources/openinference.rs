@@ -91,6 +91,7 @@ fn turns(spans: &[Span], found: &mut Found) {
         turn.trace = (!span.trace_id.is_empty()).then(|| span.trace_id.clone());
         turn.model = span.str_attr("llm.model_name");
         turn.name = (!span.name.is_empty()).then(|| span.name.clone());
+        turn.window = Turn::window_of(span);
         turn.catalog = catalog(span);
         turn.transcript.messages = messages(span, "llm.input_messages");
         turn.response = reply(text, calls);

@@ -181,9 +181,90 @@ pub(crate) fn held(turns: &[Turn], id: &str) -> bool {
         .any(|t| t.calls().iter().any(|c| c.id.as_deref() == Some(id)))
 }
 
-/// Two model spans of one trace that hold the same calls (by id) are one turn recorded twice:
-/// the one that says more (a catalog, then more of the conversation) is kept.
+/// Two model spans of one trace that hold the same calls are one turn recorded twice (two
+/// instrumentations, an outer span repeating its steps): the one that says more (a catalog,
+/// then more of the conversation) is kept, and its calls counted once. The same calls are
+/// told by their ids; when only one record carries the ids (an OpenInference span beside a
+/// GenAI span of the same call, say), by what both record: the calls' names and arguments, in
+/// order, at overlapping times.
 pub(crate) fn fold_duplicates(turns: Vec<Turn>, found: &mut Found) -> Vec<Turn> {
+    let kept = fold_by_id(turns, found);
+    fold_without_ids(kept, found)
+}
+
+/// The names and arguments of a turn's calls, in order: what two records of one call share
+/// whatever ids they carry.
+fn calls_said(t: &Turn) -> String {
+    t.calls()
+        .iter()
+        .map(|c| format!("{}\u{0}{:?}", c.name, c.arguments))
+        .collect::<Vec<_>>()
+        .join("\u{1}")
+}
+
+/// Whether every call of `t` has an id (`Some(true)`), none has (`Some(false)`), or some have.
+fn ids(t: &Turn) -> Option<bool> {
+    let with = t.calls().iter().filter(|c| c.id.is_some()).count();
+    match with {
+        0 => Some(false),
+        n if n == t.calls().len() => Some(true),
+        _ => None,
+    }
+}
+
+fn overlap(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> bool {
+    matches!((a, b), (Some(a), Some(b)) if a.0 <= b.1 && b.0 <= a.1)
+}
+
+/// The second pass of [`fold_duplicates`]: one record of a call carries its ids, the other none.
+fn fold_without_ids(turns: Vec<Turn>, found: &mut Found) -> Vec<Turn> {
+    let mut by_calls: std::collections::HashMap<(Option<String>, String), Vec<usize>> =
+        std::collections::HashMap::new();
+    let mut kept: Vec<Turn> = Vec::new();
+    for turn in turns {
+        let (Some(has_ids), false) = (ids(&turn), turn.calls().is_empty()) else {
+            kept.push(turn);
+            continue;
+        };
+        let key = (turn.trace.clone(), calls_said(&turn));
+        let twin = by_calls.get(&key).and_then(|at| {
+            at.iter().copied().find(|&i| {
+                ids(&kept[i]) == Some(!has_ids) && overlap(kept[i].window, turn.window)
+            })
+        });
+        match twin {
+            Some(i) => {
+                found.folded += turn.calls().len();
+                let existing = &mut kept[i];
+                let better = (turn.catalog.is_recorded(), turn.transcript.messages.len())
+                    > (
+                        existing.catalog.is_recorded(),
+                        existing.transcript.messages.len(),
+                    );
+                let (mut keep, other) = if better {
+                    (turn, std::mem::replace(existing, Turn::at(String::new(), String::new())))
+                } else {
+                    (std::mem::replace(existing, Turn::at(String::new(), String::new())), turn)
+                };
+                // The call keeps the id the other record gave it.
+                for (call, twin) in keep.response.calls.iter_mut().zip(other.calls()) {
+                    if call.id.is_none() {
+                        call.id.clone_from(&twin.id);
+                    }
+                }
+                kept[i] = keep;
+            }
+            None => {
+                by_calls.entry(key).or_default().push(kept.len());
+                kept.push(turn);
+            }
+        }
+    }
+    kept
+}
+
+/// The first pass of [`fold_duplicates`]: turns whose calls all carry ids, by those ids.
+fn fold_by_id(turns: Vec<Turn>, found: &mut Found) -> Vec<Turn> {
     let key = |t: &Turn| -> Option<(Option<String>, Vec<String>)> {
         let ids: Option<Vec<String>> = t.calls().iter().map(|c| c.id.clone()).collect();
         ids.filter(|ids| !ids.is_empty())
@@ -280,6 +361,7 @@ pub(crate) fn model_turn(span: &Span) -> Result<Option<Turn>, String> {
         .str_attr("gen_ai.response.model")
         .or_else(|| span.str_attr("gen_ai.request.model"));
     turn.name = (!span.name.is_empty()).then(|| span.name.clone());
+    turn.window = Turn::window_of(span);
     turn.catalog = catalog;
     turn.system = system;
     turn.transcript.messages = messages;
@@ -724,5 +806,119 @@ mod tests {
         let verdict = toolcall_score::score(&turn.case(None).unwrap(), &turn.response);
         let kinds: Vec<_> = verdict.findings().iter().map(|f| f.kind.as_str()).collect();
         assert_eq!(kinds, ["unknown_tool"], "the transcript's call is answered");
+    }
+}
+#[cfg(test)]
+mod folding {
+    //! One call recorded by two instrumentations, its id on one side only. No licensed
+    //! recording of this was found (the Langfuse framework traces and OpenInference's fixtures
+    //! were searched), so the records are written by hand in each convention's shape.
+    use serde_json::{json, Value};
+
+    /// A GenAI span of `trace`, running from `start` to `end` (seconds), with `attributes`.
+    fn span(id: &str, start: u64, end: u64, attributes: Value) -> Value {
+        let attributes: Vec<Value> = attributes
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| json!({"key": k, "value": {"stringValue": v}}))
+            .collect();
+        json!({"traceId": "t1", "spanId": id, "name": "chat gpt-4o",
+               "startTimeUnixNano": (start * 1_000_000_000).to_string(),
+               "endTimeUnixNano": (end * 1_000_000_000).to_string(),
+               "attributes": attributes})
+    }
+
+    /// The framework's span, with the call's id, and OpenLLMetry's legacy attributes of the
+    /// same call, without it.
+    fn pair(with_id: (u64, u64), without: (u64, u64), arguments: &str) -> String {
+        let current = span(
+            "a",
+            with_id.0,
+            with_id.1,
+            json!({"gen_ai.tool.definitions": "[{\"type\": \"function\", \"name\": \"get_weather\"}]",
+                   "gen_ai.output.messages": "[{\"role\": \"assistant\", \"parts\": [{\"type\": \"tool_call\", \"id\": \"call_1\", \"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]}]"}),
+        );
+        let legacy = span(
+            "b",
+            without.0,
+            without.1,
+            json!({"gen_ai.completion.0.role": "assistant",
+                   "gen_ai.completion.0.tool_calls.0.name": "get_weather",
+                   "gen_ai.completion.0.tool_calls.0.arguments": arguments}),
+        );
+        json!({"resourceSpans": [{"scopeSpans": [{"spans": [current, legacy]}]}]}).to_string()
+    }
+
+    fn read(text: &str) -> crate::Found {
+        crate::read(text, "f.json", None).expect("read").1
+    }
+
+    #[test]
+    fn a_call_recorded_twice_with_its_id_once_is_folded_on_time_name_and_arguments() {
+        let found = read(&pair((10, 12), (10, 12), "{\"city\": \"Paris\"}"));
+        assert_eq!(found.turns.len(), 1, "{:?}", found.turns);
+        assert_eq!(found.folded, 1);
+        let call = &found.turns[0].calls()[0];
+        assert_eq!((call.name.as_str(), call.id.as_deref()), ("get_weather", Some("call_1")));
+        assert!(found.turns[0].catalog.is_recorded(), "the record with the catalog is kept");
+        // Arguments written another way are the same arguments.
+        let found = read(&pair((10, 12), (11, 13), "{ \"city\" : \"Paris\" }"));
+        assert_eq!((found.turns.len(), found.folded), (1, 1));
+    }
+
+    #[test]
+    fn calls_that_differ_in_time_or_arguments_are_two_calls() {
+        // Apart in time: a second call with the same arguments.
+        let found = read(&pair((10, 12), (20, 22), "{\"city\": \"Paris\"}"));
+        assert_eq!((found.turns.len(), found.folded), (2, 0));
+        // Other arguments.
+        let found = read(&pair((10, 12), (10, 12), "{\"city\": \"Lyon\"}"));
+        assert_eq!((found.turns.len(), found.folded), (2, 0));
+        // No times recorded: nothing says they are one call.
+        let strip = |text: String| {
+            let mut v: Value = serde_json::from_str(&text).unwrap();
+            for s in v["resourceSpans"][0]["scopeSpans"][0]["spans"]
+                .as_array_mut()
+                .unwrap()
+            {
+                s.as_object_mut().unwrap().remove("endTimeUnixNano");
+            }
+            v.to_string()
+        };
+        let found = read(&strip(pair((10, 12), (10, 12), "{\"city\": \"Paris\"}")));
+        assert_eq!((found.turns.len(), found.folded), (2, 0));
+    }
+
+    /// A Langfuse export holding the OpenInference record of a call (the raw Chat body in
+    /// `output`, its id in it, as agno's instrumentation keeps it) and a GenAI one (parts, no
+    /// id), as two GENERATION observations, the second inside the first.
+    #[test]
+    fn an_openinference_and_a_genai_generation_of_one_call_fold_in_a_langfuse_export() {
+        let body = json!({"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
+                "content": null, "tool_calls": [{"id": "call_V", "type": "function", "function": {
+                    "name": "duckduckgo_search", "arguments": "{\"query\":\"trends\"}"}}]}}]});
+        let oi = json!({"id": "oi", "traceId": "t1", "type": "GENERATION", "name": "OpenAIChat.invoke",
+            "startTime": "2025-06-11T14:01:32.600Z", "endTime": "2025-06-11T14:01:33.560Z",
+            "output": body.to_string(),
+            "metadata": {"attributes": {
+                "openinference.span.kind": "LLM",
+                "llm.tools.0.tool.json_schema": "{\"type\": \"function\", \"function\": {\"name\": \"duckduckgo_search\"}}"}}});
+        let genai = json!({"id": "ga", "traceId": "t1", "type": "GENERATION", "name": "chat gpt-4o-mini",
+            "parentObservationId": "oi",
+            "startTime": "2025-06-11T14:01:32.606Z", "endTime": "2025-06-11T14:01:33.559Z",
+            "output": [{"role": "assistant", "parts": [{"type": "tool_call", "name": "duckduckgo_search",
+                        "arguments": {"query": "trends"}}]}]});
+        let export = json!({"trace": {"id": "t1"}, "observations": [oi, genai]}).to_string();
+        let (source, found) = crate::read(&export, "t.json", None).expect("read");
+        assert_eq!(source.name, "langfuse");
+        let calls: Vec<(String, Option<String>)> = found
+            .turns
+            .iter()
+            .flat_map(|t| t.calls().iter().map(|c| (c.name.clone(), c.id.clone())))
+            .collect();
+        assert_eq!(calls, [("duckduckgo_search".into(), Some("call_V".into()))]);
+        assert_eq!(found.folded, 1);
     }
 }
