@@ -28,8 +28,10 @@
 //!              "folded_calls": 2,     //   traces read in parts (their records far apart)
 //!              "split_traces": 0,     //   (all zero for logs and trees)
 //!              "not_judged_by_source": {"claude-code": {"turns": 3, "calls": 5}},
-//!              "not_judged": [{"name": "Read", "at": "s.jsonl:4", "source": "claude-code"}]},
+//!              "not_judged": [{"name": "Read", "at": "s.jsonl:4", "source": "claude-code"}],
 //!                                     //   the first 20 calls not judged, in input order
+//!              "notes": [{"at": "t.json", "note": "ATIF version `ATIF-v1.8` is newer …"}]},
+//!                                     //   records read with a caveat (they fail nothing)
 //!   "stopped": null,                  // why a live run stopped early, when it did
 //!   "live": {"asked": 51, "resumed": 0, "failed": 0, "unasked": 0,
 //!            "requests": 51, "tokens": 48210},  // live mode only (null otherwise)
@@ -437,6 +439,14 @@ impl fmt::Display for Report {
             if more > 0 {
                 writeln!(f, "  and {more} more call(s) not judged")?;
             }
+        }
+        for note in &traces.notes {
+            writeln!(
+                f,
+                "note: {}: {}",
+                toolcall_score::escape(&note.at),
+                note.note
+            )?;
         }
         if traces.names_only_turns > 0 {
             writeln!(

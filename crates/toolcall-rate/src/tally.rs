@@ -95,6 +95,10 @@ pub struct TraceCounts {
     /// The first of those calls (at most [`LISTED_NOT_JUDGED`]) in the inputs' order, each
     /// with where its turn is and its source.
     pub not_judged: Vec<UnjudgedCall>,
+    /// What a source said of records it read with a caveat (an ATIF file newer than its
+    /// reader: what of it was read), the first [`LISTED_NOT_JUDGED`] in the inputs' order.
+    /// They fail nothing.
+    pub notes: Vec<TraceNote>,
     /// Turns judged against a catalog of names only (arguments not validated).
     pub names_only_turns: u64,
     /// Calls recorded more than once, folded into one.
@@ -111,6 +115,18 @@ pub struct NotJudged {
     pub turns: u64,
     /// Their calls.
     pub calls: u64,
+}
+
+/// A source's note on a record it read.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct TraceNote {
+    /// Where the record is.
+    pub at: String,
+    /// What was read of it, and what was not.
+    pub note: String,
+    /// Its place in the inputs.
+    #[serde(skip)]
+    pub(crate) order: (usize, u64),
 }
 
 /// One call not judged: its trace recorded no catalog for its turn.
@@ -260,6 +276,9 @@ impl Tally {
             entry.turns += n.turns;
             entry.calls += n.calls;
         }
+        self.traces.notes.extend(other.traces.notes);
+        self.traces.notes.sort_by_key(|n| n.order);
+        self.traces.notes.truncate(LISTED_NOT_JUDGED);
         self.traces.not_judged.extend(other.traces.not_judged);
         self.traces.not_judged.sort_by_key(|c| c.order);
         self.traces.not_judged.truncate(LISTED_NOT_JUDGED);

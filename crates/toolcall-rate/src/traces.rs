@@ -291,6 +291,15 @@ pub fn add_found(
         );
         *order += 1;
     }
+    for note in &found.notes {
+        if tally.traces.notes.len() < crate::tally::LISTED_NOT_JUDGED {
+            tally.traces.notes.push(crate::tally::TraceNote {
+                at: note.at.clone(),
+                note: note.why.clone(),
+                order: (index, *order),
+            });
+        }
+    }
     tally.traces.folded_calls += found.folded as u64;
     tally.traces.split_traces += found.split as u64;
     for turn in &found.turns {

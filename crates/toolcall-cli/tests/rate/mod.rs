@@ -710,7 +710,7 @@ fn rate_reads_traces_and_counts_what_it_cannot_judge() {
         traces,
         json!({"not_judged_turns": 4, "not_judged_calls": 2, "names_only_turns": 0,
                "folded_calls": 3, "split_traces": 0,
-               "not_judged_by_source": {"langfuse": {"turns": 4, "calls": 2}}})
+               "not_judged_by_source": {"langfuse": {"turns": 4, "calls": 2}}, "notes": []})
     );
     let text = stdout(&toolcall(&[&["rate", "-q"], &args[..]].concat()));
     // Each call not judged is named, with its turn and the source that read it.
@@ -735,6 +735,44 @@ fn rate_reads_traces_and_counts_what_it_cannot_judge() {
     ] {
         assert!(text.contains(line), "missing {line:?} in:\n{text}");
     }
+}
+
+/// An ATIF trajectory newer than the reader is rated with a note saying what of it was read,
+/// which fails nothing; one of another major version is refused, its version named.
+#[test]
+fn an_atif_version_the_reader_was_not_written_for_is_said() {
+    let dir = scratch("trace-atif-versions");
+    let real =
+        std::fs::read_to_string(trace_fixture("atif/parallel_tools_mixed_results.json")).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&real).unwrap();
+    doc["schema_version"] = json!("ATIF-v1.9");
+    let newer = dir.join("newer.json");
+    write(&newer, &doc);
+    let out = toolcall(&["rate", "--min-calls", "0", newer.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("is newer than ATIF-v1.7, which this reader was written for"),
+        "{text}"
+    );
+    let report = toolcall_json(
+        &[
+            "rate",
+            "--json",
+            "--min-calls",
+            "0",
+            newer.to_str().unwrap(),
+        ],
+        0,
+    );
+    assert_eq!(report["traces"]["notes"].as_array().map(Vec::len), Some(1));
+    doc["schema_version"] = json!("ATIF-v2.0");
+    let other = dir.join("other.json");
+    write(&other, &doc);
+    let out = toolcall(&["rate", "-q", "--strict", other.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("ATIF version `ATIF-v2.0`"), "{said}");
 }
 
 /// A file no source claims, a source named for a file it does not claim: each said with the
