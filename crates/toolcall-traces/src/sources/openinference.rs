@@ -129,9 +129,22 @@ fn flattened(span: &Span) -> Cow<'_, Span> {
     Cow::Owned(out)
 }
 
+/// Attributes whose value is JSON of its own (a schema, a call's arguments, the raw input):
+/// an object there is the value, not more attributes.
+const JSON_VALUED: [&str; 5] = [
+    "json_schema",
+    "arguments",
+    "parameters",
+    "invocation_parameters",
+    "value",
+];
+
 fn flatten(key: &str, value: &Value, into: &mut std::collections::BTreeMap<String, Value>) {
+    let last = key.rsplit('.').next().unwrap_or(key);
     match value {
-        Value::Object(members) => {
+        // A namespace (`{"llm": {"model_name": …}}`) or a list item (a message, a tool call);
+        // an object under a JSON-valued name (`tool.json_schema`) is that attribute's value.
+        Value::Object(members) if !JSON_VALUED.contains(&last) => {
             for (k, v) in members {
                 flatten(&format!("{key}.{k}"), v, into);
             }
@@ -203,6 +216,38 @@ fn messages(span: &Span, prefix: &str) -> Vec<Message> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Phoenix's logical attributes and its nested ones read as the indexed keys; a schema
+    /// kept as an object stays the schema.
+    #[test]
+    fn nested_attributes_are_flattened_but_json_values_are_kept() {
+        let mut span = Span {
+            kind: Some("LLM".into()),
+            ..Span::default()
+        };
+        span.attributes.insert(
+            "llm".into(),
+            serde_json::json!({"model_name": "m", "tools": [{"tool": {"json_schema":
+                {"type": "function", "function": {"name": "get_weather"}}}}]}),
+        );
+        span.attributes.insert(
+            "llm.output_messages".into(),
+            serde_json::json!([{"message.role": "assistant", "message.tool_calls": [
+                {"tool_call.function.name": "get_weather",
+                 "tool_call.function.arguments": {"city": "Paris"}}]}]),
+        );
+        let flat = flattened(&span);
+        assert_eq!(flat.str_attr("llm.model_name").as_deref(), Some("m"));
+        assert_eq!(catalog(&flat), Catalog::of([tool("get_weather", None, None)]));
+        assert_eq!(
+            flat.attr("llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments"),
+            Some(&serde_json::json!({"city": "Paris"}))
+        );
+        assert_eq!(kind(&flat).as_deref(), Some("LLM"));
+        // An OTLP kind beside the attributes is not an OpenInference one.
+        span.kind = Some("SPAN_KIND_INTERNAL".into());
+        assert_eq!(kind(&span), None);
+    }
 
     /// Phoenix keeps tool entries whose schema is `"{}"` (seen in its own data, which is not
     /// under a licence this repository can take): they name no tool, so they are no catalog.
