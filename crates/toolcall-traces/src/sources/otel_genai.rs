@@ -808,6 +808,7 @@ mod tests {
         assert_eq!(kinds, ["unknown_tool"], "the transcript's call is answered");
     }
 }
+
 #[cfg(test)]
 mod folding {
     //! One call recorded by two instrumentations, its id on one side only. No licensed
@@ -815,7 +816,7 @@ mod folding {
     //! were searched), so the records are written by hand in each convention's shape.
     use serde_json::{json, Value};
 
-    /// A GenAI span of `trace`, running from `start` to `end` (seconds), with `attributes`.
+    /// A GenAI span of trace `t1`, running from `start` to `end` (seconds), with `attributes`.
     fn span(id: &str, start: u64, end: u64, attributes: Value) -> Value {
         let attributes: Vec<Value> = attributes
             .as_object()
