@@ -8,6 +8,11 @@
 //!   `instrumentationLibrarySpans`), attributes as `[{"key", "value": {"stringValue": …}}]`;
 //! - Grafana Tempo's export: the same under `"batches"`;
 //! - Jaeger's JSON (`{"data": [{"traceID", "spans": [{"spanID", "tags": [...], "logs": [...]}]}]}`);
+//! - a JSON array of export bodies, and a list of spans under `spans` or `data` (a span API's
+//!   page, Phoenix's `{"data": [...], "next_cursor"}`);
+//! - Phoenix's spans: the console shape with `span_kind` beside the attributes and RFC 3339
+//!   times, or a row of its span dataframe saved as JSON (`context.span_id` and `attributes.*`
+//!   columns);
 //! - JSON Lines of any of these, or of single spans (OTLP-shaped, the Python SDK's console
 //!   exporter shape with `context` and attributes as an object, or the JS SDK's shape with
 //!   `startTime` as `[seconds, nanoseconds]`), possibly with the other signals' records between
@@ -543,12 +548,55 @@ fn is_single_span(v: &Value) -> bool {
         || v.get("spanID").is_some()
         || v.get("span_id").is_some()
         || v.pointer("/context/span_id").is_some();
-    has_id && (v.get("attributes").is_some() || v.get("tags").is_some())
+    (has_id && (v.get("attributes").is_some() || v.get("tags").is_some())) || is_frame_row(v)
+}
+
+/// A row of a span dataframe (Phoenix's `get_spans_dataframe()`, saved as JSON records):
+/// `context.span_id` and `attributes.*` as columns of their own.
+fn is_frame_row(v: &Value) -> bool {
+    v.get("context.span_id").is_some()
+        && v.as_object()
+            .is_some_and(|m| m.keys().any(|k| k.starts_with("attributes.")))
+}
+
+/// [`is_frame_row`]'s row: its `attributes.*` columns are the attributes.
+fn frame_row(v: &Value, at: &str) -> Span {
+    let parent = string(v.get("parent_id"));
+    Span {
+        at: at.to_owned(),
+        trace_id: string(v.get("context.trace_id")),
+        span_id: string(v.get("context.span_id")),
+        parent_id: (!parent.is_empty()).then_some(parent),
+        name: string(v.get("name")),
+        start: start(v),
+        end: end(v),
+        kind: v
+            .get("span_kind")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        attributes: v
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(_, value)| !value.is_null())
+            .filter_map(|(k, value)| {
+                Some((k.strip_prefix("attributes.")?.to_owned(), value.clone()))
+            })
+            .collect(),
+        events: events(v, |a| {
+            a.and_then(Value::as_object)
+                .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                .unwrap_or_default()
+        }),
+    }
 }
 
 fn single_span(v: &Value, at: &str) -> Span {
     if v.get("tags").is_some() {
         return jaeger_span(v, at);
+    }
+    if v.get("attributes").is_none() && is_frame_row(v) {
+        return frame_row(v, at);
     }
     match v.get("attributes") {
         Some(Value::Object(_)) => console_span(v, at),

@@ -249,6 +249,48 @@ mod tests {
         assert_eq!(kind(&span), None);
     }
 
+    /// Phoenix's spans as `get_spans_dataframe()` lays them out, saved as JSON records: the
+    /// real spans of `phoenix_llm_spans_span_kind.jsonl` put in its columns (`context.span_id`,
+    /// `attributes.llm.input_messages`, …, the layout phoenix-client's tests assert; absent
+    /// columns null) read as those spans do.
+    #[test]
+    fn a_span_dataframe_saved_as_records_reads_as_its_spans() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let text =
+            std::fs::read_to_string(dir.join("openinference/phoenix_llm_spans_span_kind.jsonl"))
+                .unwrap();
+        let (_, want) = crate::read(&text, "f", None).unwrap();
+        let rows: Vec<Value> = text
+            .lines()
+            .map(|line| {
+                let span: Value = serde_json::from_str(line).unwrap();
+                let mut row = serde_json::Map::new();
+                for key in ["name", "span_kind", "parent_id", "start_time", "end_time"] {
+                    row.insert(key.into(), span[key].clone());
+                }
+                row.insert("context.span_id".into(), span["context"]["span_id"].clone());
+                row.insert("context.trace_id".into(), span["context"]["trace_id"].clone());
+                for (k, v) in span["attributes"].as_object().unwrap() {
+                    row.insert(format!("attributes.{k}"), v.clone());
+                }
+                row.insert("attributes.retrieval.documents".into(), Value::Null);
+                Value::Object(row)
+            })
+            .collect();
+        for text in [
+            Value::Array(rows.clone()).to_string(),
+            rows.iter().map(Value::to_string).collect::<Vec<_>>().join("\n"),
+        ] {
+            let (source, found) = crate::read(&text, "f", None).expect("rows are spans");
+            assert_eq!(source.name, "openinference");
+            assert_eq!(found.turns.len(), want.turns.len());
+            for (got, want) in found.turns.iter().zip(&want.turns) {
+                assert_eq!((got.calls(), &got.transcript), (want.calls(), &want.transcript));
+                assert_eq!(got.window, want.window);
+            }
+        }
+    }
+
     /// Phoenix keeps tool entries whose schema is `"{}"` (seen in its own data, which is not
     /// under a licence this repository can take): they name no tool, so they are no catalog.
     #[test]
