@@ -766,6 +766,15 @@ fn an_atif_version_the_reader_was_not_written_for_is_said() {
         0,
     );
     assert_eq!(report["traces"]["notes"].as_array().map(Vec::len), Some(1));
+    // A note is not a bad record: --strict reads on.
+    let out = toolcall(&[
+        "rate",
+        "--strict",
+        "--min-calls",
+        "0",
+        newer.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     doc["schema_version"] = json!("ATIF-v2.0");
     let other = dir.join("other.json");
     write(&other, &doc);
