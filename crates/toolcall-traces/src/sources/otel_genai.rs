@@ -58,7 +58,12 @@ fn is_inference_span(s: &Span) -> bool {
     )
 }
 
+/// A span that records a model's answer. An `execute_tool` span is never one, whatever events it
+/// carries (Strands records the tool's result as a `gen_ai.choice` of it).
 fn is_model_span(s: &Span) -> bool {
+    if is_tool_span(s) {
+        return false;
+    }
     s.attr("gen_ai.output.messages").is_some()
         || s.attr("gen_ai.input.messages").is_some()
         || s.has_prefix("gen_ai.completion.")
@@ -559,6 +564,20 @@ fn calls_in_content(content: &str) -> Option<Vec<ToolCall>> {
     structured.then(|| chat_calls(Some(&value)))
 }
 
+/// An event's content as the provider's content blocks when it holds them as JSON text (Strands
+/// writes Bedrock's `[{"text": …}, {"toolUse": …}]` so), else as it is.
+fn blocks(v: &Value) -> Value {
+    match v {
+        Value::String(s) => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Array(items)) if !items.is_empty() && items.iter().all(Value::is_object) => {
+                Value::Array(items)
+            }
+            _ => v.clone(),
+        },
+        other => other.clone(),
+    }
+}
+
 /// The legacy events: per-message events and `gen_ai.choice`, or the older content events with
 /// the messages as JSON.
 fn events(span: &Span) -> Result<(Vec<Message>, Vec<Message>), String> {
@@ -588,19 +607,29 @@ fn events(span: &Span) -> Result<(Vec<Message>, Vec<Message>), String> {
                 }
             }
             "gen_ai.choice" => {
-                let message = body("message")
-                    .map(|m| structured(&m).unwrap_or(m))
-                    .unwrap_or_else(|| {
+                let message = match body("message").map(|m| structured(&m).unwrap_or(m)) {
+                    // A message, its content blocks alone (Strands writes Bedrock's
+                    // `[{"text"}, {"toolUse"}]`), or its text.
+                    Some(Value::Object(mut m)) => {
+                        m.entry("role").or_insert_with(|| Value::from("assistant"));
+                        Value::Object(m)
+                    }
+                    Some(Value::Array(blocks)) => {
+                        serde_json::json!({"role": "assistant", "content": blocks})
+                    }
+                    Some(Value::String(text)) => {
+                        serde_json::json!({"role": "assistant", "content": text})
+                    }
+                    Some(_) => continue,
+                    None => {
                         let mut m = serde_json::Map::new();
                         for (k, v) in &event.attributes {
                             m.insert(k.clone(), v.clone());
                         }
+                        m.entry("role").or_insert_with(|| Value::from("assistant"));
                         Value::Object(m)
-                    });
-                let mut message = message;
-                if message.get("role").is_none() {
-                    message["role"] = Value::from("assistant");
-                }
+                    }
+                };
                 output.extend(read_message(&message));
             }
             name if name.starts_with("gen_ai.") && name.ends_with(".message") => {
@@ -609,7 +638,7 @@ fn events(span: &Span) -> Result<(Vec<Message>, Vec<Message>), String> {
                     .trim_end_matches(".message");
                 let mut m = serde_json::Map::new();
                 for (k, v) in &event.attributes {
-                    m.insert(k.clone(), v.clone());
+                    m.insert(k.clone(), blocks(v));
                 }
                 m.insert("role".into(), Value::from(role));
                 input.extend(read_message(&Value::Object(m)));
@@ -806,6 +835,36 @@ mod tests {
         let verdict = toolcall_score::score(&turn.case(None).unwrap(), &turn.response);
         let kinds: Vec<_> = verdict.findings().iter().map(|f| f.kind.as_str()).collect();
         assert_eq!(kinds, ["unknown_tool"], "the transcript's call is answered");
+    }
+}
+
+#[cfg(test)]
+mod choices {
+    use super::*;
+    use crate::spans::Event;
+
+    /// A `gen_ai.choice` whose `message` is not an object (text, content blocks, a number) is
+    /// read or passed over, never indexed as an object: reading must not panic.
+    #[test]
+    fn a_choice_of_any_shape_is_read_without_a_panic() {
+        for (message, calls) in [
+            (Value::from("plain text"), 0),
+            (Value::from(r#"[{"toolUse": {"toolUseId": "c1", "name": "f", "input": {}}}]"#), 1),
+            (Value::from(3), 0),
+            (Value::from("[1, 2]"), 0),
+            (Value::Null, 0),
+        ] {
+            let span = Span {
+                events: vec![Event {
+                    name: "gen_ai.choice".into(),
+                    attributes: [("message".to_owned(), message.clone())].into_iter().collect(),
+                }],
+                ..Span::default()
+            };
+            let (_, output) = events(&span).unwrap();
+            let got: usize = output.iter().map(|m| m.calls.len()).sum();
+            assert_eq!(got, calls, "{message}");
+        }
     }
 }
 
