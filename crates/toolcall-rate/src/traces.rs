@@ -674,6 +674,51 @@ mod tests {
         assert_eq!(rate_written(&promoted), (1, 0));
     }
 
+    /// A real Strands Agents trace as LangWatch received it (base64 ids, span `aLJ/OoH/T68=`):
+    /// imported with a catalog, its turn is written under the id's safe name.
+    #[test]
+    fn a_real_trace_with_base64_ids_imports_and_promotes() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "../toolcall-traces/tests/fixtures/otel-genai/langwatch-strands-agents-v1_14.otlp.json",
+        );
+        let dir = scratch("strands-base64");
+        let tools = dir.join("tools.json");
+        std::fs::write(&tools, r#"[{"name": "get_user_location"}]"#).unwrap();
+        let out = dir.join("imported");
+        let summary = crate::import(
+            &path,
+            &crate::ImportOptions {
+                out: out.clone(),
+                tools: Some(tools.clone()),
+                ..crate::ImportOptions::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("refused: {e}"));
+        assert_eq!((summary.cases, summary.calls, summary.folded), (1, 1, 2));
+        let written: Vec<String> =
+            std::fs::read_dir(out.join("cases/langwatch-strands-agents-v1_14.otlp"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+        assert_eq!(written, ["aLJ%2FOoH%2FT68=.json"]);
+        assert_eq!(rate_written(&out), (1, 0));
+        let promoted = scratch("strands-base64-promoted");
+        let done = promote(
+            &path,
+            "QVLR+yxI/4fXWruWRwsT0w==",
+            &PromoteOptions {
+                out: promoted.clone(),
+                agent: "promoted".into(),
+                prefix: "incidents".into(),
+                tools: vec![tools.display().to_string()],
+                ..PromoteOptions::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("refused: {e}"));
+        assert_eq!(done.cases, ["incidents/aLJ%2FOoH%2FT68="]);
+        assert_eq!(rate_written(&promoted), (1, 0));
+    }
+
     #[test]
     fn an_id_names_one_safe_component_and_two_ids_never_one() {
         use crate::names::{id_component, safe_component};
