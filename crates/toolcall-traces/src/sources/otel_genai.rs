@@ -10,6 +10,9 @@
 //!   OpenLLMetry's `llm.request.functions.N.name|description|parameters` for the catalog;
 //! - the legacy events: `gen_ai.{system,user,assistant,tool}.message` and `gen_ai.choice`, and
 //!   the older `gen_ai.content.prompt` / `gen_ai.content.completion` with the messages as JSON.
+//!   A choice's `message` may be a message, its content blocks alone or its text, and a
+//!   message event's content may be the provider's content blocks as JSON text (Strands writes
+//!   Bedrock's `[{"toolUse": …}]`); an `execute_tool` span's events never make it a model turn.
 //!
 //! The tool definitions are opt-in in the conventions, so many spans have none: such a turn's
 //! catalog is [`Catalog::NotRecorded`], never an empty one. An `execute_tool` span whose call id
