@@ -120,6 +120,8 @@ pub struct ImportSummary {
     pub folded: usize,
     /// Trace records that could not be read (`place: why`); the others were imported.
     pub bad: Vec<String>,
+    /// Trace records read with a caveat (`place: what was read`), which fail nothing.
+    pub notes: Vec<String>,
 }
 
 /// One conversation, found in an input file.
@@ -566,13 +568,13 @@ fn trace_turns(
             file,
             &turn.at,
         )?;
-        check_name(Some(file), turn.at.clone(), "id", &turn.id)?;
+        let id = format!("{prefix}/{}", crate::names::id_component(&turn.id));
         each(
             &agent,
             &Turn {
                 conversation: turn.at.clone(),
-                id: format!("{prefix}/{}", turn.id),
-                key: id_key(&format!("{prefix}/{}", turn.id)),
+                key: id_key(&id),
+                id,
                 case: judged.chat_request(),
                 response: judged.chat_response(),
                 calls: judged.calls().len(),
@@ -594,6 +596,13 @@ fn trace_counts(input: &Input, supplied: bool, summary: &mut ImportSummary) {
             .count();
     }
     summary.folded += trace.found.folded;
+    summary.notes.extend(
+        trace
+            .found
+            .notes
+            .iter()
+            .map(|n| format!("{}: {}", n.at, n.why)),
+    );
     summary.bad.extend(
         trace
             .found

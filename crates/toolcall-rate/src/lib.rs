@@ -56,5 +56,7 @@ pub use errors::RateError;
 pub use import::{import, ImportOptions, ImportSummary};
 pub use report::{wilson, Distinct, Gate, GateResult, LiveCounts, NoToolFits, Report, ZERO_MEANS};
 pub use scan::{rate_jsonl, rate_tree, ScanOptions, TreeScan};
-pub use tally::{Origin, Tally, TraceCounts};
+pub use tally::{
+    NotJudged, Origin, Tally, TraceCounts, TraceNote, UnjudgedCall, LISTED_NOT_JUDGED,
+};
 pub use traces::rate_traces;

@@ -32,6 +32,33 @@ pub fn safe_component(name: &str) -> Option<&'static str> {
     }
 }
 
+/// The path component a file written for the record `id` is named by: `id` itself when it is a
+/// [`safe_component`], else `id` with what a component cannot hold written as `%XX` (each byte
+/// of a path separator, a control or invisible character, a leading `.`, and `%` itself), so
+/// that two ids never share a name. Ids are data: a base64 span id (`/ECvKZUCzd4=`) names a file
+/// as `%2FECvKZUCzd4=`, never a reason to refuse the trace.
+pub fn id_component(id: &str) -> String {
+    if safe_component(id).is_none() && !id.contains('%') {
+        return id.to_owned();
+    }
+    let mut out = String::with_capacity(id.len() + 8);
+    for (i, c) in id.char_indices() {
+        let unsafe_here = matches!(c, '/' | '\\' | '%') || is_invisible(c) || (i == 0 && c == '.');
+        if unsafe_here {
+            let mut bytes = [0; 4];
+            for b in c.encode_utf8(&mut bytes).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    if out.is_empty() {
+        out.push_str("%00");
+    }
+    out
+}
+
 /// `name` as an [`RateError::UnsafeName`] when it is not a [`safe_component`].
 pub(crate) fn check_name(
     path: Option<&Path>,

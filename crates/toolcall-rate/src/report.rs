@@ -26,7 +26,12 @@
 //!              "not_judged_calls": 5, //   their calls (not in the rate), turns judged by
 //!              "names_only_turns": 0, //   names only, calls recorded twice and folded,
 //!              "folded_calls": 2,     //   traces read in parts (their records far apart)
-//!              "split_traces": 0},    //   (all zero for logs and trees)
+//!              "split_traces": 0,     //   (all zero for logs and trees)
+//!              "not_judged_by_source": {"claude-code": {"turns": 3, "calls": 5}},
+//!              "not_judged": [{"name": "Read", "at": "s.jsonl:4", "source": "claude-code"}],
+//!                                     //   the first 20 calls not judged, in input order
+//!              "notes": [{"at": "t.json", "note": "ATIF version `ATIF-v1.8` is newer …"}]},
+//!                                     //   records read with a caveat (they fail nothing)
 //!   "stopped": null,                  // why a live run stopped early, when it did
 //!   "live": {"asked": 51, "resumed": 0, "failed": 0, "unasked": 0,
 //!            "requests": 51, "tokens": 48210},  // live mode only (null otherwise)
@@ -411,6 +416,36 @@ impl fmt::Display for Report {
                 "not judged: no catalog recorded: {} turn(s), {} call(s) (not in the rate; \
                  --tools FILE supplies one)",
                 traces.not_judged_turns, traces.not_judged_calls
+            )?;
+            for (source, n) in &traces.not_judged_by_source {
+                writeln!(
+                    f,
+                    "  {source}: {} turn(s), {} call(s) with no catalog recorded",
+                    n.turns, n.calls
+                )?;
+            }
+            for call in &traces.not_judged {
+                writeln!(
+                    f,
+                    "  `{}` at {} ({}): not judged, no catalog recorded",
+                    toolcall_score::escape(&call.name),
+                    toolcall_score::escape(&call.at),
+                    call.source
+                )?;
+            }
+            let more = traces
+                .not_judged_calls
+                .saturating_sub(traces.not_judged.len() as u64);
+            if more > 0 {
+                writeln!(f, "  and {more} more call(s) not judged")?;
+            }
+        }
+        for note in &traces.notes {
+            writeln!(
+                f,
+                "note: {}: {}",
+                toolcall_score::escape(&note.at),
+                note.note
             )?;
         }
         if traces.names_only_turns > 0 {

@@ -79,13 +79,26 @@ pub struct Tally {
     pub(crate) traces: TraceCounts,
 }
 
+/// How many calls not judged for want of a catalog a report names one by one (the counts by
+/// source cover them all).
+pub const LISTED_NOT_JUDGED: usize = 20;
+
 /// What reading traces adds to a tally: turns that could not be judged, calls folded.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct TraceCounts {
     /// Model turns whose trace recorded no catalog: not judged.
     pub not_judged_turns: u64,
     /// Their calls, which are not in the rate.
     pub not_judged_calls: u64,
+    /// The same, by the source that read them (`claude-code`, `otel-genai`, …).
+    pub not_judged_by_source: BTreeMap<String, NotJudged>,
+    /// The first of those calls (at most [`LISTED_NOT_JUDGED`]) in the inputs' order, each
+    /// with where its turn is and its source.
+    pub not_judged: Vec<UnjudgedCall>,
+    /// What a source said of records it read with a caveat (an ATIF file newer than its
+    /// reader: what of it was read), the first [`LISTED_NOT_JUDGED`] in the inputs' order.
+    /// They fail nothing.
+    pub notes: Vec<TraceNote>,
     /// Turns judged against a catalog of names only (arguments not validated).
     pub names_only_turns: u64,
     /// Calls recorded more than once, folded into one.
@@ -93,6 +106,91 @@ pub struct TraceCounts {
     /// Traces read in parts: their records lay so far apart in a long file that the first
     /// part was read before the rest came (a call recorded in two parts is not folded).
     pub split_traces: u64,
+}
+
+/// Turns and calls not judged, for want of a catalog.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct NotJudged {
+    /// Model turns.
+    pub turns: u64,
+    /// Their calls.
+    pub calls: u64,
+}
+
+/// A source's note on a record it read.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct TraceNote {
+    /// Where the record is.
+    pub at: String,
+    /// What was read of it, and what was not.
+    pub note: String,
+    /// Its place in the inputs.
+    #[serde(skip)]
+    pub(crate) order: (usize, u64),
+}
+
+/// One call not judged: its trace recorded no catalog for its turn.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct UnjudgedCall {
+    /// The name it called.
+    pub name: String,
+    /// Where its turn is (`file:line`, or the file and the span or record id).
+    pub at: String,
+    /// The source that read it.
+    pub source: String,
+    /// Its place in the inputs, which orders the list whichever thread read it.
+    #[serde(skip)]
+    pub(crate) order: (usize, u64),
+}
+
+impl TraceCounts {
+    /// Counts `turn`'s calls as not judged; its source is stamped by
+    /// [`TraceCounts::read_by`] once the file's source is known.
+    pub(crate) fn not_judged(&mut self, names: &[String], at: &str, order: (usize, u64)) {
+        self.not_judged_turns += 1;
+        self.not_judged_calls += names.len() as u64;
+        for name in names {
+            if self.not_judged.len() >= LISTED_NOT_JUDGED {
+                break;
+            }
+            self.not_judged.push(UnjudgedCall {
+                name: name.clone(),
+                at: at.to_owned(),
+                source: String::new(),
+                order,
+            });
+        }
+    }
+
+    /// Says that what was counted not judged since `before` (the counts as they were then) was
+    /// read by `source`.
+    pub(crate) fn read_by(&mut self, source: &str, before: (u64, u64, usize)) {
+        let (turns, calls, listed) = before;
+        let added = NotJudged {
+            turns: self.not_judged_turns - turns,
+            calls: self.not_judged_calls - calls,
+        };
+        if added.turns > 0 {
+            let entry = self
+                .not_judged_by_source
+                .entry(source.to_owned())
+                .or_default();
+            entry.turns += added.turns;
+            entry.calls += added.calls;
+        }
+        for call in self.not_judged.iter_mut().skip(listed) {
+            call.source = source.to_owned();
+        }
+    }
+
+    /// The counts [`TraceCounts::read_by`] takes as `before`.
+    pub(crate) fn mark(&self) -> (u64, u64, usize) {
+        (
+            self.not_judged_turns,
+            self.not_judged_calls,
+            self.not_judged.len(),
+        )
+    }
 }
 
 impl Tally {
@@ -173,6 +271,17 @@ impl Tally {
         self.bad += other.bad;
         self.traces.not_judged_turns += other.traces.not_judged_turns;
         self.traces.not_judged_calls += other.traces.not_judged_calls;
+        for (source, n) in other.traces.not_judged_by_source {
+            let entry = self.traces.not_judged_by_source.entry(source).or_default();
+            entry.turns += n.turns;
+            entry.calls += n.calls;
+        }
+        self.traces.notes.extend(other.traces.notes);
+        self.traces.notes.sort_by_key(|n| n.order);
+        self.traces.notes.truncate(LISTED_NOT_JUDGED);
+        self.traces.not_judged.extend(other.traces.not_judged);
+        self.traces.not_judged.sort_by_key(|c| c.order);
+        self.traces.not_judged.truncate(LISTED_NOT_JUDGED);
         self.traces.names_only_turns += other.traces.names_only_turns;
         self.traces.folded_calls += other.traces.folded_calls;
         self.traces.split_traces += other.traces.split_traces;

@@ -226,6 +226,7 @@ fn rate_each(
             // Each group of the file (a trace) is scored as soon as it is read.
             let mut order = 0u64;
             let mut refused = None;
+            let before = tally.traces.mark();
             let read = toolcall_traces::read_file_each(file, &path, from, &mut |found| {
                 let supplied =
                     supplied.get_or_init(|| Supplied::parse(tools).map_err(|e| e.to_string()));
@@ -240,7 +241,7 @@ fn rate_each(
                 return fail(RateError::Config(e));
             }
             match read {
-                Ok(_) => {}
+                Ok(source) => tally.traces.read_by(source.name, before),
                 // A Parquet file is never read as a log: no source claiming it is its error.
                 Err(toolcall_traces::TraceError::NotATrace { .. })
                     if from.is_none() && tell_logs && !toolcall_traces::is_parquet(&path) =>
@@ -290,6 +291,15 @@ pub fn add_found(
         );
         *order += 1;
     }
+    for note in &found.notes {
+        if tally.traces.notes.len() < crate::tally::LISTED_NOT_JUDGED {
+            tally.traces.notes.push(crate::tally::TraceNote {
+                at: note.at.clone(),
+                note: note.why.clone(),
+                order: (index, *order),
+            });
+        }
+    }
     tally.traces.folded_calls += found.folded as u64;
     tally.traces.split_traces += found.split as u64;
     for turn in &found.turns {
@@ -299,8 +309,8 @@ pub fn add_found(
         };
         // The turn is scored as the source read it: the core's transcript and response.
         let Some(case) = turn.case(supplied.for_turn(turn)) else {
-            tally.traces.not_judged_turns += 1;
-            tally.traces.not_judged_calls += turn.calls().len() as u64;
+            let names: Vec<String> = turn.calls().iter().map(|c| c.name.clone()).collect();
+            tally.traces.not_judged(&names, &turn.at, (index, order));
             continue;
         };
         if Catalog::Recorded(case.catalog.clone()).is_names_only() {
@@ -416,14 +426,11 @@ pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promot
                 turn.at
             )));
         };
-        if let Some(why) = crate::names::safe_component(&turn.id) {
-            return Err(refuse(format!(
-                "{}: its id `{}` cannot name a file: {why}",
-                turn.at,
-                toolcall_score::escape(&turn.id)
-            )));
-        }
-        let case_id = format!("{}/{}", options.prefix, turn.id);
+        let case_id = format!(
+            "{}/{}",
+            options.prefix,
+            crate::names::id_component(&turn.id)
+        );
         let key = crate::names::id_key(&case_id);
         plan.add(
             &options.out,
@@ -599,8 +606,7 @@ mod tests {
                             promoted_calls += turn.calls().len() as u64;
                         }
                         Err(e) => assert!(
-                            e.to_string().contains("without its result")
-                                || e.to_string().contains("cannot name a file"),
+                            e.to_string().contains("without its result"),
                             "{shown}: {} refused: {e}",
                             turn.id
                         ),
@@ -619,6 +625,123 @@ mod tests {
             imported_calls >= 50 && all_promoted >= 50,
             "{imported_calls} calls imported, {all_promoted} promoted"
         );
+    }
+
+    /// Span ids in base64, as OTLP's protobuf JSON mapping writes bytes (`/ECvKZUCzd4=`): the
+    /// id is data, so import and promote name the files by its safe form and refuse nothing;
+    /// `promote --id` still takes the id as the trace wrote it.
+    #[test]
+    fn base64_span_ids_name_safe_files_and_refuse_nothing() {
+        let span = |id: &str, call: &str| {
+            serde_json::json!({"traceId": "Q2XB/fAqmpI5d1vBq3Yg4A==", "spanId": id,
+                "name": "chat gpt-4o", "attributes": [
+                {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                {"key": "gen_ai.tool.definitions", "value": {"stringValue":
+                    "[{\"type\": \"function\", \"name\": \"get_weather\"}]"}},
+                {"key": "gen_ai.output.messages", "value": {"stringValue": format!(
+                    "[{{\"role\": \"assistant\", \"parts\": [{{\"type\": \"tool_call\",                      \"id\": \"{call}\", \"name\": \"get_weather\", \"arguments\": {{}}}}]}}]")}}]})
+        };
+        let body = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+            span("/ECvKZUCzd4=", "c1"), span("..", "c2"), span("a/b", "c3"), span("a%2Fb", "c4")]}]}]});
+        let dir = scratch("base64-ids");
+        let path = dir.join("trace.json");
+        std::fs::write(&path, body.to_string()).unwrap();
+        let out = dir.join("imported");
+        let summary = crate::import(
+            &path,
+            &crate::ImportOptions {
+                out: out.clone(),
+                ..crate::ImportOptions::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("refused: {e}"));
+        assert_eq!(summary.calls, 4);
+        assert_eq!(rate_written(&out), (4, 0));
+        let promoted = scratch("base64-ids-promoted");
+        let done = promote(
+            &path,
+            "/ECvKZUCzd4=",
+            &PromoteOptions {
+                out: promoted.clone(),
+                agent: "promoted".into(),
+                prefix: "incidents".into(),
+                ..PromoteOptions::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("refused: {e}"));
+        assert_eq!(done.cases.len(), 1);
+        assert_eq!(done.cases, ["incidents/%2FECvKZUCzd4="]);
+        assert_eq!(rate_written(&promoted), (1, 0));
+    }
+
+    /// A real Strands Agents trace as LangWatch received it (base64 ids, span `aLJ/OoH/T68=`):
+    /// imported with a catalog, its turn is written under the id's safe name.
+    #[test]
+    fn a_real_trace_with_base64_ids_imports_and_promotes() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "../toolcall-traces/tests/fixtures/otel-genai/langwatch-strands-agents-v1_14.otlp.json",
+        );
+        let dir = scratch("strands-base64");
+        let tools = dir.join("tools.json");
+        std::fs::write(&tools, r#"[{"name": "get_user_location"}]"#).unwrap();
+        let out = dir.join("imported");
+        let summary = crate::import(
+            &path,
+            &crate::ImportOptions {
+                out: out.clone(),
+                tools: Some(tools.clone()),
+                ..crate::ImportOptions::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("refused: {e}"));
+        assert_eq!((summary.cases, summary.calls, summary.folded), (1, 1, 2));
+        let written: Vec<String> =
+            std::fs::read_dir(out.join("cases/langwatch-strands-agents-v1_14.otlp"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+        assert_eq!(written, ["aLJ%2FOoH%2FT68=.json"]);
+        assert_eq!(rate_written(&out), (1, 0));
+        let promoted = scratch("strands-base64-promoted");
+        let done = promote(
+            &path,
+            "QVLR+yxI/4fXWruWRwsT0w==",
+            &PromoteOptions {
+                out: promoted.clone(),
+                agent: "promoted".into(),
+                prefix: "incidents".into(),
+                tools: vec![tools.display().to_string()],
+                ..PromoteOptions::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("refused: {e}"));
+        assert_eq!(done.cases, ["incidents/aLJ%2FOoH%2FT68="]);
+        assert_eq!(rate_written(&promoted), (1, 0));
+    }
+
+    #[test]
+    fn an_id_names_one_safe_component_and_two_ids_never_one() {
+        use crate::names::{id_component, safe_component};
+        let ids = [
+            "/ECvKZUCzd4=",
+            "a/b",
+            "a%2Fb",
+            "a\\b",
+            "..",
+            ".",
+            ".hidden",
+            "x\u{1b}[31m",
+            "plain-id",
+            "%",
+        ];
+        let names: Vec<String> = ids.iter().map(|id| id_component(id)).collect();
+        for (id, name) in ids.iter().zip(&names) {
+            assert_eq!(safe_component(name), None, "{id:?} -> {name:?}");
+        }
+        assert_eq!(names[0], "%2FECvKZUCzd4=");
+        assert_eq!(names[8], "plain-id");
+        let distinct: std::collections::HashSet<&String> = names.iter().collect();
+        assert_eq!(distinct.len(), names.len(), "{names:?}");
     }
 
     #[test]

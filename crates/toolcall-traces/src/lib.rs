@@ -72,6 +72,9 @@ pub struct Found {
     pub turns: Vec<Turn>,
     /// Records that could not be read, each with where it is and why.
     pub bad: Vec<Bad>,
+    /// Records that were read, with a caveat a reader should see (an ATIF file newer than this
+    /// reader, say: what of it was read). A note fails nothing, `--strict` included.
+    pub notes: Vec<Bad>,
     /// Calls recorded more than once (two instrumentations, a step and its parent, an
     /// execution span) that were folded into one.
     pub folded: usize,
@@ -95,6 +98,7 @@ impl Found {
     pub fn append(&mut self, mut other: Found) {
         self.turns.append(&mut other.turns);
         self.bad.append(&mut other.bad);
+        self.notes.append(&mut other.notes);
         self.folded += other.folded;
         self.split += other.split;
     }
@@ -103,6 +107,13 @@ impl Found {
         self.bad.push(Bad {
             at: at.into(),
             why: why.into(),
+        });
+    }
+
+    pub(crate) fn note(&mut self, at: impl Into<String>, what: impl Into<String>) {
+        self.notes.push(Bad {
+            at: at.into(),
+            why: what.into(),
         });
     }
 }

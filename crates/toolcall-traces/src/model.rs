@@ -39,6 +39,9 @@ pub struct Turn {
     /// reading of it (its format, stop reason and anomalies included); an answer a trace
     /// recorded in its own parts is tagged OpenAI Chat, the shape it is written in.
     pub response: Response,
+    /// When the model call ran, start and end in nanoseconds since the epoch, when the trace
+    /// recorded both: two records of one call overlap in time.
+    pub window: Option<(u64, u64)>,
 }
 
 /// The catalog a turn was offered, as far as the trace says.
@@ -174,7 +177,13 @@ impl Turn {
             system: None,
             transcript: Transcript::default(),
             response: reply(None, Vec::new()),
+            window: None,
         }
+    }
+
+    /// The window of a span that starts and ends where it says.
+    pub(crate) fn window_of(span: &crate::spans::Span) -> Option<(u64, u64)> {
+        (span.start != 0 && span.end >= span.start).then_some((span.start, span.end))
     }
 
     /// The calls the model made, in order.

@@ -8,6 +8,11 @@
 //!   `instrumentationLibrarySpans`), attributes as `[{"key", "value": {"stringValue": …}}]`;
 //! - Grafana Tempo's export: the same under `"batches"`;
 //! - Jaeger's JSON (`{"data": [{"traceID", "spans": [{"spanID", "tags": [...], "logs": [...]}]}]}`);
+//! - a JSON array of export bodies, and a list of spans under `spans` or `data` (a span API's
+//!   page, Phoenix's `{"data": [...], "next_cursor"}`);
+//! - Phoenix's spans: the console shape with `span_kind` beside the attributes and RFC 3339
+//!   times, or a row of its span dataframe saved as JSON (`context.span_id` and `attributes.*`
+//!   columns);
 //! - JSON Lines of any of these, or of single spans (OTLP-shaped, the Python SDK's console
 //!   exporter shape with `context` and attributes as an object, or the JS SDK's shape with
 //!   `startTime` as `[seconds, nanoseconds]`), possibly with the other signals' records between
@@ -38,6 +43,11 @@ pub struct Span {
     /// Its start, in nanoseconds since the epoch, when recorded (0 otherwise): turns are ordered
     /// by it.
     pub start: u64,
+    /// Its end, in nanoseconds since the epoch, when recorded (0 otherwise).
+    pub end: u64,
+    /// The kind its exporter wrote beside the attributes, when a string: Phoenix's span exports
+    /// keep the OpenInference kind there (`"span_kind": "LLM"`), not among the attributes.
+    pub kind: Option<String>,
     /// Its attributes, flattened to JSON values.
     pub attributes: BTreeMap<String, Value>,
     /// Its events (and Jaeger's logs), in order.
@@ -444,6 +454,16 @@ pub(crate) fn container(doc: &Value, at: &str, spans: &mut Vec<Span>) -> bool {
         }
         return true;
     }
+    // A list of spans under `spans` or `data`, as span APIs answer (`{"data": [span, …],
+    // "next_cursor"}`) and exporters save them (`{"spans": [span, …]}`).
+    for key in ["spans", "data"] {
+        if let Some(items) = doc.get(key).and_then(Value::as_array) {
+            if !items.is_empty() && items.iter().all(is_single_span) {
+                spans.extend(items.iter().map(|s| single_span(s, at)));
+                return true;
+            }
+        }
+    }
     if let Some(traces) = doc.get("data").and_then(Value::as_array) {
         if traces.iter().all(|t| t.get("spans").is_some()) && !traces.is_empty() {
             for trace in traces {
@@ -463,6 +483,14 @@ pub(crate) fn container(doc: &Value, at: &str, spans: &mut Vec<Span>) -> bool {
         // A list of spans (some tools save `[span, span, …]`).
         if !items.is_empty() && items.iter().all(is_single_span) {
             spans.extend(items.iter().map(|s| single_span(s, at)));
+            return true;
+        }
+        // A list of export bodies (`[{"resourceSpans": …}, …]`), as viewers and demo apps keep
+        // the requests they received: each read as it would be alone.
+        if !items.is_empty() && items.iter().all(is_document) {
+            for item in items {
+                container(item, at, spans);
+            }
             return true;
         }
         return false;
@@ -492,6 +520,18 @@ pub(crate) fn container(doc: &Value, at: &str, spans: &mut Vec<Span>) -> bool {
     false
 }
 
+/// An OTLP (or Tempo) export body, or Jaeger's: what a list of bodies is made of.
+fn is_document(v: &Value) -> bool {
+    v.get("resourceSpans")
+        .or_else(|| v.get("batches"))
+        .is_some_and(Value::is_array)
+        || v.get("data")
+            .and_then(Value::as_array)
+            .is_some_and(|traces| {
+                !traces.is_empty() && traces.iter().all(|t| t.get("spans").is_some())
+            })
+}
+
 /// A record of another signal than traces: the collector's `{"resourceMetrics"}` or
 /// `{"resourceLogs"}`, or a JS file exporter's `{"type": "metric"}` / `{"type": "log"}`.
 pub(crate) fn other_signal(v: &Value) -> bool {
@@ -508,12 +548,55 @@ fn is_single_span(v: &Value) -> bool {
         || v.get("spanID").is_some()
         || v.get("span_id").is_some()
         || v.pointer("/context/span_id").is_some();
-    has_id && (v.get("attributes").is_some() || v.get("tags").is_some())
+    (has_id && (v.get("attributes").is_some() || v.get("tags").is_some())) || is_frame_row(v)
+}
+
+/// A row of a span dataframe (Phoenix's `get_spans_dataframe()`, saved as JSON records):
+/// `context.span_id` and `attributes.*` as columns of their own.
+fn is_frame_row(v: &Value) -> bool {
+    v.get("context.span_id").is_some()
+        && v.as_object()
+            .is_some_and(|m| m.keys().any(|k| k.starts_with("attributes.")))
+}
+
+/// [`is_frame_row`]'s row: its `attributes.*` columns are the attributes.
+fn frame_row(v: &Value, at: &str) -> Span {
+    let parent = string(v.get("parent_id"));
+    Span {
+        at: at.to_owned(),
+        trace_id: string(v.get("context.trace_id")),
+        span_id: string(v.get("context.span_id")),
+        parent_id: (!parent.is_empty()).then_some(parent),
+        name: string(v.get("name")),
+        start: start(v),
+        end: end(v),
+        kind: v
+            .get("span_kind")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        attributes: v
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(_, value)| !value.is_null())
+            .filter_map(|(k, value)| {
+                Some((k.strip_prefix("attributes.")?.to_owned(), value.clone()))
+            })
+            .collect(),
+        events: events(v, |a| {
+            a.and_then(Value::as_object)
+                .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                .unwrap_or_default()
+        }),
+    }
 }
 
 fn single_span(v: &Value, at: &str) -> Span {
     if v.get("tags").is_some() {
         return jaeger_span(v, at);
+    }
+    if v.get("attributes").is_none() && is_frame_row(v) {
+        return frame_row(v, at);
     }
     match v.get("attributes") {
         Some(Value::Object(_)) => console_span(v, at),
@@ -538,16 +621,34 @@ fn nanos(v: Option<&Value>) -> u64 {
 }
 
 /// A span's start: OTLP's `startTimeUnixNano`, else the JS SDK's `startTime` as
-/// `[seconds, nanoseconds]` (its `HrTime`).
+/// `[seconds, nanoseconds]` (its `HrTime`), else an RFC 3339 `start_time` (Phoenix's exports,
+/// the Python SDK's console exporter).
 fn start(v: &Value) -> u64 {
-    if let Some(t) = v.get("startTimeUnixNano") {
+    time(v, "startTimeUnixNano", "startTime", "start_time")
+}
+
+/// A span's end, read as [`start`] reads its start.
+fn end(v: &Value) -> u64 {
+    time(v, "endTimeUnixNano", "endTime", "end_time")
+}
+
+/// An RFC 3339 time in nanoseconds since the epoch; 0 when it is not one (or before 1970).
+pub(crate) fn rfc3339_nanos(t: &str) -> u64 {
+    chrono::DateTime::parse_from_rfc3339(t)
+        .ok()
+        .and_then(|t| t.timestamp_nanos_opt())
+        .and_then(|n| u64::try_from(n).ok())
+        .unwrap_or(0)
+}
+
+fn time(v: &Value, unix_nano: &str, hr_time: &str, rfc3339: &str) -> u64 {
+    if let Some(t) = v.get(unix_nano) {
         return nanos(Some(t));
     }
-    match v
-        .get("startTime")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-    {
+    if let Some(t) = v.get(rfc3339).and_then(Value::as_str) {
+        return rfc3339_nanos(t);
+    }
+    match v.get(hr_time).and_then(Value::as_array).map(Vec::as_slice) {
         Some([secs, ns]) => secs
             .as_u64()
             .unwrap_or(0)
@@ -566,6 +667,8 @@ fn otlp_span(v: &Value, at: &str) -> Span {
         parent_id: (!parent.is_empty()).then_some(parent),
         name: string(v.get("name")),
         start: start(v),
+        end: end(v),
+        kind: None,
         attributes: otlp_attributes(v.get("attributes")),
         events: events(v, otlp_attributes),
     }
@@ -678,6 +781,10 @@ fn jaeger_span(v: &Value, at: &str) -> Span {
         name: string(v.get("operationName")),
         // Jaeger's times are microseconds.
         start: nanos(v.get("startTime")).saturating_mul(1000),
+        end: nanos(v.get("startTime"))
+            .saturating_add(nanos(v.get("duration")))
+            .saturating_mul(1000),
+        kind: None,
         attributes: jaeger_tags(v.get("tags")),
         events: v
             .get("logs")
@@ -736,6 +843,11 @@ fn console_span(v: &Value, at: &str) -> Span {
         parent_id: (!parent.is_empty()).then(|| parent.trim_start_matches("0x").to_owned()),
         name: string(v.get("name")),
         start: start(v),
+        end: end(v),
+        kind: v
+            .get("span_kind")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
         attributes: object(v.get("attributes")),
         events: events(v, object),
     }
@@ -833,6 +945,60 @@ mod tests {
                 "{text:?}"
             );
         }
+    }
+
+    fn fixture(name: &str) -> String {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        std::fs::read_to_string(dir.join(name)).unwrap()
+    }
+
+    /// A JSON array of export bodies, as viewers and demo apps keep the requests they received,
+    /// holds the spans of each body read alone, in order (here two real bodies: an OTLP
+    /// document and a Tempo export).
+    #[test]
+    fn a_json_array_of_export_bodies_is_each_body_read() {
+        let bodies = [
+            fixture("otel-genai/semconv-examples-llm-calls-tool-calls.otlp.json"),
+            fixture("otel-genai/agentevals-helm.tempo.json"),
+        ];
+        let alone: Vec<Vec<Span>> = bodies.iter().map(|b| decode(b, "f").unwrap()).collect();
+        assert!(alone.iter().all(|s| !s.is_empty()));
+        let array = format!("[{}, {}]", bodies[0], bodies[1]);
+        let read = decode(&array, "f").expect("an array of bodies is spans");
+        assert_eq!(read, alone.concat());
+        // An array with anything else in it is not spans.
+        assert_eq!(decode(&format!("[{}, 1]", bodies[0]), "f"), None);
+        assert_eq!(decode(&format!("[{}, {{}}]", bodies[0]), "f"), None);
+    }
+
+    /// Spans listed under `spans` or `data` (a span API's page, `{"data": [...],
+    /// "next_cursor"}`; an exporter's `{"spans": [...]}`) are the spans listed.
+    #[test]
+    fn a_list_of_spans_under_spans_or_data_is_those_spans() {
+        let lines = fixture("openinference/phoenix_llm_spans_span_kind.jsonl");
+        let listed: Vec<Value> = lines
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let plain = decode(&Value::Array(listed.clone()).to_string(), "f").unwrap();
+        assert_eq!(plain.len(), 2);
+        assert_eq!(plain[0].kind.as_deref(), Some("LLM"));
+        assert!(plain[0].start > 0 && plain[0].end > plain[0].start);
+        for doc in [
+            json!({"data": listed, "next_cursor": null}),
+            json!({"spans": listed}),
+        ] {
+            assert_eq!(
+                decode(&doc.to_string(), "f").as_ref(),
+                Some(&plain),
+                "{doc}"
+            );
+        }
+        // Jaeger's `data` (traces with their spans) is still Jaeger's.
+        let jaeger = json!({"data": [{"traceID": "t", "spans": [{"spanID": "s", "tags": []}]}]});
+        assert_eq!(decode(&jaeger.to_string(), "f").map(|s| s.len()), Some(1));
+        // A list of something else is not spans.
+        assert_eq!(decode(&json!({"data": [{"id": 1}]}).to_string(), "f"), None);
     }
 
     #[test]

@@ -98,6 +98,9 @@ pub fn run(args: &Args) -> Result {
             if summary.folded > 0 {
                 output::outln!("folded {} call(s) recorded more than once", summary.folded);
             }
+            for note in &summary.notes {
+                eprintln!("note: {}", escape(note));
+            }
             for bad in &summary.bad {
                 eprintln!("warning: skipped {}", escape(bad));
             }

@@ -696,18 +696,92 @@ fn rate_reads_traces_and_counts_what_it_cannot_judge() {
     );
     assert_eq!(report["unknown"], 1);
     assert_eq!(report["distinct"][0]["name"], "get_wether");
+    let claude = trace_fixture("langfuse/claude-agent-2025-12-22.trace.json");
+    let claude = claude.to_str().unwrap();
+    let unjudged = &report["traces"]["not_judged"];
+    assert_eq!(unjudged.as_array().map(Vec::len), Some(2), "{unjudged}");
+    for call in unjudged.as_array().unwrap() {
+        assert_eq!(call["source"], "langfuse", "{call}");
+        assert!(call["at"].as_str().unwrap().starts_with(claude), "{call}");
+    }
+    let mut traces = report["traces"].clone();
+    traces.as_object_mut().unwrap().remove("not_judged");
     assert_eq!(
-        report["traces"],
+        traces,
         json!({"not_judged_turns": 4, "not_judged_calls": 2, "names_only_turns": 0,
-               "folded_calls": 3, "split_traces": 0})
+               "folded_calls": 3, "split_traces": 0,
+               "not_judged_by_source": {"langfuse": {"turns": 4, "calls": 2}}, "notes": []})
     );
     let text = stdout(&toolcall(&[&["rate", "-q"], &args[..]].concat()));
+    // Each call not judged is named, with its turn and the source that read it.
+    let named: Vec<String> = unjudged
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "  `{}` at {} (langfuse): not judged, no catalog recorded",
+                c["name"].as_str().unwrap(),
+                c["at"].as_str().unwrap()
+            )
+        })
+        .collect();
     for line in [
         "not judged: no catalog recorded: 4 turn(s), 2 call(s)",
+        "  langfuse: 4 turn(s), 2 call(s) with no catalog recorded",
+        named[0].as_str(),
+        named[1].as_str(),
         "calls recorded more than once, folded into one: 3",
     ] {
         assert!(text.contains(line), "missing {line:?} in:\n{text}");
     }
+}
+
+/// An ATIF trajectory newer than the reader is rated with a note saying what of it was read,
+/// which fails nothing; one of another major version is refused, its version named.
+#[test]
+fn an_atif_version_the_reader_was_not_written_for_is_said() {
+    let dir = scratch("trace-atif-versions");
+    let real =
+        std::fs::read_to_string(trace_fixture("atif/parallel_tools_mixed_results.json")).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&real).unwrap();
+    doc["schema_version"] = json!("ATIF-v1.9");
+    let newer = dir.join("newer.json");
+    write(&newer, &doc);
+    let out = toolcall(&["rate", "--min-calls", "0", newer.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("is newer than ATIF-v1.7, which this reader was written for"),
+        "{text}"
+    );
+    let report = toolcall_json(
+        &[
+            "rate",
+            "--json",
+            "--min-calls",
+            "0",
+            newer.to_str().unwrap(),
+        ],
+        0,
+    );
+    assert_eq!(report["traces"]["notes"].as_array().map(Vec::len), Some(1));
+    // A note is not a bad record: --strict reads on.
+    let out = toolcall(&[
+        "rate",
+        "--strict",
+        "--min-calls",
+        "0",
+        newer.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    doc["schema_version"] = json!("ATIF-v2.0");
+    let other = dir.join("other.json");
+    write(&other, &doc);
+    let out = toolcall(&["rate", "-q", "--strict", other.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("ATIF version `ATIF-v2.0`"), "{said}");
 }
 
 /// A file no source claims, a source named for a file it does not claim: each said with the
@@ -1465,6 +1539,28 @@ fn strict_makes_a_bad_trace_record_fatal() {
     assert!(text.contains("unreadable inputs: 5"), "{text}");
     assert!(
         text.contains("4 trace turn(s) were read but not judged, their trace recorded no catalog"),
+        "{text}"
+    );
+    // The gate names the flags that accept it: a catalog, or an empty run.
+    for flag in [
+        "--tools FILE supplies one",
+        "--min-calls 0 accepts an empty run",
+    ] {
+        assert!(text.contains(flag), "missing {flag:?} in:\n{text}");
+    }
+    assert!(
+        text.contains("  claude-code: 4 turn(s), "),
+        "no count by source in:\n{text}"
+    );
+    let out = toolcall(&["rate", "-q", "--min-calls", "0", edge.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    // A session viewer's `{"loglines"}` has no bad record: --strict does not stop it.
+    let loglines = trace_fixture("claude-code/cct_sample_session.loglines.json");
+    let out = toolcall(&["rate", "-q", "--strict", loglines.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("15 trace turn(s) were read but not judged"),
         "{text}"
     );
 }

@@ -10,7 +10,11 @@
 //!   transcript, and is not a turn again.
 //! - Embedded sub-agent trajectories (`subagent_trajectories[]`, v1.7) are read as trajectories
 //!   of their own, with their own catalog.
-//! - A major version other than 1 is a bad record naming it.
+//! - Versions: this reader was written for ATIF-v1.7 ([`WRITTEN_FOR`]). An older 1.x file is
+//!   read as it is (each minor version only added fields); a newer 1.x file is read as v1.7
+//!   defines its steps, tool calls and results, with a note naming both versions and that
+//!   what it added is not read; another major version, or a `schema_version` that is not
+//!   `ATIF-vMAJOR.MINOR`, is refused as a bad record naming it, and its steps are not read.
 
 use serde_json::Value;
 use toolcall_score::{ToolCall};
@@ -46,20 +50,55 @@ fn turns(records: &Records, found: &mut Found) {
     }
 }
 
+/// The ATIF version this reader was written for: its steps, tool calls, observation results
+/// and embedded sub-agent trajectories.
+pub const WRITTEN_FOR: (u64, u64) = (1, 7);
+
+/// `ATIF-vMAJOR.MINOR` as its two numbers.
+fn version_of(v: &str) -> Option<(u64, u64)> {
+    let (major, minor) = v.strip_prefix("ATIF-v")?.split_once('.')?;
+    Some((major.parse().ok()?, minor.parse().ok()?))
+}
+
 fn trajectory(at: &str, doc: &Value, root: bool, found: &mut Found) {
     let version = doc
         .get("schema_version")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    if !version.starts_with("ATIF-v1.") {
-        found.bad(
+    let (major, minor) = WRITTEN_FOR;
+    match version_of(version) {
+        Some((m, _)) if m != major => {
+            found.bad(
+                at,
+                format!(
+                    "ATIF version `{}`: this reader reads ATIF-v{major}.0 to v{major}.{minor} \
+                     (steps, tool_calls, observation.results); a major version {m} may change \
+                     them, so this trajectory is not read",
+                    toolcall_score::escape(version)
+                ),
+            );
+            return;
+        }
+        Some((_, n)) if n > minor => found.note(
             at,
             format!(
-                "ATIF version `{version}`: this reader knows ATIF-v1.x (steps, tool_calls, \
-                 observation.results)"
+                "ATIF version `{version}` is newer than ATIF-v{major}.{minor}, which this reader \
+                 was written for: its steps, tool calls, results and sub-agents are read as \
+                 v{major}.{minor} defines them; what v{major}.{n} added is not read"
             ),
-        );
-        return;
+        ),
+        Some(_) => {}
+        None => {
+            found.bad(
+                at,
+                format!(
+                    "ATIF version `{}` is not `ATIF-vMAJOR.MINOR`: this reader reads \
+                     ATIF-v{major}.0 to v{major}.{minor}, so this trajectory is not read",
+                    toolcall_score::escape(version)
+                ),
+            );
+            return;
+        }
     }
     let Some(steps) = doc.get("steps").and_then(Value::as_array) else {
         found.bad(at, "an ATIF trajectory without a `steps` list");
@@ -186,5 +225,52 @@ fn trajectory(at: &str, doc: &Value, root: bool, found: &mut Found) {
             false,
             found,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    /// A real trajectory (Phoenix's ATIF-v1.4 fixture, three parallel calls) with its
+    /// `schema_version` set to each kind of version: older and newer minors are read, a newer
+    /// one with a note naming both versions; another major, or no version at all, is refused
+    /// with the version in the message and nothing of it read.
+    #[test]
+    fn each_version_is_read_or_refused_and_says_which() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/atif/parallel_tools_mixed_results.json");
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut doc: Value = serde_json::from_str(&text).unwrap();
+        let mut read = |version: &str| {
+            doc["schema_version"] = Value::from(version);
+            crate::read(&doc.to_string(), "t.json", None).expect("claimed").1
+        };
+        for older in ["ATIF-v1.0", "ATIF-v1.2", "ATIF-v1.7"] {
+            let found = read(older);
+            assert_eq!((found.turns.len(), found.bad.len()), (2, 0), "{older}");
+            assert_eq!(found.notes, [], "{older}");
+        }
+        let found = read("ATIF-v1.9");
+        assert_eq!(found.turns.len(), 2);
+        assert_eq!(found.bad, []);
+        assert_eq!(found.notes.len(), 1);
+        let note = &found.notes[0].why;
+        assert!(
+            note.contains("`ATIF-v1.9` is newer than ATIF-v1.7")
+                && note.contains("what v1.9 added is not read"),
+            "{note}"
+        );
+        for refused in ["ATIF-v2.0", "ATIF-v0.9", "ATIF-vNext", "ATIF-"] {
+            let found = read(refused);
+            assert_eq!(found.turns, [], "{refused}");
+            assert_eq!(found.bad.len(), 1, "{refused}");
+            assert!(
+                found.bad[0].why.contains(&format!("`{refused}`"))
+                    && found.bad[0].why.contains("not read"),
+                "{}",
+                found.bad[0].why
+            );
+        }
     }
 }

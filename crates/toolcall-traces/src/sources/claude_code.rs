@@ -1,6 +1,14 @@
 //! Claude Code: session transcripts (`~/.claude/projects/<project>/<session>.jsonl`, and a
-//! sub-agent's `subagents/agent-<id>.jsonl`) and the headless `stream-json` output of
-//! `claude -p --output-format stream-json` (one record a line, or collected into one array).
+//! sub-agent's `subagents/agent-<id>.jsonl`), the session JSON session viewers read
+//! (`{"loglines": [record, …]}`), and the headless `stream-json` output of
+//! `claude -p --output-format stream-json` (one record a line, or collected into one array) as
+//! the CLI writes it to the Agent SDKs: the control protocol's `control_request` /
+//! `control_response` / `control_cancel_request` lines (before `system`/`init` too), and
+//! `stream_event` (`--include-partial-messages`), `rate_limit_event`, `transcript_mirror` and
+//! `conversation_reset` records, which are the format's own (the SDK's reader,
+//! `claude_agent_sdk/_internal/message_parser.py` and `query.py`, takes each of them) and carry
+//! no turn of their own: a response's `stream_event` deltas are followed by its `assistant`
+//! records, which are read.
 //!
 //! The format is undocumented and changes between versions, so this reads what is known and
 //! names the rest:
@@ -13,9 +21,10 @@
 //! - A session file records no catalog (the tools are not written), so its turns are
 //!   [`Catalog::NotRecorded`]. The headless output's `system`/`init` record lists the tools by
 //!   name: its turns are judged against those names.
-//! - `summary`, `system`, `progress`, `file-history-snapshot` and `queue-operation` records are
-//!   not conversation and are passed over; a record of another type, or one without a type, is
-//!   a [`crate::Bad`] entry naming the type and the Claude Code version that wrote it.
+//! - `summary`, `system`, `progress`, `file-history-snapshot` and `queue-operation` records, and
+//!   the stream's records above, are not conversation and are passed over; a record of another
+//!   type, or one without a type, is a [`crate::Bad`] entry naming the type and the Claude Code
+//!   version that wrote it.
 
 use serde_json::Value;
 use toolcall_score::{Message};
@@ -39,12 +48,20 @@ pub static SOURCE: Source = Source {
 };
 
 /// Record types that are not conversation.
-const PASSED_OVER: [&str; 5] = [
+const PASSED_OVER: [&str; 12] = [
     "summary",
     "system",
     "progress",
     "file-history-snapshot",
     "queue-operation",
+    // The stream's, as the Agent SDKs read it.
+    "stream_event",
+    "control_request",
+    "control_response",
+    "control_cancel_request",
+    "rate_limit_event",
+    "transcript_mirror",
+    "conversation_reset",
 ];
 
 fn is_record(v: &Value) -> bool {
@@ -57,11 +74,35 @@ fn is_record(v: &Value) -> bool {
         "system" => session,
         "file-history-snapshot" => v.get("messageId").is_some() && v.get("snapshot").is_some(),
         "summary" => v.get("leafUuid").is_some(),
+        // The control protocol the CLI speaks to the Agent SDKs, which may come first.
+        "control_request" => v.get("request_id").is_some() && is_object(v.get("request")),
+        "control_response" => v
+            .get("response")
+            .is_some_and(|r| r.get("request_id").is_some() || r.get("subtype").is_some()),
+        "stream_event" => session && is_object(v.get("event")),
         _ => false,
     }
 }
 
+fn is_object(v: Option<&Value>) -> bool {
+    v.is_some_and(Value::is_object)
+}
+
+/// The records of a session viewer's `{"loglines": [record, …]}`.
+fn loglines(v: &Value) -> Option<&Vec<Value>> {
+    v.get("loglines").and_then(Value::as_array)
+}
+
 fn claims(first: &Value) -> bool {
+    if let Some(lines) = loglines(first) {
+        // A viewer keeps the records without their session: a conversation record will do.
+        return lines.first().is_some_and(|r| {
+            matches!(
+                r.get("type").and_then(Value::as_str),
+                Some("user" | "assistant")
+            ) && is_object(r.get("message"))
+        });
+    }
     match first {
         Value::Array(items) => items.first().is_some_and(is_record),
         other => is_record(other),
@@ -88,6 +129,12 @@ fn turns(records: &Records, found: &mut Found) {
             .iter()
             .enumerate()
             .map(|(i, v)| (format!("{at} [{i}]"), v))
+            .collect(),
+        [(at, doc)] if !records.lines && loglines(doc).is_some() => loglines(doc)
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, v)| (format!("{at} loglines[{i}]"), v))
             .collect(),
         values => values.iter().map(|(at, v)| (at.clone(), v)).collect(),
     };
@@ -281,5 +328,56 @@ fn content(content: Option<&Value>) -> Value {
             .collect(),
         Some(other) => other.clone(),
         None => Value::Null,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The stream as the CLI writes it to an Agent SDK: its answer to the SDK's `initialize`
+    /// before `system`/`init`, a permission `control_request`, partial messages
+    /// (`stream_event`) and a `rate_limit_event` among the records. Hand-written in the shapes
+    /// the SDK's reader takes (`claude_agent_sdk/_internal/query.py`, `message_parser.py`): no
+    /// permissively licensed capture with these lines was found.
+    #[test]
+    fn the_control_protocol_and_stream_events_are_the_format_not_bad_lines() {
+        let lines = [
+            r#"{"type":"control_response","response":{"subtype":"success","request_id":"req_1_init","response":{"commands":[],"models":[]}}}"#,
+            r#"{"type":"system","subtype":"init","session_id":"s1","tools":["Read","Bash"],"model":"claude-sonnet-4-5"}"#,
+            r#"{"type":"stream_event","uuid":"e1","session_id":"s1","parent_tool_use_id":null,"event":{"type":"message_start","message":{"id":"msg_1","role":"assistant","content":[]}}}"#,
+            r#"{"type":"stream_event","uuid":"e2","session_id":"s1","parent_tool_use_id":null,"event":{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"file_path\":"}}}"#,
+            r#"{"type":"assistant","session_id":"s1","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"toolu_1","name":"Read","input":{"file_path":"a.rs"}}]}}"#,
+            r#"{"type":"control_request","request_id":"req_2","request":{"subtype":"can_use_tool","tool_name":"Read","input":{"file_path":"a.rs"}}}"#,
+            r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed"},"uuid":"r1","session_id":"s1"}"#,
+            r#"{"type":"user","session_id":"s1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"fn main() {}"}]}}"#,
+            r#"{"type":"stream_event","uuid":"e3","session_id":"s1","parent_tool_use_id":null,"event":{"type":"message_stop"}}"#,
+            r#"{"type":"assistant","session_id":"s1","message":{"id":"msg_2","type":"message","role":"assistant","content":[{"type":"tool_use","id":"toolu_2","name":"Grep","input":{}}]}}"#,
+            r#"{"type":"result","subtype":"success","session_id":"s1","is_error":false}"#,
+        ];
+        let text = lines.join("\n");
+        let (source, found) = crate::read(&text, "stream.jsonl", None).expect("claimed");
+        assert_eq!(source.name, "claude-code");
+        assert_eq!(found.bad, []);
+        assert_eq!(found.turns.len(), 2);
+        let names: Vec<&str> = found
+            .turns
+            .iter()
+            .flat_map(|t| t.calls().iter().map(|c| c.name.as_str()))
+            .collect();
+        assert_eq!(names, ["Read", "Grep"]);
+        // Judged against the init record's names: `Grep` is not one of them.
+        let unknown: usize = found
+            .turns
+            .iter()
+            .map(|t| {
+                let case = t.case(None).expect("a catalog");
+                toolcall_score::score(&case, &t.response).unknown().count()
+            })
+            .sum();
+        assert_eq!(unknown, 1);
+        // A control line alone before anything else is still this format's first record; a
+        // record type nobody wrote stays a bad line.
+        let odd = format!("{}\n{}", lines[0], r#"{"type":"mystery","session_id":"s1"}"#);
+        let (_, found) = crate::read(&odd, "odd.jsonl", None).expect("claimed");
+        assert_eq!(found.bad.len(), 1);
     }
 }

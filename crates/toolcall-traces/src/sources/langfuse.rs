@@ -204,9 +204,16 @@ fn generation(at: &str, o: &Value) -> Turn {
     let attrs = attributes(o);
     // The original span, for the GenAI readers: its attributes, and the messages Langfuse moved
     // out of them into `input` and `output`.
+    let time = |key: &str| {
+        o.get(key)
+            .and_then(Value::as_str)
+            .map_or(0, crate::spans::rfc3339_nanos)
+    };
     let mut span = Span {
         at: format!("{at} (observation {id})"),
         span_id: id.clone(),
+        start: time("startTime"),
+        end: time("endTime"),
         ..Span::default()
     };
     for (k, v) in &attrs {
@@ -216,6 +223,7 @@ fn generation(at: &str, o: &Value) -> Turn {
     turn.trace = o.get("traceId").and_then(Value::as_str).map(str::to_owned);
     turn.model = o.get("model").and_then(Value::as_str).map(str::to_owned);
     turn.name = o.get("name").and_then(Value::as_str).map(str::to_owned);
+    turn.window = Turn::window_of(&span);
     turn.catalog = catalog(o, &input, &output, &span);
     turn.transcript.messages = history(&input);
     turn.response = answer(o, &output, &span);

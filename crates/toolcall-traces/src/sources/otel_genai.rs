@@ -10,6 +10,9 @@
 //!   OpenLLMetry's `llm.request.functions.N.name|description|parameters` for the catalog;
 //! - the legacy events: `gen_ai.{system,user,assistant,tool}.message` and `gen_ai.choice`, and
 //!   the older `gen_ai.content.prompt` / `gen_ai.content.completion` with the messages as JSON.
+//!   A choice's `message` may be a message, its content blocks alone or its text, and a
+//!   message event's content may be the provider's content blocks as JSON text (Strands writes
+//!   Bedrock's `[{"toolUse": …}]`); an `execute_tool` span's events never make it a model turn.
 //!
 //! The tool definitions are opt-in in the conventions, so many spans have none: such a turn's
 //! catalog is [`Catalog::NotRecorded`], never an empty one. An `execute_tool` span whose call id
@@ -58,7 +61,12 @@ fn is_inference_span(s: &Span) -> bool {
     )
 }
 
+/// A span that records a model's answer. An `execute_tool` span is never one, whatever events it
+/// carries (Strands records the tool's result as a `gen_ai.choice` of it).
 fn is_model_span(s: &Span) -> bool {
+    if is_tool_span(s) {
+        return false;
+    }
     s.attr("gen_ai.output.messages").is_some()
         || s.attr("gen_ai.input.messages").is_some()
         || s.has_prefix("gen_ai.completion.")
@@ -181,9 +189,90 @@ pub(crate) fn held(turns: &[Turn], id: &str) -> bool {
         .any(|t| t.calls().iter().any(|c| c.id.as_deref() == Some(id)))
 }
 
-/// Two model spans of one trace that hold the same calls (by id) are one turn recorded twice:
-/// the one that says more (a catalog, then more of the conversation) is kept.
+/// Two model spans of one trace that hold the same calls are one turn recorded twice (two
+/// instrumentations, an outer span repeating its steps): the one that says more (a catalog,
+/// then more of the conversation) is kept, and its calls counted once. The same calls are
+/// told by their ids; when only one record carries the ids (an OpenInference span beside a
+/// GenAI span of the same call, say), by what both record: the calls' names and arguments, in
+/// order, at overlapping times.
 pub(crate) fn fold_duplicates(turns: Vec<Turn>, found: &mut Found) -> Vec<Turn> {
+    let kept = fold_by_id(turns, found);
+    fold_without_ids(kept, found)
+}
+
+/// The names and arguments of a turn's calls, in order: what two records of one call share
+/// whatever ids they carry.
+fn calls_said(t: &Turn) -> String {
+    t.calls()
+        .iter()
+        .map(|c| format!("{}\u{0}{:?}", c.name, c.arguments))
+        .collect::<Vec<_>>()
+        .join("\u{1}")
+}
+
+/// Whether every call of `t` has an id (`Some(true)`), none has (`Some(false)`), or some have.
+fn ids(t: &Turn) -> Option<bool> {
+    let with = t.calls().iter().filter(|c| c.id.is_some()).count();
+    match with {
+        0 => Some(false),
+        n if n == t.calls().len() => Some(true),
+        _ => None,
+    }
+}
+
+fn overlap(a: Option<(u64, u64)>, b: Option<(u64, u64)>) -> bool {
+    matches!((a, b), (Some(a), Some(b)) if a.0 <= b.1 && b.0 <= a.1)
+}
+
+/// The second pass of [`fold_duplicates`]: one record of a call carries its ids, the other none.
+fn fold_without_ids(turns: Vec<Turn>, found: &mut Found) -> Vec<Turn> {
+    let mut by_calls: std::collections::HashMap<(Option<String>, String), Vec<usize>> =
+        std::collections::HashMap::new();
+    let mut kept: Vec<Turn> = Vec::new();
+    for turn in turns {
+        let (Some(has_ids), false) = (ids(&turn), turn.calls().is_empty()) else {
+            kept.push(turn);
+            continue;
+        };
+        let key = (turn.trace.clone(), calls_said(&turn));
+        let twin = by_calls.get(&key).and_then(|at| {
+            at.iter().copied().find(|&i| {
+                ids(&kept[i]) == Some(!has_ids) && overlap(kept[i].window, turn.window)
+            })
+        });
+        match twin {
+            Some(i) => {
+                found.folded += turn.calls().len();
+                let existing = &mut kept[i];
+                let better = (turn.catalog.is_recorded(), turn.transcript.messages.len())
+                    > (
+                        existing.catalog.is_recorded(),
+                        existing.transcript.messages.len(),
+                    );
+                let (mut keep, other) = if better {
+                    (turn, std::mem::replace(existing, Turn::at(String::new(), String::new())))
+                } else {
+                    (std::mem::replace(existing, Turn::at(String::new(), String::new())), turn)
+                };
+                // The call keeps the id the other record gave it.
+                for (call, twin) in keep.response.calls.iter_mut().zip(other.calls()) {
+                    if call.id.is_none() {
+                        call.id.clone_from(&twin.id);
+                    }
+                }
+                kept[i] = keep;
+            }
+            None => {
+                by_calls.entry(key).or_default().push(kept.len());
+                kept.push(turn);
+            }
+        }
+    }
+    kept
+}
+
+/// The first pass of [`fold_duplicates`]: turns whose calls all carry ids, by those ids.
+fn fold_by_id(turns: Vec<Turn>, found: &mut Found) -> Vec<Turn> {
     let key = |t: &Turn| -> Option<(Option<String>, Vec<String>)> {
         let ids: Option<Vec<String>> = t.calls().iter().map(|c| c.id.clone()).collect();
         ids.filter(|ids| !ids.is_empty())
@@ -280,6 +369,7 @@ pub(crate) fn model_turn(span: &Span) -> Result<Option<Turn>, String> {
         .str_attr("gen_ai.response.model")
         .or_else(|| span.str_attr("gen_ai.request.model"));
     turn.name = (!span.name.is_empty()).then(|| span.name.clone());
+    turn.window = Turn::window_of(span);
     turn.catalog = catalog;
     turn.system = system;
     turn.transcript.messages = messages;
@@ -477,6 +567,20 @@ fn calls_in_content(content: &str) -> Option<Vec<ToolCall>> {
     structured.then(|| chat_calls(Some(&value)))
 }
 
+/// An event's content as the provider's content blocks when it holds them as JSON text (Strands
+/// writes Bedrock's `[{"text": …}, {"toolUse": …}]` so), else as it is.
+fn blocks(v: &Value) -> Value {
+    match v {
+        Value::String(s) => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Array(items)) if !items.is_empty() && items.iter().all(Value::is_object) => {
+                Value::Array(items)
+            }
+            _ => v.clone(),
+        },
+        other => other.clone(),
+    }
+}
+
 /// The legacy events: per-message events and `gen_ai.choice`, or the older content events with
 /// the messages as JSON.
 fn events(span: &Span) -> Result<(Vec<Message>, Vec<Message>), String> {
@@ -506,19 +610,29 @@ fn events(span: &Span) -> Result<(Vec<Message>, Vec<Message>), String> {
                 }
             }
             "gen_ai.choice" => {
-                let message = body("message")
-                    .map(|m| structured(&m).unwrap_or(m))
-                    .unwrap_or_else(|| {
+                let message = match body("message").map(|m| structured(&m).unwrap_or(m)) {
+                    // A message, its content blocks alone (Strands writes Bedrock's
+                    // `[{"text"}, {"toolUse"}]`), or its text.
+                    Some(Value::Object(mut m)) => {
+                        m.entry("role").or_insert_with(|| Value::from("assistant"));
+                        Value::Object(m)
+                    }
+                    Some(Value::Array(blocks)) => {
+                        serde_json::json!({"role": "assistant", "content": blocks})
+                    }
+                    Some(Value::String(text)) => {
+                        serde_json::json!({"role": "assistant", "content": text})
+                    }
+                    Some(_) => continue,
+                    None => {
                         let mut m = serde_json::Map::new();
                         for (k, v) in &event.attributes {
                             m.insert(k.clone(), v.clone());
                         }
+                        m.entry("role").or_insert_with(|| Value::from("assistant"));
                         Value::Object(m)
-                    });
-                let mut message = message;
-                if message.get("role").is_none() {
-                    message["role"] = Value::from("assistant");
-                }
+                    }
+                };
                 output.extend(read_message(&message));
             }
             name if name.starts_with("gen_ai.") && name.ends_with(".message") => {
@@ -527,7 +641,7 @@ fn events(span: &Span) -> Result<(Vec<Message>, Vec<Message>), String> {
                     .trim_end_matches(".message");
                 let mut m = serde_json::Map::new();
                 for (k, v) in &event.attributes {
-                    m.insert(k.clone(), v.clone());
+                    m.insert(k.clone(), blocks(v));
                 }
                 m.insert("role".into(), Value::from(role));
                 input.extend(read_message(&Value::Object(m)));
@@ -724,5 +838,150 @@ mod tests {
         let verdict = toolcall_score::score(&turn.case(None).unwrap(), &turn.response);
         let kinds: Vec<_> = verdict.findings().iter().map(|f| f.kind.as_str()).collect();
         assert_eq!(kinds, ["unknown_tool"], "the transcript's call is answered");
+    }
+}
+
+#[cfg(test)]
+mod choices {
+    use super::*;
+    use crate::spans::Event;
+
+    /// A `gen_ai.choice` whose `message` is not an object (text, content blocks, a number) is
+    /// read or passed over, never indexed as an object: reading must not panic.
+    #[test]
+    fn a_choice_of_any_shape_is_read_without_a_panic() {
+        for (message, calls) in [
+            (Value::from("plain text"), 0),
+            (Value::from(r#"[{"toolUse": {"toolUseId": "c1", "name": "f", "input": {}}}]"#), 1),
+            (Value::from(3), 0),
+            (Value::from("[1, 2]"), 0),
+            (Value::Null, 0),
+        ] {
+            let span = Span {
+                events: vec![Event {
+                    name: "gen_ai.choice".into(),
+                    attributes: [("message".to_owned(), message.clone())].into_iter().collect(),
+                }],
+                ..Span::default()
+            };
+            let (_, output) = events(&span).unwrap();
+            let got: usize = output.iter().map(|m| m.calls.len()).sum();
+            assert_eq!(got, calls, "{message}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod folding {
+    //! One call recorded by two instrumentations, its id on one side only. No licensed
+    //! recording of this was found (the Langfuse framework traces and OpenInference's fixtures
+    //! were searched), so the records are written by hand in each convention's shape.
+    use serde_json::{json, Value};
+
+    /// A GenAI span of trace `t1`, running from `start` to `end` (seconds), with `attributes`.
+    fn span(id: &str, start: u64, end: u64, attributes: Value) -> Value {
+        let attributes: Vec<Value> = attributes
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| json!({"key": k, "value": {"stringValue": v}}))
+            .collect();
+        json!({"traceId": "t1", "spanId": id, "name": "chat gpt-4o",
+               "startTimeUnixNano": (start * 1_000_000_000).to_string(),
+               "endTimeUnixNano": (end * 1_000_000_000).to_string(),
+               "attributes": attributes})
+    }
+
+    /// The framework's span, with the call's id, and OpenLLMetry's legacy attributes of the
+    /// same call, without it.
+    fn pair(with_id: (u64, u64), without: (u64, u64), arguments: &str) -> String {
+        let current = span(
+            "a",
+            with_id.0,
+            with_id.1,
+            json!({"gen_ai.tool.definitions": "[{\"type\": \"function\", \"name\": \"get_weather\"}]",
+                   "gen_ai.output.messages": "[{\"role\": \"assistant\", \"parts\": [{\"type\": \"tool_call\", \"id\": \"call_1\", \"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]}]"}),
+        );
+        let legacy = span(
+            "b",
+            without.0,
+            without.1,
+            json!({"gen_ai.completion.0.role": "assistant",
+                   "gen_ai.completion.0.tool_calls.0.name": "get_weather",
+                   "gen_ai.completion.0.tool_calls.0.arguments": arguments}),
+        );
+        json!({"resourceSpans": [{"scopeSpans": [{"spans": [current, legacy]}]}]}).to_string()
+    }
+
+    fn read(text: &str) -> crate::Found {
+        crate::read(text, "f.json", None).expect("read").1
+    }
+
+    #[test]
+    fn a_call_recorded_twice_with_its_id_once_is_folded_on_time_name_and_arguments() {
+        let found = read(&pair((10, 12), (10, 12), "{\"city\": \"Paris\"}"));
+        assert_eq!(found.turns.len(), 1, "{:?}", found.turns);
+        assert_eq!(found.folded, 1);
+        let call = &found.turns[0].calls()[0];
+        assert_eq!((call.name.as_str(), call.id.as_deref()), ("get_weather", Some("call_1")));
+        assert!(found.turns[0].catalog.is_recorded(), "the record with the catalog is kept");
+        // Arguments written another way are the same arguments.
+        let found = read(&pair((10, 12), (11, 13), "{ \"city\" : \"Paris\" }"));
+        assert_eq!((found.turns.len(), found.folded), (1, 1));
+    }
+
+    #[test]
+    fn calls_that_differ_in_time_or_arguments_are_two_calls() {
+        // Apart in time: a second call with the same arguments.
+        let found = read(&pair((10, 12), (20, 22), "{\"city\": \"Paris\"}"));
+        assert_eq!((found.turns.len(), found.folded), (2, 0));
+        // Other arguments.
+        let found = read(&pair((10, 12), (10, 12), "{\"city\": \"Lyon\"}"));
+        assert_eq!((found.turns.len(), found.folded), (2, 0));
+        // No times recorded: nothing says they are one call.
+        let strip = |text: String| {
+            let mut v: Value = serde_json::from_str(&text).unwrap();
+            for s in v["resourceSpans"][0]["scopeSpans"][0]["spans"]
+                .as_array_mut()
+                .unwrap()
+            {
+                s.as_object_mut().unwrap().remove("endTimeUnixNano");
+            }
+            v.to_string()
+        };
+        let found = read(&strip(pair((10, 12), (10, 12), "{\"city\": \"Paris\"}")));
+        assert_eq!((found.turns.len(), found.folded), (2, 0));
+    }
+
+    /// A Langfuse export holding the OpenInference record of a call (the raw Chat body in
+    /// `output`, its id in it, as agno's instrumentation keeps it) and a GenAI one (parts, no
+    /// id), as two GENERATION observations, the second inside the first.
+    #[test]
+    fn an_openinference_and_a_genai_generation_of_one_call_fold_in_a_langfuse_export() {
+        let body = json!({"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
+                "content": null, "tool_calls": [{"id": "call_V", "type": "function", "function": {
+                    "name": "duckduckgo_search", "arguments": "{\"query\":\"trends\"}"}}]}}]});
+        let oi = json!({"id": "oi", "traceId": "t1", "type": "GENERATION", "name": "OpenAIChat.invoke",
+            "startTime": "2025-06-11T14:01:32.600Z", "endTime": "2025-06-11T14:01:33.560Z",
+            "output": body.to_string(),
+            "metadata": {"attributes": {
+                "openinference.span.kind": "LLM",
+                "llm.tools.0.tool.json_schema": "{\"type\": \"function\", \"function\": {\"name\": \"duckduckgo_search\"}}"}}});
+        let genai = json!({"id": "ga", "traceId": "t1", "type": "GENERATION", "name": "chat gpt-4o-mini",
+            "parentObservationId": "oi",
+            "startTime": "2025-06-11T14:01:32.606Z", "endTime": "2025-06-11T14:01:33.559Z",
+            "output": [{"role": "assistant", "parts": [{"type": "tool_call", "name": "duckduckgo_search",
+                        "arguments": {"query": "trends"}}]}]});
+        let export = json!({"trace": {"id": "t1"}, "observations": [oi, genai]}).to_string();
+        let (source, found) = crate::read(&export, "t.json", None).expect("read");
+        assert_eq!(source.name, "langfuse");
+        let calls: Vec<(String, Option<String>)> = found
+            .turns
+            .iter()
+            .flat_map(|t| t.calls().iter().map(|c| (c.name.clone(), c.id.clone())))
+            .collect();
+        assert_eq!(calls, [("duckduckgo_search".into(), Some("call_V".into()))]);
+        assert_eq!(found.folded, 1);
     }
 }

@@ -108,6 +108,7 @@ fn turns(spans: &[Span], found: &mut Found) {
         turn.name = span
             .str_attr("ai.telemetry.functionId")
             .or_else(|| (!span.name.is_empty()).then(|| span.name.clone()));
+        turn.window = Turn::window_of(span);
         turn.catalog = catalog;
         turn.system = system;
         turn.transcript.messages = messages;
