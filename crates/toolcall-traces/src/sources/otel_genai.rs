@@ -201,11 +201,15 @@ pub(crate) fn fold_duplicates(turns: Vec<Turn>, found: &mut Found) -> Vec<Turn> 
 }
 
 /// The names and arguments of a turn's calls, in order: what two records of one call share
-/// whatever ids they carry.
+/// whatever ids they carry. Arguments by their value (one record may keep the text the model
+/// sent, the other the object), or by their text when it is not JSON.
 fn calls_said(t: &Turn) -> String {
     t.calls()
         .iter()
-        .map(|c| format!("{}\u{0}{:?}", c.name, c.arguments))
+        .map(|c| match c.arguments.value() {
+            Some(value) => format!("{}\u{0}{value}", c.name),
+            None => format!("{}\u{0}{:?}", c.name, c.arguments),
+        })
         .collect::<Vec<_>>()
         .join("\u{1}")
 }
