@@ -359,6 +359,12 @@ pub fn promote(path: &Path, id: &str, options: &PromoteOptions) -> Result<Promot
         path: path.to_path_buf(),
         why,
     };
+    // Each part of an output path from the caller names one folder under `out`: an empty
+    // prefix (a case id `/…`, which joins as an absolute path) or `..` would write elsewhere.
+    crate::names::check_name(None, "promote".into(), "agent", &options.agent)?;
+    for part in options.prefix.split('/') {
+        crate::names::check_name(None, "promote".into(), "prefix", part)?;
+    }
     let Some(trace) = read_trace(path, options.from)? else {
         let e = toolcall_traces::TraceError::NotATrace {
             path: path.display().to_string(),
@@ -672,6 +678,31 @@ mod tests {
         assert_eq!(done.cases.len(), 1);
         assert_eq!(done.cases, ["incidents/%2FECvKZUCzd4="]);
         assert_eq!(rate_written(&promoted), (1, 0));
+        // The library refuses what the CLI refuses: an empty prefix made the case id `/…`, a
+        // path that joins as absolute (a file was written at `/`), and `..` leaves `out`.
+        let outside = scratch("base64-ids-outside");
+        for (agent, prefix) in [
+            ("promoted", ""),
+            ("promoted", "a//b"),
+            ("promoted", ".."),
+            ("", "x"),
+        ] {
+            let refused = promote(
+                &path,
+                "/ECvKZUCzd4=",
+                &PromoteOptions {
+                    out: outside.join("out"),
+                    agent: agent.into(),
+                    prefix: prefix.into(),
+                    ..PromoteOptions::default()
+                },
+            );
+            assert!(
+                matches!(refused, Err(RateError::UnsafeName { .. })),
+                "{agent:?} {prefix:?}: {refused:?}"
+            );
+        }
+        assert!(!outside.join("out").exists(), "nothing written");
     }
 
     /// A real Strands Agents trace as LangWatch received it (base64 ids, span `aLJ/OoH/T68=`):
