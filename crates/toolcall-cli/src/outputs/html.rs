@@ -1092,6 +1092,26 @@ fn replay(out: &mut String, run: &Value) {
             out.push_str("</li>\n");
         }
         out.push_str("</ol>\n");
+        // What the session check found on the stdio stream: a finding when it failed the flow
+        // (--strict), a note otherwise, as the text output says it.
+        let session: Vec<&Value> = items(&flow["session"]).collect();
+        if !session.is_empty() {
+            out.push_str("<ul class=\"session\">\n");
+            for found in session {
+                let said = if found["fails"].as_bool() == Some(true) {
+                    "finding"
+                } else {
+                    "note"
+                };
+                let _ = writeln!(
+                    out,
+                    "<li class=\"{said}\" data-kind=\"{}\">{said}: session: {}</li>",
+                    text(str_of(&found["kind"])),
+                    text(str_of(&found["message"]))
+                );
+            }
+            out.push_str("</ul>\n");
+        }
         let stderr: Vec<&Value> = items(&flow["stderr_tail"]).collect();
         if !stderr.is_empty() {
             let _ = writeln!(
@@ -1127,5 +1147,26 @@ mod tests {
             "{page}"
         );
         assert!(!page.contains("<b>hi"));
+    }
+
+    /// The session check's findings are on the page as the text output says them: a finding
+    /// when it failed the flow, a note otherwise, the server's text kept as text.
+    #[test]
+    fn the_session_check_is_drawn_finding_or_note() {
+        let run = json!({"command": "replay", "ok": false, "flows": [{
+            "flow": "f.json", "outcome": "failure", "summary": "", "steps": [],
+            "session": [
+                {"kind": "stray_stdout", "message": "line 3 <script>x</script>", "fails": true},
+                {"kind": "stderr", "message": "the server wrote 2 line(s) to stderr", "fails": false}]
+        }]});
+        let page = super::render(&run);
+        assert!(
+            page.contains("<li class=\"finding\" data-kind=\"stray_stdout\">finding: session: line 3 &lt;script&gt;x&lt;/script&gt;</li>"),
+            "{page}"
+        );
+        assert!(
+            page.contains("<li class=\"note\" data-kind=\"stderr\">note: session: the server wrote 2 line(s) to stderr</li>"),
+            "{page}"
+        );
     }
 }
