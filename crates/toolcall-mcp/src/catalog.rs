@@ -24,6 +24,18 @@ const VOLATILE: [&str; 4] = ["_meta", "ttlMs", "cacheScope", "sessionId"];
 /// out (a `default` may well hold a list whose order matters).
 const DATA: [&str; 4] = ["const", "default", "enum", "examples"];
 
+/// Schema keywords whose value maps names to schemas (or to lists of names): its keys are a
+/// tool's parameter names, never protocol members, so a parameter called `sessionId` or
+/// `_meta` is kept.
+const NAMES: [&str; 6] = [
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "dependentRequired",
+];
+
 /// The snapshot of `tools` (each as the wire has it, members the client library does not model
 /// included): a file that reads well in a diff and changes only when the catalog does.
 ///
@@ -32,8 +44,9 @@ const DATA: [&str; 4] = ["const", "default", "enum", "examples"];
 /// tools sorted by name (a client finds a tool by its name, never by its place); object keys
 /// sorted; in a schema, `required` and a list of `type`s sorted and de-duplicated (a set
 /// either way), and `enum` values sorted (their order may guide a UI, never what is valid: an
-/// order-only change is not drift). Volatile members are left out (at any depth) and icons kept
-/// without their data.
+/// order-only change is not drift). Volatile protocol members are left out at any depth, but
+/// never a parameter's name (a key under `properties`, say) nor anything inside data (`default`,
+/// `enum`…); icons are kept without their data.
 pub fn snapshot(tools: &[Value]) -> Value {
     let mut tools: Vec<Value> = tools.iter().map(stable).collect();
     tools.sort_by(|a, b| name(a).cmp(name(b)));
@@ -49,16 +62,24 @@ fn stable(value: &Value) -> Value {
 }
 
 /// `value` with volatile members left out and the sets put in order; `data`: a value inside a
-/// data keyword, kept as it is (volatile members aside).
+/// data keyword, kept as it is.
 fn canonical(value: &Value, data: bool) -> Value {
+    canonical_in(value, data, false)
+}
+
+/// [`canonical`]; `names`: `value` is the map of a [`NAMES`] keyword, whose keys are names.
+fn canonical_in(value: &Value, data: bool, names: bool) -> Value {
     match value {
         Value::Object(map) => {
             let mut out = Map::new();
             for (key, v) in map {
-                if VOLATILE.contains(&key.as_str()) {
+                if !data && !names && VOLATILE.contains(&key.as_str()) {
                     continue;
                 }
-                if key == "icons" && !data {
+                // A keyword's name only where keywords are: under `properties`, a parameter
+                // may be called `icons`, `default` or `required`.
+                let keyword = !data && !names;
+                if key == "icons" && keyword {
                     // An icon's data is bytes a review cannot read; its source and type stay.
                     let icons = v
                         .as_array()
@@ -78,9 +99,9 @@ fn canonical(value: &Value, data: bool) -> Value {
                     out.insert(key.clone(), Value::Array(icons));
                     continue;
                 }
-                let inner = data || DATA.contains(&key.as_str());
-                let mut v = canonical(v, inner);
-                if !data && matches!(key.as_str(), "required" | "type" | "enum") {
+                let inner = data || (keyword && DATA.contains(&key.as_str()));
+                let mut v = canonical_in(v, inner, keyword && NAMES.contains(&key.as_str()));
+                if keyword && matches!(key.as_str(), "required" | "type" | "enum") {
                     if let Value::Array(items) = &mut v {
                         // Compared as their JSON text: a total order over any values.
                         items.sort_by_cached_key(Value::to_string);
@@ -1216,6 +1237,30 @@ mod tests {
         ];
         let snap = snapshot(&tools);
         assert_eq!(snap["tools"][0]["name"], "a");
+        // Only protocol members are volatile: a parameter may be called `sessionId` or
+        // `_meta`, or `icons`, `default` and `required`, and data is kept as it is.
+        let params = snapshot(&[tool(
+            "p",
+            json!({"type": "object",
+                   "properties": {"sessionId": {"type": "string", "default": {"ttlMs": 1}},
+                                  "_meta": {"type": "object"},
+                                  "icons": {"type": "array"},
+                                  "required": {"enum": ["b", "a"]}},
+                   "required": ["sessionId", "_meta"],
+                   "$defs": {"cacheScope": {"type": "string"}}}),
+        )]);
+        let schema = &params["tools"][0]["inputSchema"];
+        assert_eq!(
+            schema,
+            &json!({"type": "object",
+                    "properties": {"sessionId": {"type": "string", "default": {"ttlMs": 1}},
+                                   "_meta": {"type": "object"},
+                                   "icons": {"type": "array"},
+                                   "required": {"enum": ["a", "b"]}},
+                    "required": ["_meta", "sessionId"],
+                    "$defs": {"cacheScope": {"type": "string"}}}),
+            "{schema:#}"
+        );
         assert!(snap["tools"][0].get("ttlMs").is_none());
         assert!(snap["tools"][1].get("_meta").is_none());
         assert_eq!(
