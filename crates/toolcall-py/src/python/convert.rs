@@ -60,6 +60,26 @@ pub(crate) fn to_json(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
             "the value nests deeper than {MAX_DEPTH} levels"
         )));
     }
+    // Most frequent first: a body is mostly strings, objects and arrays.
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Value::String(s.to_cow()?.into_owned()));
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let mut map = Map::new();
+        for (k, v) in d.iter() {
+            let Ok(key) = k.cast::<PyString>() else {
+                return Err(PyTypeError::new_err(format!(
+                    "a JSON object's keys are strings, found the key {}",
+                    k.repr()?
+                )));
+            };
+            map.insert(key.to_cow()?.into_owned(), to_json(&v, depth + 1)?);
+        }
+        return Ok(Value::Object(map));
+    }
+    if let Ok(l) = obj.cast::<PyList>() {
+        return l.iter().map(|v| to_json(&v, depth + 1)).collect();
+    }
     if obj.is_none() {
         return Ok(Value::Null);
     }
@@ -78,25 +98,6 @@ pub(crate) fn to_json(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         return float(f.value());
-    }
-    if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(Value::String(s.extract::<String>()?));
-    }
-    if let Ok(d) = obj.cast::<PyDict>() {
-        let mut map = Map::new();
-        for (k, v) in d.iter() {
-            let Ok(key) = k.extract::<String>() else {
-                return Err(PyTypeError::new_err(format!(
-                    "a JSON object's keys are strings, found the key {}",
-                    k.repr()?
-                )));
-            };
-            map.insert(key, to_json(&v, depth + 1)?);
-        }
-        return Ok(Value::Object(map));
-    }
-    if let Ok(l) = obj.cast::<PyList>() {
-        return l.iter().map(|v| to_json(&v, depth + 1)).collect();
     }
     if let Ok(t) = obj.cast::<PyTuple>() {
         return t.iter().map(|v| to_json(&v, depth + 1)).collect();
