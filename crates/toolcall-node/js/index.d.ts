@@ -24,6 +24,10 @@ export interface Verdict {
 }
 
 export function score(response: Body, options: { tools?: Body; request?: Body; format?: string }): Verdict
+export class Scorer {
+  constructor(options: { tools?: Body; request?: Body })
+  score(response: Body, options?: { format?: string }): Verdict
+}
 export function assertToolCallsDefined(request: Body, response: Body, options?: { format?: string }): Verdict
 
 export class ParseError extends Error {

@@ -104,6 +104,21 @@ function score(response, { tools, request, format } = {}) {
   return verdict(call(() => native.scoreJson(text(response), opt(tools), opt(request), format ?? null)))
 }
 
+/** A case prepared once (its tools parsed, schemas compiled on first use) for many responses. */
+class Scorer {
+  constructor({ tools, request } = {}) {
+    try {
+      this.native = new native.NativeScorer(opt(tools), opt(request))
+    } catch (e) {
+      throw translate(e)
+    }
+  }
+
+  score(response, { format } = {}) {
+    return verdict(call(() => this.native.score(text(response), format ?? null)))
+  }
+}
+
 /** Throws an AssertionError, with the CLI's message, unless every call names a defined tool. */
 function assertToolCallsDefined(request, response, { format } = {}) {
   const v = score(response, { request, format })
@@ -199,6 +214,7 @@ class ToolLoop {
 
 module.exports = {
   score,
+  Scorer,
   assertToolCallsDefined,
   ToolLoop,
   ParseError,

@@ -89,6 +89,29 @@ pub fn score(
     Ok(verdict_json(&toolcall_score::score(&case, &response)))
 }
 
+/// A case prepared once for scoring many responses (`Scorer` in JavaScript).
+#[derive(Debug)]
+pub struct Prepared {
+    case: Case,
+}
+
+impl Prepared {
+    /// The case from `tools` or `request` (JSON text).
+    pub fn new(tools: Option<&str>, request: Option<&str>) -> Result<Prepared, ApiError> {
+        Ok(Prepared {
+            case: case_of(tools, request)?,
+        })
+    }
+
+    /// [`score`] against the prepared case.
+    pub fn score(&self, response: &str, format: Option<&str>) -> Result<Value, ApiError> {
+        let format = format_of(format)?.or(self.case.format);
+        let response = Response::from_json_str(response, format)
+            .map_err(|e| parse_error("response", format, Some(&e), None))?;
+        Ok(verdict_json(&toolcall_score::score(&self.case, &response)))
+    }
+}
+
 /// The loop guard with the calls of its last `Continue` kept until they are answered.
 #[derive(Debug)]
 pub struct Guard {

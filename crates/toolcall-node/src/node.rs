@@ -7,7 +7,7 @@ use napi::{Error, Result};
 use napi_derive::napi;
 use serde_json::{json, Value};
 
-use crate::api::{self, Guard};
+use crate::api::{self, Guard, Prepared};
 
 fn guarded(f: impl FnOnce() -> std::result::Result<Value, Value>) -> Result<String> {
     match catch_unwind(AssertUnwindSafe(f)) {
@@ -49,6 +49,29 @@ pub fn score_json(
 #[napi(js_name = "panicForTest")]
 pub fn panic_for_test() -> Result<String> {
     guarded(|| panic!("the test asked for a panic"))
+}
+
+/// A prepared case (`api::Prepared`), JSON text in and out.
+#[napi(js_name = "NativeScorer")]
+pub struct NativeScorer {
+    prepared: Prepared,
+}
+
+#[napi]
+impl NativeScorer {
+    /// The case from `tools` or `request` (JSON text).
+    #[napi(constructor)]
+    pub fn new(tools: Option<String>, request: Option<String>) -> Result<Self> {
+        let prepared = Prepared::new(tools.as_deref(), request.as_deref())
+            .map_err(|e| Error::from_reason(e.to_string()))?;
+        Ok(NativeScorer { prepared })
+    }
+
+    /// `Prepared::score`.
+    #[napi]
+    pub fn score(&self, response: String, format: Option<String>) -> Result<String> {
+        guarded(|| self.prepared.score(&response, format.as_deref()))
+    }
 }
 
 /// The loop guard (`api::Guard`), JSON text in and out.

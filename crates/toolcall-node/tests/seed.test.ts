@@ -3,7 +3,7 @@
 // turns it into an error tool_result paired to tu_1 with the unknownToolCalls counter at 1.
 import toolcall from '../js/index.js'
 
-const { ToolLoop, ToolError, ParseError, InternalError, assertToolCallsDefined, score } = toolcall
+const { ToolLoop, ToolError, ParseError, InternalError, Scorer, assertToolCallsDefined, score } = toolcall
 
 const tools = [
   {
@@ -121,6 +121,14 @@ describe('errors', () => {
   it('a panic in the core is thrown, not an abort', () => {
     expect(() => toolcall._panicForTest()).toThrow(InternalError)
     expect(score(answer, { tools }).passed).toBe(true)
+  })
+
+  it('a prepared Scorer gives what score gives', () => {
+    const scorer = new Scorer({ tools })
+    for (const response of [toolUse, answer]) {
+      expect(scorer.score(response).toJSON()).toEqual(score(response, { tools }).toJSON())
+    }
+    expect(scorer.score(toolUse).passed).toBe(false)
   })
 
   it('a schema violation names the argument path', () => {
