@@ -255,6 +255,8 @@ const LAYERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("toolcall-embedding-example", &["toolcall-score"]),
+    ("toolcall-py", &["toolcall-score", "toolcall-harness"]),
+    ("toolcall-node", &["toolcall-score"]),
 ];
 
 /// Every crate depends only on the crates below it: no workspace dependency outside its row of

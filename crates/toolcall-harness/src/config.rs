@@ -46,6 +46,8 @@ pub enum Front {
     CargoTest,
     /// The `toolcall check` command.
     Cli,
+    /// The pytest plugin of the Python package (`crates/toolcall-py`).
+    Pytest,
 }
 
 impl Front {
@@ -54,6 +56,7 @@ impl Front {
         match self {
             Front::CargoTest => "ATP_BASELINE_WRITE=1 cargo test",
             Front::Cli => "toolcall check --write-baselines",
+            Front::Pytest => "ATP_BASELINE_WRITE=1 pytest",
         }
     }
 
@@ -62,6 +65,7 @@ impl Front {
         match self {
             Front::CargoTest => "Harness::cases or ATP_CASES",
             Front::Cli => "--cases or --root",
+            Front::Pytest => "--toolcall-root, the ini key toolcall_root, or ATP_CASES",
         }
     }
 }

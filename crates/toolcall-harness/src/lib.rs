@@ -141,7 +141,7 @@ pub use errors::{BaselineError, ConfigError};
 pub use evaluate::{CaseReport, Outcome, Sample};
 pub use libtest_mimic::Arguments;
 pub use report::{AgentReport, Counts, Report, UnknownName, EXAMPLE_MARKER};
-pub use run::{write_baselines, DISCOVERY_TEST, SNAPSHOT_TEST};
+pub use run::{results, write_baselines, Status, TestResult, DISCOVERY_TEST, SNAPSHOT_TEST};
 pub use snapshot::SNAPSHOT_NAME;
 
 /// The test harness: set the paths, then [`Harness::run`] from a `harness = false` test's

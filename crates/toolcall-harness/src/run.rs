@@ -239,6 +239,132 @@ fn trial_name(agent: &str, rest: &str) -> String {
     format!("{}::{}", escape(agent), escape(rest))
 }
 
+/// How one test of [`results`] came out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Status {
+    /// It passed.
+    Pass,
+    /// It failed exactly as the baseline records: a pass, shown as an expected failure.
+    ExpectedFailure,
+    /// It failed; the message says how.
+    Failure,
+}
+
+/// One test of the suite as data: the name, outcome and message of the trial
+/// [`crate::Harness::run`] runs under that name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TestResult {
+    /// The test's name, `<agent>::<case-id>` or a suite-level check (`<agent>::[coverage]`).
+    pub name: String,
+    /// How it came out.
+    pub status: Status,
+    /// What a failing test prints; for an expected failure, the fingerprint it is known by.
+    pub message: Option<String>,
+    /// The file the result points at (the case, the recording, the baseline, a tree).
+    pub file: std::path::PathBuf,
+    /// The line in `file`, when one is known.
+    pub line: Option<usize>,
+    /// What was said without failing anything (notes on calls), one line each.
+    pub notes: Vec<String>,
+}
+
+/// Every test of the suite under `config`, evaluated, in the order and with the names and
+/// messages of the harness's trials: what a test runner other than libtest (the pytest plugin)
+/// reports test by test. MCP flows, catalog contracts and the snapshot check are not included
+/// (they need the harness's `mcp` feature or insta's runner).
+pub fn results(config: &Config) -> Vec<TestResult> {
+    let suite = Suite::discover(config);
+    let suite_check = |name: String, file: std::path::PathBuf, problems: Vec<String>| {
+        let failed = !problems.is_empty();
+        TestResult {
+            name,
+            status: if failed {
+                Status::Failure
+            } else {
+                Status::Pass
+            },
+            message: failed.then(|| problems.join("\n")),
+            file,
+            line: None,
+            notes: Vec::new(),
+        }
+    };
+    let mut results = vec![suite_check(
+        DISCOVERY_TEST.to_owned(),
+        config.cases.clone(),
+        suite_problems(config, &suite),
+    )];
+    for agent in suite.agent_names() {
+        let (baseline, problem) = load_baseline(config, agent);
+        results.push(suite_check(
+            trial_name(agent, "[baseline]"),
+            config.baseline_file(agent),
+            baseline_problems(config, &suite, agent, &baseline, problem),
+        ));
+        let Some(files) = suite.agents.get(agent) else {
+            continue;
+        };
+        results.push(suite_check(
+            trial_name(agent, "[coverage]"),
+            config.recorded.join(agent),
+            coverage_problems(config, &suite, agent),
+        ));
+        for (id, recording) in &files.recordings {
+            let Some(case_path) = suite.cases.get(id) else {
+                continue;
+            };
+            let report = evaluate(
+                config,
+                agent,
+                id,
+                case_path,
+                recording,
+                baseline.entries.get(id),
+            );
+            let (file, line) = report.location();
+            let (file, line) = (file.to_path_buf(), line);
+            let notes = report.notes().map(|n| n.to_string()).collect();
+            let (status, message) = match (&report.outcome, report.message()) {
+                (Outcome::ExpectedFailure, _) => (
+                    Status::ExpectedFailure,
+                    Some(format!(
+                        "a known failure ({}): {}",
+                        escape_path(&config.baseline_file(agent)),
+                        report
+                            .fingerprint
+                            .iter()
+                            .map(|e| escape(e).to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                ),
+                (_, None) => (Status::Pass, None),
+                (_, Some(message)) => (Status::Failure, Some(message)),
+            };
+            results.push(TestResult {
+                name: trial_name(agent, id),
+                status,
+                message,
+                file,
+                line,
+                notes,
+            });
+        }
+        for (id, message) in missing_recordings(config, &suite, agent) {
+            results.push(TestResult {
+                name: trial_name(agent, &id),
+                status: Status::Failure,
+                message: Some(message),
+                file: config.cases.join(format!("{id}.json")),
+                line: None,
+                notes: Vec::new(),
+            });
+        }
+    }
+    results
+}
+
 /// The trial `--exact agent::case-id` names, found by path alone; `None` when the name is a
 /// suite-level check or the files are not where the name says.
 fn exact_trial(
@@ -488,6 +614,21 @@ mod tests {
 
     fn args(list: &[&str]) -> Arguments {
         Arguments::from_iter(std::iter::once("test").chain(list.iter().copied()))
+    }
+
+    /// `results` lists exactly the trials the harness runs, in the same order.
+    #[test]
+    fn results_name_the_trials() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let config = Config::for_root(&root);
+        let expected = Arc::new(AtomicUsize::new(0));
+        let trials: Vec<String> = trials(&config, &args(&[]), &expected)
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect();
+        let results: Vec<String> = results(&config).into_iter().map(|r| r.name).collect();
+        assert!(results.len() > 10, "{results:?}");
+        assert_eq!(results, trials);
     }
 
     #[test]
