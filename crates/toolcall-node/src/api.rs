@@ -127,7 +127,10 @@ fn calls_json(calls: &[toolcall_score::ToolCall]) -> Value {
                 let arguments = match &c.arguments {
                     toolcall_score::Arguments::Parsed(v) => v.clone(),
                     toolcall_score::Arguments::Text { text } => Value::String(text.clone()),
-                    toolcall_score::Arguments::Invalid { raw, .. } => Value::String(raw.clone()),
+                    toolcall_score::Arguments::Json(text) => text
+                        .value()
+                        .cloned()
+                        .unwrap_or_else(|| Value::String(text.raw().to_owned())),
                 };
                 json!({ "id": c.id, "name": c.name, "arguments": arguments })
             })

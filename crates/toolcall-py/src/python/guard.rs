@@ -35,13 +35,18 @@ impl ToolCall {
         &self.0.name
     }
 
-    /// The arguments: the parsed JSON (usually a dict), or a custom tool's free text.
+    /// The arguments: the parsed JSON (usually a dict), the text of arguments that are not JSON,
+    /// or a custom tool's free text.
     #[getter]
     fn arguments<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         match &self.0.arguments {
             Arguments::Parsed(value) => to_py(py, value),
             Arguments::Text { text } => Ok(text.into_pyobject(py)?.into_any()),
-            Arguments::Invalid { raw, .. } => Ok(raw.into_pyobject(py)?.into_any()),
+            // Sent as a string: its value, or the text when it is not JSON.
+            Arguments::Json(text) => match text.value() {
+                Some(value) => to_py(py, value),
+                None => Ok(text.raw().into_pyobject(py)?.into_any()),
+            },
         }
     }
 
