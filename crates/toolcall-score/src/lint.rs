@@ -4,11 +4,15 @@
 //! "use lookup_customer to find an account" keeps teaching the model a name that no longer
 //! exists. The lint reads the system prompt and every tool description for names written as
 //! calls (see the `mention` module for what counts) and reports those the catalog lacks.
+//!
+//! A name the prompt explains rather than hands to the model is not drift: an argument, or a
+//! value one takes ("the `str_replace` command" of `str_replace_editor`), a constant
+//! (`GITHUB_TOKEN`), and the calls of examples the prompt says use notional tools.
 
 use std::fmt;
 
-use crate::mention::{mentions, Reader};
-use crate::score::parameter_names;
+use crate::mention::{mentions, Evidence, Reader};
+use crate::score::NotTools;
 use crate::{escape, suggest, Case};
 
 /// Where a drifted name was found.
@@ -105,7 +109,7 @@ impl fmt::Display for Drift {
 /// # Ok::<(), toolcall_score::InputError>(())
 /// ```
 pub fn lint(case: &Case) -> Vec<Drift> {
-    let parameters = parameter_names(case);
+    let not_tools = NotTools::in_prompts(case);
     let sources = std::iter::once((DriftSource::SystemPrompt, case.system.as_str())).chain(
         case.catalog.tools().iter().map(|tool| {
             let source = DriftSource::ToolDescription {
@@ -116,8 +120,12 @@ pub fn lint(case: &Case) -> Vec<Drift> {
     );
     let mut drifts = Vec::new();
     for (source, text) in sources {
+        let notional = disclaims_examples(text);
         for mention in mentions(text, Reader::Prompt) {
-            if case.catalog.contains(&mention.name) || parameters.contains(mention.name.as_ref()) {
+            if case.catalog.contains(&mention.name) || not_tools.contains(mention.name.as_ref()) {
+                continue;
+            }
+            if notional && matches!(mention.evidence, Evidence::JsonBlock | Evidence::CallSyntax) {
                 continue;
             }
             drifts.push(Drift {
@@ -129,4 +137,28 @@ pub fn lint(case: &Case) -> Vec<Drift> {
         }
     }
     drifts
+}
+
+/// What a prompt says when the calls it shows are examples of the format, not tools to use:
+/// smolagents' prompts show calls to `image_transformer` and `document_qa` and then say "Above
+/// example were using notional tools that might not exist for you".
+const NOTIONAL: &[&str] = &[
+    "notional tool",
+    "hypothetical tool",
+    "fictional tool",
+    "fictitious tool",
+    "imaginary tool",
+    "made-up tool",
+    "tools that might not exist",
+    "tools that may not exist",
+    "tools which might not exist",
+    "tools which may not exist",
+];
+
+/// Whether `text` says that the calls it shows use tools that may not exist: then a call shown
+/// in it (a JSON call block, `name(…)`) is an example, and only the names it tells the model to
+/// use in words ("use lookup_customer") are drift.
+fn disclaims_examples(text: &str) -> bool {
+    let text = text.to_lowercase();
+    NOTIONAL.iter().any(|phrase| text.contains(phrase))
 }

@@ -103,6 +103,47 @@ const CONJUNCTIONS: &[&str] = &[
     "but", "so", "and", "however", "instead", "although", "though",
 ];
 const NOUNS: &[&str] = &["tool", "function", "endpoint", "action"];
+/// Nouns that, right after a name, say what else it is: "use the `str_replace` command" names a
+/// value of an argument, "use GITHUB_TOKEN variable" a setting, not a tool.
+const OTHER_NOUNS: &[&str] = &[
+    "command",
+    "commands",
+    "subcommand",
+    "mode",
+    "parameter",
+    "parameters",
+    "argument",
+    "arguments",
+    "field",
+    "fields",
+    "variable",
+    "variables",
+    "option",
+    "options",
+    "flag",
+    "flags",
+    "key",
+    "keys",
+    "value",
+    "values",
+    "column",
+    "property",
+    "attribute",
+    "setting",
+    "header",
+    "file",
+    "directory",
+    "folder",
+    "module",
+    "package",
+    "library",
+    "class",
+    "type",
+    "token",
+    "credential",
+    "credentials",
+    "env",
+];
 const ARGUMENT_KEYS: &[&str] = &[
     "arguments",
     "parameters",
@@ -210,6 +251,13 @@ pub(crate) enum Reader {
     /// (`def lookup_customer(email)`), which is what drift is about, so only the rules for talk
     /// about a tool apply.
     Prompt,
+}
+
+/// Whether a name is in constant case (`GITHUB_TOKEN`, `MAX_RETRIES`): upper-case letters and
+/// no lower-case one, the way code and prompts write constants and environment variables. It is
+/// a tool name only where the catalog writes its tools that way (Composio's `GITHUB_STAR_REPO`).
+pub(crate) fn is_constant_case(name: &str) -> bool {
+    name.bytes().any(|b| b.is_ascii_uppercase()) && !name.bytes().any(|b| b.is_ascii_lowercase())
 }
 
 /// The call-like mentions in `text`, in order of appearance, each name once.
@@ -669,9 +717,10 @@ fn lower(word: &str) -> Cow<'_, str> {
     }
 }
 
-/// A calling verb up to two filler words before `token`, or a noun like "tool" right after it,
-/// the words of the phrase next to each other in one sentence, and the clause not declining the
-/// call (see [`declined`]).
+/// A calling verb up to two filler words before `token` and no noun of another thing right
+/// after it ("use the `str_replace` command"), or a noun like "tool" right after it; the words of
+/// the phrase next to each other in one sentence, and the clause not declining the call (see
+/// [`declined`]).
 fn called_by_phrase(text: &str, token: &Token<'_>) -> bool {
     // `first` is where the phrase starts: the verb, or the name itself before its noun.
     let mut first = None;
@@ -694,12 +743,17 @@ fn called_by_phrase(text: &str, token: &Token<'_>) -> bool {
         next = previous;
     }
     let mut after = token.run.1;
-    if first.is_none() {
-        let noun = token_after(text, token.run.1).filter(|noun| {
+    let next_noun = |nouns: &[&str]| {
+        token_after(text, token.run.1).filter(|noun| {
             is_inline_gap(&text[token.end..noun.start])
-                && NOUNS.contains(&lower(noun.text).as_ref())
-        });
-        let Some(noun) = noun else {
+                && nouns.contains(&lower(noun.text).as_ref())
+        })
+    };
+    if first.is_some() && next_noun(OTHER_NOUNS).is_some() {
+        return false;
+    }
+    if first.is_none() {
+        let Some(noun) = next_noun(NOUNS) else {
             return false;
         };
         first = Some(*token);
@@ -833,7 +887,7 @@ fn after_call(text: &str, open: usize) -> usize {
     open
 }
 
-/// Names of calls written as JSON values inside the text, with the byte offset of each block,
+/// Names of calls written as JSON values inside the text, with the byte offset of each name,
 /// and the byte ranges of every JSON object or array found.
 fn json_blocks(text: &str) -> (Vec<(String, usize)>, Vec<Range<usize>>) {
     let mut names = Vec::new();
@@ -852,8 +906,17 @@ fn json_blocks(text: &str) -> (Vec<(String, usize)>, Vec<Range<usize>>) {
         let mut stream = serde_json::Deserializer::from_str(&text[at..]).into_iter::<Value>();
         match stream.next() {
             Some(Ok(value)) => {
+                let first = names.len();
                 collect_call_names(&value, &mut names, at);
                 let end = at + stream.byte_offset().max(1);
+                // Each name at the line it is written on, for its context: a block's first
+                // line is often a lone `{`.
+                for (name, place) in &mut names[first..] {
+                    let quoted = serde_json::to_string(name.as_str()).unwrap_or_default();
+                    if let Some(offset) = text[at..end].find(&quoted) {
+                        *place = at + offset + 1;
+                    }
+                }
                 blocks.push(at..end);
                 from = end;
             }
@@ -1049,6 +1112,12 @@ mod tests {
                 }
             }
             let mut after = tokens[i].run.1;
+            let other = tokens.get(i + 1).is_some_and(|noun| {
+                is_inline_gap(gap(i)) && OTHER_NOUNS.contains(&lower(noun).as_str())
+            });
+            if first.is_some() && other {
+                return false;
+            }
             if first.is_none() {
                 let noun = tokens
                     .get(i + 1)

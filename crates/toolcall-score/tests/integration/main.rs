@@ -14,6 +14,7 @@
 mod support;
 
 mod causes;
+mod lint;
 mod owned_parse;
 mod providers;
 mod real_traffic;
