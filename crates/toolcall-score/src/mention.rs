@@ -21,8 +21,14 @@
 //! reads as source), only JSON call blocks; an unmarked block of bare `name(…)` lines is a call
 //! transcript and still counts. A name the text defines (`def name(`, `type name`, …) is the
 //! model's own, and `name(…)` labelling a list item, heading or table cell ("- **save_to_excel()**:
-//! Exports data") describes a function rather than calls it. A prompt ([`Reader::Prompt`]) declares its tools in code, so these rules are for
-//! responses only.
+//! Exports data") describes a function rather than calls it. Lines that read as source outside
+//! a fence (an import, an assignment, a decorator, and the call lines beside them) are code too,
+//! and so is a call the text describes ("`parse(rows)` returns a list"). A prompt
+//! ([`Reader::Prompt`]) declares its tools in code, so these rules are for responses only.
+//!
+//! A call handed to the reader is not the model's: "you can call foo_bar(items)" explains the
+//! reader's code (the reader as the clause's subject, before a modal or a calling verb), and "use
+//! the `str_replace` command" names a command, not a tool.
 //!
 //! Cost: the code-block layout and the definition search are read only once a token has
 //! passed every other test, once per name, so prose without mentions still costs one pass.
@@ -97,6 +103,17 @@ const REPORTING: &[&str] = &[
     "wrote",
     "suggested",
     "quoted",
+];
+/// Words after "you" that make the reader the one who calls: "you can call foo_bar(items)"
+/// explains the reader's code, it is not the model's call.
+const MODALS: &[&str] = &[
+    "can", "could", "may", "might", "should", "would", "will", "must", "need", "needs", "just",
+    "then", "also", "simply", "only", "want", "have",
+];
+/// Verbs right after `name(…)` that describe what a function does ("`parse(rows)` returns a
+/// list"): the text explains code rather than calls it.
+const DESCRIBING: &[&str] = &[
+    "returns", "takes", "accepts", "raises", "throws", "yields", "expects", "receives", "wraps",
 ];
 /// Words that start a new clause: a negation before one does not reach past it.
 const CONJUNCTIONS: &[&str] = &[
@@ -284,7 +301,8 @@ pub(crate) fn mentions(text: &str, reader: Reader) -> Vec<Mention<'_>> {
             continue;
         }
         let evidence = if text[token.end..].starts_with('(') {
-            if declined(text, &token, after_call(text, token.end)) {
+            let close = after_call(text, token.end);
+            if declined(text, &token, close) || describes(token_after(text, close), close, text) {
                 continue;
             }
             Evidence::CallSyntax
@@ -478,7 +496,97 @@ fn code_blocks(text: &str) -> Vec<Range<usize>> {
         }
     }
     close_indented(text, indented, &mut blocks);
+    code_paragraphs(text, &mut blocks);
     blocks
+}
+
+/// Adds the lines of code in the paragraphs of `text` outside fences that hold a line of source
+/// ([`reads_as_statement`]: an import, an assignment, a decorator, a line ending like a
+/// statement): code a model shows without a fence (`from opentelemetry… import
+/// FastAPIInstrumentor` above `FastAPIInstrumentor.instrument_app(app, …)`). The lines of code
+/// there are those statements, lines that are one call (`setup(app)`), and indented lines; the
+/// prose lines around them are still read. A paragraph of bare `name(…)` lines holds no
+/// statement, and stays a call transcript.
+fn code_paragraphs(text: &str, blocks: &mut Vec<Range<usize>>) {
+    // The paragraph's lines of code, whether one is a statement, and whether it holds a fence
+    // (read by `code_blocks` already).
+    let mut lines: Vec<Range<usize>> = Vec::new();
+    let (mut statement, mut fenced) = (false, false);
+    let mut at = 0;
+    for line in text.split_inclusive('\n').chain(std::iter::once("")) {
+        let start = at;
+        at += line.len();
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            if statement && !fenced {
+                blocks.append(&mut lines);
+            }
+            lines.clear();
+            (statement, fenced) = (false, false);
+            continue;
+        }
+        fenced |= opens_fence(trimmed).is_some();
+        let is_statement = reads_as_statement(trimmed);
+        statement |= is_statement;
+        if is_statement || is_call_line(trimmed) || line.starts_with([' ', '\t']) {
+            lines.push(start..at);
+        }
+    }
+}
+
+/// Whether a (trimmed) line is one call expression and nothing else: `setup(app)`,
+/// `await client.close();`, `return parse(rows)`.
+fn is_call_line(line: &str) -> bool {
+    let line = line.trim_end_matches(';');
+    let line = ["await ", "return ", "yield "]
+        .iter()
+        .find_map(|k| line.strip_prefix(k))
+        .unwrap_or(line);
+    let Some(open) = line.find('(') else {
+        return false;
+    };
+    line.ends_with(')')
+        && open > 0
+        && line[..open]
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.'))
+}
+
+/// Whether a (trimmed) line reads as a statement of source code rather than prose: an import
+/// (`import x`, `from x import y`, `import {a} from "b"`), an assignment to an identifier
+/// (`app = FastAPI()`, `const x = …`), a decorator, or a line ending as statements do (`{`,
+/// `;`, `):`).
+fn reads_as_statement(line: &str) -> bool {
+    let is_path = |word: &str| {
+        !word.is_empty()
+            && word
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '*'))
+    };
+    let mut words = line.split_whitespace();
+    let first = words.next().unwrap_or("");
+    let second = words.next().unwrap_or("");
+    let import = match first {
+        "import" => is_path(second.trim_end_matches(',')) || second.starts_with('{'),
+        "from" => is_path(second) && words.next() == Some("import"),
+        _ => false,
+    };
+    let declared = matches!(first, "const" | "let" | "var") && is_path(second);
+    let lhs = line.split_once('=').and_then(|(lhs, rhs)| {
+        let lhs = lhs.trim_end().trim_end_matches(['+', '-', '*', '/', ':']);
+        (!rhs.starts_with(['=', '>']) && !rhs.trim().is_empty()).then_some(lhs)
+    });
+    let assignment = lhs.is_some_and(|lhs| {
+        let lhs = lhs.trim();
+        is_path(lhs) && lhs.starts_with(|c: char| c.is_alphabetic() || c == '_')
+    });
+    let decorator = line.starts_with('@') && line[1..].starts_with(|c: char| c.is_alphabetic());
+    import
+        || declared
+        || assignment
+        || decorator
+        || line.ends_with(['{', ';'])
+        || line.ends_with("):")
 }
 
 fn close_indented(text: &str, block: Option<(usize, usize, bool)>, blocks: &mut Vec<Range<usize>>) {
@@ -819,15 +927,34 @@ fn has_blank_line(gap: &str) -> bool {
     false
 }
 
+/// Whether the word after call syntax that ends at byte `close` (`next`, the token there)
+/// describes what a function does ("`parse(rows)` returns a list"), so the text explains code
+/// rather than calls it. The call must be closed: `close` is past its `)`.
+fn describes(next: Option<Token<'_>>, close: usize, text: &str) -> bool {
+    next.is_some_and(|next| {
+        text[close - 1..].starts_with(')')
+            && is_inline_gap(&text[close..next.start])
+            && DESCRIBING.contains(&lower(next.text).as_ref())
+    })
+}
+
+/// Whether `word`, followed by `next`, makes the reader the subject of the call: "you" before a
+/// modal ("you can call x(…)") or a calling verb ("if you call x"), or "you'll", "you'd".
+fn is_second_person(word: &str, next: &str) -> bool {
+    matches!(word, "you'll" | "you’ll" | "you'd" | "you’d")
+        || (word == "you" && (MODALS.contains(&next) || VERBS.contains(&next)))
+}
+
 fn is_negation(word: &str) -> bool {
     NEGATIONS.contains(&word) || word.ends_with("n't") || word.ends_with("n’t")
 }
 
-/// Whether the clause around a phrase declines the call or reports it instead of making it: a
-/// negation anywhere in the clause before `first` ("I don't have the ability to call x", "there
-/// is no tool called x"), a reporting verb there ("you asked me to call x", "the user mentioned
-/// using x"), or a negation in the three words after the phrase, which ends at byte `after`
-/// ("`x()` is not one of my tools"). The clause ends at a break ([`breaks_clause`]) or a
+/// Whether the clause around a phrase declines the call, reports it or hands it to the reader
+/// instead of making it: a negation anywhere in the clause before `first` ("I don't have the
+/// ability to call x", "there is no tool called x"), a reporting verb there ("you asked me to
+/// call x", "the user mentioned using x"), the reader as its subject ("you can call
+/// foo_bar(items)", see [`is_second_person`]); or a negation in the three words after the
+/// phrase, which ends at byte `after` ("`x()` is not one of my tools"). The clause ends at a break ([`breaks_clause`]) or a
 /// conjunction: "I can't see it, so I'll call x" is a call.
 fn declined(text: &str, first: &Token<'_>, after: usize) -> bool {
     let mut next = *first;
@@ -839,7 +966,10 @@ fn declined(text: &str, first: &Token<'_>, after: usize) -> bool {
         if breaks_clause(&text[previous.end..next.start]) || CONJUNCTIONS.contains(&word.as_ref()) {
             break;
         }
-        if is_negation(&word) || REPORTING.contains(&word.as_ref()) {
+        if is_negation(&word)
+            || REPORTING.contains(&word.as_ref())
+            || is_second_person(&word, &lower(next.text))
+        {
             return true;
         }
         next = previous;
@@ -1078,7 +1208,10 @@ mod tests {
                 if breaks_clause(gap(j)) || CONJUNCTIONS.contains(&word.as_str()) {
                     break;
                 }
-                if is_negation(&word) || REPORTING.contains(&word.as_str()) {
+                if is_negation(&word)
+                    || REPORTING.contains(&word.as_str())
+                    || is_second_person(&word, &lower(&tokens[j + 1]))
+                {
                     return true;
                 }
             }
@@ -1148,7 +1281,9 @@ mod tests {
                 continue;
             }
             let evidence = if text[t.end..].starts_with('(') {
-                if declined(i, after_call(text, t.end)) {
+                let close = after_call(text, t.end);
+                let next = tokens.iter().find(|n| n.start >= close).copied();
+                if declined(i, close) || describes(next, close, text) {
                     continue;
                 }
                 Evidence::CallSyntax
@@ -1212,6 +1347,10 @@ mod tests {
             "asked",
             "but",
             "isn't",
+            "you",
+            "can",
+            "returns",
+            "command",
         ];
         let seps = [" ", "", "  ", ". "];
         let mut n = 0;
@@ -1475,5 +1614,74 @@ func (p *TaskQueue) Push(task Task) error {
         // As gpt-4o lists payment methods in tau-bench's airline conversations.
         assert!(names("- Use voucher_5512043").is_empty());
         assert_eq!(names("- Use fetch_report_2024"), ["fetch_report_2024"]);
+    }
+}
+
+/// Prose on code (issue 29, item 8): code a response shows the reader is not a tool it calls. The
+/// shapes are real ones: gpt-5 answering with unfenced Python
+/// (`FastAPIInstrumentor.instrument_app(app, client_request_hook=…)`, whose dotted form the
+/// scorer reads against the catalog), and the minimal "You can call foo_bar(items) here.".
+#[cfg(test)]
+mod prose_on_code {
+    use super::tests::names;
+
+    #[test]
+    fn a_call_the_reader_makes_is_not_the_model_s() {
+        for text in [
+            "You can call foo_bar(items) here.",
+            "You'll want to call setup_tracing(app) once at startup.",
+            "If you call get_weather(city) twice, the cache answers.",
+            "Then you just use parse_rows to read them.",
+            "You should invoke the build_index tool from your CI.",
+        ] {
+            assert!(names(text).is_empty(), "{text}: {:?}", names(text));
+        }
+        // The model's own calls, with "you" elsewhere in the sentence.
+        assert_eq!(names("Let me call foo_bar(items) for you."), ["foo_bar"]);
+        assert_eq!(
+            names("I can help you by calling lookup_order(\"A1\")."),
+            ["lookup_order"]
+        );
+        assert_eq!(
+            names("Thank you, I'll now call get_balance(account_id=\"a1\")."),
+            ["get_balance"]
+        );
+    }
+
+    #[test]
+    fn a_call_described_by_what_it_returns_is_code() {
+        assert!(names("`parse_rows(text)` returns a list of rows.").is_empty());
+        assert!(names("build_index(docs) takes the documents and raises on a bad one.").is_empty());
+        assert_eq!(
+            names("get_balance(account_id=\"a1\") is my next step."),
+            ["get_balance"]
+        );
+    }
+
+    /// An answer's unfenced Python, as gpt-5 wrote one (the held-back stream's shape).
+    const UNFENCED: &str = "Instrument the app once it exists:
+
+from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
+app = FastAPI()
+setup_tracing(app)
+register_hooks(app, client_request_hook=client_request_hook)
+Then call get_balance(account_id=\"a1\") to check it.";
+
+    #[test]
+    fn lines_that_read_as_code_are_code() {
+        // The prose line of the paragraph is still read.
+        assert_eq!(names(UNFENCED), ["get_balance"]);
+        let unfenced_js = "const client = createClient(url);\nawait start_worker(client);";
+        assert!(names(unfenced_js).is_empty(), "{:?}", names(unfenced_js));
+        // Without a statement beside them, bare calls on their own lines are a transcript.
+        assert_eq!(
+            names("get_weather(city=\"Paris\")\nget_time(zone=\"CET\")"),
+            ["get_weather", "get_time"]
+        );
+        // Prose with an `=` in it is not an assignment.
+        assert_eq!(
+            names("If total == 0, call refund_order(order_id=\"o1\")."),
+            ["refund_order"]
+        );
     }
 }

@@ -13,7 +13,7 @@ use std::sync::{Mutex, OnceLock};
 
 use serde_json::Value;
 
-use crate::mention::{is_constant_case, mentions, mentions_word, Reader};
+use crate::mention::{is_constant_case, mentions, mentions_word, Evidence, Reader};
 use crate::suggest::{suggestion_indexes, Prepared};
 use crate::{
     AnomalyKind, Arguments, Case, Cause, Expect, Finding, FindingKind, Response, ToolCall, Verdict,
@@ -358,6 +358,7 @@ impl<'c> Scorer<'c> {
                         .get_or_init(|| NotTools::in_responses(self.case))
                         .contains(name)
                     || reported.iter().any(|r| r == name)
+                    || (mention.evidence == Evidence::CallSyntax && self.is_method_call(name))
                 {
                     continue;
                 }
@@ -372,6 +373,30 @@ impl<'c> Scorer<'c> {
                 findings.push(finding);
             }
         }
+    }
+}
+
+/// Namespaces models put before the tools they call, whatever the catalog: OpenAI's
+/// `functions.get_weather`, Gemini's `default_api.get_weather` in its `tool_code`.
+const TOOL_NAMESPACES: &[&str] = &["functions", "default_api", "tools", "multi_tool_use", "mcp"];
+
+impl Scorer<'_> {
+    /// Whether `receiver.method(…)` written in a response's text is a method called on an
+    /// object in code (`FastAPIInstrumentor.instrument_app(app, …)`) rather than a namespaced
+    /// tool: its receiver is no namespace models give tools, no defined name holds it, and no
+    /// defined name is the same tool behind another namespace.
+    fn is_method_call(&self, name: &str) -> bool {
+        let Some((receiver, _)) = name.rsplit_once('.') else {
+            return false;
+        };
+        let root = receiver.split('.').next().unwrap_or(receiver);
+        !TOOL_NAMESPACES.contains(&root)
+            && !self
+                .case
+                .catalog
+                .names()
+                .any(|defined| defined.contains(receiver))
+            && !self.defined().relates(name)
     }
 }
 
