@@ -3,8 +3,10 @@
 //! Two corpora: the Vercel AI SDK's recorded provider responses (`ATP_VERCEL_AI_DIR`, default
 //! `../shared/external/vercel-ai` beside the workspace), whose `tools.json` holds every tool each
 //! response calls, so any finding in a response's text is a false one; and the assistant turns of
-//! tau-bench's gpt-4o airline conversations (`ATP_TAU_BENCH_DIR`, see `tau_bench_data`), reported
-//! for reading. Every finding is printed with the sentence it came from.
+//! tau-bench's gpt-4o airline conversations (`ATP_TAU_BENCH_DIR`, see `tau_bench_data`); and the
+//! 786 request/response pairs of `ATP_PROVIDER_CASSETTES_DIR` (see `cassettes_data`), each
+//! response scored against its own request. Every finding is printed with the sentence it came
+//! from.
 //!
 //! CI-only tier (feature `external-data`); a wrong or missing directory fails the run, it never
 //! skips it. Run with
@@ -12,6 +14,7 @@
 
 use std::path::PathBuf;
 
+mod cassettes_data;
 mod tau_bench_data;
 
 use serde_json::{json, Value};
@@ -111,7 +114,7 @@ fn no_name_in_vercel_ai_response_text_is_a_false_prose_call() {
 }
 
 #[test]
-fn tau_bench_assistant_text_prose_findings() {
+fn no_name_in_tau_bench_assistant_text_is_a_false_prose_call() {
     let tools = tau_bench_data::read("tools.json");
     let trajectories = tau_bench_data::read("trajectories.json");
     let (mut turns, mut bytes) = (0, 0);
@@ -147,4 +150,44 @@ fn tau_bench_assistant_text_prose_findings() {
         println!("  {finding}");
     }
     assert!(turns > 1000, "{turns} assistant texts read");
+    // Every call of these conversations names one of the 14 tools (the data's README), so a
+    // name their texts write as a call that is not one of them is a false finding.
+    assert!(
+        findings.is_empty(),
+        "each of these is a false prose finding:\n{}",
+        findings.join("\n")
+    );
+}
+
+#[test]
+fn no_name_in_provider_cassette_text_is_a_false_prose_call() {
+    let (mut responses, mut texts, mut bytes) = (0, 0, 0);
+    let mut false_findings = Vec::new();
+    for pair in cassettes_data::pairs() {
+        let case = Case::load(&pair.request)
+            .unwrap_or_else(|e| panic!("{}: the request reads as a case: {e}", pair.id));
+        let response = Response::load(&pair.response, Some(pair.format))
+            .unwrap_or_else(|e| panic!("{}: the response reads: {e}", pair.id));
+        responses += 1;
+        texts += response.text.len();
+        bytes += response.text.iter().map(String::len).sum::<usize>();
+        for finding in text_findings(&case, &response) {
+            false_findings.push(format!("{}: {finding}", pair.id));
+        }
+    }
+    println!(
+        "provider-cassettes: {responses} responses, {texts} text parts ({bytes} bytes), {} false \
+         prose finding(s)",
+        false_findings.len()
+    );
+    for finding in &false_findings {
+        println!("  {finding}");
+    }
+    assert!(responses >= 786, "{responses} responses read");
+    assert!(
+        false_findings.is_empty(),
+        "every call these pairs make is one their request defines, so each of these is a false \
+         finding:\n{}",
+        false_findings.join("\n")
+    );
 }
