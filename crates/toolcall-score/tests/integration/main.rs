@@ -18,6 +18,7 @@ mod lint;
 mod owned_parse;
 mod providers;
 mod real_traffic;
+mod renames;
 mod scorer;
 mod stream;
 mod tool_loop;
