@@ -302,7 +302,10 @@ pub(crate) fn mentions(text: &str, reader: Reader) -> Vec<Mention<'_>> {
         }
         let evidence = if text[token.end..].starts_with('(') {
             let close = after_call(text, token.end);
-            if declined(text, &token, close) || describes(token_after(text, close), close, text) {
+            let closed = close > token.end;
+            if declined(text, &token, close)
+                || (closed && describes(token_after(text, close), close, text))
+            {
                 continue;
             }
             Evidence::CallSyntax
@@ -929,12 +932,10 @@ fn has_blank_line(gap: &str) -> bool {
 
 /// Whether the word after call syntax that ends at byte `close` (`next`, the token there)
 /// describes what a function does ("`parse(rows)` returns a list"), so the text explains code
-/// rather than calls it. The call must be closed: `close` is past its `)`.
+/// rather than calls it. Only for a closed call: `close` is past its `)`.
 fn describes(next: Option<Token<'_>>, close: usize, text: &str) -> bool {
     next.is_some_and(|next| {
-        text[close - 1..].starts_with(')')
-            && is_inline_gap(&text[close..next.start])
-            && DESCRIBING.contains(&lower(next.text).as_ref())
+        is_inline_gap(&text[close..next.start]) && DESCRIBING.contains(&lower(next.text).as_ref())
     })
 }
 
@@ -1283,7 +1284,7 @@ mod tests {
             let evidence = if text[t.end..].starts_with('(') {
                 let close = after_call(text, t.end);
                 let next = tokens.iter().find(|n| n.start >= close).copied();
-                if declined(i, close) || describes(next, close, text) {
+                if declined(i, close) || (close > t.end && describes(next, close, text)) {
                     continue;
                 }
                 Evidence::CallSyntax
@@ -1351,6 +1352,7 @@ mod tests {
             "can",
             "returns",
             "command",
+            "x_é(",
         ];
         let seps = [" ", "", "  ", ". "];
         let mut n = 0;
