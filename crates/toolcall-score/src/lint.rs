@@ -7,7 +7,7 @@
 //!
 //! A name the prompt explains rather than hands to the model is not drift: an argument, or a
 //! value one takes ("the `str_replace` command" of `str_replace_editor`), a constant
-//! (`GITHUB_TOKEN`), and the calls of examples the prompt says use notional tools.
+//! (`GITHUB_TOKEN`), and the examples of a prompt that says they use notional tools.
 
 use std::fmt;
 
@@ -120,12 +120,19 @@ pub fn lint(case: &Case) -> Vec<Drift> {
     );
     let mut drifts = Vec::new();
     for (source, text) in sources {
-        let notional = disclaims_examples(text);
+        let notional = notional_examples(text);
         for mention in mentions(text, Reader::Prompt) {
             if case.catalog.contains(&mention.name) || not_tools.contains(mention.name.as_ref()) {
                 continue;
             }
-            if notional && matches!(mention.evidence, Evidence::JsonBlock | Evidence::CallSyntax) {
+            let example = match &notional {
+                None => false,
+                Some(examples) => {
+                    matches!(mention.evidence, Evidence::JsonBlock | Evidence::CallSyntax)
+                        || examples.contains(&mention.offset())
+                }
+            };
+            if example {
                 continue;
             }
             drifts.push(Drift {
@@ -155,10 +162,21 @@ const NOTIONAL: &[&str] = &[
     "tools which may not exist",
 ];
 
-/// Whether `text` says that the calls it shows use tools that may not exist: then a call shown
-/// in it (a JSON call block, `name(…)`) is an example, and only the names it tells the model to
-/// use in words ("use lookup_customer") are drift.
-fn disclaims_examples(text: &str) -> bool {
-    let text = text.to_lowercase();
-    NOTIONAL.iter().any(|phrase| text.contains(phrase))
+/// Where `text` says that the calls it shows use tools that may not exist, the span between its
+/// first and last such disclaimer (empty when it makes one): smolagents' prompts open their
+/// examples with "Here are a few examples using notional tools:" and close them with "Above
+/// example were using notional tools that might not exist for you". Then a call shown anywhere
+/// in the text (a JSON call block, `name(…)`) is an example, and so is any name between the two
+/// disclaimers ("Thought: I will use the tool `wikipedia_search`"); only the names it tells the
+/// model to use in words elsewhere are drift. `None` when the text makes no such disclaimer.
+fn notional_examples(text: &str) -> Option<std::ops::Range<usize>> {
+    // ASCII lower case keeps every byte offset of `text`.
+    let lower = text.to_ascii_lowercase();
+    let places: Vec<usize> = NOTIONAL
+        .iter()
+        .flat_map(|phrase| lower.match_indices(phrase).map(|(at, _)| at))
+        .collect();
+    let first = *places.iter().min()?;
+    let last = *places.iter().max()?;
+    Some(first..last)
 }

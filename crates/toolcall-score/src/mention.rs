@@ -66,6 +66,11 @@ impl Mention<'_> {
     pub(crate) fn context(&self, text: &str) -> String {
         sentence_around(text, self.at)
     }
+
+    /// The byte offset in its text it was found at.
+    pub(crate) fn offset(&self) -> usize {
+        self.at
+    }
 }
 
 const VERBS: &[&str] = &[

@@ -103,3 +103,28 @@ fn a_constant_case_name_is_a_tool_where_the_catalog_writes_tools_so() {
     .expect("the case reads");
     assert_eq!(names(&case), ["GITHUB_STAR_REPO"]);
 }
+
+/// smolagents' `CodeAgent` prompt (`src/smolagents/prompts/code_agent.yaml` of
+/// huggingface/smolagents at e3a5b899, Apache-2.0): its examples' opening line, its last example
+/// and the disclaimer after them, verbatim but for its code-block tags, rendered as `<code>`.
+/// The examples call and name tools in words ("I will use the tool `wikipedia_search`").
+const CODE_AGENT: &str = "Here are a few examples using notional tools:\n---\nTask: \"What is the current age of the pope, raised to the power 0.36?\"\n\nThought: I will use the tool `wikipedia_search` to get the age of the pope, and confirm that with a web search.\n<code>\npope_age_wiki = wikipedia_search(query=\"current pope age\")\nprint(\"Pope age as per wikipedia:\", pope_age_wiki)\npope_age_search = web_search(query=\"current pope age\")\nprint(\"Pope age as per google search:\", pope_age_search)\n</code>\nObservation:\nPope age: \"The pope Francis is currently 88 years old.\"\n\nThought: I know that the pope is 88 years old. Let's compute the result using Python code.\n<code>\npope_current_age = 88 ** 0.36\nfinal_answer(pope_current_age)\n</code>\n\nAbove examples were using notional tools that might not exist for you. On top of performing computations in the Python code snippets that you create, you only have access to these tools, behaving like regular python functions:";
+
+#[test]
+fn names_between_a_prompt_s_disclaimers_are_examples() {
+    let case = Case::from_value(&json!({
+        "system": CODE_AGENT,
+        "tools": [{"name": "web_search", "description": "Searches the web."},
+                  {"name": "final_answer", "description": "Gives the final answer."}]
+    }))
+    .expect("the case reads");
+    assert!(lint(&case).is_empty(), "{:#?}", lint(&case));
+    // Outside the examples, words still count.
+    let system = format!("{CODE_AGENT}\nAlways use lookup_customer first.");
+    let case = Case::from_value(&json!({
+        "system": system,
+        "tools": [{"name": "web_search", "description": "Searches the web."}]
+    }))
+    .expect("the case reads");
+    assert_eq!(names(&case), ["lookup_customer"]);
+}
