@@ -26,9 +26,10 @@
 //! and so is a call the text describes ("`parse(rows)` returns a list"). A prompt
 //! ([`Reader::Prompt`]) declares its tools in code, so these rules are for responses only.
 //!
-//! A call handed to the reader is not the model's: "you can call foo_bar(items)" explains the
-//! reader's code (the reader as the clause's subject, before a modal or a calling verb), and "use
-//! the `str_replace` command" names a command, not a tool.
+//! A call a response hands to the reader is not the model's: "you can call foo_bar(items)"
+//! explains the reader's code (the reader as the clause's subject, before a modal or a calling
+//! verb); in a prompt "you" is the model, so there it is still a call. "Use the `str_replace`
+//! command" names a command, not a tool, in both.
 //!
 //! Cost: the code-block layout and the definition search are read only once a token has
 //! passed every other test, once per name, so prose without mentions still costs one pass.
@@ -308,13 +309,15 @@ pub(crate) fn mentions(text: &str, reader: Reader) -> Vec<Mention<'_>> {
         let evidence = if text[token.end..].starts_with('(') {
             let close = after_call(text, token.end);
             let closed = close > token.end;
-            if declined(text, &token, close)
-                || (closed && describes(token_after(text, close), close, text))
+            if declined(text, &token, close, reader)
+                || (reader == Reader::Response
+                    && closed
+                    && describes(token_after(text, close), close, text))
             {
                 continue;
             }
             Evidence::CallSyntax
-        } else if called_by_phrase(text, &token) {
+        } else if called_by_phrase(text, &token, reader) {
             Evidence::Phrase
         } else {
             continue;
@@ -837,7 +840,7 @@ fn lower(word: &str) -> Cow<'_, str> {
 /// after it ("use the `str_replace` command"), or a noun like "tool" right after it; the words of
 /// the phrase next to each other in one sentence, and the clause not declining the call (see
 /// [`declined`]).
-fn called_by_phrase(text: &str, token: &Token<'_>) -> bool {
+fn called_by_phrase(text: &str, token: &Token<'_>, reader: Reader) -> bool {
     // `first` is where the phrase starts: the verb, or the name itself before its noun.
     let mut first = None;
     let mut next = *token;
@@ -875,7 +878,7 @@ fn called_by_phrase(text: &str, token: &Token<'_>) -> bool {
         first = Some(*token);
         after = noun.run.1;
     }
-    first.is_some_and(|first| !declined(text, &first, after))
+    first.is_some_and(|first| !declined(text, &first, after, reader))
 }
 
 /// Whether the text between two words keeps them in one phrase: spaces, one line break (a
@@ -959,10 +962,11 @@ fn is_negation(word: &str) -> bool {
 /// instead of making it: a negation anywhere in the clause before `first` ("I don't have the
 /// ability to call x", "there is no tool called x"), a reporting verb there ("you asked me to
 /// call x", "the user mentioned using x"), the reader as its subject ("you can call
-/// foo_bar(items)", see [`is_second_person`]); or a negation in the three words after the
-/// phrase, which ends at byte `after` ("`x()` is not one of my tools"). The clause ends at a break ([`breaks_clause`]) or a
+/// foo_bar(items)", see [`is_second_person`]; in a response only: a prompt's "you" is the model);
+/// or a negation in the three words after the phrase, which ends at byte `after` ("`x()` is not
+/// one of my tools"). The clause ends at a break ([`breaks_clause`]) or a
 /// conjunction: "I can't see it, so I'll call x" is a call.
-fn declined(text: &str, first: &Token<'_>, after: usize) -> bool {
+fn declined(text: &str, first: &Token<'_>, after: usize, reader: Reader) -> bool {
     let mut next = *first;
     for _ in 0..CLAUSE_WORDS {
         let Some(previous) = token_before(text, next.run.0) else {
@@ -974,7 +978,7 @@ fn declined(text: &str, first: &Token<'_>, after: usize) -> bool {
         }
         if is_negation(&word)
             || REPORTING.contains(&word.as_ref())
-            || is_second_person(&word, &lower(next.text))
+            || (reader == Reader::Response && is_second_person(&word, &lower(next.text)))
         {
             return true;
         }

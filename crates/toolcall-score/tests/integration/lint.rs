@@ -128,3 +128,23 @@ fn names_between_a_prompt_s_disclaimers_are_examples() {
     .expect("the case reads");
     assert_eq!(names(&case), ["lookup_customer"]);
 }
+
+/// In a prompt "you" is the model: "you can call x(…)" tells it to call x, and a described
+/// call describes a tool it is taught, so both are drift there (in a response they hand code to
+/// the reader, see `causes::prose_on_code_is_not_a_call`).
+#[test]
+fn a_prompt_s_you_is_the_model() {
+    for system in [
+        "You should always use lookup_customer before answering.",
+        "You can call lookup_customer(email) to find an account.",
+        "If you call lookup_customer first, the answer is faster.",
+        "`lookup_customer(email)` returns the account.",
+    ] {
+        let case = Case::from_value(&json!({
+            "system": system,
+            "tools": [{"name": "find_customer", "description": "Find a customer."}]
+        }))
+        .expect("the case reads");
+        assert_eq!(names(&case), ["lookup_customer"], "{system}");
+    }
+}
