@@ -574,15 +574,34 @@ fn reads_as_statement(line: &str) -> bool {
                 .chars()
                 .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '*'))
     };
-    let mut words = line.split_whitespace();
-    let first = words.next().unwrap_or("");
-    let second = words.next().unwrap_or("");
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let first = words.first().copied().unwrap_or("");
+    let second = words.get(1).copied().unwrap_or("");
+    // `import os`, `import numpy as np, pandas`, `import {a} from "b"`; not "import the data".
     let import = match first {
-        "import" => is_path(second.trim_end_matches(',')) || second.starts_with('{'),
-        "from" => is_path(second) && words.next() == Some("import"),
+        "import" => {
+            words[1..]
+                .iter()
+                .all(|w| *w == "as" || is_path(w.trim_end_matches(',')))
+                || second.starts_with(['{', '*', '"', '\''])
+                || line.contains(" from \"")
+                || line.contains(" from '")
+        }
+        "from" => is_path(second) && words.get(2) == Some(&"import"),
         _ => false,
     };
-    let declared = matches!(first, "const" | "let" | "var") && is_path(second);
+    // `const x = …`, `let mut x: T = …`; not "let me call x(…)".
+    let declared = matches!(first, "const" | "let" | "var") && {
+        let rest = if second == "mut" {
+            &words[2.min(words.len())..]
+        } else {
+            &words[1..]
+        };
+        let name = rest.first().copied().unwrap_or("");
+        let next = rest.get(1).copied().unwrap_or("");
+        is_path(name.trim_end_matches([':', '=']))
+            && (name.ends_with([':', '=']) || next.starts_with(['=', ':']))
+    };
     let lhs = line.split_once('=').and_then(|(lhs, rhs)| {
         let lhs = lhs.trim_end().trim_end_matches(['+', '-', '*', '/', ':']);
         (!rhs.starts_with(['=', '>']) && !rhs.trim().is_empty()).then_some(lhs)
@@ -1689,10 +1708,16 @@ Then call get_balance(account_id=\"a1\") to check it.";
             names("get_weather(city=\"Paris\")\nget_time(zone=\"CET\")"),
             ["get_weather", "get_time"]
         );
-        // Prose with an `=` in it is not an assignment.
+        // Prose with an `=` in it is not an assignment, nor prose that starts with a keyword.
         assert_eq!(
             names("If total == 0, call refund_order(order_id=\"o1\")."),
             ["refund_order"]
         );
+        let wrapped =
+            "I checked the order and\nlet me call refund_order(order_id=\"o1\")\nimport the \
+                       receipt after that.";
+        assert_eq!(names(wrapped), ["refund_order"]);
+        let rust = "let mut total: u32 = 0;\nsum_rows(rows)";
+        assert!(names(rust).is_empty(), "{:?}", names(rust));
     }
 }
