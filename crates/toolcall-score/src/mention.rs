@@ -611,12 +611,10 @@ fn reads_as_statement(line: &str) -> bool {
         is_path(lhs) && lhs.starts_with(|c: char| c.is_alphabetic() || c == '_')
     });
     let decorator = line.starts_with('@') && line[1..].starts_with(|c: char| c.is_alphabetic());
-    import
-        || declared
-        || assignment
-        || decorator
-        || line.ends_with(['{', ';'])
-        || line.ends_with("):")
+    // A statement's end, on a line that holds code: "Sure;" is prose.
+    let ends_statement = line.ends_with(['{', ';'])
+        && (line.contains(['(', '=', '[']) || CODE_KEYWORDS.contains(&first));
+    import || declared || assignment || decorator || ends_statement || line.ends_with("):")
 }
 
 fn close_indented(text: &str, block: Option<(usize, usize, bool)>, blocks: &mut Vec<Range<usize>>) {
@@ -1719,5 +1717,11 @@ Then call get_balance(account_id=\"a1\") to check it.";
         assert_eq!(names(wrapped), ["refund_order"]);
         let rust = "let mut total: u32 = 0;\nsum_rows(rows)";
         assert!(names(rust).is_empty(), "{:?}", names(rust));
+        let js = "class Store {\nload_rows(path);";
+        assert!(names(js).is_empty(), "{:?}", names(js));
+        assert_eq!(
+            names("Sure;\nget_balance(account_id=\"a1\")"),
+            ["get_balance"]
+        );
     }
 }
