@@ -7,6 +7,7 @@
 mod check;
 mod exit_codes;
 mod flowcheck;
+mod import_lint;
 mod rate;
 mod record_serve;
 mod support;

@@ -4,11 +4,15 @@
 //! "use lookup_customer to find an account" keeps teaching the model a name that no longer
 //! exists. The lint reads the system prompt and every tool description for names written as
 //! calls (see the `mention` module for what counts) and reports those the catalog lacks.
+//!
+//! A name the prompt explains rather than hands to the model is not drift: an argument, or a
+//! value one takes ("the `str_replace` command" of `str_replace_editor`), a constant
+//! (`GITHUB_TOKEN`), and the examples of a prompt that says they use notional tools.
 
 use std::fmt;
 
-use crate::mention::{mentions, Reader};
-use crate::score::parameter_names;
+use crate::mention::{mentions, Evidence, Reader};
+use crate::score::NotTools;
 use crate::{escape, suggest, Case};
 
 /// Where a drifted name was found.
@@ -105,7 +109,7 @@ impl fmt::Display for Drift {
 /// # Ok::<(), toolcall_score::InputError>(())
 /// ```
 pub fn lint(case: &Case) -> Vec<Drift> {
-    let parameters = parameter_names(case);
+    let not_tools = NotTools::in_prompts(case);
     let sources = std::iter::once((DriftSource::SystemPrompt, case.system.as_str())).chain(
         case.catalog.tools().iter().map(|tool| {
             let source = DriftSource::ToolDescription {
@@ -116,8 +120,19 @@ pub fn lint(case: &Case) -> Vec<Drift> {
     );
     let mut drifts = Vec::new();
     for (source, text) in sources {
+        let notional = notional_examples(text);
         for mention in mentions(text, Reader::Prompt) {
-            if case.catalog.contains(&mention.name) || parameters.contains(mention.name.as_ref()) {
+            if case.catalog.contains(&mention.name) || not_tools.contains(mention.name.as_ref()) {
+                continue;
+            }
+            let example = match &notional {
+                None => false,
+                Some(examples) => {
+                    matches!(mention.evidence, Evidence::JsonBlock | Evidence::CallSyntax)
+                        || examples.contains(&mention.offset())
+                }
+            };
+            if example {
                 continue;
             }
             drifts.push(Drift {
@@ -129,4 +144,39 @@ pub fn lint(case: &Case) -> Vec<Drift> {
         }
     }
     drifts
+}
+
+/// What a prompt says when the calls it shows are examples of the format, not tools to use:
+/// smolagents' prompts show calls to `image_transformer` and `document_qa` and then say "Above
+/// example were using notional tools that might not exist for you".
+const NOTIONAL: &[&str] = &[
+    "notional tool",
+    "hypothetical tool",
+    "fictional tool",
+    "fictitious tool",
+    "imaginary tool",
+    "made-up tool",
+    "tools that might not exist",
+    "tools that may not exist",
+    "tools which might not exist",
+    "tools which may not exist",
+];
+
+/// Where `text` says that the calls it shows use tools that may not exist, the span between its
+/// first and last such disclaimer (empty when it makes one): smolagents' prompts open their
+/// examples with "Here are a few examples using notional tools:" and close them with "Above
+/// example were using notional tools that might not exist for you". Then a call shown anywhere
+/// in the text (a JSON call block, `name(…)`) is an example, and so is any name between the two
+/// disclaimers ("Thought: I will use the tool `wikipedia_search`"); only the names it tells the
+/// model to use in words elsewhere are drift. `None` when the text makes no such disclaimer.
+fn notional_examples(text: &str) -> Option<std::ops::Range<usize>> {
+    // ASCII lower case keeps every byte offset of `text`.
+    let lower = text.to_ascii_lowercase();
+    let places: Vec<usize> = NOTIONAL
+        .iter()
+        .flat_map(|phrase| lower.match_indices(phrase).map(|(at, _)| at))
+        .collect();
+    let first = *places.iter().min()?;
+    let last = *places.iter().max()?;
+    Some(first..last)
 }

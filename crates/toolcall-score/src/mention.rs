@@ -21,8 +21,15 @@
 //! reads as source), only JSON call blocks; an unmarked block of bare `name(…)` lines is a call
 //! transcript and still counts. A name the text defines (`def name(`, `type name`, …) is the
 //! model's own, and `name(…)` labelling a list item, heading or table cell ("- **save_to_excel()**:
-//! Exports data") describes a function rather than calls it. A prompt ([`Reader::Prompt`]) declares its tools in code, so these rules are for
-//! responses only.
+//! Exports data") describes a function rather than calls it. Lines that read as source outside
+//! a fence (an import, an assignment, a decorator, and the call lines beside them) are code too,
+//! and so is a call the text describes ("`parse(rows)` returns a list"). A prompt
+//! ([`Reader::Prompt`]) declares its tools in code, so these rules are for responses only.
+//!
+//! A call a response hands to the reader is not the model's: "you can call foo_bar(items)"
+//! explains the reader's code (the reader as the clause's subject, before a modal or a calling
+//! verb); in a prompt "you" is the model, so there it is still a call. "Use the `str_replace`
+//! command" names a command, not a tool, in both.
 //!
 //! Cost: the code-block layout and the definition search are read only once a token has
 //! passed every other test, once per name, so prose without mentions still costs one pass.
@@ -59,6 +66,11 @@ impl Mention<'_> {
     /// demand: most mentions name a defined tool and are never reported.
     pub(crate) fn context(&self, text: &str) -> String {
         sentence_around(text, self.at)
+    }
+
+    /// The byte offset in its text it was found at.
+    pub(crate) fn offset(&self) -> usize {
+        self.at
     }
 }
 
@@ -98,11 +110,63 @@ const REPORTING: &[&str] = &[
     "suggested",
     "quoted",
 ];
+/// Words after "you" that make the reader the one who calls: "you can call foo_bar(items)"
+/// explains the reader's code, it is not the model's call.
+const MODALS: &[&str] = &[
+    "can", "could", "may", "might", "should", "would", "will", "must", "need", "needs", "just",
+    "then", "also", "simply", "only", "want", "have",
+];
+/// Verbs right after `name(…)` that describe what a function does ("`parse(rows)` returns a
+/// list"): the text explains code rather than calls it.
+const DESCRIBING: &[&str] = &[
+    "returns", "takes", "accepts", "raises", "throws", "yields", "expects", "receives", "wraps",
+];
 /// Words that start a new clause: a negation before one does not reach past it.
 const CONJUNCTIONS: &[&str] = &[
     "but", "so", "and", "however", "instead", "although", "though",
 ];
 const NOUNS: &[&str] = &["tool", "function", "endpoint", "action"];
+/// Nouns that, right after a name, say what else it is: "use the `str_replace` command" names a
+/// value of an argument, "use GITHUB_TOKEN variable" a setting, not a tool.
+const OTHER_NOUNS: &[&str] = &[
+    "command",
+    "commands",
+    "subcommand",
+    "mode",
+    "parameter",
+    "parameters",
+    "argument",
+    "arguments",
+    "field",
+    "fields",
+    "variable",
+    "variables",
+    "option",
+    "options",
+    "flag",
+    "flags",
+    "key",
+    "keys",
+    "value",
+    "values",
+    "column",
+    "property",
+    "attribute",
+    "setting",
+    "header",
+    "file",
+    "directory",
+    "folder",
+    "module",
+    "package",
+    "library",
+    "class",
+    "type",
+    "token",
+    "credential",
+    "credentials",
+    "env",
+];
 const ARGUMENT_KEYS: &[&str] = &[
     "arguments",
     "parameters",
@@ -212,6 +276,13 @@ pub(crate) enum Reader {
     Prompt,
 }
 
+/// Whether a name is in constant case (`GITHUB_TOKEN`, `MAX_RETRIES`): upper-case letters and
+/// no lower-case one, the way code and prompts write constants and environment variables. It is
+/// a tool name only where the catalog writes its tools that way (Composio's `GITHUB_STAR_REPO`).
+pub(crate) fn is_constant_case(name: &str) -> bool {
+    name.bytes().any(|b| b.is_ascii_uppercase()) && !name.bytes().any(|b| b.is_ascii_lowercase())
+}
+
 /// The call-like mentions in `text`, in order of appearance, each name once.
 pub(crate) fn mentions(text: &str, reader: Reader) -> Vec<Mention<'_>> {
     let mut found: Vec<Mention<'_>> = Vec::new();
@@ -236,11 +307,17 @@ pub(crate) fn mentions(text: &str, reader: Reader) -> Vec<Mention<'_>> {
             continue;
         }
         let evidence = if text[token.end..].starts_with('(') {
-            if declined(text, &token, after_call(text, token.end)) {
+            let close = after_call(text, token.end);
+            let closed = close > token.end;
+            if declined(text, &token, close, reader)
+                || (reader == Reader::Response
+                    && closed
+                    && describes(token_after(text, close), close, text))
+            {
                 continue;
             }
             Evidence::CallSyntax
-        } else if called_by_phrase(text, &token) {
+        } else if called_by_phrase(text, &token, reader) {
             Evidence::Phrase
         } else {
             continue;
@@ -430,7 +507,114 @@ fn code_blocks(text: &str) -> Vec<Range<usize>> {
         }
     }
     close_indented(text, indented, &mut blocks);
+    code_paragraphs(text, &mut blocks);
     blocks
+}
+
+/// Adds the lines of code in the paragraphs of `text` outside fences that hold a line of source
+/// ([`reads_as_statement`]: an import, an assignment, a decorator, a line ending like a
+/// statement): code a model shows without a fence (`from opentelemetry… import
+/// FastAPIInstrumentor` above `FastAPIInstrumentor.instrument_app(app, …)`). The lines of code
+/// there are those statements, lines that are one call (`setup(app)`), and indented lines; the
+/// prose lines around them are still read. A paragraph of bare `name(…)` lines holds no
+/// statement, and stays a call transcript.
+fn code_paragraphs(text: &str, blocks: &mut Vec<Range<usize>>) {
+    // The paragraph's lines of code, whether one is a statement, and whether it holds a fence
+    // (read by `code_blocks` already).
+    let mut lines: Vec<Range<usize>> = Vec::new();
+    let (mut statement, mut fenced) = (false, false);
+    let mut at = 0;
+    for line in text.split_inclusive('\n').chain(std::iter::once("")) {
+        let start = at;
+        at += line.len();
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            if statement && !fenced {
+                blocks.append(&mut lines);
+            }
+            lines.clear();
+            (statement, fenced) = (false, false);
+            continue;
+        }
+        fenced |= opens_fence(trimmed).is_some();
+        let is_statement = reads_as_statement(trimmed);
+        statement |= is_statement;
+        if is_statement || is_call_line(trimmed) || line.starts_with([' ', '\t']) {
+            lines.push(start..at);
+        }
+    }
+}
+
+/// Whether a (trimmed) line is one call expression and nothing else: `setup(app)`,
+/// `await client.close();`, `return parse(rows)`.
+fn is_call_line(line: &str) -> bool {
+    let line = line.trim_end_matches(';');
+    let line = ["await ", "return ", "yield "]
+        .iter()
+        .find_map(|k| line.strip_prefix(k))
+        .unwrap_or(line);
+    let Some(open) = line.find('(') else {
+        return false;
+    };
+    line.ends_with(')')
+        && open > 0
+        && line[..open]
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.'))
+}
+
+/// Whether a (trimmed) line reads as a statement of source code rather than prose: an import
+/// (`import x`, `from x import y`, `import {a} from "b"`), an assignment to an identifier
+/// (`app = FastAPI()`, `const x = …`), a decorator, or a line ending as statements do (`{`,
+/// `;`, `):`).
+fn reads_as_statement(line: &str) -> bool {
+    let is_path = |word: &str| {
+        !word.is_empty()
+            && word
+                .chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '*'))
+    };
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let first = words.first().copied().unwrap_or("");
+    let second = words.get(1).copied().unwrap_or("");
+    // `import os`, `import numpy as np, pandas`, `import {a} from "b"`; not "import the data".
+    let import = match first {
+        "import" => {
+            words[1..]
+                .iter()
+                .all(|w| *w == "as" || is_path(w.trim_end_matches(',')))
+                || second.starts_with(['{', '*', '"', '\''])
+                || line.contains(" from \"")
+                || line.contains(" from '")
+        }
+        "from" => is_path(second) && words.get(2) == Some(&"import"),
+        _ => false,
+    };
+    // `const x = …`, `let mut x: T = …`; not "let me call x(…)".
+    let declared = matches!(first, "const" | "let" | "var") && {
+        let rest = if second == "mut" {
+            &words[2.min(words.len())..]
+        } else {
+            &words[1..]
+        };
+        let name = rest.first().copied().unwrap_or("");
+        let next = rest.get(1).copied().unwrap_or("");
+        is_path(name.trim_end_matches([':', '=']))
+            && (name.ends_with([':', '=']) || next.starts_with(['=', ':']))
+    };
+    let lhs = line.split_once('=').and_then(|(lhs, rhs)| {
+        let lhs = lhs.trim_end().trim_end_matches(['+', '-', '*', '/', ':']);
+        (!rhs.starts_with(['=', '>']) && !rhs.trim().is_empty()).then_some(lhs)
+    });
+    let assignment = lhs.is_some_and(|lhs| {
+        let lhs = lhs.trim();
+        is_path(lhs) && lhs.starts_with(|c: char| c.is_alphabetic() || c == '_')
+    });
+    let decorator = line.starts_with('@') && line[1..].starts_with(|c: char| c.is_alphabetic());
+    // A statement's end, on a line that holds code: "Sure;" is prose.
+    let ends_statement = line.ends_with(['{', ';'])
+        && (line.contains(['(', '=', '[']) || CODE_KEYWORDS.contains(&first));
+    import || declared || assignment || decorator || ends_statement || line.ends_with("):")
 }
 
 fn close_indented(text: &str, block: Option<(usize, usize, bool)>, blocks: &mut Vec<Range<usize>>) {
@@ -669,10 +853,11 @@ fn lower(word: &str) -> Cow<'_, str> {
     }
 }
 
-/// A calling verb up to two filler words before `token`, or a noun like "tool" right after it,
-/// the words of the phrase next to each other in one sentence, and the clause not declining the
-/// call (see [`declined`]).
-fn called_by_phrase(text: &str, token: &Token<'_>) -> bool {
+/// A calling verb up to two filler words before `token` and no noun of another thing right
+/// after it ("use the `str_replace` command"), or a noun like "tool" right after it; the words of
+/// the phrase next to each other in one sentence, and the clause not declining the call (see
+/// [`declined`]).
+fn called_by_phrase(text: &str, token: &Token<'_>, reader: Reader) -> bool {
     // `first` is where the phrase starts: the verb, or the name itself before its noun.
     let mut first = None;
     let mut next = *token;
@@ -694,18 +879,23 @@ fn called_by_phrase(text: &str, token: &Token<'_>) -> bool {
         next = previous;
     }
     let mut after = token.run.1;
-    if first.is_none() {
-        let noun = token_after(text, token.run.1).filter(|noun| {
+    let next_noun = |nouns: &[&str]| {
+        token_after(text, token.run.1).filter(|noun| {
             is_inline_gap(&text[token.end..noun.start])
-                && NOUNS.contains(&lower(noun.text).as_ref())
-        });
-        let Some(noun) = noun else {
+                && nouns.contains(&lower(noun.text).as_ref())
+        })
+    };
+    if first.is_some() && next_noun(OTHER_NOUNS).is_some() {
+        return false;
+    }
+    if first.is_none() {
+        let Some(noun) = next_noun(NOUNS) else {
             return false;
         };
         first = Some(*token);
         after = noun.run.1;
     }
-    first.is_some_and(|first| !declined(text, &first, after))
+    first.is_some_and(|first| !declined(text, &first, after, reader))
 }
 
 /// Whether the text between two words keeps them in one phrase: spaces, one line break (a
@@ -765,17 +955,35 @@ fn has_blank_line(gap: &str) -> bool {
     false
 }
 
+/// Whether the word after call syntax that ends at byte `close` (`next`, the token there)
+/// describes what a function does ("`parse(rows)` returns a list"), so the text explains code
+/// rather than calls it. Only for a closed call: `close` is past its `)`.
+fn describes(next: Option<Token<'_>>, close: usize, text: &str) -> bool {
+    next.is_some_and(|next| {
+        is_inline_gap(&text[close..next.start]) && DESCRIBING.contains(&lower(next.text).as_ref())
+    })
+}
+
+/// Whether `word`, followed by `next`, makes the reader the subject of the call: "you" before a
+/// modal ("you can call x(…)") or a calling verb ("if you call x"), or "you'll", "you'd".
+fn is_second_person(word: &str, next: &str) -> bool {
+    matches!(word, "you'll" | "you’ll" | "you'd" | "you’d")
+        || (word == "you" && (MODALS.contains(&next) || VERBS.contains(&next)))
+}
+
 fn is_negation(word: &str) -> bool {
     NEGATIONS.contains(&word) || word.ends_with("n't") || word.ends_with("n’t")
 }
 
-/// Whether the clause around a phrase declines the call or reports it instead of making it: a
-/// negation anywhere in the clause before `first` ("I don't have the ability to call x", "there
-/// is no tool called x"), a reporting verb there ("you asked me to call x", "the user mentioned
-/// using x"), or a negation in the three words after the phrase, which ends at byte `after`
-/// ("`x()` is not one of my tools"). The clause ends at a break ([`breaks_clause`]) or a
+/// Whether the clause around a phrase declines the call, reports it or hands it to the reader
+/// instead of making it: a negation anywhere in the clause before `first` ("I don't have the
+/// ability to call x", "there is no tool called x"), a reporting verb there ("you asked me to
+/// call x", "the user mentioned using x"), the reader as its subject ("you can call
+/// foo_bar(items)", see [`is_second_person`]; in a response only: a prompt's "you" is the model);
+/// or a negation in the three words after the phrase, which ends at byte `after` ("`x()` is not
+/// one of my tools"). The clause ends at a break ([`breaks_clause`]) or a
 /// conjunction: "I can't see it, so I'll call x" is a call.
-fn declined(text: &str, first: &Token<'_>, after: usize) -> bool {
+fn declined(text: &str, first: &Token<'_>, after: usize, reader: Reader) -> bool {
     let mut next = *first;
     for _ in 0..CLAUSE_WORDS {
         let Some(previous) = token_before(text, next.run.0) else {
@@ -785,7 +993,10 @@ fn declined(text: &str, first: &Token<'_>, after: usize) -> bool {
         if breaks_clause(&text[previous.end..next.start]) || CONJUNCTIONS.contains(&word.as_ref()) {
             break;
         }
-        if is_negation(&word) || REPORTING.contains(&word.as_ref()) {
+        if is_negation(&word)
+            || REPORTING.contains(&word.as_ref())
+            || (reader == Reader::Response && is_second_person(&word, &lower(next.text)))
+        {
             return true;
         }
         next = previous;
@@ -833,7 +1044,7 @@ fn after_call(text: &str, open: usize) -> usize {
     open
 }
 
-/// Names of calls written as JSON values inside the text, with the byte offset of each block,
+/// Names of calls written as JSON values inside the text, with the byte offset of each name,
 /// and the byte ranges of every JSON object or array found.
 fn json_blocks(text: &str) -> (Vec<(String, usize)>, Vec<Range<usize>>) {
     let mut names = Vec::new();
@@ -852,8 +1063,17 @@ fn json_blocks(text: &str) -> (Vec<(String, usize)>, Vec<Range<usize>>) {
         let mut stream = serde_json::Deserializer::from_str(&text[at..]).into_iter::<Value>();
         match stream.next() {
             Some(Ok(value)) => {
+                let first = names.len();
                 collect_call_names(&value, &mut names, at);
                 let end = at + stream.byte_offset().max(1);
+                // Each name at the line it is written on, for its context: a block's first
+                // line is often a lone `{`.
+                for (name, place) in &mut names[first..] {
+                    let quoted = serde_json::to_string(name.as_str()).unwrap_or_default();
+                    if let Some(offset) = text[at..end].find(&quoted) {
+                        *place = at + offset + 1;
+                    }
+                }
                 blocks.push(at..end);
                 from = end;
             }
@@ -1015,7 +1235,10 @@ mod tests {
                 if breaks_clause(gap(j)) || CONJUNCTIONS.contains(&word.as_str()) {
                     break;
                 }
-                if is_negation(&word) || REPORTING.contains(&word.as_str()) {
+                if is_negation(&word)
+                    || REPORTING.contains(&word.as_str())
+                    || is_second_person(&word, &lower(&tokens[j + 1]))
+                {
                     return true;
                 }
             }
@@ -1049,6 +1272,12 @@ mod tests {
                 }
             }
             let mut after = tokens[i].run.1;
+            let other = tokens.get(i + 1).is_some_and(|noun| {
+                is_inline_gap(gap(i)) && OTHER_NOUNS.contains(&lower(noun).as_str())
+            });
+            if first.is_some() && other {
+                return false;
+            }
             if first.is_none() {
                 let noun = tokens
                     .get(i + 1)
@@ -1079,7 +1308,9 @@ mod tests {
                 continue;
             }
             let evidence = if text[t.end..].starts_with('(') {
-                if declined(i, after_call(text, t.end)) {
+                let close = after_call(text, t.end);
+                let next = tokens.iter().find(|n| n.start >= close).copied();
+                if declined(i, close) || (close > t.end && describes(next, close, text)) {
                     continue;
                 }
                 Evidence::CallSyntax
@@ -1143,6 +1374,11 @@ mod tests {
             "asked",
             "but",
             "isn't",
+            "you",
+            "can",
+            "returns",
+            "command",
+            "x_é(",
         ];
         let seps = [" ", "", "  ", ". "];
         let mut n = 0;
@@ -1406,5 +1642,86 @@ func (p *TaskQueue) Push(task Task) error {
         // As gpt-4o lists payment methods in tau-bench's airline conversations.
         assert!(names("- Use voucher_5512043").is_empty());
         assert_eq!(names("- Use fetch_report_2024"), ["fetch_report_2024"]);
+    }
+}
+
+/// Prose on code (issue 29, item 8): code a response shows the reader is not a tool it calls. The
+/// shapes are real ones: gpt-5 answering with unfenced Python
+/// (`FastAPIInstrumentor.instrument_app(app, client_request_hook=…)`, whose dotted form the
+/// scorer reads against the catalog), and the minimal "You can call foo_bar(items) here.".
+#[cfg(test)]
+mod prose_on_code {
+    use super::tests::names;
+
+    #[test]
+    fn a_call_the_reader_makes_is_not_the_model_s() {
+        for text in [
+            "You can call foo_bar(items) here.",
+            "You'll want to call setup_tracing(app) once at startup.",
+            "If you call get_weather(city) twice, the cache answers.",
+            "Then you just use parse_rows to read them.",
+            "You should invoke the build_index tool from your CI.",
+        ] {
+            assert!(names(text).is_empty(), "{text}: {:?}", names(text));
+        }
+        // The model's own calls, with "you" elsewhere in the sentence.
+        assert_eq!(names("Let me call foo_bar(items) for you."), ["foo_bar"]);
+        assert_eq!(
+            names("I can help you by calling lookup_order(\"A1\")."),
+            ["lookup_order"]
+        );
+        assert_eq!(
+            names("Thank you, I'll now call get_balance(account_id=\"a1\")."),
+            ["get_balance"]
+        );
+    }
+
+    #[test]
+    fn a_call_described_by_what_it_returns_is_code() {
+        assert!(names("`parse_rows(text)` returns a list of rows.").is_empty());
+        assert!(names("build_index(docs) takes the documents and raises on a bad one.").is_empty());
+        assert_eq!(
+            names("get_balance(account_id=\"a1\") is my next step."),
+            ["get_balance"]
+        );
+    }
+
+    /// An answer's unfenced Python, as gpt-5 wrote one (the held-back stream's shape).
+    const UNFENCED: &str = "Instrument the app once it exists:
+
+from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
+app = FastAPI()
+setup_tracing(app)
+register_hooks(app, client_request_hook=client_request_hook)
+Then call get_balance(account_id=\"a1\") to check it.";
+
+    #[test]
+    fn lines_that_read_as_code_are_code() {
+        // The prose line of the paragraph is still read.
+        assert_eq!(names(UNFENCED), ["get_balance"]);
+        let unfenced_js = "const client = createClient(url);\nawait start_worker(client);";
+        assert!(names(unfenced_js).is_empty(), "{:?}", names(unfenced_js));
+        // Without a statement beside them, bare calls on their own lines are a transcript.
+        assert_eq!(
+            names("get_weather(city=\"Paris\")\nget_time(zone=\"CET\")"),
+            ["get_weather", "get_time"]
+        );
+        // Prose with an `=` in it is not an assignment, nor prose that starts with a keyword.
+        assert_eq!(
+            names("If total == 0, call refund_order(order_id=\"o1\")."),
+            ["refund_order"]
+        );
+        let wrapped =
+            "I checked the order and\nlet me call refund_order(order_id=\"o1\")\nimport the \
+                       receipt after that.";
+        assert_eq!(names(wrapped), ["refund_order"]);
+        let rust = "let mut total: u32 = 0;\nsum_rows(rows)";
+        assert!(names(rust).is_empty(), "{:?}", names(rust));
+        let js = "class Store {\nload_rows(path);";
+        assert!(names(js).is_empty(), "{:?}", names(js));
+        assert_eq!(
+            names("Sure;\nget_balance(account_id=\"a1\")"),
+            ["get_balance"]
+        );
     }
 }

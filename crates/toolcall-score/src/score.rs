@@ -13,7 +13,7 @@ use std::sync::{Mutex, OnceLock};
 
 use serde_json::Value;
 
-use crate::mention::{mentions, mentions_word, Reader};
+use crate::mention::{is_constant_case, mentions, mentions_word, Evidence, Reader};
 use crate::suggest::{suggestion_indexes, Prepared};
 use crate::{
     AnomalyKind, ArgumentsSyntax, Case, Cause, Expect, Finding, FindingKind, Response, ToolCall,
@@ -61,8 +61,9 @@ pub struct Scorer<'c> {
     case: &'c Case,
     /// The transcript's findings: the same for every response.
     transcript: Vec<Finding>,
-    /// Top-level parameter names, sorted and distinct; built at the first name found in text.
-    parameters: OnceLock<Vec<&'c str>>,
+    /// The case's words that are not tools (parameter names, constants); built at the first
+    /// name found in text.
+    not_tools: OnceLock<NotTools<'c>>,
     /// The defined names prepared for suggestions; built at the first unknown name.
     defined: OnceLock<Prepared<'c>>,
     /// What an unknown name was found to be, by name, for every response this scorer scores: a
@@ -93,7 +94,7 @@ impl<'c> Scorer<'c> {
         Scorer {
             case,
             transcript: check_transcript(case),
-            parameters: OnceLock::new(),
+            not_tools: OnceLock::new(),
             defined: OnceLock::new(),
             seen: Mutex::new(HashMap::new()),
         }
@@ -360,8 +361,12 @@ impl<'c> Scorer<'c> {
                 let name = mention.name.as_ref();
                 if self.index_of(name).is_some()
                     || response.calls.iter().any(|c| c.name == name)
-                    || self.is_parameter(name)
+                    || self
+                        .not_tools
+                        .get_or_init(|| NotTools::in_responses(self.case))
+                        .contains(name)
                     || reported.iter().any(|r| r == name)
+                    || (mention.evidence == Evidence::CallSyntax && self.is_method_call(name))
                 {
                     continue;
                 }
@@ -377,18 +382,29 @@ impl<'c> Scorer<'c> {
             }
         }
     }
+}
 
-    /// Whether `name` is a top-level property of some tool's input schema (see
-    /// [`parameter_names`]).
-    fn is_parameter(&self, name: &str) -> bool {
-        self.parameters
-            .get_or_init(|| {
-                let mut names: Vec<&str> = parameter_names(self.case).into_iter().collect();
-                names.sort_unstable();
-                names
-            })
-            .binary_search(&name)
-            .is_ok()
+/// Namespaces models put before the tools they call, whatever the catalog: OpenAI's
+/// `functions.get_weather`, Gemini's `default_api.get_weather` in its `tool_code`.
+const TOOL_NAMESPACES: &[&str] = &["functions", "default_api", "tools", "multi_tool_use", "mcp"];
+
+impl Scorer<'_> {
+    /// Whether `receiver.method(…)` written in a response's text is a method called on an
+    /// object in code (`FastAPIInstrumentor.instrument_app(app, …)`) rather than a namespaced
+    /// tool: its receiver is no namespace models give tools, no defined name holds it, and no
+    /// defined name is the same tool behind another namespace.
+    fn is_method_call(&self, name: &str) -> bool {
+        let Some((receiver, _)) = name.rsplit_once('.') else {
+            return false;
+        };
+        let root = receiver.split('.').next().unwrap_or(receiver);
+        !TOOL_NAMESPACES.contains(&root)
+            && !self
+                .case
+                .catalog
+                .names()
+                .any(|defined| defined.contains(receiver))
+            && !self.defined().relates(name)
     }
 }
 
@@ -417,15 +433,89 @@ fn unpaired_calls(response: &Response) -> Vec<Finding> {
     notes
 }
 
-/// Top-level property names of every tool's input schema: words that look like tool names in
-/// prose but are arguments (`account_id`).
-pub(crate) fn parameter_names(case: &Case) -> HashSet<&str> {
-    case.catalog
-        .tools()
-        .iter()
-        .filter_map(|t| t.input_schema.as_ref()?.get("properties")?.as_object())
-        .flat_map(|properties| properties.keys().map(String::as_str))
-        .collect()
+/// The words of a case that read as tool names in text but name something else: argument names
+/// (`account_id`), and constants (`GITHUB_TOKEN`) unless the catalog writes its tools that way.
+/// What a response says is read against the top-level argument names only; a prompt or a tool
+/// description explains its tools' arguments at every depth and their values too ("use the
+/// `str_replace` command" is a value of `str_replace_editor`'s `command`), which
+/// [`NotTools::in_prompts`] adds.
+#[derive(Debug)]
+pub(crate) struct NotTools<'c> {
+    /// Sorted and distinct.
+    words: Vec<&'c str>,
+    /// Whether some defined name is in constant case.
+    constant_case_tools: bool,
+}
+
+impl<'c> NotTools<'c> {
+    /// For names in a response's text: top-level argument names, and constants.
+    pub(crate) fn in_responses(case: &'c Case) -> NotTools<'c> {
+        let words = case
+            .catalog
+            .tools()
+            .iter()
+            .filter_map(|t| t.input_schema.as_ref()?.get("properties")?.as_object())
+            .flat_map(|properties| properties.keys().map(String::as_str))
+            .collect();
+        NotTools::new(case, words)
+    }
+
+    /// For names in a system prompt or a tool description: argument names at any depth, the
+    /// string values an argument's `enum` or `const` allows, and constants.
+    pub(crate) fn in_prompts(case: &'c Case) -> NotTools<'c> {
+        let mut words = Vec::new();
+        for schema in case
+            .catalog
+            .tools()
+            .iter()
+            .filter_map(|t| t.input_schema.as_ref())
+        {
+            schema_words(schema, &mut words);
+        }
+        NotTools::new(case, words)
+    }
+
+    fn new(case: &Case, mut words: Vec<&'c str>) -> NotTools<'c> {
+        words.sort_unstable();
+        words.dedup();
+        NotTools {
+            words,
+            constant_case_tools: case.catalog.names().any(is_constant_case),
+        }
+    }
+
+    /// Whether `name`, found in text, is one of these words rather than a tool.
+    pub(crate) fn contains(&self, name: &str) -> bool {
+        (is_constant_case(name) && !self.constant_case_tools)
+            || self.words.binary_search(&name).is_ok()
+    }
+}
+
+/// Every property name and every string an `enum` or `const` allows, anywhere in `schema`.
+fn schema_words<'v>(schema: &'v Value, words: &mut Vec<&'v str>) {
+    match schema {
+        Value::Object(object) => {
+            for (key, value) in object {
+                match (key.as_str(), value) {
+                    ("properties", Value::Object(properties)) => {
+                        words.extend(properties.keys().map(String::as_str));
+                    }
+                    ("enum", Value::Array(values)) => {
+                        words.extend(values.iter().filter_map(Value::as_str));
+                    }
+                    ("const", Value::String(value)) => words.push(value),
+                    _ => {}
+                }
+                schema_words(value, words);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                schema_words(item, words);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Every call in the transcript must have a result, or the provider rejects the next request.

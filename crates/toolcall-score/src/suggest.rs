@@ -1,11 +1,17 @@
 //! Suggestions: which defined name an unknown name was likely meant to be.
 //!
-//! Three kinds of closeness, tried in this order, each ranked above the next:
+//! The kinds of closeness are what renames do, measured on a set of real renames from the git
+//! history of agent and MCP server repositories (`tests/data/renames.json`, whose test reports
+//! top-1 and top-3 accuracy). Tried in this order, each ranked above the next:
 //! 1. the same tool behind a namespace prefix (`github__create_issue` → `create_issue`, and the
 //!    reverse), see [`crate::namespace`];
-//! 2. the same words spelt differently (`getBalance`, `get-balance`, `GET_BALANCE`), or a small
-//!    edit away (`get_invoices` → `get_invoice`);
-//! 3. the same subject with another verb (`lookup_customer` → `find_customer`): the names share
+//! 2. the same words spelt differently (`getBalance`, `get-balance`, `GET_BALANCE`), or a typo
+//!    away (`get_invoices` → `get_invoice`);
+//! 3. the same words with one added or dropped (`read_file` → `read_text_file`, `Read`),
+//!    reordered (`browser_close_tab` → `browser_tab_close`), or a verb swapped for one of its
+//!    kind (`get_issue` → `issue_read`);
+//! 4. a spelling further than a typo, within about one edit in four;
+//! 5. the same subject with another verb (`lookup_customer` → `find_customer`): the names share
 //!    at least a third of their non-verb words; offered only when nothing closer is.
 //!
 //! Nothing is suggested when nothing is close: a wrong suggestion is worse than none.
@@ -25,6 +31,45 @@ use crate::Catalog;
 
 /// How many suggestions at most.
 const MAX_SUGGESTIONS: usize = 3;
+
+/// The kinds of closeness, closest first: a suggestion's rank, then its distance within it.
+const NAMESPACE: u8 = 0;
+/// The same words spelt differently, or a typo away ([`TYPO`] edits at most).
+const SPELLING: u8 = 1;
+/// Words added, dropped, reordered or a verb swapped for another ([`word_edit`]).
+const WORDS: u8 = 2;
+/// More than a typo away, within about one edit in four.
+const FAR_SPELLING: u8 = 3;
+/// The same subject with another verb: offered only when nothing closer is.
+const SUBJECT: u8 = 4;
+
+/// The most edits a near spelling takes to rank as a typo (`refund_paymnet`), above a rename of
+/// words: past it, `get_pull_request_comments` is nearer `get_pull_request_reviews` by
+/// characters, and the rename was to `get_pull_request_review_comments`.
+const TYPO: usize = 2;
+
+/// Names of more words than this are compared by their words only through their subject
+/// (see [`word_edit`]): no real tool name comes near it.
+const MAX_WORDS: usize = 12;
+
+/// Verbs renames swap for one another (`get_issue` → `issue_read`, `update_issue` →
+/// `issue_write`): one of a group stands for another at less cost than an unrelated word, and
+/// `list` for one of the first group (`get_notifications` → `list_notifications`) at a little
+/// more.
+const VERB_GROUPS: &[&[&str]] = &[
+    &[
+        "get", "read", "fetch", "retrieve", "view", "show", "describe", "load",
+    ],
+    &["create", "add", "new", "make", "insert", "write", "post"],
+    &[
+        "update", "edit", "modify", "patch", "set", "write", "change", "replace",
+    ],
+    &["delete", "remove", "del", "rm", "destroy"],
+    &["search", "find", "query", "lookup", "grep"],
+    &[
+        "run", "execute", "exec", "invoke", "trigger", "start", "launch",
+    ],
+];
 
 /// Verbs that say little about *which* tool is meant; names that share only these are not close.
 const GENERIC_WORDS: &[&str] = &[
@@ -65,6 +110,8 @@ pub(crate) struct Defined<'c> {
     joined: String,
     /// How many subject words, repeats included.
     subject_len: usize,
+    /// Every word, plurals folded, in order (see [`Words::all`]); none past [`MAX_WORDS`].
+    words: Vec<String>,
 }
 
 /// A defined name short enough for edit distance, with what the cheap filters read.
@@ -105,6 +152,11 @@ pub(crate) struct Prepared<'c> {
     by_subject: BTreeMap<String, Vec<u32>>,
     /// The names short enough for edit distance, by length.
     spellings: Vec<Spelling>,
+    /// The indexes of the names of at most [`MAX_WORDS`] words with each word (plurals folded),
+    /// ascending, each once: where [`word_edits`] looks for a one-word unknown name.
+    by_word: BTreeMap<String, Vec<u32>>,
+    /// `(word, index)` of the one-word names (`Read`), sorted.
+    by_single_word: Vec<(String, u32)>,
 }
 
 impl Prepared<'_> {
@@ -168,6 +220,8 @@ pub(crate) fn prepare(catalog: &Catalog) -> Prepared<'_> {
         by_joined: Vec::new(),
         by_subject: BTreeMap::new(),
         spellings: Vec::new(),
+        by_word: BTreeMap::new(),
+        by_single_word: Vec::new(),
     };
     // Indexes are u32 to keep the tables small; a catalog of four billion tools is not read.
     for (name, index) in catalog.names().zip(0u32..) {
@@ -194,15 +248,31 @@ pub(crate) fn prepare(catalog: &Catalog) -> Prepared<'_> {
                 pairs: PairBag::of(&words.joined),
             });
         }
+        let all = if words.all.len() <= MAX_WORDS {
+            let mut distinct = words.all.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            for word in distinct {
+                prepared.by_word.entry(word).or_default().push(index);
+            }
+            if let [word] = words.all.as_slice() {
+                prepared.by_single_word.push((word.clone(), index));
+            }
+            words.all
+        } else {
+            Vec::new()
+        };
         prepared.defined.push(Defined {
             name,
             base,
             subject_len,
             joined: words.joined,
+            words: all,
         });
     }
     prepared.by_base.sort_unstable();
     prepared.by_weak_rest.sort_unstable();
+    prepared.by_single_word.sort_unstable();
     let defined = &prepared.defined;
     prepared
         .by_joined
@@ -223,15 +293,20 @@ pub(crate) fn suggestion_indexes(name: &str, prepared: &Prepared<'_>) -> Vec<u32
     // `(rank, distance, index)` from every kind of closeness that finds a name; a name's own
     // closeness is the least of its entries, as if its kinds were tried in order.
     let mut found: Vec<(u8, usize, u32)> = Vec::new();
-    prepared.for_each_related(name, base, |index| found.push((0, 0, index)));
+    prepared.for_each_related(name, base, |index| found.push((NAMESPACE, 0, index)));
     let defined = &prepared.defined;
     let by_joined = &prepared.by_joined;
     let start = by_joined.partition_point(|&i| defined[i as usize].joined < wanted.joined);
     let equal =
         by_joined[start..].partition_point(|&i| defined[i as usize].joined == wanted.joined);
-    found.extend(by_joined[start..start + equal].iter().map(|&i| (1, 0, i)));
+    found.extend(
+        by_joined[start..start + equal]
+            .iter()
+            .map(|&i| (SPELLING, 0, i)),
+    );
     near_spellings(&wanted, prepared, &mut found);
-    shared_subjects(&wanted, prepared, &mut found);
+    let sharing = shared_subjects(&wanted, prepared, &mut found);
+    word_edits(&wanted, prepared, sharing, &mut found);
 
     found.sort_unstable_by_key(|&(rank, distance, index)| (index, rank, distance));
     found.dedup_by_key(|&mut (_, _, index)| index);
@@ -243,8 +318,8 @@ pub(crate) fn suggestion_indexes(name: &str, prepared: &Prepared<'_>) -> Vec<u32
     // By name after distance, as always; the index only orders equal names, which print alike.
     ranked.sort_unstable();
     // A shared subject is weak evidence: offer it only when nothing closer exists.
-    if ranked.first().is_some_and(|(rank, ..)| *rank < 2) {
-        ranked.retain(|(rank, ..)| *rank < 2);
+    if ranked.first().is_some_and(|(rank, ..)| *rank < SUBJECT) {
+        ranked.retain(|(rank, ..)| *rank < SUBJECT);
     }
     ranked
         .into_iter()
@@ -253,8 +328,8 @@ pub(crate) fn suggestion_indexes(name: &str, prepared: &Prepared<'_>) -> Vec<u32
         .collect()
 }
 
-/// Adds `(1, distance)` for every defined name a small edit away from `wanted`: one edit in a
-/// short name, about one in four in a longer one.
+/// Adds every defined name a small edit away from `wanted` (one edit in a short name, about one
+/// in four in a longer one): as a [`SPELLING`] up to [`TYPO`] edits, a [`FAR_SPELLING`] past it.
 fn near_spellings(wanted: &Words, prepared: &Prepared<'_>, found: &mut Vec<(u8, usize, u32)>) {
     let n = wanted.chars;
     if n > MAX_EDIT_CHARS {
@@ -284,15 +359,166 @@ fn near_spellings(wanted: &Words, prepared: &Prepared<'_>, found: &mut Vec<(u8, 
             None => edit_distance_within(&wanted.joined, joined, limit),
         };
         if let Some(distance) = distance {
-            found.push((1, distance, spelling.index));
+            let rank = if distance <= TYPO {
+                SPELLING
+            } else {
+                FAR_SPELLING
+            };
+            found.push((rank, distance, spelling.index));
         }
     }
 }
 
-/// Adds `(2, words not shared)` for every defined name that shares at least a third of its and
+/// Adds `(WORDS, cost)` for every defined name whose words are `wanted`'s with the edits
+/// renames make ([`word_edit`]). Such a name keeps a subject word of `wanted`, so it is among
+/// `sharing` (the names [`shared_subjects`] found through the subject table), unless one of the
+/// two is a single word: those are found through the tables of one-word names and of words.
+fn word_edits(
+    wanted: &Words,
+    prepared: &Prepared<'_>,
+    mut candidates: Vec<u32>,
+    found: &mut Vec<(u8, usize, u32)>,
+) {
+    if wanted.all.is_empty() || wanted.all.len() > MAX_WORDS {
+        return;
+    }
+    for word in &wanted.all {
+        for &(_, index) in equal_range(&prepared.by_single_word, word) {
+            count(|w| w.pairs += 1);
+            candidates.push(index);
+        }
+    }
+    if let [word] = wanted.all.as_slice() {
+        for &index in prepared.by_word.get(word).into_iter().flatten() {
+            count(|w| w.pairs += 1);
+            candidates.push(index);
+        }
+    }
+    candidates.sort_unstable();
+    candidates.dedup();
+    for index in candidates {
+        if let Some(cost) = word_edit(&wanted.all, &prepared.defined[index as usize].words) {
+            found.push((WORDS, cost, index));
+        }
+    }
+}
+
+/// The cost of turning the words of one name (`wanted`) into another's (`defined`) by the edits
+/// renames make, when they are such a rename: words added or dropped (`read_file` ↔
+/// `read_text_file`, `Read`), reordered (`browser_close_tab` → `browser_tab_close`), a verb
+/// swapped for one of its group ([`VERB_GROUPS`]: `get_issue` → `issue_read`). Case, separators
+/// and plurals are already folded. The names keep a word in common that is not generic (or one
+/// of them is that one word: `Read`), and no more words are added and dropped than are kept.
+///
+/// The cost, in quarter-words: an added or dropped word 4 (3 if generic, as `details` or `to`),
+/// a verb of the same group 2 (`get` for `list` 3), words both added and dropped 2 more (a
+/// pure addition or removal is what renames mostly do), a new order 1. Then, of equal costs,
+/// fewer words added and dropped, then more words kept.
+fn word_edit(wanted: &[String], defined: &[String]) -> Option<usize> {
+    if wanted.is_empty()
+        || defined.is_empty()
+        || defined.len() > MAX_WORDS
+        || wanted.len() > MAX_WORDS
+    {
+        return None;
+    }
+    let generic = is_generic;
+    // The words both have, as many times as both have them.
+    let mut taken = [false; MAX_WORDS];
+    let mut kept_in_wanted = [false; MAX_WORDS];
+    let mut kept = 0;
+    let mut specific = false;
+    for (i, word) in wanted.iter().enumerate() {
+        if let Some(j) = (0..defined.len()).find(|&j| !taken[j] && defined[j] == *word) {
+            taken[j] = true;
+            kept_in_wanted[i] = true;
+            kept += 1;
+            specific |= !generic(word);
+        }
+    }
+    if kept == 0 || !(specific || wanted.len() == 1 || defined.len() == 1) {
+        return None;
+    }
+    // Verbs swapped for one of their kind, among the words left.
+    let mut swaps = 0;
+    for (i, word) in wanted.iter().enumerate() {
+        if kept_in_wanted[i] {
+            continue;
+        }
+        let swap = (0..defined.len())
+            .filter(|&j| !taken[j])
+            .filter_map(|j| verb_swap(word, &defined[j]).map(|cost| (cost, j)))
+            .min();
+        if let Some((cost, j)) = swap {
+            taken[j] = true;
+            kept_in_wanted[i] = true;
+            swaps += cost;
+        }
+    }
+    let weight = |word: &String| if generic(word) { 3 } else { 4 };
+    let dropped: Vec<&String> = (0..wanted.len())
+        .filter(|&i| !kept_in_wanted[i])
+        .map(|i| &wanted[i])
+        .collect();
+    let added: Vec<&String> = (0..defined.len())
+        .filter(|&j| !taken[j])
+        .map(|j| &defined[j])
+        .collect();
+    let changed = dropped.len() + added.len();
+    if changed > kept {
+        return None;
+    }
+    let mut cost = swaps
+        + dropped
+            .iter()
+            .chain(&added)
+            .map(|w| weight(w))
+            .sum::<usize>();
+    if !dropped.is_empty() && !added.is_empty() {
+        cost += 2;
+    }
+    if longest_common_run(wanted, defined) < kept {
+        cost += 1;
+    }
+    Some((cost * (MAX_WORDS * 2 + 1) + changed) * (MAX_WORDS + 1) + (MAX_WORDS - kept))
+}
+
+/// What swapping verb `a` for `b` costs in [`word_edit`], when they are of a kind.
+fn verb_swap(a: &str, b: &str) -> Option<usize> {
+    if VERB_GROUPS.iter().any(|g| g.contains(&a) && g.contains(&b)) {
+        return Some(2);
+    }
+    let reads = |w: &str| VERB_GROUPS[0].contains(&w);
+    ((a == "list" && reads(b)) || (b == "list" && reads(a))).then_some(3)
+}
+
+/// The length of the longest common subsequence of two word lists (at most [`MAX_WORDS`]
+/// each): the words kept in their order.
+fn longest_common_run(a: &[String], b: &[String]) -> usize {
+    let mut row = [0usize; MAX_WORDS + 1];
+    for x in a {
+        let mut diagonal = 0;
+        for (j, y) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = if x == y {
+                diagonal + 1
+            } else {
+                row[j + 1].max(row[j])
+            };
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+/// Adds `(SUBJECT, words not shared)` for every defined name that shares at least a third of its and
 /// `wanted`'s subject words, counted as they always were: `wanted`'s words (repeats included)
 /// that the other has, against the union of both lists.
-fn shared_subjects(wanted: &Words, prepared: &Prepared<'_>, found: &mut Vec<(u8, usize, u32)>) {
+fn shared_subjects(
+    wanted: &Words,
+    prepared: &Prepared<'_>,
+    found: &mut Vec<(u8, usize, u32)>,
+) -> Vec<u32> {
     let mut words: Vec<&str> = wanted.subject.iter().map(String::as_str).collect();
     words.sort_unstable();
     // `(index, word, shared)`: only the names that share a word (or its stem, see [`stems`]),
@@ -308,15 +534,18 @@ fn shared_subjects(wanted: &Words, prepared: &Prepared<'_>, found: &mut Vec<(u8,
     }
     shared.sort_unstable();
     shared.dedup_by_key(|&mut (index, word, _)| (index, word));
+    let mut sharing = Vec::new();
     for group in shared.chunk_by(|a, b| a.0 == b.0) {
         let index = group[0].0;
+        sharing.push(index);
         let shared: usize = group.iter().map(|(_, _, n)| n).sum();
         let union = wanted.subject.len() + prepared.defined[index as usize].subject_len - shared;
         if shared * 3 >= union {
             // `shared` counts `wanted`'s repeats, so it can exceed the union: none unshared.
-            found.push((2, union.saturating_sub(shared), index));
+            found.push((SUBJECT, union.saturating_sub(shared), index));
         }
     }
+    sharing
 }
 
 /// The shortest word a stem match takes: `time` is the stem of `timezone`, `id` of nothing.
@@ -517,6 +746,8 @@ struct Words {
     chars: usize,
     /// The words that are not generic verbs: what the tool is about.
     subject: Vec<String>,
+    /// Every word, plurals folded, in order: what [`word_edit`] compares.
+    all: Vec<String>,
 }
 
 impl Words {
@@ -525,13 +756,16 @@ impl Words {
         let joined = words.join("_");
         let subject = words
             .iter()
-            .filter(|w| !GENERIC_WORDS.contains(&w.as_str()))
-            .map(|w| singular(w).to_owned())
+            .map(|w| singular(w))
+            .filter(|w| !is_generic(w))
+            .map(str::to_owned)
             .collect();
+        let all = words.iter().map(|w| singular(w).to_owned()).collect();
         Words {
             chars: joined.chars().count(),
             joined,
             subject,
+            all,
         }
     }
 }
@@ -559,6 +793,13 @@ pub(crate) fn split_words(name: &str) -> Vec<String> {
         words.push(current);
     }
     words
+}
+
+/// Whether a word (plurals folded) is one of [`GENERIC_WORDS`], or one of them folded.
+fn is_generic(word: &str) -> bool {
+    GENERIC_WORDS
+        .iter()
+        .any(|generic| *generic == word || singular(generic) == word)
 }
 
 fn singular(word: &str) -> &str {
@@ -686,6 +927,45 @@ mod tests {
         assert_eq!(suggest("get_user_user_user", &tools), ["find_user"]);
     }
 
+    /// Issue 29, item 9: the catalog of a real Claude Code session (`system/init` of
+    /// `crates/toolcall-traces/tests/fixtures/claude-code/cca_sample-turns.stream.jsonl`), and
+    /// the names other agents give its tools. `read_file` suggested
+    /// `mcp__github__create_or_update_file` and `mcp__github__get_file_contents`, not `Read`.
+    #[test]
+    fn a_word_dropped_or_added_is_a_rename() {
+        let tools = catalog(&[
+            "Task",
+            "Bash",
+            "Read",
+            "Edit",
+            "Write",
+            "mcp__github__get_file_contents",
+            "mcp__github__create_or_update_file",
+            "mcp__github__add_pull_request_review_comment",
+        ]);
+        assert_eq!(suggest("read_file", &tools)[0], "Read");
+        assert_eq!(suggest("write_file", &tools)[0], "Write");
+        assert_eq!(suggest("edit_file", &tools)[0], "Edit");
+        assert_eq!(suggest("run_bash", &tools)[0], "Bash");
+        // The other way: a word added to a name (mcp-server-filesystem's `read_text_file`).
+        let tools = catalog(&["read_text_file", "write_file", "edit_file", "get_file_info"]);
+        assert_eq!(suggest("read_file", &tools)[0], "read_text_file");
+        // Words reordered, a verb swapped for its kind (playwright-mcp, github-mcp-server).
+        let tools = catalog(&["browser_tab_close", "browser_tab_list", "browser_close"]);
+        assert_eq!(suggest("browser_close_tab", &tools)[0], "browser_tab_close");
+        let tools = catalog(&[
+            "issue_read",
+            "issue_write",
+            "list_issues",
+            "add_issue_comment",
+        ]);
+        assert_eq!(suggest("get_issue", &tools)[0], "issue_read");
+        assert_eq!(suggest("update_issue", &tools)[0], "issue_write");
+        // A generic word alone is no rename: `get` is not `get_weather`'s tool.
+        let tools = catalog(&["get_balance", "get_invoice"]);
+        assert!(suggest("get_weather", &tools).is_empty());
+    }
+
     #[test]
     fn suggests_nothing_when_nothing_is_close() {
         let tools = catalog(&["get_balance", "get_invoice"]);
@@ -757,14 +1037,27 @@ mod tests {
             }
             let (wanted, words) = (Words::of(base), Words::of(defined_base));
             if words.joined == wanted.joined {
-                return Some((1, 0));
+                return Some((SPELLING, 0));
             }
+            // The least of the kinds that find it.
+            let mut kinds: Vec<(u8, usize)> = Vec::new();
             let limit = (wanted.chars.min(words.chars) / 4).max(1);
-            if wanted.chars.abs_diff(words.chars) <= limit {
+            if wanted.chars.abs_diff(words.chars) <= limit && wanted.chars <= MAX_EDIT_CHARS {
                 let distance = full_distance(&wanted.joined, &words.joined);
                 if distance <= limit {
-                    return Some((1, distance));
+                    let rank = if distance <= TYPO {
+                        SPELLING
+                    } else {
+                        FAR_SPELLING
+                    };
+                    kinds.push((rank, distance));
                 }
+            }
+            if wanted.all.len() <= MAX_WORDS {
+                kinds.extend(word_edit(&wanted.all, &words.all).map(|cost| (WORDS, cost)));
+            }
+            if let Some(closest) = kinds.into_iter().min() {
+                return Some(closest);
             }
             // The same word, or one the stem of the other (see `stems`).
             let stem = |w: &str, d: &str| {
@@ -780,7 +1073,7 @@ mod tests {
                 .filter(|w| words.subject.iter().any(|d| stem(w, d)))
                 .count();
             let union = wanted.subject.len() + words.subject.len() - shared;
-            (shared > 0 && shared * 3 >= union).then_some((2, union.saturating_sub(shared)))
+            (shared > 0 && shared * 3 >= union).then_some((SUBJECT, union.saturating_sub(shared)))
         };
         let mut ranked: Vec<(u8, usize, &str)> = catalog
             .names()
@@ -788,8 +1081,8 @@ mod tests {
             .filter_map(|d| closeness(d).map(|(r, n)| (r, n, d)))
             .collect();
         ranked.sort();
-        if ranked.first().is_some_and(|(rank, _, _)| *rank < 2) {
-            ranked.retain(|(rank, _, _)| *rank < 2);
+        if ranked.first().is_some_and(|(rank, _, _)| *rank < SUBJECT) {
+            ranked.retain(|(rank, _, _)| *rank < SUBJECT);
         }
         ranked
             .into_iter()

@@ -918,3 +918,40 @@ fn assert_pass_fails_with_the_findings() {
       unknown_tool `get_invoices` (invented) at response call 1 [id toolu_1]: not defined, and nothing in the request mentions it; did you mean `get_invoice`?
     ");
 }
+
+/// Issue 29, item 8: code shown to the reader is no call. The minimal form, and gpt-5's
+/// unfenced Python in an answer whose only tool was the built-in `web_search`.
+#[test]
+fn prose_on_code_is_not_a_call() {
+    let empty = case(json!({"tools": []}));
+    let verdict = score(&empty, &anthropic_text("You can call foo_bar(items) here."));
+    assert!(verdict.is_pass(), "{:#?}", verdict.findings());
+    let answer = "Pass the hook when you instrument the app:\n\n\
+        FastAPIInstrumentor.instrument_app(app, client_request_hook=client_request_hook)\n\n\
+        The hook runs for every request.";
+    let verdict = score(&empty, &anthropic_text(answer));
+    assert!(verdict.is_pass(), "{:#?}", verdict.findings());
+
+    // A namespaced call of a tool still counts: models write `default_api.` and `functions.`
+    // before names, and a defined tool behind another namespace is the same tool.
+    let tools = case(json!({"tools": [tool("create_issue", "Open an issue.")]}));
+    for (text, name) in [
+        (
+            "print(default_api.get_forecast(city=\"Paris\"))",
+            "default_api.get_forecast",
+        ),
+        (
+            "functions.lookup_order(order_id=\"o1\")",
+            "functions.lookup_order",
+        ),
+        (
+            "github.create_issue(title=\"Crash\")",
+            "github.create_issue",
+        ),
+    ] {
+        let verdict = score(&tools, &anthropic_text(text));
+        let finding = only_unknown(&verdict);
+        assert_eq!(finding.name.as_deref(), Some(name), "{text}");
+        assert_eq!(finding.cause, Some(Cause::Prose), "{text}");
+    }
+}

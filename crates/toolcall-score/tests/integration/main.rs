@@ -14,9 +14,11 @@
 mod support;
 
 mod causes;
+mod lint;
 mod owned_parse;
 mod providers;
 mod real_traffic;
+mod renames;
 mod scorer;
 mod stream;
 mod tool_loop;

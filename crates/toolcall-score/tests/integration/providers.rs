@@ -349,9 +349,9 @@ fn every_fixture_directory_is_run() {
     dirs.sort();
     // One per format, `detect`, `stream` (run by `stream.rs`: streams beside the bodies
     // they assemble into) and `answers` (the loop guard's answers in each format, pinned by
-    // `tool_loop/encode.rs`).
+    // `tool_loop/encode.rs`) and `lint` (real prompts, read by `lint.rs`).
     let mut expected: Vec<String> = Format::ALL.into_iter().map(dir_of).collect();
-    expected.extend(["answers", "detect", "stream"].map(str::to_owned));
+    expected.extend(["answers", "detect", "lint", "stream"].map(str::to_owned));
     expected.sort();
     assert_eq!(dirs, expected);
 }
