@@ -435,11 +435,24 @@ async fn copy(
             }
             Next::End => return ("complete", bytes),
             Next::Broken(end) => {
-                tx.abort(std::io::Error::other(end));
+                abort(tx, end).await;
                 return (end, bytes);
             }
         }
     }
+}
+
+/// Cuts the client's body as the upstream's was cut, once what was sent before has left.
+async fn abort(mut tx: Sender<Bytes, std::io::Error>, end: &'static str) {
+    for _ in 0..100 {
+        if tx.capacity() == tx.max_capacity() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    // hyper writes a frame it took before it reads the error that ends the connection.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    tx.abort(std::io::Error::other(end));
 }
 
 enum Next {
@@ -515,7 +528,7 @@ async fn body_whole(
                 let idle = config.idle_timeout;
                 tokio::spawn(async move {
                     if send(&mut tx, Bytes::from(body), idle).await.is_ok() {
-                        tx.abort(std::io::Error::other(end));
+                        abort(tx, end).await;
                     }
                 });
                 let mut response = Response::new(Either::Right(channel));
@@ -632,6 +645,22 @@ fn over_limit(
     response
 }
 
+/// Where the first event carrying one of the `unknown` calls began.
+fn first_call_start(watch: &StreamWatch, unknown: &[&Finding]) -> usize {
+    watch
+        .calls()
+        .iter()
+        .enumerate()
+        .filter(|(_, call)| {
+            unknown
+                .iter()
+                .any(|f| f.name.as_deref() == Some(&call.name))
+        })
+        .filter_map(|(i, _)| watch.call_start(i))
+        .min()
+        .unwrap_or(0)
+}
+
 /// A stream: passed on as it arrives and watched; see the module docs.
 #[allow(clippy::too_many_arguments)]
 fn stream(
@@ -736,7 +765,7 @@ async fn watch_stream(
                 Ok(()) => {
                     if w.calls().len() > judged_calls {
                         judged_calls = w.calls().len();
-                        judged.decided_at.get_or_insert(received);
+                        judged.decided_at = w.first_complete_at().or(Some(received));
                         let partial = toolcall_score::Response {
                             calls: w.calls().to_vec(),
                             ..toolcall_score::Response::empty(format)
@@ -746,8 +775,13 @@ async fn watch_stream(
                         if block && !unknown.is_empty() {
                             let message = judge::message(&unknown);
                             exchange.added += began.elapsed();
-                            // What was held (the event naming the call, and any after it) is
-                            // never sent.
+                            // What came before the call's event goes on; the event naming the
+                            // call, and any after it, never do.
+                            let upto = first_call_start(w, &unknown).saturating_sub(sent);
+                            let before: Vec<u8> = held.drain(..upto.min(held.len())).collect();
+                            if !before.is_empty() {
+                                let _ = send(&mut tx, Bytes::from(before), idle).await;
+                            }
                             let _ = send(
                                 &mut tx,
                                 Bytes::from(shape::stream_error(format, &message)),
@@ -783,6 +817,7 @@ async fn watch_stream(
     if end != "blocked" {
         if let Some(w) = watch.take() {
             let began = Instant::now();
+            let starts: Vec<usize> = (0..).map_while(|i| w.call_start(i)).collect();
             match w.finish() {
                 Ok(response) => {
                     let verdict = judge::verdict(&case, &response);
@@ -792,7 +827,23 @@ async fn watch_stream(
                     judged.calls = response.calls.len();
                     if block && !unknown.is_empty() && end == "complete" {
                         let message = judge::message(&unknown);
+                        // What came before the first unknown call's event goes on.
+                        let upto = response
+                            .calls
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, c)| {
+                                unknown.iter().any(|f| f.name.as_deref() == Some(&c.name))
+                            })
+                            .filter_map(|(i, _)| starts.get(i).copied())
+                            .min()
+                            .unwrap_or(sent)
+                            .saturating_sub(sent);
+                        let before: Vec<u8> = held.drain(..upto.min(held.len())).collect();
                         held.clear();
+                        if !before.is_empty() {
+                            let _ = send(&mut tx, Bytes::from(before), idle).await;
+                        }
                         let _ = send(
                             &mut tx,
                             Bytes::from(shape::stream_error(format, &message)),
@@ -823,7 +874,7 @@ async fn watch_stream(
             }
         }
         if matches!(end, "upstream_closed" | "upstream_timeout") {
-            tx.abort(std::io::Error::other(end));
+            abort(tx, end).await;
         }
     }
     judged.end = end;

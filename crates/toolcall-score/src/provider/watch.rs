@@ -47,6 +47,10 @@ pub struct StreamWatch {
     last: Option<Response>,
     /// How many of `last`'s calls have a complete name.
     complete: usize,
+    /// Where the first call's name was complete: the end of that event.
+    first: Option<usize>,
+    /// Where each call's first event began.
+    starts: Vec<usize>,
 }
 
 impl StreamWatch {
@@ -62,6 +66,8 @@ impl StreamWatch {
             events: Vec::new(),
             last: None,
             complete: 0,
+            first: None,
+            starts: Vec::new(),
         }
     }
 
@@ -72,8 +78,9 @@ impl StreamWatch {
         while let Some(end) = event_end(self.framing, &self.tail, self.scanned) {
             let event: Vec<u8> = self.tail.drain(..end).collect();
             self.scanned = 0;
+            let start = self.consumed;
             self.consumed += end;
-            self.read_event(&event)?;
+            self.read_event(&event, start)?;
         }
         self.scanned = self.tail.len().saturating_sub(3);
         Ok(())
@@ -97,6 +104,18 @@ impl StreamWatch {
             .map_or(&[][..], |r| &r.calls[..self.complete])
     }
 
+    /// The byte offset at which the first call's name was complete (the end of the event that
+    /// made it so), once one is.
+    pub fn first_complete_at(&self) -> Option<usize> {
+        self.first
+    }
+
+    /// The byte offset where the event that first carried call `index` began: what a proxy
+    /// that will not forward the call sends up to.
+    pub fn call_start(&self, index: usize) -> Option<usize> {
+        self.starts.get(index).copied()
+    }
+
     /// The stream's format.
     pub fn format(&self) -> Format {
         self.format
@@ -112,7 +131,7 @@ impl StreamWatch {
         response(&self.events, Some(self.format)).map_err(|fault| fault.error)
     }
 
-    fn read_event(&mut self, event: &[u8]) -> Result<(), ParseError> {
+    fn read_event(&mut self, event: &[u8], start: usize) -> Result<(), ParseError> {
         let touches = self.read_payloads(event)?;
         let pending = self
             .last
@@ -120,6 +139,13 @@ impl StreamWatch {
             .is_some_and(|r| r.calls.len() > self.complete);
         if touches || pending {
             self.update();
+            let calls = self.last.as_ref().map_or(0, |r| r.calls.len());
+            while self.starts.len() < calls {
+                self.starts.push(start);
+            }
+        }
+        if self.complete > 0 && self.first.is_none() {
+            self.first = Some(self.consumed);
         }
         if self
             .last
@@ -231,6 +257,8 @@ mod tests {
         watch.push(&CHAT.as_bytes()[at[2]..at[3]]).expect("push");
         assert_eq!(watch.calls()[0].name, "get_weather");
         assert_eq!(watch.checked(), at[3]);
+        assert_eq!(watch.first_complete_at(), Some(at[3]));
+        assert_eq!(watch.call_start(0), Some(at[0]), "the event naming `get_`");
         let whole = Response::from_json_str(CHAT, Some(Format::OpenaiChat)).expect("whole");
         watch.push(&CHAT.as_bytes()[at[3]..]).expect("push");
         assert_eq!(watch.finish().expect("finish"), whole);
