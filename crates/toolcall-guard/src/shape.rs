@@ -66,9 +66,12 @@ pub(crate) fn stream_error(format: Format, message: &str) -> String {
             Some("error"),
             &json!({"type": "error", "error": {"type": "api_error", "message": message}}),
         ),
+        // The Responses API's `error` event, with the `error` member the Chat stream's has:
+        // the OpenAI SDKs raise on that member, and yield a bare `error` event as data.
         Format::OpenaiResponses => sse(
             Some("error"),
-            &json!({"type": "error", "code": CODE, "message": message, "param": null}),
+            &json!({"type": "error", "code": CODE, "message": message, "param": null,
+                    "error": {"message": message, "type": "invalid_response_error", "code": CODE}}),
         ),
         Format::Ollama => format!("{}\n", json!({"error": message})),
         Format::Gemini => sse(
