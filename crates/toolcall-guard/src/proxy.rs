@@ -224,7 +224,7 @@ pub(crate) async fn handle(
         Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
             let message = format!(
                 "toolcall guard: the request is over the input limit ({limit} bytes; \
-                 --max-body-bytes)"
+                 --max-input-bytes)"
             );
             let status = StatusCode::PAYLOAD_TOO_LARGE;
             return Ok(json_response(
