@@ -95,6 +95,13 @@ pub struct Config {
     pub action: Action,
     /// The JSON Lines log of verdicts, appended to.
     pub log: Option<PathBuf>,
+    /// `--record DIR`: each exchange as a case (`cases/guard/<id>.json`, the request) and its
+    /// recording (`recorded/<agent>/guard/<id>.json|.sse|.ndjson`, the response as it came).
+    pub record: Option<PathBuf>,
+    /// The agent folder of the recordings.
+    pub record_agent: String,
+    /// Record only the exchanges with an unknown name.
+    pub record_unknown_only: bool,
     /// A shared secret clients send as `x-toolcall-guard-token`.
     pub token: Option<String>,
     /// Listen on a non-loopback address with no token.
@@ -119,6 +126,9 @@ impl Config {
             upstreams,
             action: Action::Observe,
             log: None,
+            record: None,
+            record_agent: "guard".to_owned(),
+            record_unknown_only: false,
             token: None,
             insecure_listen: false,
             fail_closed: false,
@@ -153,6 +163,18 @@ impl Config {
                  keys clients send; give --token SECRET (clients send it as \
                  x-toolcall-guard-token) or --insecure-listen",
                 self.listen
+            )));
+        }
+        let agent = &self.record_agent;
+        let safe = !agent.is_empty()
+            && !agent.starts_with('.')
+            && agent
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+        if !safe {
+            return Err(GuardError::Config(format!(
+                "--record-agent {}: letters, digits, `-`, `_` and `.` only, not first",
+                toolcall_score::escape(agent)
             )));
         }
         if self.token.as_deref() == Some("") {

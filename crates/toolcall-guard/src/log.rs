@@ -1,11 +1,12 @@
 //! `--log FILE`: one JSON line per exchange, appended by one writer thread so that a line is
-//! written whole or not at all, and closed after the drain on SIGTERM. A line carries the
+//! written whole or not at all, and closed after the drain on SIGTERM. The same thread writes
+//! `--record DIR`'s files, each atomically (`toolcall_fs::write_atomic`). A line carries the
 //! request and the response as they came (`request`, `response`, `format`), which is the line
 //! `toolcall rate` reads, and the guard's own verdict beside them. No header and no query is
 //! ever written: keys travel in those, and the bodies are all the guard logs.
 
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::Mutex;
 use std::thread::JoinHandle;
@@ -15,6 +16,8 @@ use serde_json::Value;
 
 enum Message {
     Line(Vec<u8>),
+    /// Files written whole, in order.
+    Files(Vec<(PathBuf, Vec<u8>)>),
     Stop,
 }
 
@@ -25,17 +28,41 @@ pub(crate) struct Log {
 }
 
 impl Log {
-    /// Opens (or creates) `path` for appending.
-    pub(crate) fn open(path: &Path) -> io::Result<Log> {
-        let mut file = toolcall_fs::open_log(path)?;
+    /// Opens (or creates) `path` for appending, when there is one; the writer of recordings
+    /// either way.
+    pub(crate) fn open(path: Option<&Path>) -> io::Result<Log> {
+        let mut file = path.map(toolcall_fs::open_log).transpose()?;
         let (tx, rx) = channel::<Message>();
         let thread = std::thread::Builder::new()
             .name("toolcall-guard-log".into())
             .spawn(move || {
-                while let Ok(Message::Line(line)) = rx.recv() {
-                    file.write_all(&line)?;
+                let mut failed = None;
+                loop {
+                    match rx.recv() {
+                        Ok(Message::Line(line)) => {
+                            if let Some(file) = file.as_mut() {
+                                file.write_all(&line)?;
+                            }
+                        }
+                        Ok(Message::Files(files)) => {
+                            for (path, bytes) in files {
+                                // A recording that cannot be written is reported at the end;
+                                // the exchanges go on.
+                                if let Err(e) = toolcall_fs::write_atomic(&path, &bytes) {
+                                    failed.get_or_insert(io::Error::new(
+                                        e.kind(),
+                                        format!("{}: {e}", path.display()),
+                                    ));
+                                }
+                            }
+                        }
+                        Ok(Message::Stop) | Err(_) => break,
+                    }
                 }
-                file.sync_all()
+                if let Some(file) = file.as_mut() {
+                    file.sync_all()?;
+                }
+                failed.map_or(Ok(()), Err)
             })?;
         Ok(Log {
             tx: Mutex::new(Some(tx)),
@@ -51,6 +78,15 @@ impl Log {
             if let Some(tx) = tx.as_ref() {
                 // The writer is gone only after an I/O error, which `close` reports.
                 let _ = tx.send(Message::Line(line));
+            }
+        }
+    }
+
+    /// Queues files to write whole.
+    pub(crate) fn files(&self, files: Vec<(PathBuf, Vec<u8>)>) {
+        if let Ok(tx) = self.tx.lock() {
+            if let Some(tx) = tx.as_ref() {
+                let _ = tx.send(Message::Files(files));
             }
         }
     }

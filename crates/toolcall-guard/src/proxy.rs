@@ -106,6 +106,8 @@ struct Exchange {
     status: u16,
     /// The guard's own time (reading, scoring), not the upstream's or the client's.
     added: Duration,
+    /// The request as it came, for `--record`.
+    raw_request: Option<Bytes>,
 }
 
 /// How an exchange was judged.
@@ -120,6 +122,8 @@ struct Judged {
     bytes: usize,
     end: &'static str,
     response: Option<Value>,
+    /// The response as it came and the extension of its recording, for `--record`.
+    recorded: Option<(Vec<u8>, &'static str)>,
 }
 
 fn finish(state: &State, exchange: &Exchange, judged: Judged) {
@@ -137,6 +141,10 @@ fn finish(state: &State, exchange: &Exchange, judged: Judged) {
     }
     state.metrics.added(exchange.added.as_secs_f64());
     let Some(log) = &state.log else { return };
+    record(&state.config, log, exchange, &judged);
+    if state.config.log.is_none() {
+        return;
+    }
     let mut entry = json!({
         "time": now_rfc3339(),
         "route": route,
@@ -171,6 +179,34 @@ fn finish(state: &State, exchange: &Exchange, judged: Judged) {
         }
     }
     log.write(&entry);
+}
+
+/// A count that makes each recording's id unique within a run.
+static RECORDED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// `--record DIR`: the exchange as a case and its recording, when it was judged.
+fn record(config: &Config, log: &Log, exchange: &Exchange, judged: &Judged) {
+    let Some(dir) = &config.record else { return };
+    let judged_at_all = matches!(judged.verdict, "pass" | "findings" | "unknown");
+    if !judged_at_all || (config.record_unknown_only && judged.verdict != "unknown") {
+        return;
+    }
+    let (Some(request), Some((response, ext))) = (&exchange.raw_request, &judged.recorded) else {
+        return;
+    };
+    let n = RECORDED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let id = format!("{}-{n}", now_rfc3339().replace([':', '.'], ""));
+    let case = dir.join("cases").join("guard").join(format!("{id}.json"));
+    let recording = dir
+        .join("recorded")
+        .join(&config.record_agent)
+        .join("guard")
+        .join(format!("{id}.{ext}"));
+    // The recording first: a case is never there without its response.
+    log.files(vec![
+        (recording, response.clone()),
+        (case, request.to_vec()),
+    ]);
 }
 
 /// Serves one request.
@@ -256,6 +292,7 @@ pub(crate) async fn handle(
         stream: false,
         status: 0,
         added: start.elapsed(),
+        raw_request: config.record.is_some().then(|| body.clone()),
     };
     let url = format!("{}{}", route.upstream.base, route.path);
     let mut forward = state.client.request(parts.method.clone(), url);
@@ -579,6 +616,9 @@ async fn body_whole(
     judged.calls = response.calls.len();
     judged.findings = verdict.findings().to_vec();
     judged.response = serde_json::from_slice(&body).ok();
+    if config.record.is_some() {
+        judged.recorded = Some((body.clone(), "json"));
+    }
     exchange.added += began.elapsed();
     if let Some(message) = message {
         judged.action = "block";
@@ -695,7 +735,7 @@ async fn watch_stream(
     let config = &state.config;
     let idle = config.idle_timeout;
     let block = config.action == Action::Block;
-    let keep = state.log.is_some();
+    let keep = config.log.is_some() || config.record.is_some();
     let mut watch = Some(StreamWatch::new(format, framing));
     let mut raw: Vec<u8> = Vec::new();
     let mut held: Vec<u8> = Vec::new();
@@ -790,6 +830,15 @@ async fn watch_stream(
                             .await;
                             judged.action = "block";
                             judged.verdict = "unknown";
+                            if config.record.is_some() {
+                                // What came, up to the call that was blocked.
+                                let ext = if framing == Framing::Ndjson {
+                                    "ndjson"
+                                } else {
+                                    "sse"
+                                };
+                                judged.recorded = Some((raw.clone(), ext));
+                            }
                             judged.calls = partial.calls.len();
                             judged.findings = verdict.findings().to_vec();
                             end = "blocked";
@@ -855,8 +904,16 @@ async fn watch_stream(
                     }
                     judged.findings = verdict.findings().to_vec();
                     if keep {
-                        judged.response =
-                            Some(Value::String(String::from_utf8_lossy(&raw).into_owned()));
+                        let text = String::from_utf8_lossy(&raw).into_owned();
+                        if config.record.is_some() {
+                            let ext = if framing == Framing::Ndjson {
+                                "ndjson"
+                            } else {
+                                "sse"
+                            };
+                            judged.recorded = Some((text.clone().into_bytes(), ext));
+                        }
+                        judged.response = Some(Value::String(text));
                     }
                 }
                 Err(e) => {

@@ -35,12 +35,15 @@ pub async fn bind(config: Config) -> Result<Bound, GuardError> {
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| GuardError::Config(format!("the upstream client: {e}")))?;
-    let log = match &config.log {
-        Some(path) => Some(Log::open(path).map_err(|source| GuardError::Log {
-            path: path.clone(),
-            source,
-        })?),
-        None => None,
+    let log = if config.log.is_some() || config.record.is_some() {
+        Some(
+            Log::open(config.log.as_deref()).map_err(|source| GuardError::Log {
+                path: config.log.clone().unwrap_or_default(),
+                source,
+            })?,
+        )
+    } else {
+        None
     };
     let listener = TcpListener::bind(config.listen)
         .await

@@ -585,3 +585,75 @@ async fn a_name_in_the_last_event_of_an_ndjson_stream_is_blocked_when_it_ends() 
     );
     guard_lines_say(guard, |lines| assert_eq!(lines[0]["action"], "block")).await;
 }
+
+#[tokio::test]
+async fn record_writes_each_exchange_as_a_case_and_its_recording() {
+    let text = chat_stream("get_wether");
+    let clean = chat_body("get_weather");
+    let (stream_script, body_script) = (
+        Script::sse(pieces(text.as_bytes(), 9)),
+        Script::json(&clean),
+    );
+    let up = upstream(move |seen| {
+        if String::from_utf8_lossy(&seen.body).contains("\"stream\":true") {
+            stream_script.clone()
+        } else {
+            body_script.clone()
+        }
+    })
+    .await;
+    let streamed = CHAT_REQUEST.replace("\"stream\":false", "\"stream\":true");
+    for unknown_only in [false, true] {
+        let name = format!("record_{unknown_only}");
+        let dir = common::scratch(&name).join("suite");
+        let mut cfg = config(up.addr, &format!("{name}_log"));
+        cfg.record = Some(dir.clone());
+        cfg.record_agent = "my-agent".into();
+        cfg.record_unknown_only = unknown_only;
+        let guard = start(cfg).await;
+        let _ = post(&guard.url("/v1/chat/completions"), CHAT_REQUEST)
+            .await
+            .bytes()
+            .await;
+        let _ = post(&guard.url("/v1/chat/completions"), &streamed)
+            .await
+            .bytes()
+            .await;
+        guard.stop().await;
+        let cases: Vec<_> = std::fs::read_dir(dir.join("cases/guard"))
+            .expect("cases")
+            .map(|e| e.expect("entry").path())
+            .collect();
+        assert_eq!(cases.len(), if unknown_only { 1 } else { 2 }, "{cases:?}");
+        let mut verdicts = Vec::new();
+        for case_path in cases {
+            let id = case_path
+                .file_stem()
+                .expect("stem")
+                .to_string_lossy()
+                .into_owned();
+            let case = toolcall_score::Case::load(&case_path).expect("a case");
+            let recorded = dir.join("recorded/my-agent/guard");
+            let response_path = ["json", "sse"]
+                .iter()
+                .map(|ext| recorded.join(format!("{id}.{ext}")))
+                .find(|p| p.is_file())
+                .expect("its recording");
+            let response = toolcall_score::Response::load(&response_path, None).expect("reads");
+            let verdict = toolcall_score::score(&case, &response);
+            verdicts.push((
+                response_path.extension().map(|e| e.to_owned()),
+                verdict.is_pass(),
+            ));
+        }
+        verdicts.sort_by_key(|(ext, _)| ext.clone());
+        if unknown_only {
+            assert_eq!(verdicts, [(Some("sse".into()), false)]);
+        } else {
+            assert_eq!(
+                verdicts,
+                [(Some("json".into()), true), (Some("sse".into()), false)]
+            );
+        }
+    }
+}

@@ -29,6 +29,17 @@ pub struct Args {
     /// `toolcall rate` reads).
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// Write each exchange into DIR as a case (cases/guard/<id>.json, the request) and its
+    /// recording (recorded/<agent>/guard/<id>.json, .sse or .ndjson, the response as it came),
+    /// ready for `toolcall check --root DIR`.
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<PathBuf>,
+    /// The agent folder of --record's recordings.
+    #[arg(long, value_name = "NAME", default_value = "guard")]
+    pub record_agent: String,
+    /// Record only the exchanges whose response calls a tool the request did not define.
+    #[arg(long, requires = "record")]
+    pub record_unknown_only: bool,
     /// A shared secret every client must send as the x-toolcall-guard-token header (default:
     /// TOOLCALL_GUARD_TOKEN, which keeps it out of the process list).
     #[arg(long, value_name = "SECRET")]
@@ -63,6 +74,9 @@ pub fn run(args: &Args) -> Result<Outcome> {
         other => return Err(CliError::usage(format!("--on-unknown {other}"))),
     };
     config.log.clone_from(&args.log);
+    config.record.clone_from(&args.record);
+    config.record_agent.clone_from(&args.record_agent);
+    config.record_unknown_only = args.record_unknown_only;
     config.token = args
         .token
         .clone()
