@@ -16,6 +16,9 @@ pub enum Action {
     /// Answer with the provider's own error shape (in a stream: its in-stream error event in
     /// place of what was not yet sent).
     Block,
+    /// Ask the upstream again with the unknown call answered by an error result, as the loop
+    /// guard does; give up as `Block` does. Streams are blocked.
+    Repair,
 }
 
 impl Action {
@@ -24,6 +27,7 @@ impl Action {
         match self {
             Action::Observe => "observe",
             Action::Block => "block",
+            Action::Repair => "repair",
         }
     }
 }

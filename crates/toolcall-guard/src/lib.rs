@@ -17,6 +17,7 @@ mod judge;
 mod log;
 mod metrics;
 mod proxy;
+mod repair;
 mod route;
 mod server;
 mod shape;

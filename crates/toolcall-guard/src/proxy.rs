@@ -23,6 +23,7 @@ use crate::config::{Action, Config};
 use crate::judge::{self, cause_name, unknown_calls};
 use crate::log::{now_rfc3339, Log};
 use crate::metrics::Metrics;
+use crate::repair::{repair, Repaired, Resend};
 use crate::route::route;
 use crate::shape::{self, BLOCKED};
 
@@ -124,6 +125,8 @@ struct Judged {
     response: Option<Value>,
     /// The response as it came and the extension of its recording, for `--record`.
     recorded: Option<(Vec<u8>, &'static str)>,
+    /// Requests the repair sent.
+    repairs: Option<usize>,
 }
 
 fn finish(state: &State, exchange: &Exchange, judged: Judged) {
@@ -162,6 +165,9 @@ fn finish(state: &State, exchange: &Exchange, judged: Judged) {
     });
     let fields = entry.as_object_mut();
     if let Some(fields) = fields {
+        if let Some(n) = judged.repairs {
+            fields.insert("repairs".into(), json!(n));
+        }
         if let Some(why) = judged.unread {
             fields.insert("unread".into(), Value::String(why));
         }
@@ -295,17 +301,39 @@ pub(crate) async fn handle(
         raw_request: config.record.is_some().then(|| body.clone()),
     };
     let url = format!("{}{}", route.upstream.base, route.path);
-    let mut forward = state.client.request(parts.method.clone(), url);
-    for (name, value) in &parts.headers {
-        if hop_by_hop(name) || (format.is_some() && name == header::ACCEPT_ENCODING) {
-            continue;
-        }
-        forward = forward.header(name, value);
-    }
+    let mut forwarded: Vec<(HeaderName, HeaderValue)> = parts
+        .headers
+        .iter()
+        .filter(|(name, _)| {
+            let recoded = format.is_some() && *name == header::ACCEPT_ENCODING;
+            !hop_by_hop(name) && !recoded
+        })
+        .map(|(n, v)| (n.clone(), v.clone()))
+        .collect();
     if format.is_some() {
         // The guard reads what it judges: no compression from the upstream.
-        forward = forward.header(header::ACCEPT_ENCODING, "identity");
+        forwarded.push((
+            header::ACCEPT_ENCODING,
+            HeaderValue::from_static("identity"),
+        ));
     }
+    let mut forward = state.client.request(parts.method.clone(), &url);
+    for (name, value) in &forwarded {
+        forward = forward.header(name, value);
+    }
+    let resend = match (&read, config.action) {
+        (Some(read), Action::Repair) => read.value.clone().map(|request| Resend {
+            method: parts.method.clone(),
+            url: url.clone(),
+            headers: forwarded
+                .iter()
+                .filter(|(n, _)| *n != header::CONTENT_TYPE)
+                .cloned()
+                .collect(),
+            request,
+        }),
+        _ => None,
+    };
     let upstream = match forward.body(body).send().await {
         Ok(upstream) => upstream,
         Err(e) => {
@@ -385,7 +413,10 @@ pub(crate) async fn handle(
         Some(framing) => Ok(stream(
             state, upstream, status, headers, exchange, case, format, framing,
         )),
-        None => Ok(body_whole(state, upstream, status, headers, exchange, case, format).await),
+        None => Ok(body_whole(
+            state, upstream, status, headers, exchange, case, format, resend,
+        )
+        .await),
     }
 }
 
@@ -521,7 +552,9 @@ async fn send(
 }
 
 /// A body that is not a stream: read whole (within the limit), scored, then sent as it came or,
-/// for `block` and an unknown name, replaced by the provider's error.
+/// for `block` and an unknown name, replaced by the provider's error (for `repair`, by the
+/// repaired response, or the error when the repair gave up).
+#[allow(clippy::too_many_arguments)]
 async fn body_whole(
     state: Arc<State>,
     mut upstream: reqwest::Response,
@@ -530,6 +563,7 @@ async fn body_whole(
     mut exchange: Exchange,
     case: Case,
     format: Format,
+    resend: Option<Resend>,
 ) -> Response<Body> {
     let config = &state.config;
     let mut body = Vec::new();
@@ -610,8 +644,8 @@ async fn body_whole(
     };
     let verdict = judge::verdict(&case, &response);
     let unknown = unknown_calls(verdict.findings());
-    let blocked = !unknown.is_empty() && config.action == Action::Block;
-    let message = blocked.then(|| judge::message(&unknown));
+    let blocked = !unknown.is_empty() && config.action != Action::Observe;
+    let mut message = blocked.then(|| judge::message(&unknown));
     judged.verdict = verdict_name(&verdict);
     judged.calls = response.calls.len();
     judged.findings = verdict.findings().to_vec();
@@ -620,6 +654,45 @@ async fn body_whole(
         judged.recorded = Some((body.clone(), "json"));
     }
     exchange.added += began.elapsed();
+    if let (Some(resend), true) = (&resend, blocked) {
+        let outcome = repair(
+            &state.client,
+            resend,
+            &case,
+            format,
+            &body,
+            config.max_body_bytes,
+        )
+        .await;
+        match outcome {
+            Repaired::Fixed {
+                status,
+                headers,
+                body,
+                tries,
+            } => {
+                judged.action = "repair";
+                judged.repairs = Some(tries);
+                finish(&state, &exchange, judged);
+                return whole(status, headers, Bytes::from(body));
+            }
+            Repaired::Upstream {
+                status,
+                headers,
+                body,
+                tries,
+            } => {
+                judged.action = "repair";
+                judged.repairs = Some(tries);
+                finish(&state, &exchange, judged);
+                return whole(status, headers, Bytes::from(body));
+            }
+            Repaired::GaveUp { why, tries } | Repaired::Failed { why, tries } => {
+                judged.repairs = Some(tries);
+                message = message.map(|m| format!("{m}; the repair gave up: {why}"));
+            }
+        }
+    }
     if let Some(message) = message {
         judged.action = "block";
         finish(&state, &exchange, judged);
@@ -734,7 +807,8 @@ async fn watch_stream(
 ) {
     let config = &state.config;
     let idle = config.idle_timeout;
-    let block = config.action == Action::Block;
+    // A stream is not repaired: it is blocked.
+    let block = config.action != Action::Observe;
     let keep = config.log.is_some() || config.record.is_some();
     let mut watch = Some(StreamWatch::new(format, framing));
     let mut raw: Vec<u8> = Vec::new();

@@ -657,3 +657,88 @@ async fn record_writes_each_exchange_as_a_case_and_its_recording() {
         }
     }
 }
+
+#[tokio::test]
+async fn repair_asks_again_with_the_error_result_paired_by_id() {
+    let bad = chat_body("get_wether");
+    let good = chat_body("get_weather");
+    let (bad2, good2) = (bad.clone(), good.clone());
+    let up = upstream(move |seen| {
+        let request: Value = serde_json::from_slice(&seen.body).expect("json");
+        let answered = request["messages"]
+            .as_array()
+            .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
+        Script::json(if answered { &good2 } else { &bad2 })
+    })
+    .await;
+    let mut repairing = config(up.addr, "repair_chat");
+    repairing.action = Action::Repair;
+    let guard = start(repairing).await;
+    let response = post(&guard.url("/v1/chat/completions"), CHAT_REQUEST).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.bytes().await.expect("body"),
+        good.as_bytes(),
+        "the second answer"
+    );
+    let seen = up.seen.lock().expect("lock").clone();
+    assert_eq!(seen.len(), 2);
+    let again: Value = serde_json::from_slice(&seen[1].body).expect("json");
+    let messages = again["messages"].as_array().expect("messages");
+    assert_eq!(messages[1]["role"], "assistant");
+    assert_eq!(
+        messages[1]["tool_calls"][0]["function"]["name"],
+        "get_wether"
+    );
+    assert_eq!(messages[2]["role"], "tool");
+    assert_eq!(messages[2]["tool_call_id"], "call_1", "paired by id");
+    let text = messages[2]["content"].as_str().expect("text");
+    assert!(
+        text.contains("get_weather"),
+        "it names the available tools: {text}"
+    );
+    assert!(
+        seen[1]
+            .headers
+            .iter()
+            .any(|(k, v)| k == "authorization" && v.contains("KEY-0001")),
+        "the repair carries the client's key"
+    );
+    guard_lines_say(guard, |lines| {
+        assert_eq!(lines[0]["action"], "repair");
+        assert_eq!(lines[0]["repairs"], 1);
+        assert_eq!(lines[0]["verdict"], "unknown", "what the model first did");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn repair_gives_up_on_the_second_unknown_name_as_the_loop_guard_does() {
+    let body = json!({"id":"msg_1","type":"message","role":"assistant","model":"claude-x",
+        "stop_reason":"tool_use","content":[{"type":"text","text":"Looking."},
+            {"type":"tool_use","id":"toolu_1","name":"get_invoices","input":{}}]})
+    .to_string();
+    let script = Script::json(&body);
+    let up = upstream(move |_| script.clone()).await;
+    let mut repairing = config(up.addr, "repair_gives_up");
+    repairing.action = Action::Repair;
+    let guard = start(repairing).await;
+    let request = r#"{"model":"claude-x","max_tokens":10,"messages":[{"role":"user","content":"hi"}],
+      "tools":[{"name":"get_invoice","description":"d","input_schema":{"type":"object"}}]}"#;
+    let response = post(&guard.url("/v1/messages"), request).await;
+    assert_eq!(response.status(), 422);
+    let error: Value =
+        serde_json::from_slice(&response.bytes().await.expect("body")).expect("json");
+    let message = error["error"]["message"].as_str().expect("message");
+    assert!(message.contains("the repair gave up"), "{message}");
+    let seen = up.seen.lock().expect("lock").clone();
+    assert_eq!(seen.len(), 2, "the original and one repair");
+    let again: Value = serde_json::from_slice(&seen[1].body).expect("json");
+    let last = &again["messages"][2];
+    assert_eq!(again["messages"][1]["role"], "assistant");
+    assert_eq!(last["role"], "user");
+    assert_eq!(last["content"][0]["type"], "tool_result");
+    assert_eq!(last["content"][0]["tool_use_id"], "toolu_1");
+    assert_eq!(last["content"][0]["is_error"], true);
+    guard.stop().await;
+}

@@ -22,8 +22,10 @@ pub struct Args {
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8787")]
     pub listen: SocketAddr,
     /// What to do with a response that calls a tool the request did not define: pass it and
-    /// record the verdict (observe), or answer with the provider's own error (block).
-    #[arg(long, value_name = "ACTION", default_value = "observe", value_parser = ["observe", "block"])]
+    /// record the verdict (observe), answer with the provider's own error (block), or ask the
+    /// upstream again with the unknown call answered by an error result (repair; streams are
+    /// blocked).
+    #[arg(long, value_name = "ACTION", default_value = "observe", value_parser = ["observe", "block", "repair"])]
     pub on_unknown: String,
     /// Append one JSON line per exchange here (the verdict, and the request and response
     /// `toolcall rate` reads).
@@ -70,6 +72,7 @@ pub fn run(args: &Args) -> Result<Outcome> {
     config.listen = args.listen;
     config.action = match args.on_unknown.as_str() {
         "block" => Action::Block,
+        "repair" => Action::Repair,
         "observe" => Action::Observe,
         other => return Err(CliError::usage(format!("--on-unknown {other}"))),
     };
