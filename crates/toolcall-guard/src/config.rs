@@ -106,6 +106,9 @@ pub struct Config {
     pub record_agent: String,
     /// Record only the exchanges with an unknown name.
     pub record_unknown_only: bool,
+    /// `--otlp URL`: each verdict as a `gen_ai.evaluation.result` event (feature `otlp`).
+    #[cfg(feature = "otlp")]
+    pub otlp: Option<String>,
     /// A shared secret clients send as `x-toolcall-guard-token`.
     pub token: Option<String>,
     /// Listen on a non-loopback address with no token.
@@ -133,6 +136,8 @@ impl Config {
             record: None,
             record_agent: "guard".to_owned(),
             record_unknown_only: false,
+            #[cfg(feature = "otlp")]
+            otlp: None,
             token: None,
             insecure_listen: false,
             fail_closed: false,

@@ -16,6 +16,8 @@ mod config;
 mod judge;
 mod log;
 mod metrics;
+#[cfg(feature = "otlp")]
+mod otlp;
 mod proxy;
 mod repair;
 mod route;

@@ -143,6 +143,22 @@ fn finish(state: &State, exchange: &Exchange, judged: Judged) {
         state.metrics.action(judged.action);
     }
     state.metrics.added(exchange.added.as_secs_f64());
+    #[cfg(feature = "otlp")]
+    if let Some(url) = &state.config.otlp {
+        let unknown = unknown_calls(&judged.findings);
+        let document =
+            crate::otlp::document(route, exchange.model.as_deref(), judged.verdict, &unknown);
+        if let Some(document) = document {
+            let post = state
+                .client
+                .post(crate::otlp::endpoint(url))
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(document.to_string());
+            tokio::spawn(async move {
+                let _ = post.send().await;
+            });
+        }
+    }
     let Some(log) = &state.log else { return };
     record(&state.config, log, exchange, &judged);
     if state.config.log.is_none() {

@@ -42,6 +42,11 @@ pub struct Args {
     /// Record only the exchanges whose response calls a tool the request did not define.
     #[arg(long, requires = "record")]
     pub record_unknown_only: bool,
+    /// Send each verdict to this OTLP/HTTP collector (URL/v1/logs) as a gen_ai.evaluation.result
+    /// event named toolcall.membership.
+    #[cfg(feature = "otlp")]
+    #[arg(long, value_name = "URL")]
+    pub otlp: Option<String>,
     /// A shared secret every client must send as the x-toolcall-guard-token header (default:
     /// TOOLCALL_GUARD_TOKEN, which keeps it out of the process list).
     #[arg(long, value_name = "SECRET")]
@@ -80,6 +85,8 @@ pub fn run(args: &Args) -> Result<Outcome> {
     config.record.clone_from(&args.record);
     config.record_agent.clone_from(&args.record_agent);
     config.record_unknown_only = args.record_unknown_only;
+    #[cfg(feature = "otlp")]
+    config.otlp.clone_from(&args.otlp);
     config.token = args
         .token
         .clone()
