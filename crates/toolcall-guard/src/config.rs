@@ -62,7 +62,7 @@ impl Upstream {
                 )));
             }
         }
-        let parsed = reqwest::Url::parse(url).map_err(|e| {
+        let parsed = url::Url::parse(url).map_err(|e| {
             GuardError::Config(format!(
                 "upstream {}: not a URL ({e})",
                 toolcall_score::escape(url)

@@ -9,8 +9,8 @@
 //! provider's own error shape (`shape.rs`). Verdicts go to a JSON Lines log that `toolcall
 //! rate` reads (`log.rs`) and to `/metrics` (`metrics.rs`).
 //!
-//! This crate is the only one in the workspace with a server stack (tokio, hyper, reqwest over
-//! rustls); the `toolcall` binary has it behind its default `guard` feature.
+//! This crate is the only one in the workspace with a server stack (tokio, hyper, hyper-rustls
+//! over rustls); the `toolcall` binary has it behind its default `guard` feature.
 
 mod config;
 mod judge;
@@ -23,6 +23,7 @@ mod repair;
 mod route;
 mod server;
 mod shape;
+mod upstream;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -36,7 +36,7 @@ pub const TOKEN_HEADER: &str = "x-toolcall-guard-token";
 /// What every exchange shares.
 pub(crate) struct State {
     pub(crate) config: Config,
-    pub(crate) client: reqwest::Client,
+    pub(crate) client: crate::upstream::Client,
     pub(crate) log: Option<Log>,
     pub(crate) metrics: Metrics,
 }
@@ -149,13 +149,18 @@ fn finish(state: &State, exchange: &Exchange, judged: Judged) {
         let document =
             crate::otlp::document(route, exchange.model.as_deref(), judged.verdict, &unknown);
         if let Some(document) = document {
-            let post = state
-                .client
-                .post(crate::otlp::endpoint(url))
-                .header(header::CONTENT_TYPE, "application/json")
-                .body(document.to_string());
+            let client = state.client.clone();
+            let endpoint = crate::otlp::endpoint(url);
+            let headers = [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )];
             tokio::spawn(async move {
-                let _ = post.send().await;
+                let body = Bytes::from(document.to_string());
+                if let Ok(mut answer) = client.send(Method::POST, &endpoint, &headers, body).await {
+                    // Read to the end, so the connection goes back to the pool.
+                    while let Ok(Some(_)) = answer.chunk().await {}
+                }
             });
         }
     }
@@ -333,10 +338,6 @@ pub(crate) async fn handle(
             HeaderValue::from_static("identity"),
         ));
     }
-    let mut forward = state.client.request(parts.method.clone(), &url);
-    for (name, value) in &forwarded {
-        forward = forward.header(name, value);
-    }
     let resend = match (&read, config.action) {
         (Some(read), Action::Repair) => read.value.clone().map(|request| Resend {
             method: parts.method.clone(),
@@ -350,19 +351,20 @@ pub(crate) async fn handle(
         }),
         _ => None,
     };
-    let upstream = match forward.body(body).send().await {
+    let sent = state
+        .client
+        .send(parts.method.clone(), &url, &forwarded, body)
+        .await;
+    let upstream = match sent {
         Ok(upstream) => upstream,
         Err(e) => {
-            let status = if e.is_timeout() {
+            let status = if e.timeout {
                 StatusCode::GATEWAY_TIMEOUT
             } else {
                 StatusCode::BAD_GATEWAY
             };
-            // The URL may carry a key in its query: never in the message.
-            let message = format!(
-                "toolcall guard could not reach the upstream: {}",
-                e.without_url()
-            );
+            // The words of a send error never hold the URL, whose query may carry a key.
+            let message = format!("toolcall guard could not reach the upstream: {}", e.why);
             exchange.status = status.as_u16();
             finish(
                 &state,
@@ -380,16 +382,16 @@ pub(crate) async fn handle(
             ));
         }
     };
-    let status = upstream.status();
+    let status = upstream.status;
     exchange.status = status.as_u16();
     let mut headers = HeaderMap::new();
-    for (name, value) in upstream.headers() {
+    for (name, value) in &upstream.headers {
         if !hop_by_hop(name) {
             headers.append(name, value.clone());
         }
     }
     let content_type = upstream
-        .headers()
+        .headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
@@ -440,7 +442,7 @@ pub(crate) async fn handle(
 /// with `--fail-closed`, refused.
 fn unread(
     state: Arc<State>,
-    upstream: reqwest::Response,
+    upstream: crate::upstream::Answer,
     status: StatusCode,
     headers: HeaderMap,
     exchange: Exchange,
@@ -475,7 +477,7 @@ fn unread(
 /// routes are not logged).
 fn pass(
     state: Arc<State>,
-    upstream: reqwest::Response,
+    upstream: crate::upstream::Answer,
     status: StatusCode,
     headers: HeaderMap,
     exchange: Exchange,
@@ -500,7 +502,7 @@ fn pass(
 /// Copies `first` and then the rest of the upstream's body to the client as it arrives; how it
 /// ended and the bytes sent.
 async fn copy(
-    mut upstream: reqwest::Response,
+    mut upstream: crate::upstream::Answer,
     mut tx: Sender<Bytes, std::io::Error>,
     idle: Duration,
     first: Vec<u8>,
@@ -546,7 +548,7 @@ enum Next {
     Broken(&'static str),
 }
 
-async fn next_chunk(upstream: &mut reqwest::Response, idle: Duration) -> Next {
+async fn next_chunk(upstream: &mut crate::upstream::Answer, idle: Duration) -> Next {
     match tokio::time::timeout(idle, upstream.chunk()).await {
         Ok(Ok(Some(chunk))) => Next::Chunk(chunk),
         Ok(Ok(None)) => Next::End,
@@ -573,7 +575,7 @@ async fn send(
 #[allow(clippy::too_many_arguments)]
 async fn body_whole(
     state: Arc<State>,
-    mut upstream: reqwest::Response,
+    mut upstream: crate::upstream::Answer,
     status: StatusCode,
     headers: HeaderMap,
     mut exchange: Exchange,
@@ -730,7 +732,7 @@ fn verdict_name(verdict: &toolcall_score::Verdict) -> &'static str {
 
 fn over_limit(
     state: Arc<State>,
-    upstream: reqwest::Response,
+    upstream: crate::upstream::Answer,
     status: StatusCode,
     headers: HeaderMap,
     exchange: Exchange,
@@ -794,7 +796,7 @@ fn first_call_start(watch: &StreamWatch, unknown: &[&Finding]) -> usize {
 #[allow(clippy::too_many_arguments)]
 fn stream(
     state: Arc<State>,
-    upstream: reqwest::Response,
+    upstream: crate::upstream::Answer,
     status: StatusCode,
     headers: HeaderMap,
     exchange: Exchange,
@@ -814,7 +816,7 @@ fn stream(
 
 async fn watch_stream(
     state: Arc<State>,
-    mut upstream: reqwest::Response,
+    mut upstream: crate::upstream::Answer,
     mut tx: Sender<Bytes, std::io::Error>,
     mut exchange: Exchange,
     case: Case,

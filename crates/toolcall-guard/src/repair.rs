@@ -85,7 +85,7 @@ const NOT_RUN: &str = "not run: toolcall guard asked again, because a call in th
 
 /// Repairs the response `first` to `case`'s request: see the module docs.
 pub(crate) async fn repair(
-    client: &reqwest::Client,
+    client: &crate::upstream::Client,
     resend: &Resend,
     case: &Case,
     format: Format,
@@ -130,27 +130,31 @@ pub(crate) async fn repair(
             };
         }
         tries += 1;
-        let mut ask = client.request(resend.method.clone(), &resend.url);
-        for (name, value) in &resend.headers {
-            ask = ask.header(name, value);
-        }
-        let sent = ask
-            .header(http::header::CONTENT_TYPE, "application/json")
-            .body(Bytes::from(request.to_string()))
-            .send()
+        let mut headers = resend.headers.clone();
+        headers.push((
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("application/json"),
+        ));
+        let sent = client
+            .send(
+                resend.method.clone(),
+                &resend.url,
+                &headers,
+                Bytes::from(request.to_string()),
+            )
             .await;
         let mut upstream = match sent {
             Ok(upstream) => upstream,
             Err(e) => {
                 return Repaired::Failed {
-                    why: format!("asking again: {}", e.without_url()),
+                    why: format!("asking again: {}", e.why),
                     tries,
                 }
             }
         };
-        let status = upstream.status();
+        let status = upstream.status;
         let mut headers = HeaderMap::new();
-        for (name, value) in upstream.headers() {
+        for (name, value) in &upstream.headers {
             if !matches!(
                 name.as_str(),
                 "connection" | "keep-alive" | "transfer-encoding" | "content-length"
@@ -175,7 +179,7 @@ pub(crate) async fn repair(
                 Ok(None) => break,
                 Err(e) => {
                     return Repaired::Failed {
-                        why: format!("reading the repaired response: {}", e.without_url()),
+                        why: format!("reading the repaired response: {e}"),
                         tries,
                     }
                 }

@@ -27,13 +27,7 @@ pub struct Bound {
 /// Checks `config`, opens the log and binds the address. Needs a tokio runtime.
 pub async fn bind(config: Config) -> Result<Bound, GuardError> {
     config.check()?;
-    // reqwest is built without a crypto provider of its own: rustls' ring, already in the tree.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = reqwest::Client::builder()
-        .connect_timeout(config.connect_timeout)
-        .read_timeout(config.idle_timeout)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
+    let client = crate::upstream::Client::new(config.connect_timeout)
         .map_err(|e| GuardError::Config(format!("the upstream client: {e}")))?;
     let log = if config.log.is_some() || config.record.is_some() {
         Some(

@@ -231,7 +231,6 @@ pub async fn start(config: Config) -> Guard {
 }
 
 pub fn client() -> reqwest::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .no_proxy()
         .build()
