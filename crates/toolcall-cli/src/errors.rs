@@ -95,6 +95,10 @@ pub enum CliError {
     /// A flag or argument value that cannot be used, or that conflicts with another.
     #[error("{0}")]
     Usage(String),
+    /// `toolcall guard` could not start, or its log failed.
+    #[cfg(feature = "guard")]
+    #[error(transparent)]
+    Guard(#[from] toolcall_guard::GuardError),
     /// A file or folder that is not what the command needs (`why` says what it is instead).
     #[error("{}: {why}", escape_path(path))]
     File {
@@ -168,6 +172,10 @@ impl CliError {
             CliError::Record(RecordError::Spawn { .. } | RecordError::Unreachable { .. })
             | CliError::Serve(_)
             | CliError::Server { .. } => FAIL,
+            #[cfg(feature = "guard")]
+            CliError::Guard(toolcall_guard::GuardError::Config(_)) => BAD_INPUT,
+            #[cfg(feature = "guard")]
+            CliError::Guard(_) => FAIL,
             CliError::Input(_)
             | CliError::Rate(_)
             | CliError::Flow(_)

@@ -58,6 +58,9 @@ enum Command {
     Baseline(cmd::baseline::Args),
     /// An MCP server's catalog as a contract: a snapshot, and the classified drift from it.
     Mcp(cmd::mcp::Args),
+    /// A proxy in front of a model API that checks every response against its own request, live.
+    #[cfg(feature = "guard")]
+    Guard(Box<cmd::guard::Args>),
     /// Print the JSON Schema of a case, flow or baseline file (for editors: name it with "$schema").
     Schema(cmd::schema::Args),
 }
@@ -87,6 +90,8 @@ fn main() -> ExitCode {
         Command::Init(args) => cmd::init::run(&args),
         Command::Schema(args) => cmd::schema::run(&args),
         Command::Mcp(args) => cmd::mcp::run(&args),
+        #[cfg(feature = "guard")]
+        Command::Guard(args) => cmd::guard::run(&args),
     })
 }
 

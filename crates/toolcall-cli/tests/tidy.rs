@@ -233,6 +233,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["toolcall-score", "toolcall-traces", "toolcall-fs"],
     ),
     ("toolcall-mcp-servers", &[]),
+    ("toolcall-guard", &["toolcall-score", "toolcall-fs"]),
     (
         "toolcall-cli",
         &[
@@ -241,6 +242,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "toolcall-traces",
             "toolcall-mcp",
             "toolcall-mcp-record",
+            "toolcall-guard",
             "toolcall-harness",
             "toolcall-rate",
         ],

@@ -73,6 +73,22 @@ pub fn create_journal(path: &Path) -> io::Result<File> {
     OpenOptions::new().write(true).create_new(true).open(path)
 }
 
+/// Opens the file at `path` for a long run to append whole lines to (a log), creating it and its
+/// folder when missing. Never opens a link: a link at `path` is [`io::ErrorKind::AlreadyExists`].
+/// Each line should go in one `write_all`, so that a reader never meets half of one.
+pub fn open_log(path: &Path) -> io::Result<File> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        fs::create_dir_all(dir)?;
+    }
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "a link is in the way; the log is never written through one",
+        ));
+    }
+    OpenOptions::new().append(true).create(true).open(path)
+}
+
 /// How the finished temporary file takes its place.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Commit {

@@ -35,6 +35,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod call_guard;
 mod errors;
 pub mod expectation;
 pub mod http;

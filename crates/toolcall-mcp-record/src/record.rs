@@ -76,6 +76,10 @@ pub struct RecordOptions {
     /// server's process group (what the command does). Off by default: the handlers, once in
     /// place, stay for the life of the process.
     pub handle_signals: bool,
+    /// Over stdio (`--guard`): answer a `tools/call` of a name the server's `tools/list` never
+    /// offered with an `isError` result naming the offered tools, without forwarding it
+    /// (`call_guard.rs`).
+    pub guard: bool,
 }
 
 impl RecordOptions {
@@ -95,6 +99,7 @@ impl RecordOptions {
             force: false,
             idle_timeout: Duration::from_secs(30),
             handle_signals: false,
+            guard: false,
         }
     }
 
@@ -440,6 +445,16 @@ pub fn record(
             let _ = tx.send(Event::Stop);
         });
     }
+    // The client's output is written by the server's pump and, with --guard, by the client's
+    // (its answers to unknown calls): one line at a time under a lock.
+    let client_out = Shared(Arc::new(Mutex::new(client_out)));
+    let guard = options
+        .guard
+        .then(|| Arc::new(Mutex::new(crate::call_guard::CallGuard::default())));
+    let hooks = guard.map(|guard| Hooks {
+        guard,
+        client: client_out.clone(),
+    });
     pump(
         client_in,
         server_in,
@@ -447,6 +462,7 @@ pub fn record(
         tx.clone(),
         Arc::clone(&journal),
         Arc::clone(&redaction),
+        hooks.clone(),
     );
     pump(
         server_out,
@@ -455,6 +471,7 @@ pub fn record(
         tx,
         Arc::clone(&journal),
         redaction,
+        hooks,
     );
 
     let take = |event: Event, session: &mut Session| match event {
@@ -569,21 +586,80 @@ pub(crate) fn lock(journal: &Mutex<Journal>) -> std::sync::MutexGuard<'_, Journa
     journal.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A writer shared by both pumps: each `write` is written whole under the lock, so a line put
+/// out with one `write_all` is never interleaved with another.
+struct Shared<W>(Arc<Mutex<W>>);
+
+impl<W> Clone for Shared<W> {
+    fn clone(&self) -> Self {
+        Shared(Arc::clone(&self.0))
+    }
+}
+
+impl<W: Write> Write for Shared<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut out = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        out.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).flush()
+    }
+}
+
+/// `--guard`'s share of the pumps: the guard, and the client's output for its answers.
+struct Hooks<W> {
+    guard: Arc<Mutex<crate::call_guard::CallGuard>>,
+    client: Shared<W>,
+}
+
+impl<W> Clone for Hooks<W> {
+    fn clone(&self) -> Self {
+        Hooks {
+            guard: Arc::clone(&self.guard),
+            client: self.client.clone(),
+        }
+    }
+}
+
 /// Copies `from` to `to` line by line; each line is in the journal and handed to the recorder
 /// before it is written, so whatever the other side has seen, the journal holds. Both get the
-/// line redacted; the other side gets it as it came.
-fn pump(
+/// line redacted; the other side gets it as it came. With `hooks` (`--guard`), a client's call
+/// of a name never offered is answered to the client and neither forwarded nor recorded.
+fn pump<W: Write + Send + 'static>(
     from: impl Read + Send + 'static,
     mut to: impl Write + Send + 'static,
     direction: Direction,
     tx: mpsc::Sender<Event>,
     journal: Arc<Mutex<Journal>>,
     redaction: Arc<Redaction>,
+    hooks: Option<Hooks<W>>,
 ) {
     std::thread::spawn(move || {
         let mut from = BufReader::new(from);
         let limit = usize::try_from(toolcall_score::max_input_bytes()).unwrap_or(usize::MAX);
         while let Some(line) = next_line(&mut from, &mut to, limit) {
+            if let (Some(hooks), Line::Whole(line)) = (&hooks, &line) {
+                let mut guard = hooks.guard.lock().unwrap_or_else(|e| e.into_inner());
+                match direction {
+                    Direction::Server => guard.server_line(line),
+                    Direction::Client => {
+                        if let Some(answer) = guard.client_line(line) {
+                            drop(guard);
+                            let mut client = hooks.client.clone();
+                            if client
+                                .write_all(&answer)
+                                .and_then(|()| client.flush())
+                                .is_err()
+                            {
+                                break;
+                            }
+                            continue;
+                        }
+                    }
+                }
+            }
             let forwarded = match line {
                 Line::Whole(line) => {
                     let copy = redaction.line(&line);

@@ -205,6 +205,11 @@ pub struct RecordArgs {
     /// never written down.
     #[arg(long = "header", value_name = "NAME=VALUE", requires = "listen")]
     headers: Vec<String>,
+    /// Answer a tools/call of a name the server's tools/list never offered with an isError
+    /// result naming the offered tools (and the closest one), without forwarding it or recording
+    /// it. Over stdio.
+    #[arg(long, conflicts_with_all = ["listen", "recover"])]
+    guard: bool,
     /// The server to start: `-- CMD ARGS…`.
     #[arg(last = true, value_name = "CMD")]
     command: Vec<String>,
@@ -785,6 +790,7 @@ fn record(args: &RecordArgs) -> Result {
             grace,
             force: args.force,
             handle_signals: true,
+            guard: args.guard,
             ..toolcall_mcp_record::RecordOptions::new(&args.out, command, rest.to_vec())
         };
         toolcall_mcp_record::record::record(&options, std::io::stdin(), std::io::stdout())

@@ -2,6 +2,8 @@
 
 pub mod baseline;
 pub mod check;
+#[cfg(feature = "guard")]
+pub mod guard;
 pub mod import;
 pub mod init;
 pub mod lint;

@@ -2154,3 +2154,83 @@ fn each_match_mode_answers_as_mcp_recorder_would() {
         ["a1", "a2", "a2", "r1", "unmatched"]
     );
 }
+
+/// `record --guard`: once the server listed its tools, a call of a name it never offered is
+/// answered by the proxy with an `isError` result naming the offered tools and the closest one,
+/// and neither reaches the server nor the flow; a call of an offered name goes on as before.
+#[test]
+fn record_guard_answers_a_call_the_server_never_offered_without_forwarding_it() {
+    let dir = scratch("record-guard");
+    let out = dir.join("flows/g.json");
+    let mut child = Command::new(TOOLCALL)
+        .args(["mcp", "record", "--guard", "--out"])
+        .arg(&out)
+        .arg("--")
+        .arg(example_server("refund-server"))
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let mut read_answer = || {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        serde_json::from_str::<Value>(&line).unwrap()
+    };
+    for line in initialize() {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    assert_eq!(read_answer()["id"], 0);
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    )
+    .unwrap();
+    let listed = read_answer();
+    assert_eq!(listed["id"], 1);
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "search_order", "arguments": {"customer_email": "ada@example.com"}}})
+    )
+    .unwrap();
+    let refused = read_answer();
+    assert_eq!(refused["id"], 2);
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let text = refused["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("`search_order`") && text.contains("Did you mean `search_orders`?"),
+        "{text}"
+    );
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "search_orders", "arguments": {"customer_email": "ada@example.com"}}})
+    )
+    .unwrap();
+    let answered = read_answer();
+    assert_eq!(answered["id"], 3);
+    assert_ne!(answered["result"]["isError"], true, "{answered}");
+    drop(stdin);
+    let out_put = child.wait_with_output().unwrap();
+    let stderr = text_of(&out_put.stderr);
+    assert_eq!(out_put.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("answered tools/call of `search_order` itself"),
+        "{stderr}"
+    );
+    let flow = read_json(&out);
+    let calls = flow["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 1, "only the forwarded call: {flow}");
+    assert_eq!(calls[0]["name"], "search_orders");
+}
+
+fn text_of(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}

@@ -71,6 +71,7 @@ mod response;
 mod stream;
 mod tools;
 mod tools_file;
+mod watch;
 pub(crate) mod wire;
 
 pub use self::body::detect;
@@ -82,8 +83,10 @@ pub use self::repeated::{RequestReader, RequestSeed};
 pub use self::request::parse_request;
 pub(crate) use self::request::{read_request_with, PreRead};
 pub use self::response::parse_response;
+pub use self::stream::Framing;
 pub use self::tools_file::parse_tools;
 pub(crate) use self::tools_file::read_tools;
+pub use self::watch::StreamWatch;
 pub(crate) use self::wire::Members;
 
 macro_rules! declare_modules {

@@ -50,9 +50,10 @@ use super::registry::{chunk_array_format, event_format as kind};
 use crate::errors::{describe, ParseError};
 use crate::{Format, InputError, Recording, Response};
 
-/// How a recorded stream's events are framed in its text.
+/// How a stream's events are framed in its text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Framing {
+#[non_exhaustive]
+pub enum Framing {
     /// Server-sent events: `data:` lines, events ended by blank lines.
     Sse,
     /// One JSON value per line (NDJSON, JSON Lines): Ollama's stream, and any format's chunks as
@@ -163,7 +164,7 @@ pub(crate) fn parse_items(items: &[Value], format: Option<Format>) -> Result<Res
 }
 
 /// The response `events` assemble into.
-fn response(events: &[Value], format: Option<Format>) -> Result<Response, Fault> {
+pub(super) fn response(events: &[Value], format: Option<Format>) -> Result<Response, Fault> {
     let mut stream_format = None;
     for (i, event) in events.iter().enumerate() {
         if let Some(message) = reported_error(event) {
@@ -384,17 +385,17 @@ fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
 }
 
 /// One payload: its value, and the byte ranges of `text` it was read from (one per `data:` line).
-type Payload = (Value, Vec<Range<usize>>);
+pub(super) type Payload = (Value, Vec<Range<usize>>);
 
 /// A syntax error, at a byte offset of the text.
-type SyntaxError = (usize, serde_json::Error);
+pub(super) type SyntaxError = (usize, serde_json::Error);
 
 /// The `data:` payloads of server-sent events, per the HTML standard's framing: fields until a
 /// blank line make an event, `:` lines are comments, the `data:` lines of one event are joined by
 /// `\n`, one space after the colon is dropped. `[DONE]` and empty payloads carry nothing. A log
 /// that dropped the blank lines between events leaves several one-line JSON payloads in one
 /// event: when the joined text does not parse but each line does, each line is an event.
-fn sse_payloads(text: &str) -> Result<Vec<Payload>, SyntaxError> {
+pub(super) fn sse_payloads(text: &str) -> Result<Vec<Payload>, SyntaxError> {
     let mut payloads = Vec::new();
     let mut data: Vec<Range<usize>> = Vec::new();
     for (start, line) in lines(text) {
@@ -467,7 +468,7 @@ fn flush(
 }
 
 /// The payloads of NDJSON: each non-blank line one JSON value.
-fn ndjson_payloads(text: &str) -> Result<Vec<Payload>, SyntaxError> {
+pub(super) fn ndjson_payloads(text: &str) -> Result<Vec<Payload>, SyntaxError> {
     let mut payloads = Vec::new();
     for (start, line) in lines(text) {
         if line.trim().is_empty() {
