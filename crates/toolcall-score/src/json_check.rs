@@ -15,8 +15,9 @@ use std::fmt;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// Whether `text` is one JSON value (surrounding whitespace allowed), as parsing it into a
-/// `serde_json::Value` would decide.
-pub(crate) fn is_json(text: &str) -> bool {
+/// `serde_json::Value` would decide (the same nesting limit, numbers in range), without
+/// building it.
+pub fn is_json(text: &str) -> bool {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     Skip::deserialize(&mut deserializer).is_ok() && deserializer.end().is_ok()
 }

@@ -81,6 +81,7 @@ pub use input::{
     max_input_bytes, parse_bytes, read_text, read_text_from, set_max_input_bytes, utf16_error,
     DEFAULT_MAX_INPUT_BYTES,
 };
+pub use json_check::is_json;
 pub use lint::{lint, Drift, DriftSource};
 pub use model::{
     Anomaly, AnomalyKind, Arguments, ArgumentsSyntax, Builtin, JsonText, Message, Request,

@@ -147,7 +147,9 @@ pub fn decode(text: &str, path: &str) -> Option<Vec<Span>> {
     any.then_some(spans)
 }
 
-pub(crate) use document::is_json;
+/// Whether `text` is one JSON value, as reading a `Value` would decide, without building it: a
+/// one-line document of tens of megabytes is looked at before it is read.
+pub(crate) use toolcall_score::is_json;
 
 /// An OTLP JSON document read a span at a time.
 ///
@@ -212,42 +214,6 @@ mod document {
                 Ok($none)
             }
         };
-    }
-
-    /// Whether `text` is one JSON value, as `serde_json::from_str::<Value>` would read it (the
-    /// same nesting limit, numbers in range), without building it: a one-line document of tens
-    /// of megabytes is looked at before it is read.
-    pub(crate) fn is_json(text: &str) -> bool {
-        serde_json::from_str::<Valid>(text).is_ok()
-    }
-
-    /// Any JSON value, checked as a `Value` is read and dropped as it goes.
-    struct Valid;
-
-    impl<'de> Deserialize<'de> for Valid {
-        fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Valid, D::Error> {
-            de.deserialize_any(Valid)
-        }
-    }
-
-    impl<'de> Visitor<'de> for Valid {
-        type Value = Valid;
-
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a JSON value")
-        }
-
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Valid, A::Error> {
-            while seq.next_element::<Valid>()?.is_some() {}
-            Ok(Valid)
-        }
-
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Valid, A::Error> {
-            while map.next_entry::<Valid, Valid>()?.is_some() {}
-            Ok(Valid)
-        }
-
-        passed_over!(Valid;);
     }
 
     /// The document: `{"resourceSpans": [resource, …]}` or `{"batches": [resource, …]}`.
