@@ -346,17 +346,14 @@ pub(crate) fn indexed_calls(
     calls
 }
 
-/// Arguments as recorded: a JSON string is parsed, and one that is not JSON is kept as the
-/// text the model wrote ([`Arguments::Json`], as the core reads a Chat body's); none, `null`
-/// or a blank string are no arguments.
+/// Arguments as recorded: a JSON string is kept as the text the model wrote
+/// ([`Arguments::Json`], as the core reads a Chat body's, parsed when something asks); none,
+/// `null` or a blank string are no arguments.
 pub(crate) fn arguments_of(value: Option<&Value>) -> Arguments {
     match value {
         None | Some(Value::Null) => Arguments::Parsed(json!({})),
         Some(Value::String(s)) if s.trim().is_empty() => Arguments::Parsed(json!({})),
-        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
-            Ok(value) => Arguments::Parsed(value),
-            Err(_) => Arguments::from_json_text(s.as_str()),
-        },
+        Some(Value::String(s)) => Arguments::from_json_text(s.as_str()),
         Some(other) => Arguments::Parsed(other.clone()),
     }
 }
