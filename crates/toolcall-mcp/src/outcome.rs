@@ -70,14 +70,17 @@ impl Outcome {
     /// a flow that otherwise passed fails when there is any; one that failed or was skipped
     /// already is judged by that, so none count (0).
     pub fn session_failures(&self, report: &Report, strict: bool) -> usize {
-        if !self.is_pass() {
-            return 0;
-        }
         report
             .session
             .iter()
-            .filter(|f| f.fails_under(strict))
+            .filter(|f| self.fails_by(f, strict))
             .count()
+    }
+
+    /// Whether `finding` fails this flow under `--strict` (`strict` true): one that breaks the
+    /// transport, in a flow that otherwise passed (`--json`'s and the HTML page's `fails`).
+    pub fn fails_by(&self, finding: &crate::SessionFinding, strict: bool) -> bool {
+        self.is_pass() && finding.fails_under(strict)
     }
 
     /// Whether the flow fails the run: it neither passed nor was skipped.
@@ -196,6 +199,7 @@ mod tests {
         assert_eq!(pass.session_failures(&passed, true), 2);
         assert_eq!(pass.session_failures(&passed, false), 0);
         assert_eq!(fail.session_failures(&failed, true), 0);
+        assert!(!fail.fails_by(&finding(SessionFindingKind::Late), true));
         assert!(!finding(SessionFindingKind::Stderr).fails_under(true));
         assert!(finding(SessionFindingKind::UnknownId).fails_under(true));
     }

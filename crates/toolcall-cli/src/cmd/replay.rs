@@ -143,6 +143,8 @@ pub fn run(args: &Args) -> Result {
         if !args.json {
             print_end(&report, &outcome);
             for finding in &report.session {
+                // A transport-breaking finding is said as one under --strict even in a flow
+                // that failed otherwise (the JSON's `fails` is only for what failed the flow).
                 let said = if finding.fails_under(args.strict) {
                     "finding"
                 } else {

@@ -1093,7 +1093,7 @@ fn replay(out: &mut String, run: &Value) {
         }
         out.push_str("</ol>\n");
         // What the session check found on the stdio stream: a finding when it failed the flow
-        // (--strict), a note otherwise, as the text output says it.
+        // (--json's `fails`: under --strict, in a flow that otherwise passed), a note otherwise.
         let session: Vec<&Value> = items(&flow["session"]).collect();
         if !session.is_empty() {
             out.push_str("<ul class=\"session\">\n");
@@ -1149,8 +1149,8 @@ mod tests {
         assert!(!page.contains("<b>hi"));
     }
 
-    /// The session check's findings are on the page as the text output says them: a finding
-    /// when it failed the flow, a note otherwise, the server's text kept as text.
+    /// The session check's findings are on the page: a finding when it failed the flow (its
+    /// `fails`), a note otherwise, the server's text kept as text.
     #[test]
     fn the_session_check_is_drawn_finding_or_note() {
         let run = json!({"command": "replay", "ok": false, "flows": [{

@@ -538,16 +538,15 @@ impl FlowRun {
                     .map(|c| flow.mask_value(&c.input))
             })
         };
-        // The rule is toolcall_mcp's: under --strict, a transport-breaking finding fails a flow
-        // that otherwise passed.
-        let session_fails = outcome.session_failures(report, strict) > 0;
         let session: Vec<SessionView> = report
             .session
             .iter()
             .map(|f| SessionView {
                 kind: f.kind.name(),
                 message: f.message.clone(),
-                fails: session_fails && f.fails_under(strict),
+                // The rule is toolcall_mcp's: under --strict, a transport-breaking finding fails
+                // a flow that otherwise passed.
+                fails: outcome.fails_by(f, strict),
             })
             .collect();
         let session_failure = session.iter().find(|f| f.fails).map(|first| FailureView {
