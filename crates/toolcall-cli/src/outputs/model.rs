@@ -528,15 +528,12 @@ impl FlowRun {
     ) -> FlowRun {
         use toolcall_mcp::Outcome;
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
-        // Step `index`'s arguments: what was sent, `${steps.…}` filled in; else the flow's
-        // input (masked).
-        let input_of = |index: usize| {
-            let sent = report.steps.iter().find(|s| s.index == index);
-            sent.and_then(|s| s.sent.clone()).or_else(|| {
-                flow.calls
-                    .get(index.wrapping_sub(1))
-                    .map(|c| flow.mask_value(&c.input))
-            })
+        // Step `index`'s input as the flow writes it (masked): what a step or a failure shows
+        // when nothing was filled in (its `sent` is what was, `${steps.…}` and all).
+        let written = |index: usize| {
+            flow.calls
+                .get(index.wrapping_sub(1))
+                .map(|c| flow.mask_value(&c.input))
         };
         let session: Vec<SessionView> = report
             .session
@@ -590,7 +587,7 @@ impl FlowRun {
                 .sent
                 .as_deref()
                 .cloned()
-                .or_else(|| f.step.and_then(input_of)),
+                .or_else(|| f.step.and_then(written)),
         });
         let failure = failure.or(session_failure).or_else(|| {
             matches!(outcome, Outcome::PassedUnexpectedly { .. }).then(|| FailureView {
@@ -617,7 +614,11 @@ impl FlowRun {
                 .map(|s| StepView {
                     index: s.index,
                     name: s.name.clone(),
-                    input: input_of(s.index).unwrap_or_default(),
+                    input: s
+                        .sent
+                        .clone()
+                        .or_else(|| written(s.index))
+                        .unwrap_or_default(),
                     result: s.result.clone(),
                     elapsed_ms: ms(s.elapsed),
                     rounds: s.rounds,
