@@ -128,8 +128,10 @@ pub fn lint(case: &Case) -> Vec<Drift> {
             let example = match &notional {
                 None => false,
                 Some(examples) => {
-                    matches!(mention.evidence, Evidence::JsonBlock | Evidence::CallSyntax)
-                        || examples.contains(&mention.offset())
+                    let shown =
+                        matches!(mention.evidence, Evidence::JsonBlock | Evidence::CallSyntax);
+                    let at = mention.offset();
+                    (shown && at < examples.end) || examples.contains(&at)
                 }
             };
             if example {
@@ -165,10 +167,11 @@ const NOTIONAL: &[&str] = &[
 /// Where `text` says that the calls it shows use tools that may not exist, the span between its
 /// first and last such disclaimer (empty when it makes one): smolagents' prompts open their
 /// examples with "Here are a few examples using notional tools:" and close them with "Above
-/// example were using notional tools that might not exist for you". Then a call shown anywhere
-/// in the text (a JSON call block, `name(…)`) is an example, and so is any name between the two
-/// disclaimers ("Thought: I will use the tool `wikipedia_search`"); only the names it tells the
-/// model to use in words elsewhere are drift. `None` when the text makes no such disclaimer.
+/// example were using notional tools that might not exist for you". Then a call shown before
+/// the last disclaimer (a JSON call block, `name(…)`) is an example, and so is any name between
+/// the two disclaimers ("Thought: I will use the tool `wikipedia_search`"); a call shown after
+/// the last one, and the names the text tells the model to use in words outside the span, are
+/// drift. `None` when the text makes no such disclaimer.
 fn notional_examples(text: &str) -> Option<std::ops::Range<usize>> {
     // ASCII lower case keeps every byte offset of `text`.
     let lower = text.to_ascii_lowercase();

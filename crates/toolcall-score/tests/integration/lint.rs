@@ -42,6 +42,9 @@ fn a_prompt_s_notional_examples_are_not_drift() {
     // Told in words to use a tool it lacks, the same prompt still drifts.
     let case = smolagents_with("\nAlways use lookup_customer before answering.");
     assert_eq!(names(&case), ["lookup_customer"]);
+    // So does a call written out after the examples' disclaimer: an instruction, not an example.
+    let case = smolagents_with("\nAlways call lookup_customer(email) first.");
+    assert_eq!(names(&case), ["lookup_customer"]);
 }
 
 #[test]
