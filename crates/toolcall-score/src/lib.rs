@@ -84,8 +84,8 @@ pub use input::{
 pub use json_check::is_json;
 pub use lint::{lint, Drift, DriftSource};
 pub use model::{
-    Anomaly, AnomalyKind, Arguments, ArgumentsSyntax, Builtin, JsonText, Message, Request,
-    Response, Role, ToolCall, ToolResult, Transcript,
+    Anomaly, AnomalyKind, Arguments, Builtin, JsonText, Message, Request, Response, Role, ToolCall,
+    ToolResult, Transcript,
 };
 pub use provider::live::RequestSettings;
 pub use provider::{RequestReader, RequestSeed};

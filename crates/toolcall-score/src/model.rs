@@ -193,7 +193,7 @@ impl Arguments {
     /// What the arguments are as JSON, deciding without parsing text into a value where it can:
     /// an object's value is built only when `want_value` asks for it (to validate it against a
     /// schema, say). `None` for a custom tool's free text, which is not JSON to check.
-    pub fn syntax(&self, want_value: bool) -> Option<ArgumentsSyntax<'_>> {
+    pub(crate) fn syntax(&self, want_value: bool) -> Option<ArgumentsSyntax<'_>> {
         match self {
             Arguments::Parsed(value) if value.is_object() => {
                 Some(ArgumentsSyntax::Object(Some(value)))
@@ -222,8 +222,7 @@ impl PartialEq for Arguments {
 
 /// Arguments as [`Arguments::syntax`] found them.
 #[derive(Clone, Copy, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum ArgumentsSyntax<'a> {
+pub(crate) enum ArgumentsSyntax<'a> {
     /// A JSON object: its value when it was asked for or already built.
     Object(Option<&'a Value>),
     /// JSON, but not an object.

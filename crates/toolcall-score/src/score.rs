@@ -14,11 +14,9 @@ use std::sync::{Mutex, OnceLock};
 use serde_json::Value;
 
 use crate::mention::{is_constant_case, mentions, mentions_word, Evidence, Reader};
+use crate::model::ArgumentsSyntax;
 use crate::suggest::{suggestion_indexes, Prepared};
-use crate::{
-    AnomalyKind, ArgumentsSyntax, Case, Cause, Expect, Finding, FindingKind, Response, ToolCall,
-    Verdict,
-};
+use crate::{AnomalyKind, Case, Cause, Expect, Finding, FindingKind, Response, ToolCall, Verdict};
 
 /// Scores `response` against `case`: pass, or the findings, each naming the offending tool with
 /// its probable [`Cause`] and the defined names it was likely meant to be.
