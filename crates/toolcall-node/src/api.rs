@@ -226,14 +226,23 @@ impl Guard {
                     .into(),
             )
         })?;
+        // A wrong count is refused with the calls still waiting, as in Python.
         let expected = pending.execute().len();
-        match pending.answer(outputs) {
-            Ok(results) => Ok(results_json(&results)),
-            Err(e) => {
-                let _ = expected;
-                Err(error("value", e.to_string()))
-            }
+        if outputs.len() != expected {
+            self.pending = Some(pending);
+            return Err(error(
+                "value",
+                format!(
+                    "{} tool output(s) given for {expected} executed call(s): give exactly one \
+                     per call of `execute`, in the same order",
+                    outputs.len()
+                ),
+            ));
         }
+        pending
+            .answer(outputs)
+            .map(|results| results_json(&results))
+            .map_err(|e| error("value", e.to_string()))
     }
 
     /// Forgets the turn in progress.

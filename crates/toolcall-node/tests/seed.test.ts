@@ -94,6 +94,8 @@ describe('the guard', () => {
     const pending = guard.step(chat('c1', 'get_weather'))
     expect(pending.execute.map((c: any) => c.arguments)).toEqual([{ city: 'Paris' }])
     expect(() => pending.answer([])).toThrow(/0 tool output\(s\) given for 1 executed call/)
+    // Refused, the calls are still waiting: the right count then answers them.
+    expect(pending.answer([{ temp: 20 }]).results[0]).toMatchObject({ callId: 'c1', isError: false })
     const again = guard.step(chat('c2', 'get_weather'))
     const results = again.answerWith(() => {
       throw new ToolError('the weather service is down')
