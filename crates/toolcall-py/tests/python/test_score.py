@@ -108,7 +108,7 @@ def test_an_unreadable_body_raises_parse_error_with_format_member_and_position()
     assert isinstance(e, ValueError)
     assert e.what == "response"
     assert e.member == "/content/0/name"
-    assert (e.line, e.column) is not None and e.line == 1 and e.column > 1
+    assert e.line == 1 and e.column > 1
     with pytest.raises(toolcall_score.ParseError) as error:
         toolcall_score.score({"choices": "nope"}, tools=TOOLS, format="openai-chat")
     assert error.value.format == "openai-chat"
@@ -144,11 +144,11 @@ def test_a_panic_in_the_core_is_an_exception_not_an_abort():
 def test_parse_error_pickles_with_its_attributes():
     import pickle
 
-    try:
+    with pytest.raises(toolcall_score.ParseError) as error:
         toolcall_score.score("{not json", tools=TOOLS)
-    except toolcall_score.ParseError as e:
-        again = pickle.loads(pickle.dumps(e))
-        assert (str(again), again.line, again.column, again.what) == (str(e), e.line, e.column, e.what)
+    e = error.value
+    again = pickle.loads(pickle.dumps(e))
+    assert (str(again), again.line, again.column, again.what) == (str(e), e.line, e.column, e.what)
 
 
 def test_the_assertion_message_is_what_the_cli_prints(tmp_path):
