@@ -778,8 +778,17 @@ fn over_limit(
 
 /// Where the first event carrying one of the `unknown` calls began.
 fn first_call_start(watch: &StreamWatch, unknown: &[&Finding]) -> usize {
-    watch
-        .calls()
+    first_unknown_start(watch.calls(), |i| watch.call_start(i), unknown).unwrap_or(0)
+}
+
+/// The byte at which the first of `calls` that an `unknown` finding names starts (`start`
+/// gives call `i`'s), if any does.
+fn first_unknown_start(
+    calls: &[toolcall_score::ToolCall],
+    start: impl Fn(usize) -> Option<usize>,
+    unknown: &[&Finding],
+) -> Option<usize> {
+    calls
         .iter()
         .enumerate()
         .filter(|(_, call)| {
@@ -787,9 +796,27 @@ fn first_call_start(watch: &StreamWatch, unknown: &[&Finding]) -> usize {
                 .iter()
                 .any(|f| f.name.as_deref() == Some(&call.name))
         })
-        .filter_map(|(i, _)| watch.call_start(i))
+        .filter_map(|(i, _)| start(i))
         .min()
-        .unwrap_or(0)
+}
+
+/// Ends a blocked stream: the first `upto` bytes held (what came before the event naming the
+/// call) go on, then the provider's in-stream error; the rest held is never sent. A client that
+/// left is nothing to tell.
+async fn end_blocked(
+    tx: &mut Sender<Bytes, std::io::Error>,
+    held: &mut Vec<u8>,
+    upto: usize,
+    format: Format,
+    message: &str,
+    idle: Duration,
+) {
+    let before: Vec<u8> = held.drain(..upto.min(held.len())).collect();
+    held.clear();
+    if !before.is_empty() {
+        let _ = send(tx, Bytes::from(before), idle).await;
+    }
+    let _ = send(tx, Bytes::from(shape::stream_error(format, message)), idle).await;
 }
 
 /// A stream: passed on as it arrives and watched; see the module docs.
@@ -910,16 +937,7 @@ async fn watch_stream(
                             // What came before the call's event goes on; the event naming the
                             // call, and any after it, never do.
                             let upto = first_call_start(w, &unknown).saturating_sub(sent);
-                            let before: Vec<u8> = held.drain(..upto.min(held.len())).collect();
-                            if !before.is_empty() {
-                                let _ = send(&mut tx, Bytes::from(before), idle).await;
-                            }
-                            let _ = send(
-                                &mut tx,
-                                Bytes::from(shape::stream_error(format, &message)),
-                                idle,
-                            )
-                            .await;
+                            end_blocked(&mut tx, &mut held, upto, format, &message, idle).await;
                             judged.action = "block";
                             judged.verdict = "unknown";
                             if config.record.is_some() {
@@ -969,28 +987,14 @@ async fn watch_stream(
                     if block && !unknown.is_empty() && end == "complete" {
                         let message = judge::message(&unknown);
                         // What came before the first unknown call's event goes on.
-                        let upto = response
-                            .calls
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, c)| {
-                                unknown.iter().any(|f| f.name.as_deref() == Some(&c.name))
-                            })
-                            .filter_map(|(i, _)| starts.get(i).copied())
-                            .min()
-                            .unwrap_or(sent)
-                            .saturating_sub(sent);
-                        let before: Vec<u8> = held.drain(..upto.min(held.len())).collect();
-                        held.clear();
-                        if !before.is_empty() {
-                            let _ = send(&mut tx, Bytes::from(before), idle).await;
-                        }
-                        let _ = send(
-                            &mut tx,
-                            Bytes::from(shape::stream_error(format, &message)),
-                            idle,
+                        let upto = first_unknown_start(
+                            &response.calls,
+                            |i| starts.get(i).copied(),
+                            &unknown,
                         )
-                        .await;
+                        .unwrap_or(sent)
+                        .saturating_sub(sent);
+                        end_blocked(&mut tx, &mut held, upto, format, &message, idle).await;
                         judged.action = "block";
                         end = "blocked";
                     }
